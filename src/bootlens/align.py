@@ -1,0 +1,143 @@
+"""Putting every clock domain of a boot on one axis.
+
+- With host timestamps the axis is the host's: t=0 is the capture's first byte (or power-on,
+  when the capture released the target itself). The kernel's printk clock is mapped through the
+  lower envelope of (host arrival - printk time): a line cannot arrive before it was printed, so
+  every line gives an upper bound on where kernel t=0 lies on the host axis, and the smallest is
+  the tightest. Console buffering (lines printed before the console driver came up, a slow UART)
+  only ever adds delay, so it cannot pull the estimate early.
+- U-Boot's bootstage timer (microseconds since reset) is mapped by pairing its ``start_kernel``
+  mark with the host time of ``Starting kernel ...``; that also yields power-on on the host axis.
+- Without host timestamps the axis is the printk clock: t=0 is the kernel's clock start and
+  everything earlier is "not measured".
+
+/proc/uptime readings (the UPTIME domain) are mapped with the kernel's offset; they are close to
+printk time but not equal, and are always shown as estimates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from .model import Boot, Clock, Kind, Milestone, Stamp
+
+
+@dataclass(frozen=True, slots=True)
+class Anchor:
+    """How one clock was mapped onto the axis: ``axis = clock + offset_ns``."""
+
+    clock: Clock
+    offset_ns: int
+    line_no: int | None  # the log line the mapping rests on
+    method: str  # human explanation, shown in the output
+
+
+@dataclass(frozen=True, slots=True)
+class Alignment:
+    """The axis of one boot and the offsets that map each clock onto it."""
+
+    axis: Clock  # HOST or KERNEL
+    origin: str  # what t=0 is: "power_on", "first_byte" or "kernel_start"
+    anchors: tuple[Anchor, ...]
+    power_on_ns: int | None = None  # power-on on the axis, when known
+    latency_median_ns: int | None = None  # typical console delay of kernel lines (host axis)
+    offsets: Mapping[Clock, int] = field(default_factory=dict)
+
+    def to_axis(self, st: Stamp | None) -> int | None:
+        """Axis time of a stamp, or None when its clock cannot be mapped."""
+        if st is None:
+            return None
+        off = self.offsets.get(st.clock)
+        return None if off is None else st.ns + off
+
+    def anchor(self, clock: Clock) -> Anchor | None:
+        """The anchor for one clock, or None."""
+        for a in self.anchors:
+            if a.clock is clock:
+                return a
+        return None
+
+
+def align(boot: Boot, host_origin: str = "first_byte") -> Alignment:
+    """Work out the axis of a boot. ``host_origin`` says what host t=0 of the input is."""
+    lines = boot.lines
+    first_host = next((line for line in lines if line.host_ns is not None), None)
+    if first_host is None:
+        return _kernel_axis(boot)
+
+    anchors: list[Anchor] = []
+    # Host t=0: the input's own t=0 for its first boot when that is power-on; otherwise the
+    # first byte of this boot (later boots in one capture start at their own first line).
+    assert first_host.host_ns is not None
+    if boot.index == 0 and host_origin == "power_on":
+        host_off, origin = 0, "power_on"
+    else:
+        host_off, origin = -first_host.host_ns, "first_byte"
+    anchors.append(Anchor(Clock.HOST, host_off, first_host.no,
+                          "power-on (capture released the target)" if origin == "power_on"
+                          else "first byte received"))
+
+    best: tuple[int, int] | None = None
+    diffs: list[int] = []
+    for line in lines:
+        if line.host_ns is not None and line.kernel_ns is not None:
+            d = line.host_ns - line.kernel_ns
+            diffs.append(d)
+            if best is None or d < best[0]:
+                best = (d, line.no)
+    latency = None
+    if best is not None:
+        k_off = best[0] + host_off
+        anchors.append(Anchor(Clock.KERNEL, k_off, best[1],
+                              "lower envelope of host arrival - printk time"))
+        anchors.append(Anchor(Clock.UPTIME, k_off, best[1], "same as kernel (approximate)"))
+        diffs.sort()
+        latency = diffs[len(diffs) // 2] - best[0]
+
+    power_on = 0 if origin == "power_on" else None
+    bl = _bootloader_anchor(boot, host_off)
+    if bl is not None:
+        anchors.append(bl)
+        if power_on is None:
+            power_on = bl.offset_ns  # bootloader clock 0 is reset
+    offsets = {a.clock: a.offset_ns for a in anchors}
+    return Alignment(Clock.HOST, origin, tuple(anchors), power_on, latency, offsets)
+
+
+def _kernel_axis(boot: Boot) -> Alignment:
+    anchors = (
+        Anchor(Clock.KERNEL, 0, None, "printk clock"),
+        Anchor(Clock.UPTIME, 0, None, "same as kernel (approximate)"),
+    )
+    return Alignment(Clock.KERNEL, "kernel_start", anchors, None, None,
+                     {a.clock: a.offset_ns for a in anchors})
+
+
+def _bootloader_anchor(boot: Boot, host_off: int) -> Anchor | None:
+    """Map U-Boot's bootstage timer through the report's own arrival time.
+
+    With CONFIG_BOOTSTAGE_REPORT, U-Boot marks ``start_kernel`` and prints the report at once,
+    then ``Starting kernel ...``: the report's first line arrives just after its last mark. A
+    report typed later with ``bootstage report`` only gives an upper bound, and says so.
+    """
+    rows = [e for e in boot.events if e.kind is Kind.BOOTSTAGE and e.start is not None]
+    if not rows:
+        return None
+    last = max(rows, key=lambda e: (e.start.ns if e.start else 0) + (e.duration_ns or 0))
+    assert last.start is not None
+    mark = last.start.ns + (last.duration_ns or 0)
+    head_no = min(e.line_no for e in rows)
+    idx = next((i for i, ln in enumerate(boot.lines) if ln.no >= head_no), None)
+    if idx is None:
+        return None
+    # the "Timer summary" heading is a line or two above the first row
+    head = boot.lines[max(0, idx - 2)] if idx >= 2 and "Timer summary" in boot.lines[idx - 2].text else \
+        boot.lines[max(0, idx - 1)]
+    if head.host_ns is None:
+        return None
+    at_handoff = any(e.kind is Kind.MILESTONE and e.name == Milestone.STARTING_KERNEL
+                     and 0 <= e.line_no - last.line_no <= 8 for e in boot.events)
+    how = (f"bootstage mark '{last.name}' = arrival of its report"
+           if at_handoff else f"bootstage mark '{last.name}' <= arrival of its report (upper bound)")
+    return Anchor(Clock.BOOTLOADER, head.host_ns + host_off - mark, head.no, how)

@@ -1,0 +1,148 @@
+"""Cutting an input into boots and running the parsers over each.
+
+One input may hold several boots (a console left running across resets). A new boot starts at:
+an SPL banner once anything of a boot was seen; a U-Boot banner once U-Boot proper or the kernel
+was seen; ``Booting Linux``/``Linux version`` once the kernel was seen; or the printk clock going
+back by more than :data:`BACKWARDS_SPLIT_NS` (a reset with the start of the console lost).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .errors import InputError
+from .model import NS_PER_MS, Boot, Event, Fact, InputStats, Kind, Line
+from .parsers import ParseOptions, Registry, default_registry
+
+BACKWARDS_SPLIT_NS = 500 * NS_PER_MS
+
+
+def split_boots(lines: Sequence[Line]) -> list[tuple[Sequence[Line], str, int]]:
+    """Cut lines into boots: (lines, why this boot starts here, printk backward steps)."""
+    cuts: list[tuple[int, str]] = [(0, "start of input")]
+    seen_spl = seen_uboot = seen_kernel = seen_version = False
+    last_k: int | None = None
+    backwards = [0]
+    for i, line in enumerate(lines):
+        t = line.text
+        reason = None
+        k = line.kernel_ns
+        if k is not None:
+            if last_k is not None and k < last_k:
+                if last_k - k > BACKWARDS_SPLIT_NS:
+                    reason = f"printk time went back from {last_k / 1e9:.6f} to {k / 1e9:.6f}"
+                else:
+                    backwards[-1] += 1
+            last_k = k
+        c = t[:6]
+        if c == "U-Boot":
+            if t.startswith("U-Boot SPL "):
+                if seen_spl or seen_uboot or seen_kernel:
+                    reason = "new SPL banner"
+                seen_spl = True
+            elif t[6:7] == " " and t[7:8].isdigit():
+                if seen_uboot or seen_kernel:
+                    reason = "new U-Boot banner"
+                seen_uboot = True
+        elif c == "Bootin" and t.startswith("Booting Linux"):
+            if seen_kernel:
+                reason = "new kernel start (Booting Linux)"
+            seen_kernel = True
+        elif c == "Linux " and t.startswith("Linux version ") and (k is not None or last_k is None):
+            if seen_version:
+                reason = "new kernel start (Linux version)"
+            seen_kernel = seen_version = True
+        if reason is not None and i > cuts[-1][0]:
+            cuts.append((i, reason))
+            backwards.append(0)
+            # the boundary line itself opens the new boot
+            seen_spl = t.startswith("U-Boot SPL ")
+            seen_uboot = c == "U-Boot" and not seen_spl
+            seen_kernel = c in ("Bootin", "Linux ")
+            seen_version = c == "Linux "
+            last_k = k
+    out = []
+    for n, (start, reason) in enumerate(cuts):
+        end = cuts[n + 1][0] if n + 1 < len(cuts) else len(lines)
+        out.append((lines[start:end], reason, backwards[n]))
+    return out
+
+
+def parse_boot(
+    source: str,
+    index: int,
+    lines: Sequence[Line],
+    reason: str,
+    options: ParseOptions,
+    registry: Registry | None = None,
+) -> Boot:
+    """Run every parser that recognises something in these lines."""
+    reg = registry if registry is not None else default_registry()
+    events: list[Event] = []
+    facts: list[Fact] = []
+    warnings: list[str] = []
+    found: list[tuple[float, str]] = []
+    for parser in reg.instances():
+        confidence = parser.sniff(lines, options)
+        if confidence <= 0:
+            continue
+        result = parser.parse(lines, options)
+        if result.events or result.facts:
+            found.append((confidence, parser.name))
+        events.extend(result.events)
+        facts.extend(result.facts)
+        warnings.extend(result.warnings)
+    events.sort(key=lambda e: e.line_no)
+    facts.sort(key=lambda f: f.line_no)
+    found.sort(key=lambda cf: -cf[0])
+    if any(line.kernel_ns is not None for line in lines):
+        found.insert(0, (1.0, "printk"))
+    return Boot(
+        source=source,
+        index=index,
+        lines=tuple(lines),
+        events=tuple(events),
+        facts=tuple(facts),
+        warnings=tuple(warnings),
+        formats=tuple(name for _, name in found),
+        split_reason=reason,
+    )
+
+
+def _has_boot(boot: Boot) -> bool:
+    if any(e.kind is not Kind.MARKER for e in boot.events):
+        return True
+    return any(line.kernel_ns is not None for line in boot.lines)
+
+
+def boots_from_lines(
+    source: str,
+    lines: Sequence[Line],
+    stats: InputStats,
+    options: ParseOptions,
+    registry: Registry | None = None,
+) -> list[Boot]:
+    """Split and parse; raise :class:`InputError` when no boot is found at all."""
+    boots: list[Boot] = []
+    skipped = 0
+    for lines_, reason, backwards in split_boots(lines):
+        boot = parse_boot(source, len(boots), lines_, reason, options, registry)
+        if not _has_boot(boot):
+            skipped += len(lines_)
+            continue
+        extra: list[str] = []
+        if backwards:
+            extra.append(f"printk time went backwards {backwards} times (by less than "
+                         f"{BACKWARDS_SPLIT_NS // NS_PER_MS} ms each)")
+        if skipped:
+            extra.append(f"{skipped} lines before this boot hold no boot output")
+            skipped = 0
+        if extra:
+            boot = Boot(boot.source, boot.index, boot.lines, boot.events, boot.facts,
+                        boot.warnings + tuple(extra), boot.formats, boot.split_reason)
+        boots.append(boot)
+    if not boots:
+        if stats.garbled_lines * 2 >= max(1, stats.lines) or stats.nul_bytes * 4 >= max(1, stats.bytes):
+            raise InputError(source, "binary or garbled input: no boot log found in it")
+        raise InputError(source, "no boot found (no U-Boot, kernel or printk lines)")
+    return boots

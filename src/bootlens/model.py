@@ -1,0 +1,215 @@
+"""The timeline model: lines, clock-tagged times, events and boots.
+
+Time is integer nanoseconds tagged with the clock domain it was read in. Converting between
+domains happens only in :mod:`bootlens.align`, through anchors recorded from the log.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import NamedTuple
+
+NS_PER_S = 1_000_000_000
+NS_PER_MS = 1_000_000
+NS_PER_US = 1_000
+
+
+class Clock(StrEnum):
+    """The clock a time was read in."""
+
+    HOST = "host"  # the capture host: seconds since the first byte (or power-on)
+    BOOTLOADER = "bootloader"  # U-Boot's timer (bootstage marks, microseconds since reset)
+    KERNEL = "kernel"  # the printk clock (local_clock, 0 when the kernel's sched_clock starts)
+    UPTIME = "uptime"  # user space CLOCK_BOOTTIME, as read from /proc/uptime
+
+
+class Line(NamedTuple):
+    """One input line with its prefixes decoded.
+
+    A NamedTuple rather than a frozen dataclass: there is one per input line (a million in the
+    benchmark) and tuple construction is several times cheaper; it is just as immutable.
+    """
+
+    no: int  # 1-based line number in the input, as `grep -n` counts it
+    host_ns: int | None  # host capture time of the line's first byte
+    kernel_ns: int | None  # printk timestamp
+    text: str  # the message, host and printk prefixes and control characters removed
+
+
+@dataclass(frozen=True, slots=True)
+class Stamp:
+    """A point in time in one clock domain.
+
+    ``estimated`` marks a time the line did not carry itself (a user-space line without a
+    timestamp, bounded by the kernel lines around it): the true time lies in
+    ``[ns, ns + error_ns]``, or anywhere after ``ns`` when ``error_ns`` is None.
+    """
+
+    clock: Clock
+    ns: int
+    estimated: bool = False
+    error_ns: int | None = 0
+
+
+class Kind(StrEnum):
+    """What an event is."""
+
+    INITCALL = "initcall"
+    PROBE = "probe"
+    PROCESS = "process"
+    MARKER = "marker"
+    MILESTONE = "milestone"
+    BOOTLOADER = "bootloader"  # a timed step inside the bootloader (autoboot delay, image load)
+    BOOTSTAGE = "bootstage"  # a row of U-Boot's bootstage report
+
+
+class Milestone(StrEnum):
+    """Names of the milestones that stage boundaries are built from."""
+
+    FIRMWARE_BANNER = "firmware_banner"
+    SPL_START = "spl_start"
+    UBOOT_START = "uboot_start"
+    AUTOBOOT = "autoboot"
+    STARTING_KERNEL = "starting_kernel"
+    EFI_STUB = "efi_stub"
+    KERNEL_START = "kernel_start"  # "Booting Linux" / "Linux version"
+    CALIBRATE_DELAY = "calibrate_delay"
+    CONSOLE_ENABLED = "console_enabled"
+    CLOCKSOURCE = "clocksource_switch"
+    INITRD_FREED = "initrd_freed"
+    ROOT_MOUNTED = "root_mounted"
+    INITMEM_FREED = "initmem_freed"
+    RUN_INIT = "run_init"
+    KERNEL_PANIC = "kernel_panic"
+
+
+READY = "ready"  # the user marker name that means "application ready"
+
+
+@dataclass(frozen=True, slots=True)
+class InitcallDetail:
+    """What initcall_debug says about one initcall."""
+
+    pid: int | None  # the thread that ran it (1 for the main init thread; others are async)
+    module: str | None  # "[sd_mod]" for module init functions
+    ret: int | None  # return value; None when it never returned before the log ended
+    returned: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeDetail:
+    """What the driver core's probe debug line says about one device probe."""
+
+    device: str
+    driver: str | None
+    ret: int
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessDetail:
+    """A process seen through sched_process_fork/exec/exit trace events."""
+
+    pid: int
+    ppid: int | None
+    comm: str
+    exe: str | None  # the last exec'd filename
+    kthread: bool
+    exec_ns: int | None  # time from fork to exec, in the event's clock
+    exited: bool
+    forks: int  # children this process forked
+
+
+@dataclass(frozen=True, slots=True)
+class LoadDetail:
+    """A bootloader image load: ``N bytes read in M ms (X MiB/s)``."""
+
+    size_bytes: int
+    rate: str | None
+
+
+Detail = InitcallDetail | ProbeDetail | ProcessDetail | LoadDetail
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """A span (``duration_ns`` set) or an instant (``duration_ns`` None) read from the log.
+
+    ``start`` is None when the line carried no time at all; ``line_no`` is where the event
+    starts in the input, ``end_line_no`` where it ends (an initcall's ``returned`` line).
+    """
+
+    kind: Kind
+    name: str
+    start: Stamp | None
+    duration_ns: int | None
+    line_no: int
+    end_line_no: int | None = None
+    detail: Detail | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """A value read from the log that is not a time: kernel version, command line, lpj."""
+
+    key: str
+    value: str
+    line_no: int
+
+
+@dataclass(frozen=True, slots=True)
+class ParseResult:
+    """What one parser found in one boot."""
+
+    events: tuple[Event, ...] = ()
+    facts: tuple[Fact, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Boot:
+    """One boot cut out of an input: its lines and everything the parsers found in them."""
+
+    source: str
+    index: int  # 0-based position of this boot in its input
+    lines: tuple[Line, ...]
+    events: tuple[Event, ...] = ()
+    facts: tuple[Fact, ...] = ()
+    warnings: tuple[str, ...] = ()
+    formats: tuple[str, ...] = ()  # parsers that recognised something, best first
+    split_reason: str = "start of input"
+
+    @property
+    def first_line(self) -> int:
+        """Input line number of the boot's first line."""
+        return self.lines[0].no if self.lines else 0
+
+    @property
+    def last_line(self) -> int:
+        """Input line number of the boot's last line."""
+        return self.lines[-1].no if self.lines else 0
+
+    def fact(self, key: str) -> Fact | None:
+        """The first fact with this key, or None."""
+        for f in self.facts:
+            if f.key == key:
+                return f
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class InputStats:
+    """How clean an input was: every oddity is counted, none is fatal."""
+
+    source: str
+    bytes: int
+    lines: int
+    framing: str  # "grabserial-t", "grabserial-T", "journalctl", "plain"
+    invalid_utf8: int = 0  # undecodable byte sequences, replaced by U+FFFD
+    nul_bytes: int = 0
+    control_chars: int = 0  # other control characters and ANSI sequences removed
+    long_lines: int = 0  # lines over LONG_LINE characters (kept, but clipped in evidence)
+    garbled_lines: int = 0  # lines that look like noise (wrong baud rate)
+    no_final_newline: bool = False
+    cr_only: bool = False  # the input used bare CR as line terminator
+    warnings: tuple[str, ...] = field(default_factory=tuple)

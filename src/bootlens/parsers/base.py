@@ -1,0 +1,113 @@
+"""The parser role: ``sniff`` says how sure a parser is that it has something to read in a
+boot's lines, ``parse`` reads it.
+
+A console log interleaves several formats (U-Boot, printk, initcall_debug, trace events, user
+output), so every parser whose ``sniff`` is above zero reads the same lines; each reports only
+what it understands.
+"""
+
+from __future__ import annotations
+
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from typing import ClassVar, TypeVar
+
+from ..errors import UsageError
+from ..model import Line, ParseResult
+
+
+@dataclass(frozen=True, slots=True)
+class MarkerSpec:
+    """A user marker: lines matching ``pattern`` become marker events called ``name``."""
+
+    name: str
+    pattern: re.Pattern[str]
+
+    @classmethod
+    def parse(cls, spec: str) -> MarkerSpec:
+        """Build from ``NAME=REGEX`` as given to ``--marker``."""
+        name, sep, rx = spec.partition("=")
+        name = name.strip()
+        if not sep or not name or not rx:
+            raise UsageError(f"--marker {spec!r}: expected NAME=REGEX, e.g. ready='APP READY'")
+        try:
+            return cls(name, re.compile(rx))
+        except re.error as e:
+            raise UsageError(f"--marker {spec!r}: bad regular expression: {e}") from None
+
+
+@dataclass(frozen=True, slots=True)
+class ParseOptions:
+    """What the user told the parsers."""
+
+    markers: tuple[MarkerSpec, ...] = field(default_factory=tuple)
+
+
+class Parser(ABC):
+    """One log format. Subclasses are registered with :meth:`Registry.register`."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+
+    @abstractmethod
+    def sniff(self, lines: Sequence[Line], options: ParseOptions) -> float:
+        """Confidence in [0, 1] that these lines hold something this parser reads."""
+
+    @abstractmethod
+    def parse(self, lines: Sequence[Line], options: ParseOptions) -> ParseResult:
+        """Read the lines into events, facts and warnings; never raise on bad input."""
+
+
+P = TypeVar("P", bound=type[Parser])
+
+
+class Registry:
+    """A set of parser classes, filled by the :meth:`register` decorator."""
+
+    def __init__(self) -> None:
+        self._parsers: dict[str, type[Parser]] = {}
+
+    def register(self, cls: P) -> P:
+        """Class decorator; registering a name twice is an error."""
+        if cls.name in self._parsers:
+            raise ValueError(f"parser {cls.name!r} is already registered")
+        self._parsers[cls.name] = cls
+        return cls
+
+    def __iter__(self) -> Iterator[type[Parser]]:
+        return iter(self._parsers.values())
+
+    def __len__(self) -> int:
+        return len(self._parsers)
+
+    def names(self) -> list[str]:
+        """Registered parser names, in registration order."""
+        return list(self._parsers)
+
+    def instances(self) -> list[Parser]:
+        """One fresh instance of each parser."""
+        return [cls() for cls in self._parsers.values()]
+
+    def load_entry_points(self, group: str = "bootlens.parsers") -> None:
+        """Register third-party parsers published under an entry-point group."""
+        for ep in entry_points(group=group):
+            obj = ep.load()
+            if isinstance(obj, type) and issubclass(obj, Parser):
+                self.register(obj)
+            elif callable(obj):  # a function taking the registry
+                register_fn: Callable[[Registry], None] = obj
+                register_fn(self)
+
+
+def any_contains(lines: Sequence[Line], needle: str, limit: int | None = None) -> int:
+    """How many lines (up to ``limit``) contain ``needle``; stops at ``limit`` hits."""
+    n = 0
+    for line in lines:
+        if needle in line.text:
+            n += 1
+            if limit is not None and n >= limit:
+                break
+    return n

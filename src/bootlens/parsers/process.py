@@ -1,0 +1,125 @@
+"""Process events printed by the kernel itself with
+``trace_event=sched:sched_process_fork,sched:sched_process_exec,sched:sched_process_exit tp_printk``:
+a user-space process trace with no agent on the target.
+
+    sched_process_fork: comm=init pid=1 child_comm=init child_pid=79
+    sched_process_exec: filename=/bin/busybox pid=79 old_pid=79
+    sched_process_exit: comm=busybox pid=79 prio=120
+
+Each pid becomes one process event from fork to exit (duration None if it had not exited when
+the log ended); a pid forked again after its exit is a new process.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..lines import stamp_of
+from ..model import Event, Kind, Line, ParseResult, ProcessDetail, Stamp
+from . import REGISTRY
+from .base import ParseOptions, Parser
+
+_FORK = re.compile(r"sched_process_fork: comm=(.*?) pid=(\d+) child_comm=(.*?) child_pid=(\d+)")
+_EXEC = re.compile(r"sched_process_exec: filename=(.*?) pid=(\d+)(?: old_pid=(\d+))?")
+_EXIT = re.compile(r"sched_process_exit: comm=(.*?) pid=(\d+)")
+
+KTHREADD = 2
+
+
+@dataclass(slots=True)
+class _Proc:
+    """Mutable while the log is read; turned into an immutable Event at the end."""
+
+    pid: int
+    ppid: int | None
+    comm: str
+    start: Stamp | None
+    line_no: int
+    exe: str | None = None
+    exec_at: Stamp | None = None
+    end: Stamp | None = None
+    end_line: int | None = None
+    forks: int = 0
+    kthread: bool = False
+
+    def event(self) -> Event:
+        dur = None
+        if self.end is not None and self.start is not None and self.end.clock == self.start.clock:
+            dur = max(0, self.end.ns - self.start.ns)
+        exec_ns = None
+        if self.exec_at is not None and self.start is not None and self.exec_at.clock == self.start.clock:
+            exec_ns = max(0, self.exec_at.ns - self.start.ns)
+        kthread = self.kthread and self.exe is None
+        name = self.exe.rsplit("/", 1)[-1] if self.exe else self.comm
+        return Event(
+            Kind.PROCESS, name, self.start, dur, self.line_no, self.end_line,
+            ProcessDetail(self.pid, self.ppid, self.comm, self.exe, kthread, exec_ns, self.end is not None,
+                          self.forks),
+        )
+
+
+@REGISTRY.register
+class ProcessParser(Parser):
+    """sched_process_fork/exec/exit trace events printed through tp_printk."""
+
+    name = "process"
+    description = "process fork/exec/exit from trace_event=sched:sched_process_* tp_printk"
+
+    def sniff(self, lines: Sequence[Line], options: ParseOptions) -> float:
+        hits = 0
+        for line in lines:
+            if line.text.startswith("sched_process_"):
+                hits += 1
+                if hits >= 3:
+                    return 1.0
+        return hits / 3
+
+    def parse(self, lines: Sequence[Line], options: ParseOptions) -> ParseResult:
+        live: dict[int, _Proc] = {}
+        done: list[_Proc] = []
+        orphans = 0
+        for line in lines:
+            t = line.text
+            if not t.startswith("sched_process_"):
+                continue
+            st = stamp_of(line)
+            kind = t[14:18]
+            if kind == "fork" and (m := _FORK.match(t)) is not None:
+                ppid, cpid = int(m[2]), int(m[4])
+                parent = live.get(ppid)
+                if parent is not None:
+                    parent.forks += 1
+                old = live.pop(cpid, None)
+                if old is not None:  # pid reused without an exit line
+                    done.append(old)
+                # Children of kthreadd and of kernel threads are kernel threads until they exec
+                # (a kworker that execs /sbin/modprobe is user space).
+                kt = cpid == KTHREADD or ppid == KTHREADD or (parent is not None and parent.kthread
+                                                              and parent.exe is None)
+                live[cpid] = _Proc(cpid, ppid, m[3], st, line.no, kthread=kt)
+            elif kind == "exec" and (m := _EXEC.match(t)) is not None:
+                pid = int(m[2])
+                p = live.get(pid)
+                if p is None:
+                    orphans += 1
+                    p = live[pid] = _Proc(pid, None, m[1].rsplit("/", 1)[-1], st, line.no)
+                p.exe = m[1]
+                p.exec_at = st
+            elif kind == "exit" and (m := _EXIT.match(t)) is not None:
+                pid = int(m[2])
+                p = live.pop(pid, None)
+                if p is None:
+                    orphans += 1
+                    p = _Proc(pid, None, m[1], st, line.no)
+                p.comm = m[1]
+                p.end = st
+                p.end_line = line.no
+                done.append(p)
+        procs = done + list(live.values())
+        procs.sort(key=lambda p: p.line_no)
+        warnings: tuple[str, ...] = ()
+        if orphans:
+            warnings = (f"{orphans} process events for pids whose fork was not in the log",)
+        return ParseResult(tuple(p.event() for p in procs), (), warnings)

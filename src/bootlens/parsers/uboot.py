@@ -1,0 +1,186 @@
+"""U-Boot, SPL and firmware console output: banners, autoboot, image loads, verification,
+bootstage reports, ``Starting kernel ...`` and the EFI stub's messages.
+
+These lines carry no clock of their own: on a host-timestamped capture they get the host time,
+on a plain console they are seen but not timed (the bootstage report, when present, carries
+U-Boot's own timer and is timed anyway).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from ..model import (
+    NS_PER_MS,
+    NS_PER_US,
+    Clock,
+    Event,
+    Fact,
+    Kind,
+    LoadDetail,
+    Milestone,
+    ParseResult,
+    Stamp,
+)
+from ..model import Line
+from . import REGISTRY
+from .base import ParseOptions, Parser
+
+_SPL = re.compile(r"U-Boot SPL (\d{4}\.\d{2}\S*)")
+_UBOOT = re.compile(r"U-Boot (\d{4}\.\d{2}\S*)")
+_TFA = re.compile(r"(?:NOTICE|INFO): +BL\d+\w*: ")
+_SEABIOS = re.compile(r"SeaBIOS \(version ([^)]*)\)")
+_AUTOBOOT = re.compile(
+    r"(?:Hit any key to stop autoboot|Autobooting in|Press \S+ to (?:stop|abort) autoboot"
+    r"|autoboot in)\D*(\d+)",
+    re.IGNORECASE,
+)
+_LOAD = re.compile(r"(\d+) bytes read in (\d+) ms(?: \(([^)]*)\))?")
+_VERIFY = re.compile(r"Verifying (?:Checksum|Hash Integrity)")
+_UNCOMPRESS = re.compile(r"Uncompressing (?:Kernel Image|\S+)")
+_STARTING = re.compile(r"Starting kernel \.\.\.|## Starting application at|Booting from (?:ROM|Hard Disk|Floppy|CD-Rom)")
+_EFI_STUB = re.compile(r"EFI stub: (.*)")
+_BOOTSTAGE_HEAD = re.compile(r"Timer summary in microseconds \((\d+) records?\)")
+_BOOTSTAGE_ROW = re.compile(r"\s*([\d,]+)\s+([\d,]+)\s+(\S.*?)\s*$")
+_ACCUM_ROW = re.compile(r"\s+([\d,]+)\s+(\S.*?)\s*$")
+
+_KEYWORDS = ("U-Boot", "autoboot", "bytes read in", "Starting kernel", "EFI stub:", "Timer summary",
+             "SeaBIOS", "BL31", "BL1", "BL2", "Verifying", "Booting from", "Autobooting")
+
+
+def _host(line: Line) -> Stamp | None:
+    return Stamp(Clock.HOST, line.host_ns) if line.host_ns is not None else None
+
+
+def _until_next(lines: Sequence[Line], i: int) -> int | None:
+    """Host time from line i to the next line: how long U-Boot was silent after printing it."""
+    here = lines[i].host_ns
+    if here is None or i + 1 >= len(lines):
+        return None
+    nxt = lines[i + 1].host_ns
+    return None if nxt is None else max(0, nxt - here)
+
+
+@REGISTRY.register
+class UBootParser(Parser):
+    """U-Boot, SPL, TF-A and SeaBIOS output before the kernel takes over."""
+
+    name = "uboot"
+    description = "U-Boot/SPL banners, autoboot, image loads, bootstage report, Starting kernel"
+
+    def sniff(self, lines: Sequence[Line], options: ParseOptions) -> float:
+        hits = 0
+        for line in lines:
+            if line.kernel_ns is not None:
+                continue
+            t = line.text
+            if any(k in t for k in _KEYWORDS):
+                hits += 1
+                if hits >= 3:
+                    return 1.0
+        return hits / 3
+
+    def parse(self, lines: Sequence[Line], options: ParseOptions) -> ParseResult:
+        events: list[Event] = []
+        facts: list[Fact] = []
+        warnings: list[str] = []
+        i = 0
+        n = len(lines)
+        seen_banner = False
+        while i < n:
+            line = lines[i]
+            if line.kernel_ns is not None:  # printk lines belong to the kernel parsers
+                i += 1
+                continue
+            t = line.text
+            if "U-Boot" in t:
+                m = _SPL.search(t)
+                if m:
+                    events.append(Event(Kind.MILESTONE, Milestone.SPL_START, _host(line), None, line.no))
+                    facts.append(Fact("spl_version", m[1], line.no))
+                    seen_banner = True
+                elif (m := _UBOOT.search(t)) is not None and t.lstrip().startswith("U-Boot"):
+                    events.append(Event(Kind.MILESTONE, Milestone.UBOOT_START, _host(line), None, line.no))
+                    facts.append(Fact("uboot_version", m[1], line.no))
+                    seen_banner = True
+            elif (m := _SEABIOS.search(t)) is not None or (not seen_banner and _TFA.match(t)):
+                events.append(Event(Kind.MILESTONE, Milestone.FIRMWARE_BANNER, _host(line), None, line.no))
+                facts.append(Fact("firmware", m[0] if m else t.strip(), line.no))
+                seen_banner = True
+            elif (m := _AUTOBOOT.search(t)) is not None:
+                delay = int(m[1])
+                st = _host(line)
+                events.append(Event(Kind.MILESTONE, Milestone.AUTOBOOT, st, None, line.no))
+                events.append(
+                    Event(Kind.BOOTLOADER, f"autoboot delay ({delay} s)", st, _until_next(lines, i), line.no,
+                          line.no + 1 if i + 1 < n else None)
+                )
+                facts.append(Fact("bootdelay", str(delay), line.no))
+            elif "bytes read in" in t and (m := _LOAD.search(t)) is not None:
+                size, ms = int(m[1]), int(m[2])
+                dur = ms * NS_PER_MS
+                st = _host(line)
+                start = Stamp(Clock.HOST, st.ns - dur) if st is not None else None
+                events.append(
+                    Event(Kind.BOOTLOADER, f"load {_human(size)}", start, dur, line.no,
+                          detail=LoadDetail(size, m[3]))
+                )
+            elif _VERIFY.search(t):
+                events.append(Event(Kind.BOOTLOADER, "verify image", _host(line), _until_next(lines, i), line.no))
+            elif "Uncompressing" in t and _UNCOMPRESS.search(t):
+                events.append(Event(Kind.BOOTLOADER, "uncompress kernel", _host(line), _until_next(lines, i), line.no))
+            elif (m := _STARTING.search(t)) is not None:
+                events.append(Event(Kind.MILESTONE, Milestone.STARTING_KERNEL, _host(line), None, line.no))
+            elif "EFI stub:" in t and (m := _EFI_STUB.search(t)) is not None:
+                if not any(e.name == Milestone.EFI_STUB for e in events):
+                    events.append(Event(Kind.MILESTONE, Milestone.EFI_STUB, _host(line), None, line.no))
+                events.append(Event(Kind.BOOTLOADER, "EFI stub: " + m[1].strip(), _host(line), None, line.no))
+            elif "Timer summary" in t and (m := _BOOTSTAGE_HEAD.search(t)) is not None:
+                i = self._bootstage(lines, i, int(m[1]), events, facts, warnings)
+                continue
+            i += 1
+        return ParseResult(tuple(events), tuple(facts), tuple(warnings))
+
+    @staticmethod
+    def _bootstage(
+        lines: Sequence[Line], i: int, records: int, events: list[Event], facts: list[Fact], warnings: list[str]
+    ) -> int:
+        """Read a ``bootstage report`` table starting at line i; return the index after it."""
+        head = lines[i]
+        i += 1
+        n = len(lines)
+        rows = 0
+        while i < n and lines[i].kernel_ns is None:
+            t = lines[i].text
+            if "Mark" in t and "Elapsed" in t:
+                i += 1
+                continue
+            m = _BOOTSTAGE_ROW.match(t)
+            if m is None:
+                break
+            mark, elapsed = int(m[1].replace(",", "")), int(m[2].replace(",", ""))
+            events.append(
+                Event(Kind.BOOTSTAGE, m[3], Stamp(Clock.BOOTLOADER, (mark - elapsed) * NS_PER_US),
+                      elapsed * NS_PER_US, lines[i].no)
+            )
+            rows += 1
+            i += 1
+        while i < n and lines[i].kernel_ns is None and not lines[i].text.strip():
+            i += 1
+        if i < n and lines[i].text.strip().startswith("Accumulated time"):
+            i += 1
+            while i < n and (m := _ACCUM_ROW.match(lines[i].text)) is not None:
+                facts.append(Fact(f"bootstage_accumulated:{m[2]}", m[1].replace(",", ""), lines[i].no))
+                i += 1
+        if rows == 0:
+            warnings.append(f"bootstage report at line {head.no} ({records} records) has no readable rows")
+        return i
+
+
+def _human(n: int) -> str:
+    for unit, size in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n} B"
+

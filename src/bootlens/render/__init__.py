@@ -1,0 +1,1 @@
+"""Renderers: pure functions of an analysis and options, no module state."""

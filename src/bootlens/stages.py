@@ -1,0 +1,163 @@
+"""Splitting a boot into stages from its milestones.
+
+Top-level stages follow each other on the axis: firmware, SPL, bootloader, kernel load,
+kernel init, user space; the boot ends at the ``ready`` marker. Kernel init has sub-stages when
+initcall_debug is on: early init (clock start to the first initcall), initcalls, and the late
+part (root mount, freeing init memory) up to ``Run /init``.
+
+A stage whose boundaries were not both seen is "not measured" (duration None), never guessed;
+SPL is "absent" when no SPL banner was seen, since many boards have none.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .align import Alignment
+from .model import READY, Boot, Clock, Event, Kind, Milestone, Stamp
+
+MEASURED = "measured"
+NOT_MEASURED = "not measured"
+ABSENT = "absent"
+
+
+@dataclass(frozen=True, slots=True)
+class Point:
+    """A stage boundary: axis time (None if unknown) and the line it comes from."""
+
+    ns: int | None
+    line_no: int | None
+    what: str
+    estimated: bool = False  # the line had no time of its own (see lines.estimate_stamp)
+
+
+@dataclass(frozen=True, slots=True)
+class Stage:
+    """One stage of the boot on the axis."""
+
+    name: str
+    label: str
+    parent: str | None
+    start_ns: int | None
+    duration_ns: int | None
+    status: str  # MEASURED, NOT_MEASURED or ABSENT
+    start: Point | None
+    end: Point | None
+
+    @property
+    def estimated(self) -> bool:
+        """True when a boundary comes from a line without a time of its own."""
+        return bool((self.start and self.start.estimated) or (self.end and self.end.estimated))
+
+    @property
+    def end_ns(self) -> int | None:
+        """Axis time the stage ends, or None."""
+        if self.start_ns is None or self.duration_ns is None:
+            return None
+        return self.start_ns + self.duration_ns
+
+
+@dataclass(frozen=True, slots=True)
+class Total:
+    """The headline: from the axis origin (or power-on) to application ready."""
+
+    origin: str  # "power-on", "first byte", "kernel start"
+    start_ns: int
+    end_ns: int | None
+    end: str  # what ended it: "ready marker at line N" or why it is unknown
+    estimated: bool = False
+
+    @property
+    def duration_ns(self) -> int | None:
+        """Total boot time, or None without a ready marker."""
+        return None if self.end_ns is None else self.end_ns - self.start_ns
+
+
+def _first(boot: Boot, al: Alignment, kind: Kind, name: str) -> tuple[Event | None, int | None]:
+    for e in boot.events:
+        if e.kind is kind and e.name == name:
+            return e, al.to_axis(e.start)
+    return None, None
+
+
+def _point(boot: Boot, al: Alignment, name: str, kind: Kind = Kind.MILESTONE) -> Point | None:
+    e, ns = _first(boot, al, kind, name)
+    if e is None:
+        return None
+    return Point(ns, e.line_no, name, e.start is not None and e.start.estimated)
+
+
+def compute_stages(boot: Boot, al: Alignment) -> tuple[tuple[Stage, ...], Total]:
+    """Stages and the headline total of one boot."""
+    fw = _point(boot, al, Milestone.FIRMWARE_BANNER)
+    spl = _point(boot, al, Milestone.SPL_START)
+    uboot = _point(boot, al, Milestone.UBOOT_START)
+    starting = _point(boot, al, Milestone.STARTING_KERNEL) or _point(boot, al, Milestone.EFI_STUB)
+    kstart_ev = _point(boot, al, Milestone.KERNEL_START)
+    run_init = _point(boot, al, Milestone.RUN_INIT)
+    ready = _point(boot, al, READY, Kind.MARKER)
+
+    has_kernel = kstart_ev is not None or any(line.kernel_ns is not None for line in boot.lines[:5000])
+    k0_ns = al.to_axis(Stamp(Clock.KERNEL, 0)) if has_kernel else None
+    k0 = Point(k0_ns, kstart_ev.line_no if kstart_ev else None, "kernel clock start") if has_kernel else None
+    power = Point(al.power_on_ns, None, "power-on") if al.power_on_ns is not None else None
+
+    def span(name: str, label: str, a: Point | None, b: Point | None, parent: str | None = None,
+             absent_ok: bool = False) -> Stage:
+        if a is not None and b is not None and a.ns is not None and b.ns is not None and b.ns >= a.ns:
+            return Stage(name, label, parent, a.ns, b.ns - a.ns, MEASURED, a, b)
+        status = ABSENT if absent_ok else NOT_MEASURED
+        start_ns = a.ns if a is not None else None
+        return Stage(name, label, parent, start_ns, None, status, a, b)
+
+    bl_start = spl or uboot
+    stages: list[Stage] = []
+    fw_end = bl_start or (starting if fw is not None else None)
+    stages.append(span("firmware", "firmware / ROM", power, fw_end))
+    if spl is not None:
+        stages.append(span("spl", "SPL", spl, uboot or starting))
+    else:
+        stages.append(Stage("spl", "SPL", None, None, None, ABSENT, None, None))
+    if uboot is None and spl is None and fw is not None:
+        # firmware (SeaBIOS, TF-A) handed over to the kernel with no bootloader seen
+        stages.append(Stage("bootloader", "bootloader (U-Boot)", None, None, None, ABSENT, None, None))
+    else:
+        stages.append(span("bootloader", "bootloader (U-Boot)", uboot, starting))
+    stages.append(span("kernel_load", "kernel load / decompress", starting, k0))
+    stages.append(span("kernel_init", "kernel init", k0, run_init))
+
+    calls = [e for e in boot.events if e.kind is Kind.INITCALL]
+    if calls and k0 is not None:
+        limit = run_init.ns if run_init is not None and run_init.ns is not None else None
+        first_ev = min((e for e in calls if al.to_axis(e.start) is not None),
+                       key=lambda e: al.to_axis(e.start) or 0, default=None)
+        ends = []
+        for e in calls:
+            s = al.to_axis(e.start)
+            if s is None or e.duration_ns is None:
+                continue
+            end = s + e.duration_ns
+            if limit is None or end <= limit:
+                ends.append((end, e.end_line_no or e.line_no))
+        if first_ev is not None and ends:
+            first = Point(al.to_axis(first_ev.start), first_ev.line_no, "first initcall")
+            last_end, last_line = max(ends)
+            last = Point(last_end, last_line, "last initcall returned")
+            stages.append(span("kernel_early", "early init (before initcalls)", k0, first, "kernel_init"))
+            stages.append(span("initcalls", "initcalls", first, last, "kernel_init"))
+            stages.append(span("kernel_late", "root mount, free init memory", last, run_init, "kernel_init"))
+    stages.append(span("userspace", "init and user space", run_init, ready))
+
+    if al.power_on_ns is not None:
+        origin, start = "power-on", al.power_on_ns
+    elif al.axis is Clock.HOST:
+        origin, start = "first byte", 0
+    else:
+        origin, start = "kernel start", 0
+    if ready is not None and ready.ns is not None:
+        total = Total(origin, start, ready.ns, f"ready marker at line {ready.line_no}", ready.estimated)
+    elif ready is not None:
+        total = Total(origin, start, None, f"ready marker at line {ready.line_no} has no time on this axis")
+    else:
+        total = Total(origin, start, None, "no ready marker (use --marker ready=REGEX)")
+    return tuple(stages), total
