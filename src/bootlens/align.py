@@ -43,6 +43,7 @@ class Alignment:
     power_on_ns: int | None = None  # power-on on the axis, when known
     latency_median_ns: int | None = None  # typical console delay of kernel lines (host axis)
     offsets: Mapping[Clock, int] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()  # why a mapping was refused, for the warnings
 
     def to_axis(self, st: Stamp | None) -> int | None:
         """Axis time of a stamp, or None when its clock cannot be mapped."""
@@ -97,12 +98,17 @@ def align(boot: Boot, host_origin: str = "first_byte") -> Alignment:
 
     power_on = 0 if origin == "power_on" else None
     bl = _bootloader_anchor(boot, host_off)
+    notes: list[str] = []
     if bl is not None:
         anchors.append(bl)
         if power_on is None:
-            power_on = bl.offset_ns  # bootloader clock 0 is reset
+            if bl.offset_ns <= first_host.host_ns + host_off:
+                power_on = bl.offset_ns  # bootloader clock 0 is reset
+            else:
+                notes.append("bootstage's clock starts after the first console byte, so it does not "
+                             "count from power-on; power-on not measured")
     offsets = {a.clock: a.offset_ns for a in anchors}
-    return Alignment(Clock.HOST, origin, tuple(anchors), power_on, latency, offsets)
+    return Alignment(Clock.HOST, origin, tuple(anchors), power_on, latency, offsets, tuple(notes))
 
 
 def _kernel_axis(boot: Boot) -> Alignment:

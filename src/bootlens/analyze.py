@@ -139,7 +139,7 @@ def analyze_boot(boot: Boot, top: int = 10, host_origin: str = "first_byte",
         partial.append("log ends before user space started (no 'Run /init')")
     if Milestone.KERNEL_PANIC in names:
         partial.append("kernel panic")
-    warnings = list(boot.warnings)
+    warnings = list(boot.warnings) + list(al.notes)
     if no_final_newline:
         warnings.append("the capture ends mid-line")
     if timed == 0:

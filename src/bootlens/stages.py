@@ -29,6 +29,7 @@ class Point:
     line_no: int | None
     what: str
     estimated: bool = False  # the line had no time of its own (see lines.estimate_stamp)
+    error_ns: int | None = 0  # for an estimate: true time in [ns, ns + error_ns]; None = unbounded
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +67,7 @@ class Total:
     end_ns: int | None
     end: str  # what ended it: "ready marker at line N" or why it is unknown
     estimated: bool = False
+    error_ns: int | None = 0  # for an estimated end: it lies in [end_ns, end_ns + error_ns]
 
     @property
     def duration_ns(self) -> int | None:
@@ -84,7 +86,8 @@ def _point(boot: Boot, al: Alignment, name: str, kind: Kind = Kind.MILESTONE) ->
     e, ns = _first(boot, al, kind, name)
     if e is None:
         return None
-    return Point(ns, e.line_no, name, e.start is not None and e.start.estimated)
+    est = e.start is not None and e.start.estimated
+    return Point(ns, e.line_no, name, est, e.start.error_ns if e.start is not None and est else 0)
 
 
 def compute_stages(boot: Boot, al: Alignment) -> tuple[tuple[Stage, ...], Total]:
@@ -155,7 +158,8 @@ def compute_stages(boot: Boot, al: Alignment) -> tuple[tuple[Stage, ...], Total]
     else:
         origin, start = "kernel start", 0
     if ready is not None and ready.ns is not None:
-        total = Total(origin, start, ready.ns, f"ready marker at line {ready.line_no}", ready.estimated)
+        total = Total(origin, start, ready.ns, f"ready marker at line {ready.line_no}", ready.estimated,
+                      ready.error_ns)
     elif ready is not None:
         total = Total(origin, start, None, f"ready marker at line {ready.line_no} has no time on this axis")
     else:

@@ -117,6 +117,7 @@ def boot_dict(b: BootAnalysis) -> dict[str, Any]:
             "duration_s": _s(total_ns),
             "end": b.total.end,
             "estimated": b.total.estimated,
+            "error_s": _s(b.total.error_ns) if b.total.estimated else 0.0,
         },
         "stages": [stage_dict(s, total_ns) for s in b.stages],
         "alignment": {

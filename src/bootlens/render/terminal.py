@@ -28,6 +28,15 @@ def _dur(ns: int | None) -> str:
     return f"{ns / 1e6:.3f} ms"
 
 
+def _range(ns: int | None, estimated: bool, error_ns: int | None) -> str:
+    """A duration, or for an estimate the interval it lies in."""
+    if not estimated or ns is None:
+        return _dur(ns)
+    if error_ns is None:
+        return f"≥ {_dur(ns)}"
+    return f"{_dur(ns)} … {_dur(ns + error_ns)}"
+
+
 def render_terminal(a: Analysis, console: Console, top: int = 10) -> None:
     """Print every boot's summary."""
     for st in a.inputs:
@@ -51,8 +60,9 @@ def _boot(b: BootAnalysis, console: Console, top: int, which: str) -> None:
     console.print(f"formats: {', '.join(boot.formats) or 'none'}")
     total = b.total
     if total.duration_ns is not None:
-        approx = "~" if total.estimated else ""
-        console.print(f"[bold]{total.origin} → ready: {approx}{_dur(total.duration_ns)}[/]  ({total.end})")
+        shown = _range(total.duration_ns, total.estimated, total.error_ns)
+        note = ", estimated: the ready line has no timestamp" if total.estimated else ""
+        console.print(f"[bold]{total.origin} → ready: {shown}[/]  ({total.end}{note})")
     else:
         console.print(f"[bold]{total.origin} → ready: not measured[/]  ({total.end})")
     if b.partial:
@@ -68,7 +78,8 @@ def _boot(b: BootAnalysis, console: Console, top: int, which: str) -> None:
         if s.status == MEASURED:
             share = f"{100 * (s.duration_ns or 0) / tot:.1f}%" if tot and s.parent is None else ""
             lines = f"{s.start.line_no or ''}–{s.end.line_no or ''}" if s.start and s.end else ""
-            t.add_row(label, _sec(s.start_ns), ("~" if s.estimated else "") + _dur(s.duration_ns), share, lines)
+            err = s.end.error_ns if s.end is not None and s.end.estimated else 0
+            t.add_row(label, _sec(s.start_ns), _range(s.duration_ns, s.estimated, err), share, lines)
         else:
             t.add_row(Text(label, style="dim"), _sec(s.start_ns), Text(s.status, style="dim"), "", "")
     console.print(t)

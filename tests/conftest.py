@@ -1,0 +1,57 @@
+"""Shared test helpers. Golden files are regenerated with ``pytest --update-golden``."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bootlens.model import Event, ParseResult, Stamp
+
+ROOT = Path(__file__).parent
+CORPUS = ROOT / "data" / "corpus"
+GOLDEN = ROOT / "golden"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--update-golden", action="store_true", help="rewrite golden .expected.json files")
+
+
+@pytest.fixture
+def update_golden(request: pytest.FixtureRequest) -> bool:
+    return bool(request.config.getoption("--update-golden"))
+
+
+def stamp_dict(st: Stamp | None) -> Any:
+    if st is None:
+        return None
+    d: dict[str, Any] = {"clock": st.clock.value, "ns": st.ns}
+    if st.estimated:
+        d["estimated"] = True
+        d["error_ns"] = st.error_ns
+    return d
+
+
+def event_dict(e: Event) -> dict[str, Any]:
+    d: dict[str, Any] = {
+        "kind": e.kind.value,
+        "name": e.name,
+        "start": stamp_dict(e.start),
+        "duration_ns": e.duration_ns,
+        "line": e.line_no,
+    }
+    if e.end_line_no is not None:
+        d["end_line"] = e.end_line_no
+    if e.detail is not None:
+        d["detail"] = dataclasses.asdict(e.detail)
+    return d
+
+
+def result_dict(r: ParseResult) -> dict[str, Any]:
+    return {
+        "events": [event_dict(e) for e in r.events],
+        "facts": [{"key": f.key, "value": f.value, "line": f.line_no} for f in r.facts],
+        "warnings": list(r.warnings),
+    }
