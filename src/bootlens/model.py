@@ -57,6 +57,7 @@ class Kind(StrEnum):
 
     INITCALL = "initcall"
     PROBE = "probe"
+    FIXUP = "fixup"  # a PCI quirk run with initcall_debug ("pci DEV: calling  quirk... took N usecs")
     PROCESS = "process"
     MARKER = "marker"
     MILESTONE = "milestone"

@@ -7,6 +7,8 @@
     initcall foo+0x0/0x20 returned 0 after 12 msecs      (kernels before 2.6.37)
     initcall 0xc0123456 ran for 12 msecs: foo+0x0/0x20   (2.6.2x)
     probe of 9000000.pl011 returned 0 after 88000 usecs
+    pci 0000:00:01.3: calling  acpi_pm_check_blacklist+0x0/0x30 @ 1   (PCI quirk, initcall_debug)
+    pci 0000:00:01.3: acpi_pm_check_blacklist+0x0/0x30 took 0 usecs
 
 An initcall's duration is the kernel's own figure from the ``returned`` line (what a user greps);
 its start is the ``calling`` line's timestamp, or end minus duration when that line is missing.
@@ -37,6 +39,8 @@ _FN = r"(\S+?)(?:\+0x[0-9a-f]+/0x[0-9a-f]+)?(?: \[([^\]\s]+)\])?"
 _CALL = re.compile(r"calling  " + _FN + r" @ (\d+)")
 _RET = re.compile(r"initcall " + _FN + r" returned (-?\d+) after (\d+) (usecs|msecs)")
 _RAN = re.compile(r"initcall (?:0x[0-9a-f]+) ran for (\d+) msecs: " + _FN + r"\s*$")
+_FIXUP_CALL = re.compile(r"(\S+ \S+): calling  " + _FN + r" @ (\d+)")
+_FIXUP_TOOK = re.compile(r"(\S+ \S+): " + _FN + r" took (\d+) usecs")
 _PROBE = re.compile(r"probe of (\S+) returned (-?\d+) after (\d+) usecs")
 _PROBE_DRV = re.compile(r"(?:(\S+) )?(\S+): probe with driver (\S+) returned (-?\d+) after (\d+) usecs")
 
@@ -50,7 +54,7 @@ class InitcallParser(Parser):
     """initcall_debug ``calling``/``returned`` pairs and device probe times."""
 
     name = "initcall"
-    description = "initcall_debug: calling/returned pairs, module inits, async threads, probe times"
+    description = "initcall_debug: calling/returned pairs, module inits, async threads, probes, PCI fixups"
 
     def sniff(self, lines: Sequence[Line], options: ParseOptions) -> float:
         hits = 0
@@ -66,6 +70,7 @@ class InitcallParser(Parser):
         events: list[Event] = []
         warnings: list[str] = []
         pending: dict[tuple[str, str | None], list[tuple[Line, int]]] = {}
+        fixups: dict[tuple[str, str], Line] = {}
         not_understood = 0
         first_bad = 0
         call = _CALL.match
@@ -107,6 +112,21 @@ class InitcallParser(Parser):
                     Event(Kind.INITCALL, fn, start, dur, start_no, line.no,
                           InitcallDetail(pid, mod, ret, True))
                 )
+            elif " calling  " in t:
+                m = _FIXUP_CALL.match(t)
+                if m is not None:
+                    fixups[(m[1], m[2])] = line
+            elif " took " in t:
+                m = _FIXUP_TOOK.match(t)
+                if m is None:
+                    continue
+                dur = int(m[4]) * NS_PER_US
+                fix_call = fixups.pop((m[1], m[2]), None)
+                if fix_call is not None:
+                    start, start_no = stamp_of(fix_call), fix_call.no
+                else:
+                    start, start_no = _earlier(stamp_of(line), dur), line.no
+                events.append(Event(Kind.FIXUP, m[2], start, dur, start_no, line.no, ProbeDetail(m[1], None, 0)))
             elif "probe " in t:
                 m = _PROBE.search(t)
                 if m is not None:

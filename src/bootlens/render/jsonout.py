@@ -90,8 +90,8 @@ def boot_dict(b: BootAnalysis) -> dict[str, Any]:
     """One boot as JSON."""
     al = b.alignment
     boot = b.boot
-    events = []
-    untimed = []
+    events: list[dict[str, Any]] = []
+    untimed: list[dict[str, Any]] = []
     for e in boot.events:
         d = event_dict(e, al)
         (events if d["start_s"] is not None else untimed).append(d)

@@ -119,9 +119,9 @@ def _boot(b: BootAnalysis, console: Console, top: int, which: str) -> None:
         si = Table(title="Longest silences", title_justify="left", show_edge=False)
         for col in ("start s", "silent for", "lines", "last line before the silence"):
             si.add_column(col, justify="right" if col != "last line before the silence" else "left")
-        for s in b.silences[: min(5, top)]:
-            si.add_row(_sec(s.start_ns), _dur(s.duration_ns), f"{s.line_before}–{s.line_after}",
-                       clip(s.text_before or "(empty line)", 80))
+        for gap in b.silences[: min(5, top)]:
+            si.add_row(_sec(gap.start_ns), _dur(gap.duration_ns), f"{gap.line_before}–{gap.line_after}",
+                       clip(gap.text_before or "(empty line)", 80))
         console.print(si)
     kv = boot.fact("kernel_version")
     cmd = boot.fact("cmdline") or boot.fact("early_cmdline")
