@@ -108,8 +108,7 @@ def silences(boot: Boot, al: Alignment, n: int) -> tuple[Silence, ...]:
     return tuple(out)
 
 
-def analyze_boot(boot: Boot, top: int = 10, host_origin: str = "first_byte",
-                 no_final_newline: bool = False) -> BootAnalysis:
+def analyze_boot(boot: Boot, top: int = 10, host_origin: str = "first_byte") -> BootAnalysis:
     """Align one boot and compute its stages, top offenders and silences."""
     al = align(boot, host_origin)
     stages, total = compute_stages(boot, al)
@@ -140,8 +139,6 @@ def analyze_boot(boot: Boot, top: int = 10, host_origin: str = "first_byte",
     if Milestone.KERNEL_PANIC in names:
         partial.append("kernel panic")
     warnings = list(boot.warnings) + list(al.notes)
-    if no_final_newline:
-        warnings.append("the capture ends mid-line")
     if timed == 0:
         warnings.append("no timestamps in this boot: durations only (enable printk.time=1 or capture "
                         "with host timestamps)")
@@ -180,7 +177,6 @@ def analyze_paths(
         lines, stats = read_path(path)
         boots = boots_from_lines(stats.source, lines, stats, opts, registry)
         stats_all.append(stats)
-        for i, boot in enumerate(boots):
-            last = i == len(boots) - 1
-            results.append(analyze_boot(boot, top, "first_byte", stats.no_final_newline and last))
+        for boot in boots:
+            results.append(analyze_boot(boot, top, "first_byte"))
     return Analysis(tuple(stats_all), tuple(results))
