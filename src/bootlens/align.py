@@ -63,38 +63,34 @@ class Alignment:
 def align(boot: Boot, host_origin: str = "first_byte") -> Alignment:
     """Work out the axis of a boot. ``host_origin`` says what host t=0 of the input is."""
     lines = boot.lines
-    first_host = next((line for line in lines if line.host_ns is not None), None)
-    if first_host is None:
+    fi = next((i for i, h in enumerate(lines.host) if h is not None), None)
+    if fi is None:
         return _kernel_axis(boot)
 
     anchors: list[Anchor] = []
     # Host t=0: the input's own t=0 for its first boot when that is power-on; otherwise the
     # first byte of this boot (later boots in one capture start at their own first line).
-    assert first_host.host_ns is not None
+    first_host_ns = lines.host[fi]
+    assert first_host_ns is not None
     if boot.index == 0 and host_origin == "power_on":
         host_off, origin = 0, "power_on"
     else:
-        host_off, origin = -first_host.host_ns, "first_byte"
-    anchors.append(Anchor(Clock.HOST, host_off, first_host.no,
+        host_off, origin = -first_host_ns, "first_byte"
+    anchors.append(Anchor(Clock.HOST, host_off, lines.no(fi),
                           "power-on (capture released the target)" if origin == "power_on"
                           else "first byte received"))
 
-    best: tuple[int, int] | None = None
-    diffs: list[int] = []
-    for line in lines:
-        if line.host_ns is not None and line.kernel_ns is not None:
-            d = line.host_ns - line.kernel_ns
-            diffs.append(d)
-            if best is None or d < best[0]:
-                best = (d, line.no)
+    diffs = [(h - k, i) for i, (h, k) in enumerate(zip(lines.host, lines.kernel))
+             if h is not None and k is not None]
     latency = None
-    if best is not None:
+    if diffs:
+        best = min(diffs)
         k_off = best[0] + host_off
-        anchors.append(Anchor(Clock.KERNEL, k_off, best[1],
+        anchors.append(Anchor(Clock.KERNEL, k_off, lines.no(best[1]),
                               "lower envelope of host arrival - printk time"))
-        anchors.append(Anchor(Clock.UPTIME, k_off, best[1], "same as kernel (approximate)"))
-        diffs.sort()
-        latency = diffs[len(diffs) // 2] - best[0]
+        anchors.append(Anchor(Clock.UPTIME, k_off, lines.no(best[1]), "same as kernel (approximate)"))
+        values = sorted(d for d, _ in diffs)
+        latency = values[len(values) // 2] - best[0]
 
     power_on = 0 if origin == "power_on" else None
     bl = _bootloader_anchor(boot, host_off)
@@ -102,7 +98,7 @@ def align(boot: Boot, host_origin: str = "first_byte") -> Alignment:
     if bl is not None:
         anchors.append(bl)
         if power_on is None:
-            if bl.offset_ns <= first_host.host_ns + host_off:
+            if bl.offset_ns <= first_host_ns + host_off:
                 power_on = bl.offset_ns  # bootloader clock 0 is reset
             else:
                 notes.append("bootstage's clock starts after the first console byte, so it does not "
@@ -133,17 +129,15 @@ def _bootloader_anchor(boot: Boot, host_off: int) -> Anchor | None:
     last = max(rows, key=lambda e: (e.start.ns if e.start else 0) + (e.duration_ns or 0))
     assert last.start is not None
     mark = last.start.ns + (last.duration_ns or 0)
-    head_no = min(e.line_no for e in rows)
-    idx = next((i for i, ln in enumerate(boot.lines) if ln.no >= head_no), None)
-    if idx is None:
-        return None
+    lines = boot.lines
+    idx = lines.index_of(min(e.line_no for e in rows))
     # the "Timer summary" heading is a line or two above the first row
-    head = boot.lines[max(0, idx - 2)] if idx >= 2 and "Timer summary" in boot.lines[idx - 2].text else \
-        boot.lines[max(0, idx - 1)]
-    if head.host_ns is None:
+    head_i = idx - 2 if idx >= 2 and "Timer summary" in lines.text[idx - 2] else max(0, idx - 1)
+    head_ns = lines.host[head_i]
+    if head_ns is None:
         return None
     at_handoff = any(e.kind is Kind.MILESTONE and e.name == Milestone.STARTING_KERNEL
                      and 0 <= e.line_no - last.line_no <= 8 for e in boot.events)
     how = (f"bootstage mark '{last.name}' = arrival of its report"
            if at_handoff else f"bootstage mark '{last.name}' <= arrival of its report (upper bound)")
-    return Anchor(Clock.BOOTLOADER, head.host_ns + host_off - mark, head.no, how)
+    return Anchor(Clock.BOOTLOADER, head_ns + host_off - mark, lines.no(head_i), how)

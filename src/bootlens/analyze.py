@@ -87,8 +87,7 @@ def silences(boot: Boot, al: Alignment, n: int) -> tuple[Silence, ...]:
     gaps: list[tuple[int, int, int]] = []  # (gap, index before, index after)
     push = heapq.heappush
     replace = heapq.heapreplace
-    for i, line in enumerate(boot.lines):
-        t = line.host_ns if use_host else line.kernel_ns
+    for i, t in enumerate(boot.lines.host if use_host else boot.lines.kernel):
         if t is None:
             continue
         if prev is not None:
@@ -117,7 +116,7 @@ def analyze_boot(boot: Boot, top: int = 10, host_origin: str = "first_byte") -> 
     procs = [e for e in boot.events if e.kind is Kind.PROCESS]
     user = [e for e in procs if e.detail is not None and not getattr(e.detail, "kthread", False)]
     markers = [e for e in boot.events if e.kind is Kind.MARKER]
-    timed = sum(1 for line in boot.lines if line.host_ns is not None or line.kernel_ns is not None)
+    timed = sum(1 for h, k in zip(boot.lines.host, boot.lines.kernel) if h is not None or k is not None)
     counts = Counts(
         lines=len(boot.lines),
         timed_lines=timed,
@@ -130,7 +129,7 @@ def analyze_boot(boot: Boot, top: int = 10, host_origin: str = "first_byte") -> 
     )
     names = {e.name for e in boot.events if e.kind is Kind.MILESTONE}
     partial: list[str] = []
-    if Milestone.KERNEL_START not in names and not any(line.kernel_ns is not None for line in boot.lines):
+    if Milestone.KERNEL_START not in names and not boot.lines.has_kernel_time():
         partial.append("no kernel output")
     elif Milestone.KERNEL_START not in names:
         partial.append("kernel start (Linux version) not in the log")

@@ -8,25 +8,25 @@ back by more than :data:`BACKWARDS_SPLIT_NS` (a reset with the start of the cons
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from .errors import InputError
-from .model import NS_PER_MS, Boot, Event, Fact, InputStats, Kind, Line
+from .lines import Lines
+from .model import NS_PER_MS, Boot, Event, Fact, InputStats, Kind
 from .parsers import ParseOptions, Registry, default_registry
 
 BACKWARDS_SPLIT_NS = 500 * NS_PER_MS
 
 
-def split_boots(lines: Sequence[Line]) -> list[tuple[Sequence[Line], str, int]]:
+def split_boots(lines: Lines) -> list[tuple[Lines, str, int]]:
     """Cut lines into boots: (lines, why this boot starts here, printk backward steps)."""
     cuts: list[tuple[int, str]] = [(0, "start of input")]
     seen_spl = seen_uboot = seen_kernel = seen_version = False
     last_k: int | None = None
     backwards = [0]
-    for i, line in enumerate(lines):
-        t = line.text
+    starts = ("U-Boot", "Booting Linux", "Linux version ")
+    kern = lines.kernel
+    for i, t in enumerate(lines.text):
         reason = None
-        k = line.kernel_ns
+        k = kern[i]
         if k is not None:
             if last_k is not None and k < last_k:
                 if last_k - k > BACKWARDS_SPLIT_NS:
@@ -34,8 +34,7 @@ def split_boots(lines: Sequence[Line]) -> list[tuple[Sequence[Line], str, int]]:
                 else:
                     backwards[-1] += 1
             last_k = k
-        c = t[:6]
-        if c == "U-Boot":
+        if t.startswith(starts):
             if t.startswith("U-Boot SPL "):
                 if seen_spl or seen_uboot or seen_kernel:
                     reason = "new SPL banner"
@@ -44,34 +43,36 @@ def split_boots(lines: Sequence[Line]) -> list[tuple[Sequence[Line], str, int]]:
                 if seen_uboot or seen_kernel:
                     reason = "new U-Boot banner"
                 seen_uboot = True
-        elif c == "Bootin" and t.startswith("Booting Linux"):
-            if seen_kernel:
-                reason = "new kernel start (Booting Linux)"
-            seen_kernel = True
-        elif c == "Linux " and t.startswith("Linux version ") and (k is not None or last_k is None):
-            if seen_version:
-                reason = "new kernel start (Linux version)"
-            seen_kernel = seen_version = True
+            elif t.startswith("Booting Linux"):
+                if seen_kernel:
+                    reason = "new kernel start (Booting Linux)"
+                seen_kernel = True
+            elif t.startswith("Linux version ") and (k is not None or last_k is None):
+                if seen_version:
+                    reason = "new kernel start (Linux version)"
+                seen_kernel = seen_version = True
         if reason is not None and i > cuts[-1][0]:
             cuts.append((i, reason))
             backwards.append(0)
             # the boundary line itself opens the new boot
             seen_spl = t.startswith("U-Boot SPL ")
-            seen_uboot = c == "U-Boot" and not seen_spl
-            seen_kernel = c in ("Bootin", "Linux ")
-            seen_version = c == "Linux "
+            seen_uboot = t.startswith("U-Boot ") and not seen_spl
+            seen_kernel = t.startswith(("Booting Linux", "Linux version "))
+            seen_version = t.startswith("Linux version ")
             last_k = k
+    if len(cuts) == 1:
+        return [(lines, cuts[0][1], backwards[0])]
     out = []
     for n, (start, reason) in enumerate(cuts):
         end = cuts[n + 1][0] if n + 1 < len(cuts) else len(lines)
-        out.append((lines[start:end], reason, backwards[n]))
+        out.append((lines.slice(start, end), reason, backwards[n]))
     return out
 
 
 def parse_boot(
     source: str,
     index: int,
-    lines: Sequence[Line],
+    lines: Lines,
     reason: str,
     options: ParseOptions,
     registry: Registry | None = None,
@@ -95,12 +96,12 @@ def parse_boot(
     events.sort(key=lambda e: e.line_no)
     facts.sort(key=lambda f: f.line_no)
     found.sort(key=lambda cf: -cf[0])
-    if any(line.kernel_ns is not None for line in lines):
+    if lines.has_kernel_time():
         found.insert(0, (1.0, "printk"))
     return Boot(
         source=source,
         index=index,
-        lines=tuple(lines),
+        lines=lines,
         events=tuple(events),
         facts=tuple(facts),
         warnings=tuple(warnings),
@@ -112,12 +113,12 @@ def parse_boot(
 def _has_boot(boot: Boot) -> bool:
     if any(e.kind is not Kind.MARKER for e in boot.events):
         return True
-    return any(line.kernel_ns is not None for line in boot.lines)
+    return boot.lines.has_kernel_time()
 
 
 def boots_from_lines(
     source: str,
-    lines: Sequence[Line],
+    lines: Lines,
     stats: InputStats,
     options: ParseOptions,
     registry: Registry | None = None,

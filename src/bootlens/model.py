@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from .lines import Lines
 
 NS_PER_S = 1_000_000_000
 NS_PER_MS = 1_000_000
@@ -25,11 +28,8 @@ class Clock(StrEnum):
 
 
 class Line(NamedTuple):
-    """One input line with its prefixes decoded.
-
-    A NamedTuple rather than a frozen dataclass: there is one per input line (a million in the
-    benchmark) and tuple construction is several times cheaper; it is just as immutable.
-    """
+    """One input line with its prefixes decoded: a view of one row of
+    :class:`bootlens.lines.Lines`, which stores lines as columns."""
 
     no: int  # 1-based line number in the input, as `grep -n` counts it
     host_ns: int | None  # host capture time of the line's first byte
@@ -173,7 +173,7 @@ class Boot:
 
     source: str
     index: int  # 0-based position of this boot in its input
-    lines: tuple[Line, ...]
+    lines: Lines
     events: tuple[Event, ...] = ()
     facts: tuple[Fact, ...] = ()
     warnings: tuple[str, ...] = ()
@@ -183,12 +183,12 @@ class Boot:
     @property
     def first_line(self) -> int:
         """Input line number of the boot's first line."""
-        return self.lines[0].no if self.lines else 0
+        return self.lines.first if len(self.lines) else 0
 
     @property
     def last_line(self) -> int:
         """Input line number of the boot's last line."""
-        return self.lines[-1].no if self.lines else 0
+        return self.lines.first + len(self.lines) - 1 if len(self.lines) else 0
 
     def fact(self, key: str) -> Fact | None:
         """The first fact with this key, or None."""

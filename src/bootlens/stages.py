@@ -100,7 +100,7 @@ def compute_stages(boot: Boot, al: Alignment) -> tuple[tuple[Stage, ...], Total]
     run_init = _point(boot, al, Milestone.RUN_INIT)
     ready = _point(boot, al, READY, Kind.MARKER)
 
-    has_kernel = kstart_ev is not None or any(line.kernel_ns is not None for line in boot.lines[:5000])
+    has_kernel = kstart_ev is not None or boot.lines.has_kernel_time(5000)
     k0_ns = al.to_axis(Stamp(Clock.KERNEL, 0)) if has_kernel else None
     k0 = Point(k0_ns, kstart_ev.line_no if kstart_ev else None, "kernel clock start") if has_kernel else None
     power = Point(al.power_on_ns, None, "power-on") if al.power_on_ns is not None else None
@@ -129,21 +129,15 @@ def compute_stages(boot: Boot, al: Alignment) -> tuple[tuple[Stage, ...], Total]
     stages.append(span("kernel_load", "kernel load / decompress", starting, k0))
     stages.append(span("kernel_init", "kernel init", k0, run_init))
 
-    calls = [e for e in boot.events if e.kind is Kind.INITCALL]
-    if calls and k0 is not None:
+    to_axis = al.to_axis
+    placed = [(t, e) for e in boot.events if e.kind is Kind.INITCALL and (t := to_axis(e.start)) is not None]
+    if placed and k0 is not None:
         limit = run_init.ns if run_init is not None and run_init.ns is not None else None
-        first_ev = min((e for e in calls if al.to_axis(e.start) is not None),
-                       key=lambda e: al.to_axis(e.start) or 0, default=None)
-        ends = []
-        for e in calls:
-            s = al.to_axis(e.start)
-            if s is None or e.duration_ns is None:
-                continue
-            end = s + e.duration_ns
-            if limit is None or end <= limit:
-                ends.append((end, e.end_line_no or e.line_no))
-        if first_ev is not None and ends:
-            first = Point(al.to_axis(first_ev.start), first_ev.line_no, "first initcall")
+        first_t, first_ev = min(placed, key=lambda te: (te[0], te[1].line_no))
+        ends = [(t + e.duration_ns, e.end_line_no or e.line_no) for t, e in placed
+                if e.duration_ns is not None and (limit is None or t + e.duration_ns <= limit)]
+        if ends:
+            first = Point(first_t, first_ev.line_no, "first initcall")
             last_end, last_line = max(ends)
             last = Point(last_end, last_line, "last initcall returned")
             stages.append(span("kernel_early", "early init (before initcalls)", k0, first, "kernel_init"))

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import ClassVar, TypeVar
 
 from ..errors import UsageError
-from ..model import Line, ParseResult
+from ..lines import Lines
+from ..model import ParseResult
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,11 +54,11 @@ class Parser(ABC):
     description: ClassVar[str]
 
     @abstractmethod
-    def sniff(self, lines: Sequence[Line], options: ParseOptions) -> float:
+    def sniff(self, lines: Lines, options: ParseOptions) -> float:
         """Confidence in [0, 1] that these lines hold something this parser reads."""
 
     @abstractmethod
-    def parse(self, lines: Sequence[Line], options: ParseOptions) -> ParseResult:
+    def parse(self, lines: Lines, options: ParseOptions) -> ParseResult:
         """Read the lines into events, facts and warnings; never raise on bad input."""
 
 
@@ -101,13 +102,3 @@ class Registry:
                 register_fn: Callable[[Registry], None] = obj
                 register_fn(self)
 
-
-def any_contains(lines: Sequence[Line], needle: str, limit: int | None = None) -> int:
-    """How many lines (up to ``limit``) contain ``needle``; stops at ``limit`` hits."""
-    n = 0
-    for line in lines:
-        if needle in line.text:
-            n += 1
-            if limit is not None and n >= limit:
-                break
-    return n

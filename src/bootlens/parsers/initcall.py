@@ -18,16 +18,13 @@ A ``calling`` line without a ``returned`` line is an initcall still running when
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-
-from ..lines import stamp_of
+from ..lines import Lines, stamp_at
 from ..model import (
     NS_PER_MS,
     NS_PER_US,
     Event,
     InitcallDetail,
     Kind,
-    Line,
     ParseResult,
     ProbeDetail,
     Stamp,
@@ -56,34 +53,65 @@ class InitcallParser(Parser):
     name = "initcall"
     description = "initcall_debug: calling/returned pairs, module inits, async threads, probes, PCI fixups"
 
-    def sniff(self, lines: Sequence[Line], options: ParseOptions) -> float:
+    def sniff(self, lines: Lines, options: ParseOptions) -> float:
         hits = 0
-        for line in lines:
-            t = line.text
+        for t in lines.text:
             if t.startswith("calling  ") or ("initcall " in t and " returned " in t):
                 hits += 1
                 if hits >= 5:
                     return 1.0
         return hits / 5
 
-    def parse(self, lines: Sequence[Line], options: ParseOptions) -> ParseResult:
+    def parse(self, lines: Lines, options: ParseOptions) -> ParseResult:
         events: list[Event] = []
         warnings: list[str] = []
-        pending: dict[tuple[str, str | None], list[tuple[Line, int]]] = {}
-        fixups: dict[tuple[str, str], Line] = {}
+        pending: dict[tuple[str, str | None], list[tuple[int, int]]] = {}
+        fixups: dict[tuple[str, str], int] = {}
         not_understood = 0
         first_bad = 0
         call = _CALL.match
         ret_search = _RET.search
-        for line in lines:
-            t = line.text
+        no = lines.no
+
+        def timed_line(i: int, t: str) -> None:
+            """A PCI quirk's "took N usecs" or a probe's "returned R after N usecs"."""
+            if " took " in t and (m := _FIXUP_TOOK.match(t)) is not None:
+                dur = int(m[4]) * NS_PER_US
+                fi = fixups.pop((m[1], m[2]), None)
+                if fi is not None:
+                    start, start_no = stamp_at(lines, fi), no(fi)
+                else:
+                    start, start_no = _earlier(stamp_at(lines, i), dur), no(i)
+                events.append(Event(Kind.FIXUP, m[2], start, dur, start_no, no(i), ProbeDetail(m[1], None, 0)))
+            elif "probe " in t:
+                m = _PROBE.search(t)
+                if m is not None:
+                    dev, drv, ret, us = m[1], None, int(m[2]), int(m[3])
+                elif (m := _PROBE_DRV.search(t)) is not None:
+                    dev, drv, ret, us = m[2], m[3], int(m[4]), int(m[5])
+                else:
+                    return
+                dur = us * NS_PER_US
+                events.append(Event(Kind.PROBE, dev, _earlier(stamp_at(lines, i), dur), dur, no(i), no(i),
+                                    ProbeDetail(dev, drv, ret)))
+
+        for i, t in enumerate(lines.text):
+            if "call" not in t:
+                if "usecs" in t:
+                    timed_line(i, t)
+                continue
             if t.startswith("calling  "):
                 m = call(t)
                 if m is None:
                     not_understood += 1
-                    first_bad = first_bad or line.no
+                    first_bad = first_bad or no(i)
                     continue
-                pending.setdefault((m[1], m[2]), []).append((line, int(m[3])))
+                key = (m[1], m[2])
+                stack = pending.get(key)
+                if stack is None:
+                    pending[key] = [(i, int(m[3]))]
+                else:
+                    stack.append((i, int(m[3])))
             elif "initcall " in t:
                 m = ret_search(t)
                 if m is not None:
@@ -97,62 +125,31 @@ class InitcallParser(Parser):
                 else:
                     if " returned " in t or " ran for " in t:
                         not_understood += 1
-                        first_bad = first_bad or line.no
+                        first_bad = first_bad or no(i)
                     continue
                 stack = pending.get((fn, mod))
                 if stack:
-                    cline, pid = stack.pop()
-                    start = stamp_of(cline)
-                    start_no = cline.no
+                    ci, pid = stack.pop()
+                    start = stamp_at(lines, ci)
+                    start_no = no(ci)
                 else:
                     pid = None
-                    start = _earlier(stamp_of(line), dur)
-                    start_no = line.no
-                events.append(
-                    Event(Kind.INITCALL, fn, start, dur, start_no, line.no,
-                          InitcallDetail(pid, mod, ret, True))
-                )
-            elif " calling  " in t:
-                m = _FIXUP_CALL.match(t)
-                if m is not None:
-                    fixups[(m[1], m[2])] = line
-            elif " took " in t:
-                m = _FIXUP_TOOK.match(t)
-                if m is None:
-                    continue
-                dur = int(m[4]) * NS_PER_US
-                fix_call = fixups.pop((m[1], m[2]), None)
-                if fix_call is not None:
-                    start, start_no = stamp_of(fix_call), fix_call.no
-                else:
-                    start, start_no = _earlier(stamp_of(line), dur), line.no
-                events.append(Event(Kind.FIXUP, m[2], start, dur, start_no, line.no, ProbeDetail(m[1], None, 0)))
-            elif "probe " in t:
-                m = _PROBE.search(t)
-                if m is not None:
-                    dev, drv, ret, us = m[1], None, int(m[2]), int(m[3])
-                elif (m := _PROBE_DRV.search(t)) is not None:
-                    dev, drv, ret, us = m[2], m[3], int(m[4]), int(m[5])
-                else:
-                    continue
-                dur = us * NS_PER_US
-                events.append(
-                    Event(Kind.PROBE, dev, _earlier(stamp_of(line), dur), dur, line.no, line.no,
-                          ProbeDetail(dev, drv, ret))
-                )
+                    start = _earlier(stamp_at(lines, i), dur)
+                    start_no = no(i)
+                events.append(Event(Kind.INITCALL, fn, start, dur, start_no, no(i), InitcallDetail(pid, mod, ret, True)))
+            elif " calling  " in t and (m := _FIXUP_CALL.match(t)) is not None:
+                fixups[(m[1], m[2])] = i
+            elif "usecs" in t:
+                timed_line(i, t)
         unfinished = 0
         for (fn, mod), stack in pending.items():
-            for cline, pid in stack:
+            for ci, pid in stack:
                 unfinished += 1
-                events.append(
-                    Event(Kind.INITCALL, fn, stamp_of(cline), None, cline.no, None,
-                          InitcallDetail(pid, mod, None, False))
-                )
+                events.append(Event(Kind.INITCALL, fn, stamp_at(lines, ci), None, no(ci), None,
+                                    InitcallDetail(pid, mod, None, False)))
         if unfinished:
             warnings.append(f"{unfinished} initcalls were called but had not returned when the log ended")
         if not_understood:
-            warnings.append(
-                f"{not_understood} initcall lines not understood (first at line {first_bad})"
-            )
+            warnings.append(f"{not_understood} initcall lines not understood (first at line {first_bad})")
         events.sort(key=lambda e: e.line_no)
         return ParseResult(tuple(events), (), tuple(warnings))

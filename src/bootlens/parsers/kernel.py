@@ -6,10 +6,8 @@ console registration, ``Freeing unused kernel ... memory``, ``VFS: Mounted root`
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-
-from ..lines import stamp_of
-from ..model import Event, Fact, Kind, Line, Milestone, ParseResult
+from ..lines import Lines, stamp_at
+from ..model import Event, Fact, Kind, Milestone, ParseResult
 from . import REGISTRY
 from .base import ParseOptions, Parser
 
@@ -34,45 +32,44 @@ class KernelParser(Parser):
     name = "kernel"
     description = "kernel milestones: Linux version, command line, lpj, root mount, Run /init"
 
-    def sniff(self, lines: Sequence[Line], options: ParseOptions) -> float:
-        for line in lines:
-            t = line.text
-            if t.startswith("Linux version") or t.startswith("Booting Linux"):
-                return 1.0
-        return 0.5 if any(line.kernel_ns is not None for line in lines[:2000]) else 0.0
+    def sniff(self, lines: Lines, options: ParseOptions) -> float:
+        if any(t.startswith(("Linux version", "Booting Linux")) for t in lines.text):
+            return 1.0
+        return 0.5 if lines.has_kernel_time(2000) else 0.0
 
-    def parse(self, lines: Sequence[Line], options: ParseOptions) -> ParseResult:
+    def parse(self, lines: Lines, options: ParseOptions) -> ParseResult:
         events: list[Event] = []
         facts: list[Fact] = []
         warnings: list[str] = []
         seen: set[str] = set()
 
-        def once(name: str, line: Line, duration: int | None = None) -> None:
+        def once(name: str, i: int, duration: int | None = None) -> None:
             if name not in seen:
                 seen.add(name)
-                events.append(Event(Kind.MILESTONE, name, stamp_of(line), duration, line.no))
+                events.append(Event(Kind.MILESTONE, name, stamp_at(lines, i), duration, lines.no(i)))
 
         prefixes = _PREFIXES
-        for idx, line in enumerate(lines):
-            t = line.text
+        kern = lines.kernel
+        for idx, t in enumerate(lines.text):
             if t[:4] not in prefixes:
                 continue
+            no = lines.no(idx)
             if t.startswith("Booting Linux"):
-                once(Milestone.KERNEL_START, line)
+                once(Milestone.KERNEL_START, idx)
             elif t.startswith("Linux version"):
-                once(Milestone.KERNEL_START, line)
+                once(Milestone.KERNEL_START, idx)
                 m = _VERSION.match(t)
                 if m and "kernel_version" not in seen:
                     seen.add("kernel_version")
-                    facts.append(Fact("kernel_version", m[1], line.no))
+                    facts.append(Fact("kernel_version", m[1], no))
             elif t.startswith("Kernel command line:"):
                 if "cmdline" not in seen:
                     seen.add("cmdline")
-                    facts.append(Fact("cmdline", t[len("Kernel command line:"):].strip(), line.no))
+                    facts.append(Fact("cmdline", t[len("Kernel command line:"):].strip(), no))
             elif t.startswith("Command line:"):
                 if "early_cmdline" not in seen:
                     seen.add("early_cmdline")
-                    facts.append(Fact("early_cmdline", t[len("Command line:"):].strip(), line.no))
+                    facts.append(Fact("early_cmdline", t[len("Command line:"):].strip(), no))
             elif t.startswith("Calibrating delay loop"):
                 m = _CALIBRATE.match(t)
                 if m is None:
@@ -81,48 +78,49 @@ class KernelParser(Parser):
                     how = "preset" if "preset value" in t else "timer"
                 else:
                     how = "calibrated"
-                facts.append(Fact("lpj", m[3], line.no))
-                facts.append(Fact("lpj_source", how, line.no))
-                facts.append(Fact("bogomips", m[2], line.no))
+                facts.append(Fact("lpj", m[3], no))
+                facts.append(Fact("lpj_source", how, no))
+                facts.append(Fact("bogomips", m[2], no))
                 dur = None
-                if how == "calibrated" and line.kernel_ns is not None:
+                here = kern[idx]
+                if how == "calibrated" and here is not None:
                     # The calibration runs between this line's timestamp and the next line's.
-                    for nxt in lines[idx + 1 : idx + 50]:
-                        if nxt.kernel_ns is not None:
-                            dur = max(0, nxt.kernel_ns - line.kernel_ns)
+                    for nxt in kern[idx + 1 : idx + 50]:
+                        if nxt is not None:
+                            dur = max(0, nxt - here)
                             break
-                once(Milestone.CALIBRATE_DELAY, line, dur)
+                once(Milestone.CALIBRATE_DELAY, idx, dur)
             elif t.startswith("Freeing"):
                 if t.startswith("Freeing initrd memory"):
-                    once(Milestone.INITRD_FREED, line)
+                    once(Milestone.INITRD_FREED, idx)
                 elif _INITMEM.match(t):
-                    once(Milestone.INITMEM_FREED, line)
+                    once(Milestone.INITMEM_FREED, idx)
             elif t.startswith("VFS: Mounted root"):
                 m = _ROOT.match(t)
-                once(Milestone.ROOT_MOUNTED, line)
+                once(Milestone.ROOT_MOUNTED, idx)
                 if m and "rootfs" not in seen:
                     seen.add("rootfs")
-                    facts.append(Fact("rootfs_type", m[1], line.no))
+                    facts.append(Fact("rootfs_type", m[1], no))
                     if m[3]:
-                        facts.append(Fact("root_device", m[3], line.no))
+                        facts.append(Fact("root_device", m[3], no))
             elif t.startswith("Run "):
                 m = _RUN.match(t)
                 if m:
-                    once(Milestone.RUN_INIT, line)
+                    once(Milestone.RUN_INIT, idx)
                     if "init" not in seen:
                         seen.add("init")
-                        facts.append(Fact("init", m[1], line.no))
+                        facts.append(Fact("init", m[1], no))
             elif t.startswith("printk:"):
                 m = _CONSOLE.match(t)
                 if m:
-                    once(Milestone.CONSOLE_ENABLED, line)
-                    facts.append(Fact("console", m[1], line.no))
+                    once(Milestone.CONSOLE_ENABLED, idx)
+                    facts.append(Fact("console", m[1], no))
             elif t.startswith("clocksource: Switched"):
                 m = _CLOCKSOURCE.match(t)
                 if m:
-                    once(Milestone.CLOCKSOURCE, line)
-                    facts.append(Fact("clocksource", m[1], line.no))
+                    once(Milestone.CLOCKSOURCE, idx)
+                    facts.append(Fact("clocksource", m[1], no))
             elif t.startswith("Kernel panic"):
-                once(Milestone.KERNEL_PANIC, line)
-                warnings.append(f"kernel panic at line {line.no}: {t.strip()[:120]}")
+                once(Milestone.KERNEL_PANIC, idx)
+                warnings.append(f"kernel panic at line {no}: {t.strip()[:120]}")
         return ParseResult(tuple(events), tuple(facts), tuple(warnings))

@@ -14,17 +14,18 @@ marker raises that marker's lower bound.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from bisect import bisect_right
+from itertools import accumulate
 
-from ..lines import estimate_stamp
-from ..model import NS_PER_MS, Clock, Event, Fact, Kind, Line, ParseResult, Stamp
+from ..lines import Lines, estimate_stamp
+from ..model import NS_PER_MS, Clock, Event, Fact, Kind, ParseResult, Stamp
 from . import REGISTRY
 from .base import ParseOptions, Parser
 
 _UPTIME = re.compile(r"uptime: (\d+)\.(\d{1,9}) +\d+(?:\.\d+)?\s*$")
 
 
-def _estimate(lines: Sequence[Line], idx: int, uptime_floor: int | None) -> Stamp | None:
+def _estimate(lines: Lines, idx: int, uptime_floor: int | None) -> Stamp | None:
     """A marker's time; an earlier /proc/uptime reading tightens an untimed line's lower bound.
 
     CLOCK_BOOTTIME reads at or behind the printk clock (10-30 ms behind on the reference
@@ -37,6 +38,18 @@ def _estimate(lines: Sequence[Line], idx: int, uptime_floor: int | None) -> Stam
     return Stamp(st.clock, uptime_floor, True, err)
 
 
+def _floor(lines: Lines, idx: int) -> int | None:
+    """The latest /proc/uptime reading printed since the last kernel line before idx."""
+    texts, kern = lines.text, lines.kernel
+    for j in range(idx - 1, -1, -1):
+        if kern[j] is not None:
+            return None
+        m = _UPTIME.match(texts[j]) if texts[j].startswith("uptime: ") else None
+        if m is not None:
+            return int(m[1]) * 1_000_000_000 + int((m[2] + "000000000")[:9])
+    return None
+
+
 @REGISTRY.register
 class MarkerParser(Parser):
     """User-defined markers and /proc/uptime readings."""
@@ -44,31 +57,38 @@ class MarkerParser(Parser):
     name = "markers"
     description = "user markers (--marker NAME=REGEX) and 'uptime: A B' lines"
 
-    def sniff(self, lines: Sequence[Line], options: ParseOptions) -> float:
+    def sniff(self, lines: Lines, options: ParseOptions) -> float:
         if options.markers:
             return 1.0
-        return 1.0 if any(line.text.startswith("uptime: ") for line in lines) else 0.0
+        return 1.0 if any(t.startswith("uptime: ") for t in lines.text) else 0.0
 
-    def parse(self, lines: Sequence[Line], options: ParseOptions) -> ParseResult:
+    def parse(self, lines: Lines, options: ParseOptions) -> ParseResult:
         events: list[Event] = []
         facts: list[Fact] = []
-        searches = [(spec.name, spec.pattern.search) for spec in options.markers]
-        uptime_floor: int | None = None  # latest /proc/uptime reading since the last kernel line
-        for idx, line in enumerate(lines):
-            t = line.text
-            if line.kernel_ns is not None:
-                uptime_floor = None
-            if t.startswith("uptime: "):
-                m = _UPTIME.match(t)
-                if m is not None:
-                    ns = int(m[1]) * 1_000_000_000 + int((m[2] + "000000000")[:9])
-                    uptime_floor = ns
-                    events.append(
-                        Event(Kind.MARKER, "uptime", Stamp(Clock.UPTIME, ns, True, 10 * NS_PER_MS), None, line.no)
-                    )
-                    facts.append(Fact("uptime", f"{m[1]}.{m[2]}", line.no))
-            for name, search in searches:
-                if search(t) is not None:
-                    events.append(Event(Kind.MARKER, name, _estimate(lines, idx, uptime_floor), None, line.no))
+        texts = lines.text
+        uptimes = [i for i, t in enumerate(texts) if t.startswith("uptime: ")]
+        for i in uptimes:
+            m = _UPTIME.match(texts[i])
+            if m is not None:
+                ns = int(m[1]) * 1_000_000_000 + int((m[2] + "000000000")[:9])
+                events.append(Event(Kind.MARKER, "uptime", Stamp(Clock.UPTIME, ns, True, 10 * NS_PER_MS), None,
+                                    lines.no(i)))
+                facts.append(Fact("uptime", f"{m[1]}.{m[2]}", lines.no(i)))
+        if options.markers:
+            # One search over the joined text per marker (C speed), then offsets -> line index.
+            # re.M keeps ^ and $ meaning "start/end of a line", as with a per-line search.
+            joined = "\n".join(texts)
+            starts = list(accumulate((len(t) + 1 for t in texts), initial=0))
+            for spec in options.markers:
+                rx = re.compile(spec.pattern.pattern, spec.pattern.flags | re.M)
+                last = -1
+                for m in rx.finditer(joined):
+                    i = bisect_right(starts, m.start()) - 1
+                    if i == last or ("\n" in m.group(0) and spec.pattern.search(texts[i]) is None):
+                        continue
+                    last = i
+                    events.append(Event(Kind.MARKER, spec.name, _estimate(lines, i, _floor(lines, i)), None,
+                                        lines.no(i)))
+        events.sort(key=lambda e: e.line_no)
         return ParseResult(tuple(events), tuple(facts), ())
 

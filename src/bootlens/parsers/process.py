@@ -13,11 +13,10 @@ the log ended); a pid forked again after its exit is a new process.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..lines import stamp_of
-from ..model import Event, Kind, Line, ParseResult, ProcessDetail, Stamp
+from ..lines import Lines, stamp_at
+from ..model import Event, Kind, ParseResult, ProcessDetail, Stamp
 from . import REGISTRY
 from .base import ParseOptions, Parser
 
@@ -67,24 +66,24 @@ class ProcessParser(Parser):
     name = "process"
     description = "process fork/exec/exit from trace_event=sched:sched_process_* tp_printk"
 
-    def sniff(self, lines: Sequence[Line], options: ParseOptions) -> float:
+    def sniff(self, lines: Lines, options: ParseOptions) -> float:
         hits = 0
-        for line in lines:
-            if line.text.startswith("sched_process_"):
+        for t in lines.text:
+            if t.startswith("sched_process_"):
                 hits += 1
                 if hits >= 3:
                     return 1.0
         return hits / 3
 
-    def parse(self, lines: Sequence[Line], options: ParseOptions) -> ParseResult:
+    def parse(self, lines: Lines, options: ParseOptions) -> ParseResult:
         live: dict[int, _Proc] = {}
         done: list[_Proc] = []
         orphans = 0
-        for line in lines:
-            t = line.text
+        for i, t in enumerate(lines.text):
             if not t.startswith("sched_process_"):
                 continue
-            st = stamp_of(line)
+            st = stamp_at(lines, i)
+            no = lines.no(i)
             kind = t[14:18]
             if kind == "fork" and (m := _FORK.match(t)) is not None:
                 ppid, cpid = int(m[2]), int(m[4])
@@ -98,13 +97,13 @@ class ProcessParser(Parser):
                 # (a kworker that execs /sbin/modprobe is user space).
                 kt = cpid == KTHREADD or ppid == KTHREADD or (parent is not None and parent.kthread
                                                               and parent.exe is None)
-                live[cpid] = _Proc(cpid, ppid, m[3], st, line.no, kthread=kt)
+                live[cpid] = _Proc(cpid, ppid, m[3], st, no, kthread=kt)
             elif kind == "exec" and (m := _EXEC.match(t)) is not None:
                 pid = int(m[2])
                 p = live.get(pid)
                 if p is None:
                     orphans += 1
-                    p = live[pid] = _Proc(pid, None, m[1].rsplit("/", 1)[-1], st, line.no)
+                    p = live[pid] = _Proc(pid, None, m[1].rsplit("/", 1)[-1], st, no)
                 p.exe = m[1]
                 p.exec_at = st
             elif kind == "exit" and (m := _EXIT.match(t)) is not None:
@@ -112,10 +111,10 @@ class ProcessParser(Parser):
                 p = live.pop(pid, None)
                 if p is None:
                     orphans += 1
-                    p = _Proc(pid, None, m[1], st, line.no)
+                    p = _Proc(pid, None, m[1], st, no)
                 p.comm = m[1]
                 p.end = st
-                p.end_line = line.no
+                p.end_line = no
                 done.append(p)
         procs = done + list(live.values())
         procs.sort(key=lambda p: p.line_no)

@@ -9,8 +9,7 @@ U-Boot's own timer and is timed anyway).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-
+from ..lines import Lines
 from ..model import (
     NS_PER_MS,
     NS_PER_US,
@@ -23,7 +22,6 @@ from ..model import (
     ParseResult,
     Stamp,
 )
-from ..model import Line
 from . import REGISTRY
 from .base import ParseOptions, Parser
 
@@ -49,17 +47,23 @@ _KEYWORDS = ("U-Boot", "autoboot", "bytes read in", "Starting kernel", "EFI stub
              "SeaBIOS", "BL31", "BL1", "BL2", "Verifying", "Booting from", "Autobooting")
 
 
-def _host(line: Line) -> Stamp | None:
-    return Stamp(Clock.HOST, line.host_ns) if line.host_ns is not None else None
+def _host(lines: Lines, i: int) -> Stamp | None:
+    h = lines.host[i]
+    return Stamp(Clock.HOST, h) if h is not None else None
 
 
-def _until_next(lines: Sequence[Line], i: int) -> int | None:
+def _until_next(lines: Lines, i: int) -> int | None:
     """Host time from line i to the next line: how long U-Boot was silent after printing it."""
-    here = lines[i].host_ns
+    here = lines.host[i]
     if here is None or i + 1 >= len(lines):
         return None
-    nxt = lines[i + 1].host_ns
+    nxt = lines.host[i + 1]
     return None if nxt is None else max(0, nxt - here)
+
+
+def _untimed_by_kernel(lines: Lines) -> list[int]:
+    """Indices of the lines without a printk timestamp: where bootloader output can be."""
+    return [i for i, k in enumerate(lines.kernel) if k is None]
 
 
 @REGISTRY.register
@@ -69,90 +73,88 @@ class UBootParser(Parser):
     name = "uboot"
     description = "U-Boot/SPL banners, autoboot, image loads, bootstage report, Starting kernel"
 
-    def sniff(self, lines: Sequence[Line], options: ParseOptions) -> float:
+    def sniff(self, lines: Lines, options: ParseOptions) -> float:
         hits = 0
-        for line in lines:
-            if line.kernel_ns is not None:
-                continue
-            t = line.text
+        texts = lines.text
+        for i in _untimed_by_kernel(lines):
+            t = texts[i]
             if any(k in t for k in _KEYWORDS):
                 hits += 1
                 if hits >= 3:
                     return 1.0
         return hits / 3
 
-    def parse(self, lines: Sequence[Line], options: ParseOptions) -> ParseResult:
+    def parse(self, lines: Lines, options: ParseOptions) -> ParseResult:
         events: list[Event] = []
         facts: list[Fact] = []
         warnings: list[str] = []
-        i = 0
         n = len(lines)
         seen_banner = False
-        while i < n:
-            line = lines[i]
-            if line.kernel_ns is not None:  # printk lines belong to the kernel parsers
-                i += 1
+        resume = 0
+        texts = lines.text
+        for i in _untimed_by_kernel(lines):  # printk lines belong to the kernel parsers
+            if i < resume:
                 continue
-            t = line.text
+            t = texts[i]
+            no = lines.no(i)
             if "U-Boot" in t:
                 m = _SPL.search(t)
                 if m:
-                    events.append(Event(Kind.MILESTONE, Milestone.SPL_START, _host(line), None, line.no))
-                    facts.append(Fact("spl_version", m[1], line.no))
+                    events.append(Event(Kind.MILESTONE, Milestone.SPL_START, _host(lines, i), None, no))
+                    facts.append(Fact("spl_version", m[1], no))
                     seen_banner = True
                 elif (m := _UBOOT.search(t)) is not None and t.lstrip().startswith("U-Boot"):
-                    events.append(Event(Kind.MILESTONE, Milestone.UBOOT_START, _host(line), None, line.no))
-                    facts.append(Fact("uboot_version", m[1], line.no))
+                    events.append(Event(Kind.MILESTONE, Milestone.UBOOT_START, _host(lines, i), None, no))
+                    facts.append(Fact("uboot_version", m[1], no))
                     seen_banner = True
             elif (m := _SEABIOS.search(t)) is not None or (not seen_banner and _TFA.match(t)):
-                events.append(Event(Kind.MILESTONE, Milestone.FIRMWARE_BANNER, _host(line), None, line.no))
-                facts.append(Fact("firmware", m[0] if m else t.strip(), line.no))
+                events.append(Event(Kind.MILESTONE, Milestone.FIRMWARE_BANNER, _host(lines, i), None, no))
+                facts.append(Fact("firmware", m[0] if m else t.strip(), no))
                 seen_banner = True
             elif (m := _AUTOBOOT.search(t)) is not None:
                 delay = int(m[1])
-                st = _host(line)
-                events.append(Event(Kind.MILESTONE, Milestone.AUTOBOOT, st, None, line.no))
+                st = _host(lines, i)
+                events.append(Event(Kind.MILESTONE, Milestone.AUTOBOOT, st, None, no))
                 events.append(
-                    Event(Kind.BOOTLOADER, f"autoboot delay ({delay} s)", st, _until_next(lines, i), line.no,
-                          line.no + 1 if i + 1 < n else None)
+                    Event(Kind.BOOTLOADER, f"autoboot delay ({delay} s)", st, _until_next(lines, i), no,
+                          no + 1 if i + 1 < n else None)
                 )
-                facts.append(Fact("bootdelay", str(delay), line.no))
+                facts.append(Fact("bootdelay", str(delay), no))
             elif "bytes read in" in t and (m := _LOAD.search(t)) is not None:
                 size, ms = int(m[1]), int(m[2])
                 dur = ms * NS_PER_MS
-                st = _host(line)
+                st = _host(lines, i)
                 start = Stamp(Clock.HOST, st.ns - dur) if st is not None else None
                 events.append(
-                    Event(Kind.BOOTLOADER, f"load {_human(size)}", start, dur, line.no,
+                    Event(Kind.BOOTLOADER, f"load {_human(size)}", start, dur, no,
                           detail=LoadDetail(size, m[3]))
                 )
             elif _VERIFY.search(t):
-                events.append(Event(Kind.BOOTLOADER, "verify image", _host(line), _until_next(lines, i), line.no))
+                events.append(Event(Kind.BOOTLOADER, "verify image", _host(lines, i), _until_next(lines, i), no))
             elif "Uncompressing" in t and _UNCOMPRESS.search(t):
-                events.append(Event(Kind.BOOTLOADER, "uncompress kernel", _host(line), _until_next(lines, i), line.no))
+                events.append(Event(Kind.BOOTLOADER, "uncompress kernel", _host(lines, i), _until_next(lines, i), no))
             elif (m := _STARTING.search(t)) is not None:
-                events.append(Event(Kind.MILESTONE, Milestone.STARTING_KERNEL, _host(line), None, line.no))
+                events.append(Event(Kind.MILESTONE, Milestone.STARTING_KERNEL, _host(lines, i), None, no))
             elif "EFI stub:" in t and (m := _EFI_STUB.search(t)) is not None:
                 if not any(e.name == Milestone.EFI_STUB for e in events):
-                    events.append(Event(Kind.MILESTONE, Milestone.EFI_STUB, _host(line), None, line.no))
-                events.append(Event(Kind.BOOTLOADER, "EFI stub: " + m[1].strip(), _host(line), None, line.no))
+                    events.append(Event(Kind.MILESTONE, Milestone.EFI_STUB, _host(lines, i), None, no))
+                events.append(Event(Kind.BOOTLOADER, "EFI stub: " + m[1].strip(), _host(lines, i), None, no))
             elif "Timer summary" in t and (m := _BOOTSTAGE_HEAD.search(t)) is not None:
-                i = self._bootstage(lines, i, int(m[1]), events, facts, warnings)
-                continue
-            i += 1
+                resume = self._bootstage(lines, i, int(m[1]), events, facts, warnings)
         return ParseResult(tuple(events), tuple(facts), tuple(warnings))
 
     @staticmethod
     def _bootstage(
-        lines: Sequence[Line], i: int, records: int, events: list[Event], facts: list[Fact], warnings: list[str]
+        lines: Lines, i: int, records: int, events: list[Event], facts: list[Fact], warnings: list[str]
     ) -> int:
         """Read a ``bootstage report`` table starting at line i; return the index after it."""
-        head = lines[i]
+        head_no = lines.no(i)
         i += 1
         n = len(lines)
         rows = 0
-        while i < n and lines[i].kernel_ns is None:
-            t = lines[i].text
+        kern, texts = lines.kernel, lines.text
+        while i < n and kern[i] is None:
+            t = texts[i]
             if "Mark" in t and "Elapsed" in t:
                 i += 1
                 continue
@@ -162,19 +164,19 @@ class UBootParser(Parser):
             mark, elapsed = int(m[1].replace(",", "")), int(m[2].replace(",", ""))
             events.append(
                 Event(Kind.BOOTSTAGE, m[3], Stamp(Clock.BOOTLOADER, (mark - elapsed) * NS_PER_US),
-                      elapsed * NS_PER_US, lines[i].no)
+                      elapsed * NS_PER_US, lines.no(i))
             )
             rows += 1
             i += 1
-        while i < n and lines[i].kernel_ns is None and not lines[i].text.strip():
+        while i < n and kern[i] is None and not texts[i].strip():
             i += 1
-        if i < n and lines[i].text.strip().startswith("Accumulated time"):
+        if i < n and texts[i].strip().startswith("Accumulated time"):
             i += 1
-            while i < n and (m := _ACCUM_ROW.match(lines[i].text)) is not None:
-                facts.append(Fact(f"bootstage_accumulated:{m[2]}", m[1].replace(",", ""), lines[i].no))
+            while i < n and (m := _ACCUM_ROW.match(texts[i])) is not None:
+                facts.append(Fact(f"bootstage_accumulated:{m[2]}", m[1].replace(",", ""), lines.no(i)))
                 i += 1
         if rows == 0:
-            warnings.append(f"bootstage report at line {head.no} ({records} records) has no readable rows")
+            warnings.append(f"bootstage report at line {head_no} ({records} records) has no readable rows")
         return i
 
 

@@ -91,11 +91,10 @@ def _boot(b: BootAnalysis, console: Console, top: int, which: str) -> None:
     ms.add_column("milestone")
     rows = [e for e in boot.events
             if (e.kind is Kind.MILESTONE and e.name in _KEY_MILESTONES) or e.kind in (Kind.MARKER, Kind.BOOTLOADER)]
-    by_no = {line.no: line for line in boot.lines} if rows else {}
     for e in rows[:40]:
         tm = al.to_axis(e.start)
         mark = "~" if e.start is not None and e.start.estimated else ""
-        text = by_no[e.line_no].text.strip() if e.line_no in by_no else ""
+        text = boot.lines.text[boot.lines.index_of(e.line_no)].strip()
         name = f"marker {e.name}" if e.kind is Kind.MARKER else e.name
         style = "bold green" if e.kind is Kind.MARKER and e.name == READY else ""
         dur = _dur(e.duration_ns) if e.duration_ns is not None else ""
