@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +44,7 @@ def event_dict(e: Event) -> dict[str, Any]:
     if e.end_line_no is not None:
         d["end_line"] = e.end_line_no
     if e.detail is not None:
-        d["detail"] = dataclasses.asdict(e.detail)
+        d["detail"] = e.detail._asdict()
     return d
 
 

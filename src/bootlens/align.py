@@ -17,10 +17,10 @@ printk time but not equal, and are always shown as estimates.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from .model import Boot, Clock, Kind, Milestone, Stamp
+from .model import Boot, Clock, Event, Kind, Milestone, Stamp
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +52,18 @@ class Alignment:
         off = self.offsets.get(st.clock)
         return None if off is None else st.ns + off
 
+    def times(self, events: Sequence[Event]) -> list[int | None]:
+        """Axis time of every event's start, in order: the bulk form of :meth:`to_axis`."""
+        kernel = Clock.KERNEL
+        k_off = self.offsets.get(kernel)
+        if k_off is None:
+            return [self.to_axis(e.start) for e in events]
+        to_axis = self.to_axis
+        return [
+            None if (st := e.start) is None else (st.ns + k_off if st.clock is kernel else to_axis(st))
+            for e in events
+        ]
+
     def anchor(self, clock: Clock) -> Anchor | None:
         """The anchor for one clock, or None."""
         for a in self.anchors:
@@ -63,9 +75,9 @@ class Alignment:
 def align(boot: Boot, host_origin: str = "first_byte") -> Alignment:
     """Work out the axis of a boot. ``host_origin`` says what host t=0 of the input is."""
     lines = boot.lines
-    fi = next((i for i, h in enumerate(lines.host) if h is not None), None)
-    if fi is None:
+    if not lines.has_host_time():  # C-speed count; the scan below would walk every line
         return _kernel_axis(boot)
+    fi = next(i for i, h in enumerate(lines.host) if h is not None)
 
     anchors: list[Anchor] = []
     # Host t=0: the input's own t=0 for its first boot when that is power-on; otherwise the

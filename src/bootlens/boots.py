@@ -9,49 +9,54 @@ back by more than :data:`BACKWARDS_SPLIT_NS` (a reset with the start of the cons
 from __future__ import annotations
 
 from .errors import InputError
-from .lines import Lines
+from .lines import Lines, steps_back
 from .model import NS_PER_MS, Boot, Event, Fact, InputStats, Kind
 from .parsers import ParseOptions, Registry, default_registry
 
 BACKWARDS_SPLIT_NS = 500 * NS_PER_MS
 
-
 def split_boots(lines: Lines) -> list[tuple[Lines, str, int]]:
-    """Cut lines into boots: (lines, why this boot starts here, printk backward steps)."""
+    """Cut lines into boots: (lines, why this boot starts here, printk backward steps).
+
+    Only the lines that can start a boot are visited: banner lines found by ``grep`` and the
+    places where the printk clock steps back (``steps_back``); both run over whole columns.
+    """
+    kern, texts = lines.kernel, lines.text
+    banners = lines.starting("U-Boot", "Booting Linux", "Linux version")
+    back = {i: j for i, j in steps_back(kern)}
     cuts: list[tuple[int, str]] = [(0, "start of input")]
     seen_spl = seen_uboot = seen_kernel = seen_version = False
-    last_k: int | None = None
     backwards = [0]
-    starts = ("U-Boot", "Booting Linux", "Linux version ")
-    kern = lines.kernel
-    for i, t in enumerate(lines.text):
-        reason = None
+    for i in sorted(set(banners) | back.keys()):
+        t = texts[i]
         k = kern[i]
-        if k is not None:
-            if last_k is not None and k < last_k:
-                if last_k - k > BACKWARDS_SPLIT_NS:
-                    reason = f"printk time went back from {last_k / 1e9:.6f} to {k / 1e9:.6f}"
-                else:
-                    backwards[-1] += 1
-            last_k = k
-        if t.startswith(starts):
-            if t.startswith("U-Boot SPL "):
-                if seen_spl or seen_uboot or seen_kernel:
-                    reason = "new SPL banner"
-                seen_spl = True
-            elif t[6:7] == " " and t[7:8].isdigit():
-                if seen_uboot or seen_kernel:
-                    reason = "new U-Boot banner"
-                seen_uboot = True
-            elif t.startswith("Booting Linux"):
-                if seen_kernel:
-                    reason = "new kernel start (Booting Linux)"
-                seen_kernel = True
-            elif t.startswith("Linux version ") and (k is not None or last_k is None):
-                if seen_version:
-                    reason = "new kernel start (Linux version)"
-                seen_kernel = seen_version = True
-        if reason is not None and i > cuts[-1][0]:
+        last_cut = cuts[-1][0]
+        reason = None
+        j = back.get(i)
+        if j is not None and j >= last_cut:  # compare only within the current boot
+            prev = kern[j]
+            assert prev is not None and k is not None
+            if prev - k > BACKWARDS_SPLIT_NS:
+                reason = f"printk time went back from {prev / 1e9:.6f} to {k / 1e9:.6f}"
+            else:
+                backwards[-1] += 1
+        if t.startswith("U-Boot SPL "):
+            if seen_spl or seen_uboot or seen_kernel:
+                reason = "new SPL banner"
+            seen_spl = True
+        elif t.startswith("U-Boot ") and t[7:8].isdigit():
+            if seen_uboot or seen_kernel:
+                reason = "new U-Boot banner"
+            seen_uboot = True
+        elif t.startswith("Booting Linux"):
+            if seen_kernel:
+                reason = "new kernel start (Booting Linux)"
+            seen_kernel = True
+        elif t.startswith("Linux version ") and (k is not None or not _kernel_since(kern, last_cut, i)):
+            if seen_version:
+                reason = "new kernel start (Linux version)"
+            seen_kernel = seen_version = True
+        if reason is not None and i > last_cut:
             cuts.append((i, reason))
             backwards.append(0)
             # the boundary line itself opens the new boot
@@ -59,7 +64,6 @@ def split_boots(lines: Lines) -> list[tuple[Lines, str, int]]:
             seen_uboot = t.startswith("U-Boot ") and not seen_spl
             seen_kernel = t.startswith(("Booting Linux", "Linux version "))
             seen_version = t.startswith("Linux version ")
-            last_k = k
     if len(cuts) == 1:
         return [(lines, cuts[0][1], backwards[0])]
     out = []
@@ -67,6 +71,11 @@ def split_boots(lines: Lines) -> list[tuple[Lines, str, int]]:
         end = cuts[n + 1][0] if n + 1 < len(cuts) else len(lines)
         out.append((lines.slice(start, end), reason, backwards[n]))
     return out
+
+
+def _kernel_since(kern: list[int | None], start: int, end: int) -> bool:
+    """True if a line in [start, end) carries a printk timestamp."""
+    return any(kern[j] is not None for j in range(end - 1, start - 1, -1))
 
 
 def parse_boot(

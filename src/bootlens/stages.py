@@ -11,6 +11,7 @@ SPL is "absent" when no SPL banner was seen, since many boards have none.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .align import Alignment
@@ -75,30 +76,30 @@ class Total:
         return None if self.end_ns is None else self.end_ns - self.start_ns
 
 
-def _first(boot: Boot, al: Alignment, kind: Kind, name: str) -> tuple[Event | None, int | None]:
-    for e in boot.events:
-        if e.kind is kind and e.name == name:
-            return e, al.to_axis(e.start)
-    return None, None
-
-
-def _point(boot: Boot, al: Alignment, name: str, kind: Kind = Kind.MILESTONE) -> Point | None:
-    e, ns = _first(boot, al, kind, name)
+def _point(firsts: dict[tuple[Kind, str], Event], al: Alignment, name: str,
+           kind: Kind = Kind.MILESTONE) -> Point | None:
+    e = firsts.get((kind, name))
     if e is None:
         return None
+    ns = al.to_axis(e.start)
     est = e.start is not None and e.start.estimated
     return Point(ns, e.line_no, name, est, e.start.error_ns if e.start is not None and est else 0)
 
 
-def compute_stages(boot: Boot, al: Alignment) -> tuple[tuple[Stage, ...], Total]:
-    """Stages and the headline total of one boot."""
-    fw = _point(boot, al, Milestone.FIRMWARE_BANNER)
-    spl = _point(boot, al, Milestone.SPL_START)
-    uboot = _point(boot, al, Milestone.UBOOT_START)
-    starting = _point(boot, al, Milestone.STARTING_KERNEL) or _point(boot, al, Milestone.EFI_STUB)
-    kstart_ev = _point(boot, al, Milestone.KERNEL_START)
-    run_init = _point(boot, al, Milestone.RUN_INIT)
-    ready = _point(boot, al, READY, Kind.MARKER)
+def compute_stages(boot: Boot, al: Alignment, times: Sequence[int | None] | None = None
+                   ) -> tuple[tuple[Stage, ...], Total]:
+    """Stages and the headline total of one boot (``times``: al.times(boot.events), if known)."""
+    firsts: dict[tuple[Kind, str], Event] = {}
+    for e in boot.events:
+        if e.kind is Kind.MILESTONE or e.kind is Kind.MARKER:
+            firsts.setdefault((e.kind, e.name), e)
+    fw = _point(firsts, al, Milestone.FIRMWARE_BANNER)
+    spl = _point(firsts, al, Milestone.SPL_START)
+    uboot = _point(firsts, al, Milestone.UBOOT_START)
+    starting = _point(firsts, al, Milestone.STARTING_KERNEL) or _point(firsts, al, Milestone.EFI_STUB)
+    kstart_ev = _point(firsts, al, Milestone.KERNEL_START)
+    run_init = _point(firsts, al, Milestone.RUN_INIT)
+    ready = _point(firsts, al, READY, Kind.MARKER)
 
     has_kernel = kstart_ev is not None or boot.lines.has_kernel_time(5000)
     k0_ns = al.to_axis(Stamp(Clock.KERNEL, 0)) if has_kernel else None
@@ -129,16 +130,22 @@ def compute_stages(boot: Boot, al: Alignment) -> tuple[tuple[Stage, ...], Total]
     stages.append(span("kernel_load", "kernel load / decompress", starting, k0))
     stages.append(span("kernel_init", "kernel init", k0, run_init))
 
-    to_axis = al.to_axis
-    placed = [(t, e) for e in boot.events if e.kind is Kind.INITCALL and (t := to_axis(e.start)) is not None]
+    if times is None:
+        times = al.times(boot.events)
+    initcall = Kind.INITCALL
+    placed = [(t, e) for e, t in zip(boot.events, times) if t is not None and e.kind is initcall]
     if placed and k0 is not None:
         limit = run_init.ns if run_init is not None and run_init.ns is not None else None
-        first_t, first_ev = min(placed, key=lambda te: (te[0], te[1].line_no))
-        ends = [(t + e.duration_ns, e.end_line_no or e.line_no) for t, e in placed
-                if e.duration_ns is not None and (limit is None or t + e.duration_ns <= limit)]
-        if ends:
+        starts = [t for t, _ in placed]
+        first_t = min(starts)
+        first_ev = placed[starts.index(first_t)][1]  # the earliest line among equal starts
+        ends = [t + e.duration_ns for t, e in placed if e.duration_ns is not None]
+        ok = ends if limit is None else [x for x in ends if x <= limit]
+        if ok:
+            last_end = max(ok)
+            finished = [e for _, e in placed if e.duration_ns is not None]
+            last_line = max((e.end_line_no or e.line_no) for e, x in zip(finished, ends) if x == last_end)
             first = Point(first_t, first_ev.line_no, "first initcall")
-            last_end, last_line = max(ends)
             last = Point(last_end, last_line, "last initcall returned")
             stages.append(span("kernel_early", "early init (before initcalls)", k0, first, "kernel_init"))
             stages.append(span("initcalls", "initcalls", first, last, "kernel_init"))

@@ -40,11 +40,27 @@ class MarkerSpec:
             raise UsageError(f"--marker {spec!r}: bad regular expression: {e}") from None
 
 
+    @property
+    def literal(self) -> str | None:
+        """The text the pattern matches when it is a plain string (no regex syntax), else None."""
+        p = self.pattern
+        if p.flags & ~(re.UNICODE) or not p.pattern or any(c in _REGEX_SYNTAX for c in p.pattern):
+            return None
+        return p.pattern
+
+
+_REGEX_SYNTAX = frozenset(".^$*+?{}[]\\|()")
+
+
 @dataclass(frozen=True, slots=True)
 class ParseOptions:
     """What the user told the parsers."""
 
     markers: tuple[MarkerSpec, ...] = field(default_factory=tuple)
+
+    def needles(self) -> tuple[str, ...]:
+        """Plain strings worth indexing while the input is framed (literal markers)."""
+        return tuple(lit for m in self.markers if (lit := m.literal) is not None)
 
 
 class Parser(ABC):

@@ -18,10 +18,12 @@ A ``calling`` line without a ``returned`` line is an initcall still running when
 from __future__ import annotations
 
 import re
-from ..lines import Lines, stamp_at
+
+from ..lines import Lines, native_module, stamp_at
 from ..model import (
     NS_PER_MS,
     NS_PER_US,
+    Clock,
     Event,
     InitcallDetail,
     Kind,
@@ -30,20 +32,92 @@ from ..model import (
     Stamp,
 )
 from . import REGISTRY
+
+KERNEL = Clock.KERNEL
+INITCALL = Kind.INITCALL
+NATIVE_TYPES = (Event, Stamp, InitcallDetail, ProbeDetail, Kind.INITCALL, Kind.PROBE, Kind.FIXUP, Clock.KERNEL,
+                Clock.HOST)
 from .base import ParseOptions, Parser
 
 _FN = r"(\S+?)(?:\+0x[0-9a-f]+/0x[0-9a-f]+)?(?: \[([^\]\s]+)\])?"
-_CALL = re.compile(r"calling  " + _FN + r" @ (\d+)")
-_RET = re.compile(r"initcall " + _FN + r" returned (-?\d+) after (\d+) (usecs|msecs)")
-_RAN = re.compile(r"initcall (?:0x[0-9a-f]+) ran for (\d+) msecs: " + _FN + r"\s*$")
-_FIXUP_CALL = re.compile(r"(\S+ \S+): calling  " + _FN + r" @ (\d+)")
-_FIXUP_TOOK = re.compile(r"(\S+ \S+): " + _FN + r" took (\d+) usecs")
-_PROBE = re.compile(r"probe of (\S+) returned (-?\d+) after (\d+) usecs")
-_PROBE_DRV = re.compile(r"(?:(\S+) )?(\S+): probe with driver (\S+) returned (-?\d+) after (\d+) usecs")
+_A = re.ASCII  # ASCII \d \s \S, as the native scanner (native/src/lib.rs) uses
+_CALL = re.compile(r"calling  " + _FN + r" @ (\d+)", _A)
+_RET = re.compile(r"initcall " + _FN + r" returned (-?\d+) after (\d+) (usecs|msecs)", _A)
+_RAN = re.compile(r"initcall (?:0x[0-9a-f]+) ran for (\d+) msecs: " + _FN + r"\s*$", _A)
+_FIXUP_CALL = re.compile(r"(\S+ \S+): calling  " + _FN + r" @ (\d+)", _A)
+_FIXUP_TOOK = re.compile(r"(\S+ \S+): " + _FN + r" took (\d+) usecs", _A)
+_PROBE = re.compile(r"probe of (\S+) returned (-?\d+) after (\d+) usecs", _A)
+_PROBE_DRV = re.compile(r"(?:(\S+) )?(\S+): probe with driver (\S+) returned (-?\d+) after (\d+) usecs", _A)
+
+# (fn, module, call index | -1, return index | -1, duration ns | None, pid | None, ret | None)
+CallRow = tuple[str, str | None, int, int, int | None, int | None, int | None]
+# (device, fn or driver, start index | -1, end index, duration ns, ret)
+DevRow = tuple[str, str | None, int, int, int, int]
+ScanResult = tuple[list[CallRow], list[DevRow], list[DevRow], int, int]
+
+NEEDLES = ("call", "usecs")
 
 
-def _earlier(st: Stamp | None, ns: int) -> Stamp | None:
-    return None if st is None else Stamp(st.clock, st.ns - ns, st.estimated, st.error_ns)
+def scan_initcalls(lines: Lines) -> ScanResult:
+    """Rows for every initcall, probe and PCI fixup; native when the accelerator is built."""
+    cands = lines.grep(*NEEDLES)
+    native = native_module()
+    if native is not None:
+        result: ScanResult = native.initcalls(lines.text, cands)
+        return result
+    return scan_initcalls_py(lines.text, cands)
+
+
+def scan_initcalls_py(texts: list[str], cands: list[int]) -> ScanResult:
+    """Reference implementation of the native ``initcalls`` scan (same rows, same order)."""
+    calls: list[CallRow] = []
+    probes: list[DevRow] = []
+    fixups_out: list[DevRow] = []
+    pending: dict[tuple[str, str | None], list[tuple[int, int]]] = {}
+    fixups: dict[tuple[str, str], int] = {}
+    bad = 0
+    first_bad = -1
+    for i in cands:
+        t = texts[i]
+        has_call = "call" in t
+        if has_call and t.startswith("calling  "):
+            m = _CALL.match(t)
+            if m is None:
+                bad += 1
+                first_bad = i if first_bad < 0 else first_bad
+                continue
+            pending.setdefault((m[1], m[2]), []).append((i, int(m[3])))
+            continue
+        if has_call and "initcall " in t:
+            if (m := _RET.search(t)) is not None:
+                fn, mod, dur, ret = m[1], m[2], int(m[4]) * (NS_PER_US if m[5] == "usecs" else NS_PER_MS), int(m[3])
+            elif (m := _RAN.search(t)) is not None:
+                fn, mod, dur, ret = m[2], m[3], int(m[1]) * NS_PER_MS, 0
+            else:
+                if " returned " in t or " ran for " in t:
+                    bad += 1
+                    first_bad = i if first_bad < 0 else first_bad
+                continue
+            stack = pending.get((fn, mod))
+            ci, pid = stack.pop() if stack else (-1, None)
+            calls.append((fn, mod, ci, i, dur, pid, ret))
+            continue
+        if has_call and " calling  " in t and (m := _FIXUP_CALL.match(t)) is not None:
+            fixups[(m[1], m[2])] = i
+            continue
+        if "usecs" not in t:
+            continue
+        if " took " in t and (m := _FIXUP_TOOK.match(t)) is not None:
+            fixups_out.append((m[1], m[2], fixups.pop((m[1], m[2]), -1), i, int(m[4]) * NS_PER_US, 0))
+        elif "probe " in t:
+            if (m := _PROBE.search(t)) is not None:
+                probes.append((m[1], None, -1, i, int(m[3]) * NS_PER_US, int(m[2])))
+            elif (m := _PROBE_DRV.search(t)) is not None:
+                probes.append((m[2], m[3], -1, i, int(m[5]) * NS_PER_US, int(m[4])))
+    for (fn, mod), stack in pending.items():
+        for ci, pid in stack:
+            calls.append((fn, mod, ci, -1, None, pid, None))
+    return calls, probes, fixups_out, bad, first_bad
 
 
 @REGISTRY.register
@@ -55,7 +129,9 @@ class InitcallParser(Parser):
 
     def sniff(self, lines: Lines, options: ParseOptions) -> float:
         hits = 0
-        for t in lines.text:
+        texts = lines.text
+        for i in lines.grep("call"):
+            t = texts[i]
             if t.startswith("calling  ") or ("initcall " in t and " returned " in t):
                 hits += 1
                 if hits >= 5:
@@ -63,93 +139,53 @@ class InitcallParser(Parser):
         return hits / 5
 
     def parse(self, lines: Lines, options: ParseOptions) -> ParseResult:
-        events: list[Event] = []
+        native = native_module()
+        if native is not None:
+            # the same scan, with the Event objects built natively (tests/test_native.py)
+            built, unfinished, bad, first_bad = native.initcall_events(
+                lines.text, lines.grep(*NEEDLES), lines.kernel, lines.host, lines.first, NATIVE_TYPES)
+            events = list(built)
+        else:
+            events, unfinished, bad, first_bad = self.events_py(lines)
         warnings: list[str] = []
-        pending: dict[tuple[str, str | None], list[tuple[int, int]]] = {}
-        fixups: dict[tuple[str, str], int] = {}
-        not_understood = 0
-        first_bad = 0
-        call = _CALL.match
-        ret_search = _RET.search
-        no = lines.no
-
-        def timed_line(i: int, t: str) -> None:
-            """A PCI quirk's "took N usecs" or a probe's "returned R after N usecs"."""
-            if " took " in t and (m := _FIXUP_TOOK.match(t)) is not None:
-                dur = int(m[4]) * NS_PER_US
-                fi = fixups.pop((m[1], m[2]), None)
-                if fi is not None:
-                    start, start_no = stamp_at(lines, fi), no(fi)
-                else:
-                    start, start_no = _earlier(stamp_at(lines, i), dur), no(i)
-                events.append(Event(Kind.FIXUP, m[2], start, dur, start_no, no(i), ProbeDetail(m[1], None, 0)))
-            elif "probe " in t:
-                m = _PROBE.search(t)
-                if m is not None:
-                    dev, drv, ret, us = m[1], None, int(m[2]), int(m[3])
-                elif (m := _PROBE_DRV.search(t)) is not None:
-                    dev, drv, ret, us = m[2], m[3], int(m[4]), int(m[5])
-                else:
-                    return
-                dur = us * NS_PER_US
-                events.append(Event(Kind.PROBE, dev, _earlier(stamp_at(lines, i), dur), dur, no(i), no(i),
-                                    ProbeDetail(dev, drv, ret)))
-
-        for i, t in enumerate(lines.text):
-            if "call" not in t:
-                if "usecs" in t:
-                    timed_line(i, t)
-                continue
-            if t.startswith("calling  "):
-                m = call(t)
-                if m is None:
-                    not_understood += 1
-                    first_bad = first_bad or no(i)
-                    continue
-                key = (m[1], m[2])
-                stack = pending.get(key)
-                if stack is None:
-                    pending[key] = [(i, int(m[3]))]
-                else:
-                    stack.append((i, int(m[3])))
-            elif "initcall " in t:
-                m = ret_search(t)
-                if m is not None:
-                    fn, mod = m[1], m[2]
-                    dur = int(m[4]) * (NS_PER_US if m[5] == "usecs" else NS_PER_MS)
-                    ret = int(m[3])
-                elif (m := _RAN.search(t)) is not None:
-                    fn, mod = m[2], m[3]
-                    dur = int(m[1]) * NS_PER_MS
-                    ret = 0
-                else:
-                    if " returned " in t or " ran for " in t:
-                        not_understood += 1
-                        first_bad = first_bad or no(i)
-                    continue
-                stack = pending.get((fn, mod))
-                if stack:
-                    ci, pid = stack.pop()
-                    start = stamp_at(lines, ci)
-                    start_no = no(ci)
-                else:
-                    pid = None
-                    start = _earlier(stamp_at(lines, i), dur)
-                    start_no = no(i)
-                events.append(Event(Kind.INITCALL, fn, start, dur, start_no, no(i), InitcallDetail(pid, mod, ret, True)))
-            elif " calling  " in t and (m := _FIXUP_CALL.match(t)) is not None:
-                fixups[(m[1], m[2])] = i
-            elif "usecs" in t:
-                timed_line(i, t)
-        unfinished = 0
-        for (fn, mod), stack in pending.items():
-            for ci, pid in stack:
-                unfinished += 1
-                events.append(Event(Kind.INITCALL, fn, stamp_at(lines, ci), None, no(ci), None,
-                                    InitcallDetail(pid, mod, None, False)))
         if unfinished:
             warnings.append(f"{unfinished} initcalls were called but had not returned when the log ended")
-        if not_understood:
-            warnings.append(f"{not_understood} initcall lines not understood (first at line {first_bad})")
+        if bad:
+            warnings.append(f"{bad} initcall lines not understood (first at line {lines.first + first_bad})")
         events.sort(key=lambda e: e.line_no)
         return ParseResult(tuple(events), (), tuple(warnings))
+
+    @staticmethod
+    def events_py(lines: Lines) -> tuple[list[Event], int, int, int]:
+        """Reference implementation of the native ``initcall_events``."""
+        calls, probes, fixups, bad, first_bad = scan_initcalls_py(lines.text, lines.grep(*NEEDLES))
+        kern, first = lines.kernel, lines.first
+        events: list[Event] = []
+        add = events.append
+
+        def at(i: int, minus: int = 0) -> Stamp | None:
+            k = kern[i]
+            if k is not None:
+                return Stamp(KERNEL, k - minus)
+            st = stamp_at(lines, i)
+            return None if st is None else Stamp(st.clock, st.ns - minus)
+
+        unfinished = 0
+        for fn, mod, ci, ri, dur, pid, ret in calls:
+            if ri < 0:
+                unfinished += 1
+                add(Event(INITCALL, fn, at(ci), None, first + ci, None, InitcallDetail(pid, mod, None, False)))
+            elif ci >= 0:
+                k = kern[ci]  # the common case inline: a calling line with a printk time
+                add(Event(INITCALL, fn, Stamp(KERNEL, k) if k is not None else at(ci), dur, first + ci,
+                          first + ri, InitcallDetail(pid, mod, ret, True)))
+            else:
+                add(Event(INITCALL, fn, at(ri, dur or 0), dur, first + ri, first + ri,
+                          InitcallDetail(None, mod, ret, True)))
+        for dev, drv, _, ri, dur, ret in probes:
+            add(Event(Kind.PROBE, dev, at(ri, dur), dur, first + ri, first + ri, ProbeDetail(dev, drv, ret)))
+        for dev, quirk, si, ri, dur, _ in fixups:
+            start = at(si) if si >= 0 else at(ri, dur)
+            add(Event(Kind.FIXUP, quirk or "", start, dur, first + (si if si >= 0 else ri), first + ri,
+                      ProbeDetail(dev, None, 0)))
+        return events, unfinished, bad, first_bad

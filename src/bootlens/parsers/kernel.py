@@ -14,6 +14,9 @@ from .base import ParseOptions, Parser
 # Dispatch on the first four characters: one dict lookup per line instead of a dozen searches.
 _PREFIXES = frozenset({"Linu", "Boot", "Kern", "Comm", "Cali", "Free", "VFS:", "Run ", "prin", "cloc"})
 
+_NEEDLES = ("Linux version", "Booting Linux", "Kernel command line:", "Command line:",
+            "Calibrating delay loop", "Freeing", "VFS: Mounted root", "Run ", "printk:",
+            "clocksource: Switched", "Kernel panic")
 _VERSION = re.compile(r"Linux version (\S+)")
 _CALIBRATE = re.compile(
     r"Calibrating delay loop(?: \((skipped)\))?(?: preset value)?[^(]*?([\d.]+) BogoMIPS \(lpj=(\d+)\)"
@@ -33,7 +36,9 @@ class KernelParser(Parser):
     description = "kernel milestones: Linux version, command line, lpj, root mount, Run /init"
 
     def sniff(self, lines: Lines, options: ParseOptions) -> float:
-        if any(t.startswith(("Linux version", "Booting Linux")) for t in lines.text):
+        texts = lines.text
+        if any(texts[i].startswith(("Linux version", "Booting Linux"))
+               for i in lines.starting("Linux version", "Booting Linux")):
             return 1.0
         return 0.5 if lines.has_kernel_time(2000) else 0.0
 
@@ -49,8 +54,9 @@ class KernelParser(Parser):
                 events.append(Event(Kind.MILESTONE, name, stamp_at(lines, i), duration, lines.no(i)))
 
         prefixes = _PREFIXES
-        kern = lines.kernel
-        for idx, t in enumerate(lines.text):
+        kern, texts = lines.kernel, lines.text
+        for idx in lines.starting(*_NEEDLES):
+            t = texts[idx]
             if t[:4] not in prefixes:
                 continue
             no = lines.no(idx)
@@ -91,6 +97,8 @@ class KernelParser(Parser):
                             break
                 once(Milestone.CALIBRATE_DELAY, idx, dur)
             elif t.startswith("Freeing"):
+                if Milestone.INITRD_FREED in seen and Milestone.INITMEM_FREED in seen:
+                    continue
                 if t.startswith("Freeing initrd memory"):
                     once(Milestone.INITRD_FREED, idx)
                 elif _INITMEM.match(t):

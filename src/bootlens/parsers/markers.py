@@ -14,8 +14,6 @@ marker raises that marker's lower bound.
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
-from itertools import accumulate
 
 from ..lines import Lines, estimate_stamp
 from ..model import NS_PER_MS, Clock, Event, Fact, Kind, ParseResult, Stamp
@@ -60,13 +58,14 @@ class MarkerParser(Parser):
     def sniff(self, lines: Lines, options: ParseOptions) -> float:
         if options.markers:
             return 1.0
-        return 1.0 if any(t.startswith("uptime: ") for t in lines.text) else 0.0
+        texts = lines.text
+        return 1.0 if any(texts[i].startswith("uptime: ") for i in lines.starting("uptime: ")) else 0.0
 
     def parse(self, lines: Lines, options: ParseOptions) -> ParseResult:
         events: list[Event] = []
         facts: list[Fact] = []
         texts = lines.text
-        uptimes = [i for i, t in enumerate(texts) if t.startswith("uptime: ")]
+        uptimes = [i for i in lines.starting("uptime: ") if texts[i].startswith("uptime: ")]
         for i in uptimes:
             m = _UPTIME.match(texts[i])
             if m is not None:
@@ -74,16 +73,26 @@ class MarkerParser(Parser):
                 events.append(Event(Kind.MARKER, "uptime", Stamp(Clock.UPTIME, ns, True, 10 * NS_PER_MS), None,
                                     lines.no(i)))
                 facts.append(Fact("uptime", f"{m[1]}.{m[2]}", lines.no(i)))
-        if options.markers:
-            # One search over the joined text per marker (C speed), then offsets -> line index.
+        literal = [m for m in options.markers if m.literal is not None]
+        for spec in literal:  # plain strings: the lines holding them come from the index
+            lit = spec.literal
+            assert lit is not None
+            for i in lines.grep(lit):
+                events.append(Event(Kind.MARKER, spec.name, _estimate(lines, i, _floor(lines, i)), None,
+                                    lines.no(i)))
+        regex = [m for m in options.markers if m.literal is None]
+        if regex:
+            # One search over the joined text per marker (C speed); a match's line is found by
+            # counting newlines since the previous match, also in C.
             # re.M keeps ^ and $ meaning "start/end of a line", as with a per-line search.
             joined = "\n".join(texts)
-            starts = list(accumulate((len(t) + 1 for t in texts), initial=0))
-            for spec in options.markers:
+            for spec in regex:
                 rx = re.compile(spec.pattern.pattern, spec.pattern.flags | re.M)
                 last = -1
+                i, pos = 0, 0
                 for m in rx.finditer(joined):
-                    i = bisect_right(starts, m.start()) - 1
+                    i += joined.count("\n", pos, m.start())
+                    pos = m.start()
                     if i == last or ("\n" in m.group(0) and spec.pattern.search(texts[i]) is None):
                         continue
                     last = i

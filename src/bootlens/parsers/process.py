@@ -68,8 +68,9 @@ class ProcessParser(Parser):
 
     def sniff(self, lines: Lines, options: ParseOptions) -> float:
         hits = 0
-        for t in lines.text:
-            if t.startswith("sched_process_"):
+        texts = lines.text
+        for i in lines.starting("sched_process_"):
+            if texts[i].startswith("sched_process_"):
                 hits += 1
                 if hits >= 3:
                     return 1.0
@@ -79,7 +80,9 @@ class ProcessParser(Parser):
         live: dict[int, _Proc] = {}
         done: list[_Proc] = []
         orphans = 0
-        for i, t in enumerate(lines.text):
+        texts = lines.text
+        for i in lines.starting("sched_process_"):
+            t = texts[i]
             if not t.startswith("sched_process_"):
                 continue
             st = stamp_at(lines, i)

@@ -6,15 +6,20 @@ SCHEMA_VERSION.
 
 from __future__ import annotations
 
-from typing import Any
+import io
+import uuid
+from typing import Any, BinaryIO
 
 import orjson
 
 from .. import __version__
 from ..align import Alignment
-from ..analyze import Analysis, BootAnalysis
-from ..lines import clip
+from ..analyze import Analysis, BootAnalysis, paused_gc
+from ..lines import clip, native_module
+
+dumps = orjson.dumps
 from ..model import (
+    Kind,
     Event,
     InitcallDetail,
     InputStats,
@@ -31,24 +36,33 @@ def _s(ns: int | None) -> float | None:
     return None if ns is None else ns / 1e9
 
 
-def event_dict(e: Event, al: Alignment) -> dict[str, Any]:
-    """One event as JSON; ``start_s`` is None when it has no time on the axis."""
+def event_dict(e: Event, al: Alignment, t: int | None | bool = False) -> dict[str, Any]:
+    """One event as JSON; ``start_s`` is None when it has no time on the axis.
+
+    ``t`` is the event's axis time when the caller already has it (see Alignment.times).
+    """
+    if t is False:
+        t = al.to_axis(e.start)
+    dur = e.duration_ns
     d: dict[str, Any] = {
-        "kind": e.kind.value,
+        "kind": e.kind,
         "name": e.name,
-        "start_s": _s(al.to_axis(e.start)),
-        "duration_s": _s(e.duration_ns),
+        "start_s": None if t is None else t / 1e9,
+        "duration_s": None if dur is None else dur / 1e9,
         "line": e.line_no,
     }
     if e.end_line_no is not None and e.end_line_no != e.line_no:
         d["end_line"] = e.end_line_no
-    if e.start is not None:
-        if e.start.clock is not al.axis:
-            d["clock"] = e.start.clock.value
-        if e.start.estimated:
+    st = e.start
+    if st is not None:
+        if st.clock is not al.axis:
+            d["clock"] = st.clock
+        if st.estimated:
             d["estimated"] = True
-            d["error_s"] = _s(e.start.error_ns)
+            d["error_s"] = _s(st.error_ns)
     det = e.detail
+    if det is None:
+        return d
     if isinstance(det, InitcallDetail):
         d["pid"] = det.pid
         d["module"] = det.module
@@ -86,15 +100,18 @@ def stage_dict(s: Stage, total_ns: int | None) -> dict[str, Any]:
     }
 
 
-def boot_dict(b: BootAnalysis) -> dict[str, Any]:
-    """One boot as JSON."""
+def boot_dict(b: BootAnalysis, with_events: bool = True) -> dict[str, Any]:
+    """One boot as JSON (``with_events=False``: the events arrays left empty, for streaming)."""
     al = b.alignment
     boot = b.boot
     events: list[dict[str, Any]] = []
     untimed: list[dict[str, Any]] = []
-    for e in boot.events:
-        d = event_dict(e, al)
-        (events if d["start_s"] is not None else untimed).append(d)
+    times = b.times or tuple(al.times(boot.events))
+    for e, t in zip(boot.events, times):
+        if t is None:
+            untimed.append(event_dict(e, al, t))
+        elif with_events:
+            events.append(event_dict(e, al, t))
     total_ns = b.total.duration_ns
     facts: dict[str, Any] = {}
     for f in boot.facts:
@@ -179,12 +196,12 @@ def input_dict(st: InputStats) -> dict[str, Any]:
     }
 
 
-def to_json_obj(a: Analysis) -> dict[str, Any]:
+def to_json_obj(a: Analysis, with_events: bool = True) -> dict[str, Any]:
     """The whole analysis as a JSON-ready dict."""
     by_source = {s.source: list(s.warnings) for s in a.inputs}
     boots = []
     for b in a.boots:
-        d = boot_dict(b)
+        d = boot_dict(b, with_events)
         # A reader of boots[] alone must still learn that the input itself was damaged.
         d["warnings"] = by_source.get(b.boot.source, []) + d["warnings"]
         boots.append(d)
@@ -197,5 +214,56 @@ def to_json_obj(a: Analysis) -> dict[str, Any]:
 
 
 def render_json(a: Analysis) -> bytes:
-    """Serialized JSON (orjson: the 100k-event outputs are several times faster than stdlib)."""
-    return orjson.dumps(to_json_obj(a), option=orjson.OPT_INDENT_2) + b"\n"
+    """The whole document as bytes (see :func:`write_json` for large outputs)."""
+    buf = io.BytesIO()
+    write_json(a, buf)
+    return buf.getvalue()
+
+
+def write_json(a: Analysis, out: BinaryIO, chunk: int = 8192) -> None:
+    """Write the JSON document, streaming each boot's events one per line.
+
+    The document around the events is built as a dict and serialised with orjson; the events
+    (hundreds of thousands on a big log) are serialised a chunk at a time, so their dicts never
+    all exist at once: peak memory stays near the size of the model itself.
+    """
+    with paused_gc():
+        doc = to_json_obj(a, with_events=False)
+        token = uuid.uuid4().hex
+        for i, d in enumerate(doc["boots"]):
+            d["events"] = f"@@events-{token}-{i}@@"
+        head = orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
+        pos = 0
+        for i, b in enumerate(a.boots):
+            marker = f'"@@events-{token}-{i}@@"'.encode()
+            at = head.index(marker, pos)
+            out.write(head[pos:at])
+            _write_events(b, out, chunk)
+            pos = at + len(marker)
+        out.write(head[pos:])
+        out.write(b"\n")
+
+
+def _write_events(b: BootAnalysis, out: BinaryIO, chunk: int) -> None:
+    al = b.alignment
+    events = b.boot.events
+    times = b.times or tuple(al.times(events))
+    placed = [(e, t) for e, t in zip(events, times) if t is not None]
+    if not placed:
+        out.write(b"[]")
+        return
+    native = native_module()
+    out.write(b"[\n")
+    for start in range(0, len(placed), chunk):
+        part = placed[start : start + chunk]
+        if native is not None:
+            # timed initcalls serialised natively; everything else (None) by event_dict
+            fast = native.dump_initcalls([e for e, _ in part], [t for _, t in part], Kind.INITCALL, al.axis)
+            text = b",\n".join([f if f is not None else dumps(event_dict(e, al, t))
+                                for f, (e, t) in zip(fast, part)])
+        else:
+            text = b",\n".join([dumps(event_dict(e, al, t)) for e, t in part])
+        if start:
+            out.write(b",\n")
+        out.write(text)
+    out.write(b"\n]")
