@@ -181,8 +181,6 @@ def test_invalid_utf8_is_replaced_counted_and_the_boot_still_analysed(tmp_path: 
     assert without(boot, "source", "warnings") == without(baseline, "source", "warnings")
 
 
-@pytest.mark.xfail(strict=True, reason="lines.clean_text counts every U+FFFD in the decoded text, "
-                   "including U+FFFD characters that were valid UTF-8 in the file")
 def test_invalid_utf8_does_not_count_genuine_replacement_characters(tmp_path: Path) -> None:
     """A capture tool that already replaced bad bytes writes U+FFFD as valid UTF-8
     (EF BF BD). Such a file with one more raw bad byte has ONE undecodable sequence."""
@@ -193,8 +191,6 @@ def test_invalid_utf8_does_not_count_genuine_replacement_characters(tmp_path: Pa
     assert d["inputs"][0]["invalid_utf8"] == 1
 
 
-@pytest.mark.xfail(strict=True, reason="a UTF-8 byte-order mark is not stripped: the first line "
-                   "keeps it, so its grabserial prefix is not recognised and t=0 moves")
 def test_utf8_bom_does_not_change_the_analysis(tmp_path: Path) -> None:
     """Windows terminal programs may start a capture with a UTF-8 BOM (EF BB BF). It is not
     part of the console output: the analysis must be the same as without it."""
@@ -452,8 +448,6 @@ def test_unusable_input_is_a_one_line_error(tmp_path: Path, make: Any, reason: s
     assert err.startswith(f"bootlens: error: {path}: "), err
 
 
-@pytest.mark.xfail(strict=True, reason="orjson refuses the surrogate-escaped file name in "
-                   "'source': TypeError traceback from render_json, exit 1")
 def test_non_utf8_file_name_with_json(tmp_path: Path) -> None:
     """A Latin-1 file name (bytes b'boot-\\xe9t\\xe9.log') is legal on Linux; bootlens must
     analyse the file, or at worst fail with a one-line error, never a traceback."""
@@ -472,8 +466,6 @@ def test_non_utf8_file_name_with_json(tmp_path: Path) -> None:
     assert stage(boot, "kernel_init")["duration_s"] == RUN_INIT_S
 
 
-@pytest.mark.xfail(strict=True, reason="the path is printed raw in the error message, so a "
-                   "newline in it splits the error over two lines")
 def test_error_naming_a_path_with_a_newline_is_still_one_line(tmp_path: Path) -> None:
     path = tmp_path / "cap\nture.log"  # does not exist
     assert_one_line_error(analyze(path), "no such file")

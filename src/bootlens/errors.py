@@ -3,6 +3,13 @@
 from __future__ import annotations
 
 
+def printable(name: str) -> str:
+    """A file name fit for a one-line message: undecodable bytes (surrogate escapes from a
+    non-UTF-8 name) as U+FFFD, control characters such as a newline escaped."""
+    s = name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    return s if s.isprintable() else repr(s)[1:-1]
+
+
 class BootlensError(Exception):
     """Base of every error bootlens raises on purpose; ``str()`` is the one-line message."""
 
@@ -15,7 +22,7 @@ class InputError(BootlensError):
     exit_code = 2
 
     def __init__(self, source: str, reason: str) -> None:
-        super().__init__(f"{source}: {reason}")
+        super().__init__(f"{printable(source)}: {reason}")
         self.source = source
         self.reason = reason
 
@@ -26,7 +33,7 @@ class ParseError(BootlensError):
     exit_code = 2
 
     def __init__(self, source: str, line_no: int, reason: str) -> None:
-        super().__init__(f"{source}:{line_no}: {reason}")
+        super().__init__(f"{printable(source)}:{line_no}: {reason}")
         self.source = source
         self.line_no = line_no
         self.reason = reason

@@ -17,7 +17,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import ModuleType
 
-from .errors import InputError
+from .errors import InputError, printable
 from .model import Clock, InputStats, Line, Stamp
 
 LONG_LINE = 4096  # characters; longer lines are kept but clipped when quoted as evidence
@@ -150,7 +150,7 @@ def read_path(path: str, needles: Sequence[str] = ()) -> tuple[Lines, InputStats
         raise InputError(path, "is a directory, expected a log file") from None
     except OSError as e:
         raise InputError(path, f"cannot read: {e.strerror or e}") from None
-    return frame_bytes(path, data, needles)
+    return frame_bytes(printable(path), data, needles)
 
 
 def clean_text(data: bytes) -> tuple[str, dict[str, int | bool]]:
@@ -161,8 +161,11 @@ def clean_text(data: bytes) -> tuple[str, dict[str, int | bool]]:
         invalid = 0
     except UnicodeDecodeError:
         text = data.decode("utf-8", errors="replace")
-        invalid = text.count("\ufffd")
+        # U+FFFD that was already in the file (valid UTF-8 EF BF BD) is not a decoding error
+        invalid = text.count("\ufffd") - data.count(b"\xef\xbf\xbd")
     counts["invalid_utf8"] = invalid
+    if text.startswith("\ufeff"):  # a UTF-8 byte-order mark from a Windows terminal program
+        text = text[1:]
     nul = text.count("\x00")
     if nul:
         text = text.replace("\x00", "")
@@ -272,7 +275,7 @@ def _stats_warnings(
     if counts["invalid_utf8"]:
         w.append(f"{counts['invalid_utf8']} undecodable byte sequences replaced by U+FFFD")
     if garbled:
-        w.append(f"{garbled} lines look like noise (wrong baud rate?) and were ignored by the parsers")
+        w.append(f"{garbled} lines look like noise (wrong baud rate?)")
     if counts["nul_bytes"]:
         w.append(f"{counts['nul_bytes']} NUL bytes removed")
     if counts["cr_only"]:
