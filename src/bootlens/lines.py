@@ -336,7 +336,19 @@ def frame_text(text: str, framing: str, needles: Sequence[str] = (), prefixes: S
             lines.max_len = cols[3]
             lines.set_hits(dict(zip(needles, cols[4])), dict(zip(prefixes, cols[5])))
             return lines
-    return frame_text_py(text, framing)
+    lines = frame_text_py(text, framing)
+    lines.set_hits(*index_py(lines.text, needles, prefixes))
+    return lines
+
+
+def index_py(texts: list[str], needles: Sequence[str], prefixes: Sequence[str]
+             ) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
+    """Reference for the keyword index the native framing pass builds: one scan for all the
+    prefixes (str.startswith takes a tuple), then a per-prefix split of the few hits."""
+    hits = dict(zip(needles, grep_py(texts, needles)))
+    cand = [i for i, t in enumerate(texts) if t.startswith(tuple(prefixes))] if prefixes else []
+    starts = {p: [i for i in cand if texts[i].startswith(p)] for p in prefixes}
+    return hits, starts
 
 
 def frame_text_py(text: str, framing: str) -> Lines:

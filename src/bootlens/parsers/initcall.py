@@ -46,6 +46,12 @@ _RET = re.compile(r"initcall " + _FN + r" returned (-?\d+) after (\d+) (usecs|ms
 _RAN = re.compile(r"initcall (?:0x[0-9a-f]+) ran for (\d+) msecs: " + _FN + r"\s*$", _A)
 _FIXUP_CALL = re.compile(r"(\S+ \S+): calling  " + _FN + r" @ (\d+)", _A)
 _FIXUP_TOOK = re.compile(r"(\S+ \S+): " + _FN + r" took (\d+) usecs", _A)
+# Fast paths for the common shape (a name without '+' or '['): greedy and backtrack-free, and
+# when they match the lazy _FN patterns above match with the same captures (the name cannot end
+# earlier: what follows it must be '+', ' [' or the tail). native/src/initcall.rs does the same.
+_FAST_FN = r"([^\s+\[]+)(?:\+0x[0-9a-f]+/0x[0-9a-f]+)?(?: \[([^\]\s]+)\])?"
+_CALL_FAST = re.compile(r"calling  " + _FAST_FN + r" @ (\d+)", _A)
+_RET_FAST = re.compile(r"initcall " + _FAST_FN + r" returned (-?\d+) after (\d+) (usecs|msecs)", _A)
 _PROBE = re.compile(r"probe of (\S+) returned (-?\d+) after (\d+) usecs", _A)
 _PROBE_DRV = re.compile(r"(?:(\S+) )?(\S+): probe with driver (\S+) returned (-?\d+) after (\d+) usecs", _A)
 
@@ -81,15 +87,20 @@ def scan_initcalls_py(texts: list[str], cands: list[int]) -> ScanResult:
         t = texts[i]
         has_call = "call" in t
         if has_call and t.startswith("calling  "):
-            m = _CALL.match(t)
+            m = _CALL_FAST.match(t) or _CALL.match(t)
             if m is None:
                 bad += 1
                 first_bad = i if first_bad < 0 else first_bad
                 continue
-            pending.setdefault((m[1], m[2]), []).append((i, int(m[3])))
+            key = (m[1], m[2])
+            stack = pending.get(key)
+            if stack is None:
+                pending[key] = [(i, int(m[3]))]
+            else:
+                stack.append((i, int(m[3])))
             continue
         if has_call and "initcall " in t:
-            if (m := _RET.search(t)) is not None:
+            if (m := _RET_FAST.match(t) or _RET.search(t)) is not None:
                 fn, mod, dur, ret = m[1], m[2], int(m[4]) * (NS_PER_US if m[5] == "usecs" else NS_PER_MS), int(m[3])
             elif (m := _RAN.search(t)) is not None:
                 fn, mod, dur, ret = m[2], m[3], int(m[1]) * NS_PER_MS, 0

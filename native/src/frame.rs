@@ -1,0 +1,261 @@
+//! Framing: peel grabserial and printk prefixes off each line and index keywords, in one pass.
+//! Reference: `frame_text_py` in bootlens/lines.py (regexes compiled with re.ASCII).
+
+use memchr::memmem::Finder;
+use pyo3::prelude::*;
+use pyo3::types::{PyList, PyString};
+
+use crate::{digits, num};
+
+/// `\[ *[TC]\d+\]` at p: the CONFIG_PRINTK_CALLER id. Returns the end or None.
+fn caller_id(b: &[u8], p: usize) -> Option<usize> {
+    let mut q = p;
+    if b.get(q) != Some(&b'[') {
+        return None;
+    }
+    q += 1;
+    while b.get(q) == Some(&b' ') {
+        q += 1;
+    }
+    if !matches!(b.get(q), Some(b'T') | Some(b'C')) {
+        return None;
+    }
+    q += 1;
+    let d = digits(b, q);
+    if d == 0 {
+        return None;
+    }
+    q += d;
+    if b.get(q) != Some(&b']') {
+        return None;
+    }
+    Some(q + 1)
+}
+
+/// `\[ *(\d{1,10})\.(\d{N})` at p: the seconds part shared by printk and grabserial stamps.
+/// `exact6`: the fraction has exactly 6 digits; else 1..=9. Returns (end, nanoseconds).
+fn seconds(b: &[u8], p: usize, exact6: bool) -> Option<(usize, i64)> {
+    let mut q = p;
+    if b.get(q) != Some(&b'[') {
+        return None;
+    }
+    q += 1;
+    while b.get(q) == Some(&b' ') {
+        q += 1;
+    }
+    let d = digits(b, q);
+    if d == 0 || d > 10 {
+        return None;
+    }
+    let sec = num(&b[q..q + d]);
+    q += d;
+    if b.get(q) != Some(&b'.') {
+        return None;
+    }
+    q += 1;
+    let f = digits(b, q);
+    if exact6 && f != 6 || !exact6 && (f == 0 || f > 9) {
+        return None;
+    }
+    let mut frac = num(&b[q..q + f]);
+    for _ in f..9 {
+        frac *= 10;
+    }
+    Some((q + f, sec.saturating_mul(1_000_000_000).saturating_add(frac)))
+}
+
+/// `\[ *(\d{1,10})\.(\d{N})\](?:\[ *[TC]\d+\])? ?` at p (the bracket part of a printk prefix).
+fn stamp(b: &[u8], p: usize, exact6: bool) -> Option<(usize, i64)> {
+    let (mut q, ns) = seconds(b, p, exact6)?;
+    if b.get(q) != Some(&b']') {
+        return None;
+    }
+    q += 1;
+    if let Some(e) = caller_id(b, q) {
+        q = e;
+    }
+    if b.get(q) == Some(&b' ') {
+        q += 1;
+    }
+    Some((q, ns))
+}
+
+/// `[ \t]*(?:<\d{1,3}>)?` + stamp: a printk prefix at the start of `b[p..]`.
+fn printk(b: &[u8], p: usize, exact6: bool) -> Option<(usize, i64)> {
+    let mut q = p;
+    while matches!(b.get(q), Some(b' ') | Some(b'\t')) {
+        q += 1;
+    }
+    if b.get(q) == Some(&b'<') {
+        let d = digits(b, q + 1);
+        if (1..=3).contains(&d) && b.get(q + 1 + d) == Some(&b'>') {
+            q += d + 2;
+        }
+    }
+    stamp(b, q, exact6)
+}
+
+/// grabserial -t: `\[ *(\d{1,10})\.(\d{6}) +-?\d+\.\d{6}\] ?` at the start.
+fn grabserial_t(b: &[u8]) -> Option<(usize, i64)> {
+    let (mut q, ns) = seconds(b, 0, true)?;
+    let sp = b[q..].iter().take_while(|c| **c == b' ').count();
+    if sp == 0 {
+        return None;
+    }
+    q += sp;
+    if b.get(q) == Some(&b'-') {
+        q += 1;
+    }
+    let d2 = digits(b, q);
+    if d2 == 0 {
+        return None;
+    }
+    q += d2;
+    if b.get(q) != Some(&b'.') || digits(b, q + 1) != 6 || b.get(q + 7) != Some(&b']') {
+        return None;
+    }
+    q += 8;
+    if b.get(q) == Some(&b' ') {
+        q += 1;
+    }
+    Some((q, ns))
+}
+
+/// journalctl short-monotonic: `\S+ kernel: ` at p (ASCII whitespace).
+fn journal(b: &[u8], p: usize) -> Option<usize> {
+    let run = b[p..].iter().take_while(|c| !matches!(c, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)).count();
+    if run == 0 {
+        return None;
+    }
+    let rest = &b[p + run..];
+    if rest.starts_with(b" kernel: ") {
+        Some(p + run + 9)
+    } else {
+        None
+    }
+}
+
+/// The strict printk stamp anywhere in the line (output glued after unterminated noise).
+fn anywhere(b: &[u8]) -> Option<(usize, i64)> {
+    let mut p = 0;
+    while let Some(off) = b[p..].iter().position(|c| *c == b'[') {
+        let at = p + off;
+        if let Some(r) = stamp(b, at, true) {
+            return Some(r);
+        }
+        p = at + 1;
+    }
+    None
+}
+
+/// Frame one line: (text start, kernel ns, host ns).
+fn frame_line(b: &[u8], framing: u8) -> (usize, Option<i64>, Option<i64>) {
+    let mut pos = 0;
+    let mut host = None;
+    if framing == b't' {
+        if let Some((e, h)) = grabserial_t(b) {
+            pos = e;
+            host = Some(h);
+        }
+    }
+    let mut kernel = None;
+    if let Some((e, k)) = printk(b, pos, true) {
+        pos = e;
+        kernel = Some(k);
+    }
+    if framing == b'j' {
+        if let Some(e) = journal(b, pos) {
+            pos = e;
+        }
+    }
+    if kernel.is_none() {
+        let rest = &b[pos..];
+        if rest.contains(&b'[') {
+            // lenient second look, as lines._lenient does
+            if let Some((e, k)) = printk(rest, 0, false) {
+                return (pos + e, Some(k), host);
+            }
+            if let Some((e, k)) = anywhere(rest) {
+                return (pos + e, Some(k), host);
+            }
+        }
+    }
+    (pos, kernel, host)
+}
+
+/// frame(text, framing, needles, prefixes) -> [texts, kernel_ns, host_ns, max_len, hits, starts] or
+/// None for an unsupported framing; hits[n] lists the lines whose text contains needles[n]
+/// (as grep()), starts[n] those whose text starts with prefixes[n].
+///
+/// `text` holds the cleaned input; lines are split on '\n' only, a final '\n' ends the last line.
+#[pyfunction]
+#[pyo3(signature = (text, framing, needles=Vec::new(), prefixes=Vec::new()))]
+pub(crate) fn frame<'py>(
+    py: Python<'py>,
+    text: &str,
+    framing: &str,
+    needles: Vec<String>,
+    prefixes: Vec<String>,
+) -> PyResult<Option<Bound<'py, PyList>>> {
+    let code = match framing {
+        "plain" => b'p',
+        "journalctl" => b'j',
+        "grabserial-t" => b't',
+        _ => return Ok(None),
+    };
+    // A few substrings: SIMD memmem each. Prefixes: a table by first byte, so a line costs
+    // one lookup plus a starts_with per prefix sharing its first byte.
+    let finders: Vec<Finder> = needles.iter().map(|n| Finder::new(n.as_bytes())).collect();
+    let mut hits: Vec<Vec<usize>> = vec![Vec::new(); needles.len()];
+    let mut by_first: Vec<Vec<usize>> = vec![Vec::new(); 256];
+    for (n, p) in prefixes.iter().enumerate() {
+        if let Some(&b) = p.as_bytes().first() {
+            by_first[b as usize].push(n);
+        }
+    }
+    let mut starts: Vec<Vec<usize>> = vec![Vec::new(); prefixes.len()];
+    let mut texts: Vec<Bound<'py, PyString>> = Vec::new();
+    let mut kernel: Vec<Option<i64>> = Vec::new();
+    let mut host: Vec<Option<i64>> = Vec::new();
+    let body = text.strip_suffix('\n').unwrap_or(text);  // a final newline ends the last line
+    let mut max_len = 0usize;  // in characters, as Python's len()
+    for (i, line) in body.split('\n').enumerate() {
+        let (start, k, h) = frame_line(line.as_bytes(), code);
+        // start is always on a char boundary: every byte consumed above is ASCII
+        let msg = &line[start..];
+        let mb = msg.as_bytes();
+        if mb.len() > max_len {
+            let chars = if mb.is_ascii() { mb.len() } else { msg.chars().count() };
+            max_len = max_len.max(chars);
+        }
+        for (n, f) in finders.iter().enumerate() {
+            if f.find(mb).is_some() {
+                hits[n].push(i);
+            }
+        }
+        if let Some(&b) = mb.first() {
+            for &n in &by_first[b as usize] {
+                if mb.starts_with(prefixes[n].as_bytes()) {
+                    starts[n].push(i);
+                }
+            }
+        }
+        texts.push(PyString::new(py, msg));
+        kernel.push(k);
+        host.push(h);
+    }
+    let out = PyList::empty(py);
+    out.append(PyList::new(py, texts)?)?;
+    out.append(PyList::new(py, kernel)?)?;
+    out.append(PyList::new(py, host)?)?;
+    out.append(max_len)?;
+    for table in [hits, starts] {
+        let h = PyList::empty(py);
+        for v in table {
+            h.append(PyList::new(py, v)?)?;
+        }
+        out.append(h)?;
+    }
+    Ok(Some(out))
+}
+

@@ -1,0 +1,402 @@
+//! initcall_debug, device probe and PCI quirk lines: scan, pair, and build the events.
+//! Reference: `scan_initcalls_py` and `InitcallParser.events_py` in bootlens/parsers/initcall.py.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::{PyList, PyString, PyTuple, PyType};
+use regex::bytes::Regex;
+
+use crate::{digits, num};
+
+// The initcall_debug patterns of parsers/initcall.py, with ASCII classes (`(?-u)`) as there.
+const FN: &str = r"(\S+?)(?:\+0x[0-9a-f]+/0x[0-9a-f]+)?(?: \[([^\]\s]+)\])?";
+
+struct Rx {
+    call: Regex,
+    ret: Regex,
+    ran: Regex,
+    fix_call: Regex,
+    fix_took: Regex,
+    probe: Regex,
+    probe_drv: Regex,
+}
+
+fn rx() -> &'static Rx {
+    static RX: OnceLock<Rx> = OnceLock::new();
+    RX.get_or_init(|| {
+        let r = |s: String| Regex::new(&format!("(?-u){s}")).expect("static regex");
+        Rx {
+            call: r(format!(r"^calling  {FN} @ (\d+)")),
+            ret: r(format!(r"initcall {FN} returned (-?\d+) after (\d+) (usecs|msecs)")),
+            ran: r(format!(r"initcall (?:0x[0-9a-f]+) ran for (\d+) msecs: {FN}\s*$")),
+            fix_call: r(format!(r"^(\S+ \S+): calling  {FN} @ (\d+)")),
+            fix_took: r(format!(r"^(\S+ \S+): {FN} took (\d+) usecs")),
+            probe: r(r"probe of (\S+) returned (-?\d+) after (\d+) usecs".to_string()),
+            probe_drv: r(r"(?:(\S+) )?(\S+): probe with driver (\S+) returned (-?\d+) after (\d+) usecs".to_string()),
+        }
+    })
+}
+
+fn s(c: &regex::bytes::Captures, i: usize) -> Option<String> {
+    c.get(i).map(|m| String::from_utf8_lossy(m.as_bytes()).into_owned())
+}
+
+fn int(c: &regex::bytes::Captures, i: usize) -> i64 {
+    let b = c.get(i).map(|m| m.as_bytes()).unwrap_or(b"0");
+    let (neg, d) = if b.first() == Some(&b'-') { (true, &b[1..]) } else { (false, b) };
+    let v = num(d);
+    if neg { -v } else { v }
+}
+
+type CallRow = (String, Option<String>, i64, i64, Option<i64>, Option<i64>, Option<i64>);
+type DevRow = (String, Option<String>, i64, i64, i64, i64);
+
+fn is_space(c: u8) -> bool {
+    matches!(c, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
+}
+
+/// Fast path for `FN` followed by `tail` at the start of `b`, for the common shape only:
+/// a name without '+' or '[', an optional `+0x<hex>/0x<hex>`, an optional ` [module]`.
+/// Within that shape the lazy regex has exactly one way to match, so the captures are the
+/// same; anything else returns None and the caller uses the regex.
+fn fast_fn<'a>(b: &'a [u8], tail: &[u8]) -> Option<(&'a [u8], Option<&'a [u8]>, usize)> {
+    let run = b.iter().take_while(|c| !is_space(**c)).count();
+    if run == 0 {
+        return None;
+    }
+    let tok = &b[..run];
+    let plus = tok.iter().position(|c| *c == b'+');
+    let name_end = match plus {
+        None => run,
+        Some(p) => {
+            let off = &tok[p..];
+            // +0x<hex>/0x<hex>, exactly, to the end of the token
+            if !off.starts_with(b"+0x") {
+                return None;
+            }
+            let h1 = off[3..].iter().take_while(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f')).count();
+            let rest = &off[3 + h1..];
+            if h1 == 0 || !rest.starts_with(b"/0x") {
+                return None;
+            }
+            let h2 = rest[3..].iter().take_while(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f')).count();
+            if h2 == 0 || 3 + h2 != rest.len() {
+                return None;
+            }
+            p
+        }
+    };
+    let name = &tok[..name_end];
+    if name.is_empty() || name.contains(&b'[') || name.contains(&b'+') {
+        return None;
+    }
+    let mut q = run;
+    let mut module = None;
+    if b[q..].starts_with(b" [") {
+        let m = b[q + 2..].iter().take_while(|c| **c != b']' && !is_space(**c)).count();
+        if m == 0 || b.get(q + 2 + m) != Some(&b']') {
+            return None;
+        }
+        module = Some(&b[q + 2..q + 2 + m]);
+        q += 3 + m;
+    }
+    if !b[q..].starts_with(tail) {
+        return None;
+    }
+    Some((name, module, q + tail.len()))
+}
+
+/// `-?\d+` at p: (value, end) or None.
+fn signed(b: &[u8], p: usize) -> Option<(i64, usize)> {
+    let neg = b.get(p) == Some(&b'-');
+    let q = if neg { p + 1 } else { p };
+    let d = digits(b, q);
+    if d == 0 {
+        return None;
+    }
+    let v = num(&b[q..q + d]);
+    Some((if neg { -v } else { v }, q + d))
+}
+
+/// `calling  FN @ (\d+)` fast path: (name, module, pid).
+fn fast_call(t: &[u8]) -> Option<(&[u8], Option<&[u8]>, i64)> {
+    let b = t.strip_prefix(b"calling  ")?;
+    let (name, module, q) = fast_fn(b, b" @ ")?;
+    let d = digits(b, q);
+    if d == 0 {
+        return None;
+    }
+    Some((name, module, num(&b[q..q + d])))
+}
+
+/// `initcall FN returned (-?\d+) after (\d+) (usecs|msecs)` fast path at the line start:
+/// (name, module, ret, duration ns).
+fn fast_ret(t: &[u8]) -> Option<(&[u8], Option<&[u8]>, i64, i64)> {
+    let b = t.strip_prefix(b"initcall ")?;
+    let (name, module, q) = fast_fn(b, b" returned ")?;
+    let (ret, q) = signed(b, q)?;
+    let rest = b[q..].strip_prefix(b" after ")?;
+    let d = digits(rest, 0);
+    if d == 0 {
+        return None;
+    }
+    let v = num(&rest[..d]);
+    let unit = &rest[d..];
+    let ns = if unit.starts_with(b" usecs") {
+        v * 1_000
+    } else if unit.starts_with(b" msecs") {
+        v * 1_000_000
+    } else {
+        return None;
+    };
+    Some((name, module, ret, ns))
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+struct Scan {
+    calls: Vec<CallRow>,
+    probes: Vec<DevRow>,
+    fixups: Vec<DevRow>,
+    bad: usize,
+    first_bad: i64,
+}
+
+fn scan(texts: &Bound<'_, PyList>, candidates: &[usize]) -> PyResult<Scan> {
+    let rx = rx();
+    // Keep the candidate strings alive so that keys can borrow them instead of allocating.
+    let mut held: Vec<Bound<'_, PyString>> = Vec::with_capacity(candidates.len());
+    for &i in candidates {
+        held.push(texts.get_item(i)?.downcast_into::<PyString>()?);
+    }
+    let mut strs: Vec<&[u8]> = Vec::with_capacity(held.len());
+    for h in &held {
+        strs.push(h.to_str()?.as_bytes());
+    }
+    let mut calls: Vec<CallRow> = Vec::new();
+    let mut probes: Vec<DevRow> = Vec::new();
+    let mut fixups_out: Vec<DevRow> = Vec::new();
+    let mut pending: HashMap<(&[u8], Option<&[u8]>), Vec<(i64, i64)>> = HashMap::new();
+    let mut order: Vec<(&[u8], Option<&[u8]>)> = Vec::new();
+    let mut fixups: HashMap<(String, String), i64> = HashMap::new();
+    let mut bad = 0usize;
+    let mut first_bad: i64 = -1;
+    let contains = |h: &[u8], n: &[u8]| h.windows(n.len()).any(|w| w == n);
+    for (k, &i) in candidates.iter().enumerate() {
+        let t: &[u8] = strs[k];
+        let ii = i as i64;
+        let has_call = contains(t, b"call");
+        if has_call && t.starts_with(b"calling  ") {
+            let parsed = fast_call(t).or_else(|| {
+                rx.call.captures(t).map(|c| {
+                    let name = c.get(1).map(|m| m.as_bytes()).unwrap_or(b"");
+                    (name, c.get(2).map(|m| m.as_bytes()), int(&c, 3))
+                })
+            });
+            match parsed {
+                Some((name, module, pid)) => {
+                    let key = (name, module);
+                    match pending.get_mut(&key) {
+                        Some(v) => v.push((ii, pid)),
+                        None => {
+                            order.push(key);
+                            pending.insert(key, vec![(ii, pid)]);
+                        }
+                    }
+                }
+                None => {
+                    bad += 1;
+                    if first_bad < 0 {
+                        first_bad = ii;
+                    }
+                }
+            }
+            continue;
+        }
+        if has_call && contains(t, b"initcall ") {
+            let fast = fast_ret(t);
+            let (fname, module, dur, ret) = if let Some((n, m, r, d)) = fast {
+                (n, m, d, r)
+            } else if let Some(c) = rx.ret.captures(t) {
+                let unit = if c.get(5).map(|m| m.as_bytes()) == Some(b"usecs") { 1_000 } else { 1_000_000 };
+                (c.get(1).map(|m| m.as_bytes()).unwrap_or(b""), c.get(2).map(|m| m.as_bytes()),
+                 int(&c, 4) * unit, int(&c, 3))
+            } else if let Some(c) = rx.ran.captures(t) {
+                (c.get(2).map(|m| m.as_bytes()).unwrap_or(b""), c.get(3).map(|m| m.as_bytes()),
+                 int(&c, 1) * 1_000_000, 0)
+            } else {
+                if contains(t, b" returned ") || contains(t, b" ran for ") {
+                    bad += 1;
+                    if first_bad < 0 {
+                        first_bad = ii;
+                    }
+                }
+                continue;
+            };
+            let popped = pending.get_mut(&(fname, module)).and_then(|v| v.pop());
+            let (ci, pid) = match popped {
+                Some((ci, pid)) => (ci, Some(pid)),
+                None => (-1, None),
+            };
+            calls.push((text(fname), module.map(text), ci, ii, Some(dur), pid, Some(ret)));
+            continue;
+        }
+        if has_call && contains(t, b" calling  ") {
+            if let Some(c) = rx.fix_call.captures(t) {
+                fixups.insert((s(&c, 1).unwrap_or_default(), s(&c, 2).unwrap_or_default()), ii);
+                continue;
+            }
+        }
+        if !contains(t, b"usecs") {
+            continue;
+        }
+        if contains(t, b" took ") {
+            if let Some(c) = rx.fix_took.captures(t) {
+                let dev = s(&c, 1).unwrap_or_default();
+                let fname = s(&c, 2).unwrap_or_default();
+                let start = fixups.remove(&(dev.clone(), fname.clone())).unwrap_or(-1);
+                fixups_out.push((dev, Some(fname), start, ii, int(&c, 4) * 1_000, 0));
+                continue;
+            }
+        }
+        if contains(t, b"probe ") {
+            if let Some(c) = rx.probe.captures(t) {
+                probes.push((s(&c, 1).unwrap_or_default(), None, -1, ii, int(&c, 3) * 1_000, int(&c, 2)));
+            } else if let Some(c) = rx.probe_drv.captures(t) {
+                probes.push((s(&c, 2).unwrap_or_default(), s(&c, 3), -1, ii, int(&c, 5) * 1_000, int(&c, 4)));
+            }
+        }
+    }
+    for key in order {
+        if let Some(v) = pending.remove(&key) {
+            for (ci, pid) in v {
+                calls.push((text(key.0), key.1.map(text), ci, -1, None, Some(pid), None));
+            }
+        }
+    }
+    Ok(Scan { calls, probes, fixups: fixups_out, bad, first_bad })
+}
+
+/// initcalls(texts, candidates) -> (calls, probes, fixups, not_understood, first_bad_index)
+///
+/// Mirrors parsers/initcall.py scan_initcalls_py: calls are (fn, module, call_index|-1,
+/// return_index|-1, duration_ns|None, pid|None, ret|None) in the order the Python scan emits
+/// them (returned calls as they return, then unfinished ones); probes and fixups are
+/// (device, fn-or-driver, start_index|-1, end_index, duration_ns, ret).
+#[pyfunction]
+pub(crate) fn initcalls(
+    texts: &Bound<'_, PyList>,
+    candidates: Vec<usize>,
+) -> PyResult<(Vec<CallRow>, Vec<DevRow>, Vec<DevRow>, usize, i64)> {
+    let r = scan(texts, &candidates)?;
+    Ok((r.calls, r.probes, r.fixups, r.bad, r.first_bad))
+}
+
+/// Build an instance of a tuple subclass (a NamedTuple) from owned items, as CPython's own
+/// tuple.__new__(cls, items) does: tp_alloc, then fill the slots.
+fn named_tuple<'py>(py: Python<'py>, cls: &Bound<'py, PyType>, items: Vec<PyObject>) -> PyResult<PyObject> {
+    if !cls.is_subclass_of::<PyTuple>()? {
+        return Err(pyo3::exceptions::PyTypeError::new_err("expected a tuple subclass"));
+    }
+    // SAFETY: cls is a tuple subclass, so its instances have the PyTupleObject layout and
+    // tp_alloc gives one with items.len() zeroed slots, each filled exactly once below
+    // (PyTuple_SET_ITEM steals the reference).
+    unsafe {
+        let tp = cls.as_type_ptr();
+        let alloc = (*tp).tp_alloc.unwrap_or(ffi::PyType_GenericAlloc);
+        let obj = alloc(tp, items.len() as ffi::Py_ssize_t);
+        if obj.is_null() {
+            return Err(PyErr::fetch(py));
+        }
+        for (i, it) in items.into_iter().enumerate() {
+            ffi::PyTuple_SET_ITEM(obj, i as ffi::Py_ssize_t, it.into_ptr());
+        }
+        Ok(PyObject::from_owned_ptr(py, obj))
+    }
+}
+
+/// initcall_events(texts, candidates, kernel, host, first, types) -> (events, unfinished,
+/// not_understood, first_bad_index)
+///
+/// The events InitcallParser.parse builds from the rows of `initcalls`, built here (same
+/// objects, same order; tests/test_native.py compares them). `types` is (Event, Stamp,
+/// InitcallDetail, ProbeDetail, Kind.INITCALL, Kind.PROBE, Kind.FIXUP, Clock.KERNEL, Clock.HOST).
+#[pyfunction]
+pub(crate) fn initcall_events<'py>(
+    py: Python<'py>,
+    texts: &Bound<'py, PyList>,
+    candidates: Vec<usize>,
+    kernel: &Bound<'py, PyList>,
+    host: &Bound<'py, PyList>,
+    first: i64,
+    types: &Bound<'py, PyTuple>,
+) -> PyResult<(Bound<'py, PyList>, usize, usize, i64)> {
+    let r = scan(texts, &candidates)?;
+    let event_t = types.get_item(0)?.downcast_into::<PyType>()?;
+    let stamp_t = types.get_item(1)?.downcast_into::<PyType>()?;
+    let icd_t = types.get_item(2)?.downcast_into::<PyType>()?;
+    let probe_t = types.get_item(3)?.downcast_into::<PyType>()?;
+    let k_initcall = types.get_item(4)?.unbind();
+    let k_probe = types.get_item(5)?.unbind();
+    let k_fixup = types.get_item(6)?.unbind();
+    let c_kernel = types.get_item(7)?.unbind();
+    let c_host = types.get_item(8)?.unbind();
+    let none = || py.None();
+    let f = false.into_pyobject(py)?.to_owned().into_any().unbind();
+    let zero = 0i64.into_pyobject(py)?.into_any().unbind();
+    let tru = true.into_pyobject(py)?.to_owned().into_any().unbind();
+    // Stamp(clock, ns - minus) for line i: printk time, else host time, else None
+    let at = |i: i64, minus: i64| -> PyResult<PyObject> {
+        let k = kernel.get_item(i as usize)?;
+        let (clock, v) = if !k.is_none() {
+            (&c_kernel, k.extract::<i64>()?)
+        } else {
+            let h = host.get_item(i as usize)?;
+            if h.is_none() {
+                return Ok(none());
+            }
+            (&c_host, h.extract::<i64>()?)
+        };
+        named_tuple(py, &stamp_t, vec![clock.clone_ref(py), (v - minus).into_pyobject(py)?.into_any().unbind(),
+                                       f.clone_ref(py), zero.clone_ref(py)])
+    };
+    let int = |v: i64| -> PyResult<PyObject> { Ok(v.into_pyobject(py)?.into_any().unbind()) };
+    let opt = |v: Option<i64>| -> PyResult<PyObject> { v.map_or(Ok(none()), int) };
+    let strobj = |v: &str| -> PyObject { PyString::new(py, v).into_any().unbind() };
+    let optstr = |v: &Option<String>| -> PyObject { v.as_deref().map_or(none(), strobj) };
+    let out = PyList::empty(py);
+    let mut unfinished = 0usize;
+    for (name, module, ci, ri, dur, pid, ret) in &r.calls {
+        let (start, d, line, end, detail) = if *ri < 0 {
+            unfinished += 1;
+            (at(*ci, 0)?, none(), first + ci, none(),
+             named_tuple(py, &icd_t, vec![opt(*pid)?, optstr(module), none(), f.clone_ref(py)])?)
+        } else if *ci >= 0 {
+            (at(*ci, 0)?, opt(*dur)?, first + ci, int(first + ri)?,
+             named_tuple(py, &icd_t, vec![opt(*pid)?, optstr(module), opt(*ret)?, tru.clone_ref(py)])?)
+        } else {
+            (at(*ri, dur.unwrap_or(0))?, opt(*dur)?, first + ri, int(first + ri)?,
+             named_tuple(py, &icd_t, vec![none(), optstr(module), opt(*ret)?, tru.clone_ref(py)])?)
+        };
+        out.append(named_tuple(py, &event_t, vec![k_initcall.clone_ref(py), strobj(name), start, d, int(line)?, end, detail])?)?;
+    }
+    for (dev, drv, _, ri, dur, ret) in &r.probes {
+        let detail = named_tuple(py, &probe_t, vec![strobj(dev), optstr(drv), int(*ret)?])?;
+        out.append(named_tuple(py, &event_t, vec![k_probe.clone_ref(py), strobj(dev), at(*ri, *dur)?, int(*dur)?,
+                                                  int(first + ri)?, int(first + ri)?, detail])?)?;
+    }
+    for (dev, quirk, si, ri, dur, _) in &r.fixups {
+        let start = if *si >= 0 { at(*si, 0)? } else { at(*ri, *dur)? };
+        let line = first + if *si >= 0 { *si } else { *ri };
+        let detail = named_tuple(py, &probe_t, vec![strobj(dev), none(), zero.clone_ref(py)])?;
+        out.append(named_tuple(py, &event_t, vec![k_fixup.clone_ref(py), strobj(quirk.as_deref().unwrap_or("")),
+                                                  start, int(*dur)?, int(line)?, int(first + ri)?, detail])?)?;
+    }
+    Ok((out, unfinished, r.bad, r.first_bad))
+}
+
