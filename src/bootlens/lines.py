@@ -1,18 +1,20 @@
-"""Reading an input: bytes -> clean text -> :class:`~bootlens.model.Line` tuples.
+"""Reading an input: bytes -> clean text -> :class:`Lines` (columns of text and times).
 
 Everything odd in the bytes is counted in :class:`~bootlens.model.InputStats`, nothing is fatal
 here. Cleaning (NULs, CR, ANSI escapes, control characters) runs over the whole buffer with
-``str`` methods and compiled regexes, in C; the per-line loop only peels the host prefix
-(grabserial ``-t``/``-T``) and the printk prefix, because that loop is what bounds throughput.
+``str`` methods and compiled regexes, in C. Framing (peeling grabserial and printk prefixes off
+each line) and the keyword index the parsers start from are the per-line work that bounds
+throughput: the optional native accelerator does them in one pass, ``frame_text_py`` and
+``index_py`` are the reference implementations.
 """
 
 from __future__ import annotations
 
 import heapq
-from bisect import bisect_left
 import os
 import re
 import sys
+from bisect import bisect_left
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import ModuleType
@@ -383,11 +385,11 @@ def frame_text_py(text: str, framing: str) -> Lines:
         pos = end + 1
     if len(host) != len(texts):
         host = [None] * len(texts)
-    _lenient(texts, kernel, host, framing)
+    _lenient(texts, kernel)
     return Lines(texts, kernel, host)
 
 
-def _lenient(texts: list[str], kernel: list[int | None], host: list[int | None], framing: str) -> None:
+def _lenient(texts: list[str], kernel: list[int | None]) -> None:
     """Second look at untimed lines holding a '[': printk glued after unterminated noise, or a
     timestamp with other than six decimals."""
     pk = _PRINTK.match
@@ -450,7 +452,7 @@ def _frame_slow(raw: Sequence[str], framing: str) -> Lines:
                 end = j.end()
         texts.append(s[end:])
     lines = Lines(texts, kernel, host)
-    _lenient(texts, kernel, host, framing)
+    _lenient(texts, kernel)
     return lines
 
 
