@@ -70,8 +70,11 @@ class MarkerParser(Parser):
             m = _UPTIME.match(texts[i])
             if m is not None:
                 ns = int(m[1]) * 1_000_000_000 + int((m[2] + "000000000")[:9])
-                events.append(Event(Kind.MARKER, "uptime", Stamp(Clock.UPTIME, ns, True, 10 * NS_PER_MS), None,
-                                    lines.no(i)))
+                # On a host-stamped capture the line's arrival is a measurement; the reading
+                # itself (CLOCK_BOOTTIME, behind printk) is kept as a fact either way.
+                h = lines.host[i]
+                st = Stamp(Clock.HOST, h) if h is not None else Stamp(Clock.UPTIME, ns, True, 10 * NS_PER_MS)
+                events.append(Event(Kind.MARKER, "uptime", st, None, lines.no(i)))
                 facts.append(Fact("uptime", f"{m[1]}.{m[2]}", lines.no(i)))
         literal = [m for m in options.markers if m.literal is not None]
         for spec in literal:  # plain strings: the lines holding them come from the index
