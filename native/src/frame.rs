@@ -7,16 +7,17 @@ use pyo3::types::{PyList, PyString};
 
 use crate::{digits, num};
 
-/// `\[ *[TC]\d+\]` at p: the CONFIG_PRINTK_CALLER id. Returns the end or None.
-fn caller_id(b: &[u8], p: usize) -> Option<usize> {
-    let mut q = p;
-    if b.get(q) != Some(&b'[') {
+/// `\[ *` at p: the end, or None.
+fn open_bracket(b: &[u8], p: usize) -> Option<usize> {
+    if b.get(p) != Some(&b'[') {
         return None;
     }
-    q += 1;
-    while b.get(q) == Some(&b' ') {
-        q += 1;
-    }
+    Some(p + 1 + b[p + 1..].iter().take_while(|c| **c == b' ').count())
+}
+
+/// `\[ *[TC]\d+\]` at p: the CONFIG_PRINTK_CALLER id. Returns the end or None.
+fn caller_id(b: &[u8], p: usize) -> Option<usize> {
+    let mut q = open_bracket(b, p)?;
     if !matches!(b.get(q), Some(b'T') | Some(b'C')) {
         return None;
     }
@@ -35,14 +36,7 @@ fn caller_id(b: &[u8], p: usize) -> Option<usize> {
 /// `\[ *(\d{1,10})\.(\d{N})` at p: the seconds part shared by printk and grabserial stamps.
 /// `exact6`: the fraction has exactly 6 digits; else 1..=9. Returns (end, nanoseconds).
 fn seconds(b: &[u8], p: usize, exact6: bool) -> Option<(usize, i64)> {
-    let mut q = p;
-    if b.get(q) != Some(&b'[') {
-        return None;
-    }
-    q += 1;
-    while b.get(q) == Some(&b' ') {
-        q += 1;
-    }
+    let mut q = open_bracket(b, p)?;
     let d = digits(b, q);
     if d == 0 || d > 10 {
         return None;

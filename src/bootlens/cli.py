@@ -9,10 +9,14 @@ import click
 
 from . import __version__
 from .errors import BootlensError
+from .lines import native_available
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="bootlens")
+@click.version_option(
+    __version__, prog_name="bootlens",
+    message=f"%(prog)s, version %(version)s (native accelerator: {'on' if native_available() else 'off'})",
+)
 def main() -> None:
     """bootlens: the boot-time workbench for embedded Linux.
 

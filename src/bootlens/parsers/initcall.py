@@ -64,16 +64,6 @@ ScanResult = tuple[list[CallRow], list[DevRow], list[DevRow], int, int]
 NEEDLES = ("call", "usecs")
 
 
-def scan_initcalls(lines: Lines) -> ScanResult:
-    """Rows for every initcall, probe and PCI fixup; native when the accelerator is built."""
-    cands = lines.grep(*NEEDLES)
-    native = native_module()
-    if native is not None:
-        result: ScanResult = native.initcalls(lines.text, cands)
-        return result
-    return scan_initcalls_py(lines.text, cands)
-
-
 def scan_initcalls_py(texts: list[str], cands: list[int]) -> ScanResult:
     """Reference implementation of the native ``initcalls`` scan (same rows, same order)."""
     calls: list[CallRow] = []
