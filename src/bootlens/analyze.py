@@ -173,7 +173,7 @@ def analyze_paths(
             boots = boots_from_lines(stats.source, lines, stats, opts, registry)
             stats_all.append(stats)
             for boot in boots:
-                results.append(analyze_boot(boot, top, "first_byte"))
+                results.append(analyze_boot(boot, top, stats.host_origin))
     return Analysis(tuple(stats_all), tuple(results))
 
 

@@ -5,10 +5,12 @@ from __future__ import annotations
 import os
 import sys
 
+from typing import NoReturn
+
 import click
 
 from . import __version__
-from .errors import BootlensError
+from .errors import BootlensError, UsageError
 from .lines import native_available
 
 
@@ -36,7 +38,8 @@ def analyze(inputs: tuple[str, ...], as_json: bool, top: int, markers: tuple[str
     """Analyse boot logs: stages on one axis, top initcalls, probes and processes, silences.
 
     FILE is a console log (serial capture, grabserial -t/-T, dmesg, journalctl -k -o
-    short-monotonic); '-' reads standard input. One file may hold several boots.
+    short-monotonic) or a recording from `bootlens capture`; '-' reads standard input. One
+    file may hold several boots.
     """
     from .analyze import analyze_paths
     from .parsers import MarkerSpec, ParseOptions
@@ -60,6 +63,83 @@ def analyze(inputs: tuple[str, ...], as_json: bool, top: int, markers: tuple[str
         render_terminal(result, Console(highlight=False), top)
 
 
+@main.command(context_settings={"ignore_unknown_options": True})
+@click.option("-o", "--output", required=True, metavar="FILE", help="The recording to write (JSON Lines).")
+@click.option("--port", metavar="URL", help="A serial device or pyserial URL: /dev/ttyUSB0, socket://host:port, "
+              "rfc2217://host:port. Without --port or a command, standard input is read.")
+@click.option("--baud", default=115200, show_default=True, type=click.IntRange(50, 20_000_000),
+              help="Line rate; recorded so that line times can be corrected for time on the wire.")
+@click.option("--bytesize", default=8, show_default=True, type=click.Choice(["5", "6", "7", "8"]), help="Data bits.")
+@click.option("--parity", default="N", show_default=True, type=click.Choice(["N", "E", "O", "M", "S"]))
+@click.option("--stopbits", default="1", show_default=True, type=click.Choice(["1", "1.5", "2"]))
+@click.option("--rtscts", is_flag=True, help="Hardware flow control.")
+@click.option("--xonxoff", is_flag=True, help="Software flow control.")
+@click.option("--quit", "quit_pattern", metavar="REGEX", help="Stop after a line matching REGEX, e.g. 'APP READY'.")
+@click.option("--end", "end_s", type=click.FloatRange(0, min_open=True), metavar="SECONDS",
+              help="Stop after this many seconds.")
+@click.option("-q", "--quiet", is_flag=True, help="Do not echo the console while capturing.")
+@click.argument("command", nargs=-1, type=click.UNPROCESSED, metavar="[-- COMMAND...]")
+def capture(output: str, port: str | None, baud: int, bytesize: str, parity: str, stopbits: str, rtscts: bool,
+            xonxoff: bool, quit_pattern: str | None, end_s: float | None, quiet: bool,
+            command: tuple[str, ...]) -> None:
+    """Capture a console with host timestamps into a recording (docs/recording.md).
+
+    Every read is written to the recording as it returns, so Ctrl-C, SIGTERM or even SIGKILL
+    leave everything received. Reads a serial port (--port), a command's output
+    (`bootlens capture -o boot.rec -- qemu-system-aarch64 ...`) or standard input.
+    """
+    import re
+
+    from .capture import CommandSource, SerialSource, Source, capture as run_capture, stdin_source
+
+    if port and command:
+        _fail(UsageError("give --port or a command, not both"))
+    if quit_pattern:
+        try:
+            re.compile(quit_pattern)
+        except re.error as e:
+            _fail(UsageError(f"--quit {quit_pattern!r}: bad regular expression: {e}"))
+    source: Source
+    if port:
+        source = SerialSource(port, baud, int(bytesize), parity, float(stopbits), rtscts, xonxoff)
+    elif command:
+        source = CommandSource(command)
+    else:
+        source = stdin_source()
+    try:
+        result = run_capture(source, output, quit_pattern=quit_pattern, end_s=end_s,
+                             echo=None if quiet else sys.stdout)
+    except BootlensError as e:
+        _fail(e)
+    click.echo(f"bootlens: {result.bytes} bytes in {result.chunks} reads, {result.seconds:.3f} s "
+               f"({result.reason}) -> {output}", err=True)
+
+
+@main.command()
+@click.argument("recording", metavar="RECORDING")
+@click.option("--format", "fmt", type=click.Choice(["text", "grabserial"]), default="text", show_default=True,
+              help="text: the bytes as received; grabserial: '[elapsed delta] ' before each line (grabserial -t).")
+@click.option("--no-wire", is_flag=True, help="Do not correct line times for time on the wire (baud rate).")
+@click.option("-o", "--output", metavar="FILE", help="Write here instead of standard output.")
+def export(recording: str, fmt: str, no_wire: bool, output: str | None) -> None:
+    """Turn a recording into plain text or grabserial -t format."""
+    from .recording import read_recording, to_grabserial
+
+    try:
+        rec = read_recording(recording)
+    except BootlensError as e:
+        _fail(e)
+    data = rec.data if fmt == "text" else to_grabserial(rec, wire=not no_wire)
+    if output:
+        with open(output, "wb") as f:
+            f.write(data)
+    else:
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+    if rec.bad_records:
+        click.echo(f"bootlens: warning: {rec.bad_records} damaged records skipped", err=True)
+
+
 def _exit_now() -> None:
     """Exit 0 without tearing down the analysis: freeing a big log's millions of objects one by
     one takes longer than the OS takes to reclaim the whole process."""
@@ -68,7 +148,7 @@ def _exit_now() -> None:
     os._exit(0)
 
 
-def _fail(e: BootlensError) -> None:
+def _fail(e: BootlensError) -> NoReturn:
     click.echo(f"bootlens: error: {e}", err=True)
     sys.exit(e.exit_code)
 

@@ -16,6 +16,7 @@ import re
 import sys
 from bisect import bisect_left
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
 
@@ -142,7 +143,12 @@ def read_path(path: str, needles: Sequence[str] = ()) -> tuple[Lines, InputStats
     ``needles``: extra plain strings to index while framing (see :meth:`Lines.grep`).
     """
     if path == "-":
-        return frame_bytes("<stdin>", sys.stdin.buffer.read(), needles)
+        data = sys.stdin.buffer.read()
+        from .recording import is_recording
+
+        if is_recording(data[:512]):
+            return _frame_recording("<stdin>", data, needles)
+        return frame_bytes("<stdin>", data, needles)
     p = Path(path)
     try:
         data = p.read_bytes()
@@ -152,7 +158,27 @@ def read_path(path: str, needles: Sequence[str] = ()) -> tuple[Lines, InputStats
         raise InputError(path, "is a directory, expected a log file") from None
     except OSError as e:
         raise InputError(path, f"cannot read: {e.strerror or e}") from None
+    from .recording import is_recording
+
+    if is_recording(data[:512]):
+        return _frame_recording(path, data, needles)
     return frame_bytes(printable(path), data, needles)
+
+
+def _frame_recording(path: str, data: bytes, needles: Sequence[str]) -> tuple[Lines, InputStats]:
+    """A recording is read as the grabserial -t text it exports to, with its own origin."""
+    from .recording import read_recording, to_grabserial
+
+    rec = read_recording(path, data)
+    lines, stats = frame_bytes(printable(path), to_grabserial(rec), needles)
+    notes: list[str] = []
+    if rec.bad_records:
+        notes.append(f"{rec.bad_records} damaged records in the recording were skipped")
+    for n in rec.notes:
+        if n.event.startswith("gap"):
+            notes.append(f"capture {n.event.replace('_', ' ')} at {n.t_ns / 1e9:.6f} s: {n.detail}")
+    origin = "power_on" if rec.header.origin == "power_on" else "first_byte"
+    return lines, replace(stats, host_origin=origin, warnings=stats.warnings + tuple(notes))
 
 
 def clean_text(data: bytes) -> tuple[str, dict[str, int | bool]]:

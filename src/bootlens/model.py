@@ -212,3 +212,5 @@ class InputStats:
     no_final_newline: bool = False
     cr_only: bool = False  # the input used bare CR as line terminator
     warnings: tuple[str, ...] = field(default_factory=tuple)
+    host_origin: str = "first_byte"  # host t=0: "first_byte", or "power_on" for a capture that
+    # released the target itself

@@ -1,0 +1,299 @@
+"""Capturing a console into a recording: every read is timestamped and written as it returns.
+
+Sources read in chunks (whatever the device has, up to 64 KiB per call), never a byte per
+system call: after an idle period the first read returns the first byte alone, so the start of
+each burst is timed exactly, and the rest of the burst comes in bulk.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import select
+import signal
+import subprocess
+import sys
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from types import FrameType
+from typing import Any, TextIO
+
+from .errors import BootlensError
+from .recording import RecordingWriter, new_header
+
+READ_MAX = 1 << 16
+
+
+class CaptureError(BootlensError):
+    """The console could not be opened or read."""
+
+    exit_code = 2
+
+
+class SourceGone(Exception):
+    """The source ended (EOF, process exit, device removed)."""
+
+
+class Source(ABC):
+    """Where console bytes come from."""
+
+    name: str
+    baud: int | None = None
+
+    @abstractmethod
+    def open(self) -> None:
+        """Open the source; raise CaptureError with a one-line reason if it cannot be."""
+
+    @abstractmethod
+    def read(self, timeout: float) -> bytes:
+        """Bytes available within ``timeout`` seconds (b'' if none); SourceGone at the end."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release the source."""
+
+
+class SerialSource(Source):
+    """A pyserial URL: /dev/ttyUSB0, socket://host:port, rfc2217://host:port, ..."""
+
+    def __init__(self, url: str, baud: int = 115200, bytesize: int = 8, parity: str = "N",
+                 stopbits: float = 1, rtscts: bool = False, xonxoff: bool = False) -> None:
+        self.name = url
+        self.baud = baud if "://" not in url else None  # a network port's line rate is not ours
+        self._args = dict(baudrate=baud, bytesize=bytesize, parity=parity, stopbits=stopbits,
+                          rtscts=rtscts, xonxoff=xonxoff)
+        self._port: Any = None
+
+    def open(self) -> None:
+        import serial  # type: ignore[import-untyped]  # pyserial; imported here: analysis never needs it
+
+        try:
+            self._port = serial.serial_for_url(self.name, timeout=0.1, **self._args)
+        except (serial.SerialException, ValueError, OSError) as e:
+            raise CaptureError(f"{self.name}: cannot open: {e}") from None
+
+    def read(self, timeout: float) -> bytes:
+        import serial
+
+        port = self._port
+        try:
+            port.timeout = timeout
+            # whatever is waiting, or block for the first byte of the next burst
+            data: bytes = port.read(port.in_waiting or 1)
+        except (serial.SerialException, OSError) as e:
+            raise SourceGone(f"{self.name}: {e}") from None
+        return data
+
+    def close(self) -> None:
+        if self._port is not None:
+            self._port.close()
+
+
+class FdSource(Source):
+    """A file descriptor: standard input, or a pipe."""
+
+    def __init__(self, fd: int, name: str) -> None:
+        self.fd = fd
+        self.name = name
+
+    def open(self) -> None:
+        pass
+
+    def read(self, timeout: float) -> bytes:
+        ready, _, _ = select.select([self.fd], [], [], timeout)
+        if not ready:
+            return b""
+        try:
+            data = os.read(self.fd, READ_MAX)
+        except OSError as e:
+            raise SourceGone(f"{self.name}: {e}") from None
+        if not data:
+            raise SourceGone(f"{self.name}: end of input")
+        return data
+
+    def close(self) -> None:
+        pass
+
+
+class CommandSource(FdSource):
+    """The standard output (and error) of a command, e.g. ``qemu-system-aarch64 -nographic``."""
+
+    def __init__(self, argv: Sequence[str]) -> None:
+        super().__init__(-1, " ".join(argv))
+        self.argv = list(argv)
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def open(self) -> None:
+        try:
+            self.proc = subprocess.Popen(self.argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                         stdin=subprocess.DEVNULL, start_new_session=True)
+        except OSError as e:
+            raise CaptureError(f"{self.argv[0]}: cannot run: {e.strerror or e}") from None
+        assert self.proc.stdout is not None
+        self.fd = self.proc.stdout.fileno()
+
+    def read(self, timeout: float) -> bytes:
+        try:
+            return super().read(timeout)
+        except SourceGone:
+            assert self.proc is not None
+            try:
+                status = self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                raise SourceGone("the command closed its output") from None
+            raise SourceGone(f"the command exited with status {status}") from None
+
+    def close(self) -> None:
+        p = self.proc
+        if p is None:
+            return
+        if p.poll() is None:
+            try:
+                os.killpg(p.pid, signal.SIGTERM)
+                p.wait(timeout=5)
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                try:
+                    os.killpg(p.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                p.wait()
+        if p.stdout is not None:
+            p.stdout.close()
+
+
+class ReplaySource(Source):
+    """Chunks with their times, replayed in real time: a console without hardware, for tests."""
+
+    def __init__(self, chunks: Sequence[tuple[float, bytes]], name: str = "replay", baud: int | None = None) -> None:
+        self.name = name
+        self.baud = baud
+        self._chunks = list(chunks)
+        self._i = 0
+        self._t0 = 0.0
+
+    def open(self) -> None:
+        self._t0 = time.monotonic()
+
+    def read(self, timeout: float) -> bytes:
+        if self._i >= len(self._chunks):
+            raise SourceGone("replay finished")
+        at, data = self._chunks[self._i]
+        wait = self._t0 + at - time.monotonic()
+        if wait > timeout:
+            time.sleep(timeout)
+            return b""
+        if wait > 0:
+            time.sleep(wait)
+        self._i += 1
+        return data
+
+    def close(self) -> None:
+        pass
+
+
+@dataclass(frozen=True, slots=True)
+class CaptureResult:
+    """How a capture ended."""
+
+    path: str
+    bytes: int
+    chunks: int
+    seconds: float
+    reason: str  # "quit pattern", "end time", "source ended: ...", "interrupted", "terminated"
+
+
+class _Terminated(Exception):
+    pass
+
+
+def capture(
+    source: Source,
+    path: str,
+    *,
+    origin: str = "start",
+    quit_pattern: str | None = None,
+    end_s: float | None = None,
+    echo: TextIO | None = None,
+    on_ready: Callable[[], None] | None = None,
+) -> CaptureResult:
+    """Capture ``source`` into the recording at ``path`` until it ends, ``quit_pattern`` is seen
+    in a line, ``end_s`` seconds pass, or SIGINT/SIGTERM. ``on_ready`` runs once the source is
+    open and t=0 taken (e.g. to release a target started paused: then ``origin='power_on'``)."""
+    quit_rx = re.compile(quit_pattern) if quit_pattern else None
+    source.open()
+    old_term = signal.getsignal(signal.SIGTERM)
+    if _is_main_thread():
+        signal.signal(signal.SIGTERM, _raise_terminated)
+    t0 = time.monotonic_ns()
+    writer = RecordingWriter(path, new_header(source.name, source.baud, origin, t0))
+    reason = "interrupted"
+    tail = b""  # the unfinished last line, for the quit pattern and the echo
+    line_start_t = 0
+    t = 0
+    try:
+        if on_ready is not None:
+            on_ready()
+        while True:
+            if end_s is not None and time.monotonic_ns() - t0 >= end_s * 1e9:
+                reason = "end time"
+                break
+            try:
+                data = source.read(0.05)
+            except SourceGone as e:
+                reason = f"source ended: {e}"
+                break
+            t = time.monotonic_ns() - t0
+            if not data:
+                continue
+            writer.chunk(t, data)
+            if quit_rx is None and echo is None:
+                continue
+            # the tail (an unfinished line) started earlier; every other line starts here
+            first_start = line_start_t if tail else t
+            lines = (tail + data).split(b"\n")
+            tail = lines.pop()[-READ_MAX:]  # a line without end (noise) is kept in the recording only
+            for k, ln in enumerate(lines):
+                text = ln.decode("utf-8", "replace").rstrip("\r")
+                if echo is not None:
+                    echo.write(f"[{(first_start if k == 0 else t) / 1e9:11.6f}] {text}\n")
+                if quit_rx is not None and quit_rx.search(text):
+                    reason = "quit pattern"
+            line_start_t = first_start if not lines else t
+            if reason == "quit pattern":
+                break
+            if quit_rx is not None and quit_rx.search(tail.decode("utf-8", "replace")):
+                reason = "quit pattern"
+                break
+            if echo is not None:
+                echo.flush()
+    except KeyboardInterrupt:
+        reason = "interrupted"
+    except _Terminated:
+        reason = "terminated"
+    finally:
+        if tail and echo is not None:
+            echo.write(f"[{line_start_t / 1e9:11.6f}] {tail.decode('utf-8', 'replace')}\n")
+        end_t = time.monotonic_ns() - t0
+        writer.note(end_t, "end", reason)
+        writer.close()
+        source.close()
+        if _is_main_thread():
+            signal.signal(signal.SIGTERM, old_term)
+    return CaptureResult(path, writer.bytes, writer.chunks, (time.monotonic_ns() - t0) / 1e9, reason)
+
+
+def _raise_terminated(signum: int, frame: FrameType | None) -> None:
+    raise _Terminated()
+
+
+def _is_main_thread() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
+
+
+def stdin_source() -> Source:
+    """Standard input as a source."""
+    return FdSource(sys.stdin.fileno(), "<stdin>")

@@ -1,0 +1,219 @@
+"""bootlens capture, recordings and export: real pseudo-terminals and real subprocesses."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from conftest import CORPUS
+
+from bootlens.analyze import analyze_paths
+from bootlens.capture import ReplaySource, SerialSource, capture
+from bootlens.parsers import MarkerSpec, ParseOptions
+from bootlens.recording import Header, RecordingWriter, line_times, read_recording, to_grabserial
+
+CLI = [sys.executable, "-m", "bootlens.cli"]
+READY = ParseOptions((MarkerSpec.parse("ready=APP READY"),))
+
+
+def run(*args: str, **kw: object) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([*CLI, *args], capture_output=True, timeout=60, **kw)  # type: ignore[call-overload]
+
+
+def records(path: Path) -> list[dict[str, object]]:
+    return [json.loads(x) for x in path.read_text().splitlines()]
+
+
+def test_pty_capture_times_each_line_when_it_was_sent(tmp_path: Path) -> None:
+    """An emitter writes lines into a pty at known CLOCK_MONOTONIC times; the recording must
+    hold exactly the bytes sent, read in chunks, each line timed at its emission."""
+    master, slave = pty.openpty()
+    name = os.ttyname(slave)
+    sent: list[tuple[int, bytes]] = []
+    lines = [f"[    {i}.000000] line {i} {'x' * (i * 7)}\n".encode() for i in range(12)] + [b"DONE\n"]
+
+    def emit() -> None:
+        for data in lines:
+            time.sleep(0.12)
+            sent.append((time.monotonic_ns(), data))
+            os.write(master, data)
+
+    out = tmp_path / "pty.rec"
+    src = SerialSource(name, baud=3_000_000)
+    thread = threading.Thread(target=emit)
+    result = capture(src, str(out), quit_pattern="^DONE", on_ready=thread.start, echo=None)
+    thread.join()
+    os.close(master)
+    os.close(slave)
+    assert result.reason == "quit pattern"
+    rec = read_recording(str(out))
+    assert rec.data == b"".join(lines)
+    assert rec.bad_records == 0
+    assert rec.header.baud == 3_000_000
+    assert len(rec.chunks) <= 2 * len(lines)  # chunks, not one byte per read
+    got, times = line_times(rec, wire=False)
+    assert got == lines
+    for (t_sent, _), t in zip(sent, times):
+        err = t - (t_sent - rec.header.t0_monotonic_ns)
+        assert 0 <= err < 50_000_000, err  # read after it was written, well before the next line
+
+
+def _slow_printer(n: int, delay: float, tail_sleep: float = 0.0) -> list[str]:
+    code = (f"import sys,time\nfor i in range({n}):\n    print(f'line {{i}}', flush=True)\n"
+            f"    time.sleep({delay})\ntime.sleep({tail_sleep})\n")
+    return [sys.executable, "-c", code]
+
+
+def _wait_for_chunks(path: Path, n: int, limit: float = 20.0) -> None:
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        if path.exists() and path.read_bytes().count(b'"b64"') >= n:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"fewer than {n} chunks in {path} after {limit} s")
+
+
+def test_kill_9_mid_capture_leaves_a_readable_recording(tmp_path: Path) -> None:
+    out = tmp_path / "killed.rec"
+    proc = subprocess.Popen([*CLI, "capture", "-q", "-o", str(out), "--", *_slow_printer(400, 0.01)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _wait_for_chunks(out, 20)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=10)
+    rec = read_recording(str(out))
+    assert rec.bad_records <= 1
+    got = rec.data.decode().splitlines()
+    assert len(got) >= 20
+    assert got == [f"line {i}" for i in range(len(got))]  # every line received is there, in order
+    assert not any(n.event == "end" for n in rec.notes)  # killed: no end note, nothing else lost
+
+
+def test_sigterm_ends_the_capture_cleanly(tmp_path: Path) -> None:
+    out = tmp_path / "term.rec"
+    proc = subprocess.Popen([*CLI, "capture", "-q", "-o", str(out), "--", *_slow_printer(1000, 0.01)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _wait_for_chunks(out, 10)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=20)
+    assert proc.returncode == 0, err
+    assert b"(terminated)" in err
+    last = records(out)[-1]
+    assert last["event"] == "end" and last["detail"] == "terminated"
+
+
+def test_quit_pattern_stops_and_stops_the_command(tmp_path: Path) -> None:
+    out = tmp_path / "quit.rec"
+    code = "import time\nprint('booting', flush=True)\nprint('APP READY', flush=True)\ntime.sleep(60)\n"
+    t = time.monotonic()
+    r = run("capture", "-q", "-o", str(out), "--quit", "APP READY", "--", sys.executable, "-c", code)
+    assert r.returncode == 0, r.stderr
+    assert time.monotonic() - t < 30  # did not wait for the command's 60 s sleep
+    assert records(out)[-1]["detail"] == "quit pattern"
+    assert read_recording(str(out)).data == b"booting\nAPP READY\n"
+
+
+def test_stdin_capture_with_echo(tmp_path: Path) -> None:
+    out = tmp_path / "stdin.rec"
+    r = run("capture", "-o", str(out), input=b"one\ntwo\nthree")
+    assert r.returncode == 0, r.stderr
+    assert read_recording(str(out)).data == b"one\ntwo\nthree"
+    echoed = r.stdout.decode().splitlines()
+    assert [re.sub(r"^\[ *\d+\.\d{6}\] ", "", x) for x in echoed] == ["one", "two", "three"]
+
+
+def test_capture_errors_are_one_line(tmp_path: Path) -> None:
+    for args in (["--port", "/dev/does-not-exist"], ["--", "/no/such/command"], ["--quit", "("]):
+        r = run("capture", "-q", "-o", str(tmp_path / "x.rec"), *args)
+        assert r.returncode == 2
+        err = r.stderr.decode().strip().splitlines()
+        assert len(err) == 1 and err[0].startswith("bootlens: error: ") and b"Traceback" not in r.stderr
+
+
+def test_replay_source_through_capture(tmp_path: Path) -> None:
+    out = tmp_path / "replay.rec"
+    chunks = [(0.0, b"U-Boot 2023.01 (x)\n"), (0.1, b"Starting kernel ...\n"), (0.25, b"APP READY\n")]
+    capture(ReplaySource(chunks), str(out), echo=None)
+    rec = read_recording(str(out))
+    assert rec.data == b"".join(c for _, c in chunks)
+    _, times = line_times(rec)
+    assert times[1] - times[0] >= 90_000_000 and times[2] - times[1] >= 140_000_000
+
+
+def _recording_from_grabserial(src: Path, dest: Path) -> None:
+    """Each line of a grabserial -t log as a chunk at its grabserial time: the same capture."""
+    w = RecordingWriter(str(dest), Header("grabserial replay", None, "start", "", 0))
+    rx = re.compile(rb"^\[(\d+)\.(\d{6}) [\d.]+\] ")
+    for raw in src.read_bytes().split(b"\n"):
+        m = rx.match(raw)
+        if m:
+            w.chunk(int(m[1] + m[2]) * 1000, raw[m.end():] + b"\n")
+    w.close()
+
+
+def test_recording_analyses_like_the_grabserial_log(tmp_path: Path) -> None:
+    log = CORPUS / "qemu-arm64-uboot-initcall.grabserial-t.log"
+    rec = tmp_path / "corpus.rec"
+    _recording_from_grabserial(log, rec)
+    a = analyze_paths([str(log)], READY).boots[0]
+    b = analyze_paths([str(rec)], READY).boots[0]
+    assert [(s.name, s.start_ns, s.duration_ns) for s in a.stages] == \
+        [(s.name, s.start_ns, s.duration_ns) for s in b.stages]
+    assert a.total.duration_ns == b.total.duration_ns == 3_903_449_000
+    assert b.counts.initcalls == 918
+    # and export gives the grabserial text back (the corpus's last line had no newline)
+    exported = run("export", str(rec), "--format", "grabserial").stdout
+    assert analyze_paths([str(log)], READY).boots[0].counts == \
+        analyze_paths([str(_write(tmp_path / "x.log", exported))], READY).boots[0].counts
+
+
+def _write(path: Path, data: bytes) -> Path:
+    path.write_bytes(data)
+    return path
+
+
+def test_wire_correction_places_bytes_when_they_were_sent() -> None:
+    # 10 000 baud, 10 bits a byte: 1 ms per byte. A 10-byte read returned at 100 ms.
+    from bootlens.recording import Chunk, Recording
+
+    rec = Recording("x", Header("x", 10_000, "start", "", 0), (Chunk(50_000_000, b"z\n"),
+                                                              Chunk(100_000_000, b"abc\ndefgh\n")), (), 0)
+    lines, times = line_times(rec)
+    assert lines == [b"z\n", b"abc\n", b"defgh\n"]
+    assert times == [49_000_000, 91_000_000, 95_000_000]
+    # never before the previous read returned
+    rec2 = Recording("x", Header("x", 10_000, "start", "", 0), (Chunk(50_000_000, b"z\n"),
+                                                               Chunk(52_000_000, b"abcdefgh\n")), (), 0)
+    assert line_times(rec2)[1][1] == 50_000_000
+    assert line_times(rec2, wire=False)[1][1] == 52_000_000
+
+
+def test_torn_last_record_and_bad_header(tmp_path: Path) -> None:
+    good = tmp_path / "torn.rec"
+    w = RecordingWriter(str(good), Header("x", None, "start", "", 0))
+    w.chunk(1000, b"[    0.000000] Linux version 6.1\n")
+    w.close()
+    with good.open("ab") as f:
+        f.write(b'{"t":2000,"b64":"WyAgI')  # a record cut by SIGKILL
+    rec = read_recording(str(good))
+    assert rec.bad_records == 1 and rec.data == b"[    0.000000] Linux version 6.1\n"
+    d = json.loads(run("analyze", str(good), "--json").stdout)
+    assert any("damaged records" in w for w in d["boots"][0]["warnings"])
+    bad = _write(tmp_path / "bad.rec", b'{"format":"bootlens-recording", oops\n')
+    r = run("analyze", str(bad))
+    assert r.returncode == 2 and r.stderr.decode().count("\n") == 1 and b"bad header" in r.stderr
+
+
+def test_export_text_is_the_bytes_received(tmp_path: Path) -> None:
+    out = tmp_path / "e.rec"
+    run("capture", "-q", "-o", str(out), input=b"\x00\xffraw\r\nbytes")
+    assert run("export", str(out)).stdout == b"\x00\xffraw\r\nbytes"
+    assert to_grabserial(read_recording(str(out))).startswith(b"[0.")
