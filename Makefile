@@ -1,11 +1,12 @@
 # The README's two commands: `make demo` and `make test`. Both install what they need first.
 PY ?= python3
 PIP ?= $(PY) -m pip
-DEMO_LOG ?= tests/data/corpus/qemu-arm64-uboot-initcall.grabserial-t.log
+# Debian packages the reference target needs (the kernel itself is fetched by bootlens)
+APT_PACKAGES ?= qemu-system-arm u-boot-qemu
 # rustup installs cargo here; Debian's cargo lands in /usr/bin
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: install rust demo test bench
+.PHONY: install rust system demo test bench
 
 # The native accelerator (native/, Rust) needs cargo at install time; without it bootlens still
 # installs and runs its pure-Python implementation (same results, about 2.6x slower on big logs).
@@ -18,11 +19,21 @@ rust:
 	    echo "cargo not found: bootlens will run without its native accelerator"; \
 	  fi; }
 
-install: rust
+# QEMU and U-Boot for the reference target, when missing (needs root and apt)
+system:
+	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing$$missing"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	  else echo "missing Debian packages:$$missing (apt-get install them as root)"; fi; \
+	fi
+
+install: rust system
 	$(PIP) install --quiet --disable-pip-version-check -e '.[test]'
 
 demo: install
-	bootlens analyze $(DEMO_LOG) --marker ready='APP READY'
+	bootlens target setup qemu-arm64
+	bootlens run qemu-arm64
 
 test: install
 	$(PY) -m mypy

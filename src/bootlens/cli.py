@@ -140,6 +140,72 @@ def export(recording: str, fmt: str, no_wire: bool, output: str | None) -> None:
         click.echo(f"bootlens: warning: {rec.bad_records} damaged records skipped", err=True)
 
 
+@main.group()
+def target() -> None:
+    """The built-in reference targets (real Debian kernels under QEMU)."""
+
+
+@target.command("setup")
+@click.argument("name", metavar="TARGET")
+@click.option("--force", is_flag=True, help="Download and rebuild even if cached.")
+def target_setup(name: str, force: bool) -> None:
+    """Fetch the kernel and busybox for TARGET (qemu-arm64, qemu-x86_64) and build its initramfs."""
+    from .target import setup
+
+    try:
+        tf = setup(name, force=force)
+    except BootlensError as e:
+        _fail(e)
+    click.echo(f"{name}: kernel {tf.kernel_version}; files in {tf.kernel.parent}")
+
+
+@main.command("run")
+@click.argument("name", metavar="TARGET")
+@click.option("--repeat", default=1, show_default=True, type=click.IntRange(1, 1000), help="Boots to run.")
+@click.option("--append", default="", metavar="ARGS", help="Extra kernel command line arguments.")
+@click.option("-o", "--output", metavar="DIR", help="Run folder (default: runs/TARGET-DATE-TIME).")
+@click.option("--json", "as_json", is_flag=True, help="Print the analysis as JSON.")
+def run_cmd(name: str, repeat: int, append: str, output: str | None, as_json: bool) -> None:
+    """Boot a reference target (set up first if needed), capture from power-on, analyse.
+
+    With --repeat N: N boots with a fresh QEMU each, one recording per boot in the run folder,
+    and statistics per stage and marker.
+    """
+    import time as _time
+    from pathlib import Path
+
+    from rich.console import Console
+
+    from .render.terminal import render_stats, render_terminal
+    from .runs import run_target, statistics_of
+    from .target import setup
+
+    console = Console(highlight=False, stderr=as_json)
+    folder = Path(output or f"runs/{name}-{_time.strftime('%Y%m%d-%H%M%S')}")
+    try:
+        tf = setup(name)
+        started = _time.monotonic()
+
+        def progress(i: int, seconds: float) -> None:
+            left = (_time.monotonic() - started) / i * (repeat - i)
+            console.print(f"boot {i}/{repeat} done in {seconds:.1f} s; about {left:.0f} s left")
+
+        result = run_target(tf, folder, repeat, append, progress)
+    except BootlensError as e:
+        _fail(e)
+    if as_json:
+        from .render.jsonout import write_json
+
+        write_json(result, sys.stdout.buffer)
+        sys.stdout.buffer.flush()
+        return
+    if repeat == 1:
+        render_terminal(result, console, 10)
+    else:
+        render_stats(statistics_of(result.boots), console, repeat)
+    console.print(f"recordings in {folder}/")
+
+
 def _exit_now() -> None:
     """Exit 0 without tearing down the analysis: freeing a big log's millions of objects one by
     one takes longer than the OS takes to reclaim the whole process."""

@@ -6,9 +6,12 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from collections.abc import Sequence
+
 from ..analyze import Analysis, BootAnalysis
 from ..lines import clip
 from ..model import READY, Clock, Event, InitcallDetail, Kind, ProcessDetail
+from ..runs import SPREAD_WARN, Stat
 from ..stages import MEASURED
 
 _ORIGIN = {"first_byte": "first byte received", "power_on": "power-on", "kernel_start": "kernel clock start"}
@@ -165,3 +168,22 @@ def _events_table(title: str, events: tuple[Event, ...], b: BootAnalysis, initca
         row += [_sec(al.to_axis(e.start)), _dur(e.duration_ns), line]
         t.add_row(*row)
     return t
+
+
+def render_stats(stats: Sequence[Stat], console: Console, boots: int) -> None:
+    """Per-stage and per-marker statistics over repeated boots."""
+    t = Table(title=f"Statistics over {boots} boots", title_justify="left", show_edge=False)
+    for col in ("quantity", "n", "min", "median", "max", "std dev", "spread"):
+        t.add_column(col, justify="left" if col == "quantity" else "right")
+    warn = []
+    for s in stats:
+        spread = f"{100 * s.spread:.1f}%"
+        style = "yellow" if s.spread > SPREAD_WARN else ""
+        t.add_row(s.name, str(s.n), _dur(s.min), _dur(round(s.median)), _dur(s.max), _dur(round(s.stdev)),
+                  Text(spread, style=style))
+        if s.spread > SPREAD_WARN:
+            warn.append(s.name.strip())
+    console.print(t)
+    if warn:
+        console.print(f"[yellow]warning:[/] spread above {100 * SPREAD_WARN:.0f}% of the median for: "
+                      f"{', '.join(warn)}; boot more times before trusting a difference")

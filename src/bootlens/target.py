@@ -1,0 +1,334 @@
+"""The built-in reference targets: real Debian kernels booted under QEMU (../REFERENCE-TARGET).
+
+``setup`` downloads Debian's kernel and busybox-static for the target's architecture with a
+private apt state (the system's apt architectures are not touched, no root is needed), and
+builds an initramfs that behaves like an unoptimised product: busybox init, an rcS running
+S-scripts (mounts, mdev coldplug, syslogd/klogd, loopback, a needless ``sleep 1``, fork-heavy
+checks), then an application that prints ``APP READY`` and powers off.
+
+``boot`` starts QEMU paused, releases it once the capture is reading (so t=0 is power-on, to
+within the time of one monitor command) and captures its serial console into a recording.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .capture import CaptureResult, CommandSource, capture
+from .errors import BootlensError
+
+READY_MARKER = "APP READY"
+
+
+class TargetError(BootlensError):
+    """A reference target could not be set up or booted."""
+
+    exit_code = 2
+
+
+@dataclass(frozen=True, slots=True)
+class TargetSpec:
+    """How to get and boot one reference target."""
+
+    name: str
+    debian_arch: str
+    kernel_package: str  # a metapackage; its dependency names the versioned kernel
+    qemu: str
+    machine: tuple[str, ...]
+    firmware: str | None  # U-Boot binary, None for QEMU's own (SeaBIOS)
+    console: str
+    apt_packages: tuple[str, ...]  # host packages the target needs
+
+
+TARGETS = {
+    "qemu-arm64": TargetSpec(
+        name="qemu-arm64", debian_arch="arm64", kernel_package="linux-image-arm64",
+        qemu="qemu-system-aarch64", machine=("-M", "virt", "-cpu", "cortex-a57", "-m", "512"),
+        firmware="/usr/lib/u-boot/qemu_arm64/u-boot.bin", console="ttyAMA0",
+        apt_packages=("qemu-system-arm", "u-boot-qemu"),
+    ),
+    "qemu-x86_64": TargetSpec(
+        name="qemu-x86_64", debian_arch="amd64", kernel_package="linux-image-amd64",
+        qemu="qemu-system-x86_64", machine=("-M", "pc", "-m", "512"),
+        firmware=None, console="ttyS0", apt_packages=("qemu-system-x86",),
+    ),
+}
+
+BASE_CMDLINE = "printk.time=1 panic=-1"
+
+
+def cache_root() -> Path:
+    """Where downloaded images and built initramfs live (XDG cache dir)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "bootlens" / "targets"
+
+
+def spec(name: str) -> TargetSpec:
+    """The spec of a target, or a one-line error naming the known ones."""
+    try:
+        return TARGETS[name]
+    except KeyError:
+        raise TargetError(f"unknown target {name!r}; known: {', '.join(TARGETS)}") from None
+
+
+@dataclass(frozen=True, slots=True)
+class TargetFiles:
+    """A set-up target: the files QEMU needs."""
+
+    spec: TargetSpec
+    kernel: Path
+    initramfs: Path
+    kernel_version: str
+
+
+def files(name: str) -> TargetFiles:
+    """The files of a target set up earlier, or an error saying how to set it up."""
+    s = spec(name)
+    d = cache_root() / name
+    kernels = sorted(d.glob("vmlinuz-*"))
+    initrd = d / "initramfs.cpio.gz"
+    if not kernels or not initrd.exists():
+        raise TargetError(f"{name} is not set up: run `bootlens target setup {name}`")
+    return TargetFiles(s, kernels[-1], initrd, kernels[-1].name.removeprefix("vmlinuz-"))
+
+
+def _run(cmd: list[str], what: str) -> str:
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    except FileNotFoundError:
+        raise TargetError(f"{what}: {cmd[0]} not found") from None
+    except subprocess.TimeoutExpired:
+        raise TargetError(f"{what}: timed out") from None
+    if p.returncode != 0:
+        last = (p.stderr.strip().splitlines() or ["no message"])[-1]
+        raise TargetError(f"{what} failed: {last}")
+    return p.stdout
+
+
+def setup(name: str, force: bool = False, log: bool = True) -> TargetFiles:
+    """Download the kernel and busybox for a target and build its initramfs (cached)."""
+    s = spec(name)
+    if not force:
+        try:
+            return files(name)
+        except TargetError:
+            pass
+    d = cache_root() / name
+    d.mkdir(parents=True, exist_ok=True)
+    state = d / "apt"
+    for sub in ("lists/partial", "cache/archives/partial"):
+        (state / sub).mkdir(parents=True, exist_ok=True)
+    apt = ["-o", f"APT::Architecture={s.debian_arch}", "-o", f"APT::Architectures={s.debian_arch}",
+           "-o", f"Dir::State::Lists={state / 'lists'}", "-o", f"Dir::Cache={state / 'cache'}",
+           "-o", "Dir::State::Status=/dev/null", "-o", "Debug::NoLocking=1", "-qq"]
+    if log:
+        print(f"bootlens: fetching Debian {s.debian_arch} package lists", flush=True)
+    _run(["apt-get", *apt, "update"], "apt-get update")
+    deps = _run(["apt-cache", *apt, "depends", s.kernel_package], "apt-cache depends")
+    kpkg = next((ln.split(":", 1)[1].strip() for ln in deps.splitlines()
+                 if ln.strip().startswith("Depends:") and "linux-image-" in ln), None)
+    if kpkg is None:
+        raise TargetError(f"cannot find the kernel package {s.kernel_package} depends on")
+    with tempfile.TemporaryDirectory(dir=d) as tmp:
+        if log:
+            print(f"bootlens: downloading {kpkg} and busybox-static", flush=True)
+        subprocess_cwd = tmp
+        try:
+            p = subprocess.run(["apt-get", *apt, "download", kpkg, "busybox-static"], cwd=subprocess_cwd,
+                               capture_output=True, text=True, timeout=600)
+        except FileNotFoundError:
+            raise TargetError("apt-get not found: the reference targets need a Debian host") from None
+        if p.returncode != 0:
+            raise TargetError(f"apt-get download failed: {(p.stderr.strip().splitlines() or ['?'])[-1]}")
+        debs = list(Path(tmp).glob("*.deb"))
+        root = Path(tmp) / "x"
+        for deb in debs:
+            _run(["dpkg-deb", "-x", str(deb), str(root)], f"unpacking {deb.name}")
+        kernels = sorted((root / "boot").glob("vmlinuz-*"))
+        busybox = root / "bin" / "busybox"
+        if not kernels or not busybox.exists():
+            raise TargetError("the downloaded packages hold no kernel image or busybox")
+        for old in d.glob("vmlinuz-*"):
+            old.unlink()
+        shutil.copy(kernels[-1], d / kernels[-1].name)
+        (d / "initramfs.cpio.gz").write_bytes(build_initramfs(busybox.read_bytes()))
+    return files(name)
+
+
+# --- the initramfs --------------------------------------------------------------------------
+
+APPLETS = ("sh", "ash", "init", "mount", "umount", "mdev", "syslogd", "klogd", "ifconfig", "sleep", "cat",
+           "grep", "echo", "expr", "test", "[", "poweroff", "mkdir", "ls", "sed", "cut", "head", "true",
+           "uname", "hostname", "ln", "seq")
+
+INITTAB = """\
+::sysinit:/etc/init.d/rcS
+::once:/usr/bin/app
+::shutdown:/bin/umount -a -r
+"""
+
+RCS = """\
+#!/bin/sh
+# Runs the S-scripts in order, like a stock busybox or Buildroot image.
+for s in /etc/init.d/S??*; do
+    [ -x "$s" ] && "$s" start
+done
+"""
+
+SCRIPTS = {
+    "S01mount": """\
+#!/bin/sh
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev 2>/dev/null || true
+mkdir -p /dev/pts /run /tmp /var/log
+""",
+    "S10mdev": """\
+#!/bin/sh
+# coldplug: walk /sys and create device nodes (slow on real hardware)
+mdev -s
+""",
+    "S20syslog": """\
+#!/bin/sh
+syslogd
+klogd
+""",
+    "S30network": """\
+#!/bin/sh
+ifconfig lo 127.0.0.1 up
+hostname bootlens-ref
+""",
+    "S40settle": """\
+#!/bin/sh
+# "wait for things to settle": a needless fixed delay
+sleep 1
+""",
+    "S50checks": """\
+#!/bin/sh
+# fork-heavy checks, the way init scripts are often written
+if cat /proc/cmdline | grep -q quiet; then echo "quiet boot"; fi
+n=0
+for f in /etc/init.d/*; do
+    n=$(expr $n + 1)
+    [ -f "$f" ] && echo "$f" | grep -q S && true
+done
+kernel=$(uname -r | cut -d- -f1)
+echo "checks done ($n scripts, kernel $kernel)"
+""",
+}
+
+APP = """\
+#!/bin/sh
+# The product's application: report ready, then power off so that QEMU exits.
+echo "uptime: $(cat /proc/uptime)"
+echo "APP READY"
+poweroff -f
+"""
+
+
+def build_initramfs(busybox: bytes) -> bytes:
+    """A gzip-compressed newc cpio archive, written here so that no root (or fakeroot) is needed
+    for root-owned device-less entries; the kernel creates /dev through devtmpfs."""
+    entries: list[tuple[str, int, bytes]] = []  # (path, mode, data or link target)
+    for dname in ("bin", "sbin", "usr", "usr/bin", "etc", "etc/init.d", "proc", "sys", "dev", "tmp", "run",
+                  "var", "var/log", "root"):
+        entries.append((dname, 0o040755, b""))
+    entries.append(("bin/busybox", 0o100755, busybox))
+    for applet in APPLETS:
+        entries.append((f"bin/{applet}", 0o120777, b"busybox"))
+    entries.append(("sbin/init", 0o120777, b"../bin/busybox"))
+    entries.append(("sbin/mdev", 0o120777, b"../bin/busybox"))
+    entries.append(("init", 0o120777, b"sbin/init"))
+    entries.append(("etc/inittab", 0o100644, INITTAB.encode()))
+    entries.append(("etc/init.d/rcS", 0o100755, RCS.encode()))
+    for name, text in SCRIPTS.items():
+        entries.append((f"etc/init.d/{name}", 0o100755, text.encode()))
+    entries.append(("usr/bin/app", 0o100755, APP.encode()))
+    raw = io.BytesIO()
+    for ino, (path, mode, data) in enumerate(entries, 1):
+        _cpio_entry(raw, ino, path, mode, data)
+    _cpio_entry(raw, 0, "TRAILER!!!", 0, b"")
+    return gzip.compress(raw.getvalue(), compresslevel=6, mtime=0)
+
+
+def _cpio_entry(out: io.BytesIO, ino: int, name: str, mode: int, data: bytes) -> None:
+    nb = name.encode() + b"\0"
+    fields = (ino, mode, 0, 0, 2 if mode & 0o040000 else 1, 0, len(data), 0, 0, 0, 0, len(nb), 0)
+    out.write(b"070701" + b"".join(b"%08X" % f for f in fields))
+    out.write(nb)
+    out.write(b"\0" * (-(110 + len(nb)) % 4))
+    out.write(data)
+    out.write(b"\0" * (-len(data) % 4))
+
+
+# --- booting --------------------------------------------------------------------------------
+
+
+def qemu_command(tf: TargetFiles, monitor: str, append: str = "") -> list[str]:
+    """The QEMU command line: paused (-S), serial on stdout, a monitor socket to release it."""
+    s = tf.spec
+    cmdline = f"console={s.console} {BASE_CMDLINE} {append}".strip()
+    cmd = [s.qemu, *s.machine, "-display", "none", "-no-reboot", "-S", "-serial", "stdio",
+           "-monitor", f"unix:{monitor},server,nowait", "-kernel", str(tf.kernel), "-initrd", str(tf.initramfs),
+           "-append", cmdline]
+    if s.firmware:
+        cmd[1:1] = ["-bios", s.firmware]
+    return cmd
+
+
+def boot(tf: TargetFiles, out: str, append: str = "", timeout_s: float = 180.0) -> CaptureResult:
+    """Boot once and capture the console from power-on into the recording ``out``."""
+    if shutil.which(tf.spec.qemu) is None:
+        raise TargetError(f"{tf.spec.qemu} not found: install {' '.join(tf.spec.apt_packages)}")
+    if tf.spec.firmware and not os.path.exists(tf.spec.firmware):
+        raise TargetError(f"{tf.spec.firmware} not found: install u-boot-qemu")
+    with tempfile.TemporaryDirectory(prefix="bootlens-") as tmp:
+        monitor = os.path.join(tmp, "monitor.sock")
+        source = CommandSource(qemu_command(tf, monitor, append))
+
+        def release() -> None:
+            _monitor_command(monitor, b"cont\n")
+
+        return capture(source, out, origin="power_on", end_s=timeout_s, on_ready=release, echo=None)
+
+
+def _monitor_command(path: str, command: bytes, wait_s: float = 10.0) -> None:
+    """Send one command to QEMU's human monitor on a unix socket, waiting for it to appear.
+
+    The monitor drops input sent before it has printed its greeting, so read up to the first
+    "(qemu) " prompt, send, and wait for the next prompt (the command has run by then).
+    """
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sk:
+                sk.settimeout(wait_s)
+                sk.connect(path)
+                _read_until(sk, b"(qemu) ")
+                sk.sendall(command)
+                _read_until(sk, b"(qemu) ")
+                return
+        except (FileNotFoundError, ConnectionRefusedError):
+            if time.monotonic() > deadline:
+                raise TargetError("QEMU's monitor did not come up") from None
+            time.sleep(0.005)
+        except OSError as e:
+            raise TargetError(f"QEMU's monitor: {e}") from None
+
+
+def _read_until(sk: socket.socket, marker: bytes) -> None:
+    buf = b""
+    while marker not in buf:
+        data = sk.recv(4096)
+        if not data:
+            raise TargetError("QEMU's monitor closed the connection")
+        buf += data

@@ -1,0 +1,81 @@
+"""The reference target: the initramfs bootlens writes, and a real QEMU boot (slow; CI runs it)."""
+
+from __future__ import annotations
+
+import gzip
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bootlens import target as T
+from bootlens.runs import analyze_folder, statistics_of
+
+
+def parse_newc(data: bytes) -> dict[str, tuple[int, bytes]]:
+    """A minimal newc reader, independent of the writer, to check what the kernel will see."""
+    out: dict[str, tuple[int, bytes]] = {}
+    pos = 0
+    while True:
+        assert data[pos:pos + 6] == b"070701", pos
+        f = [int(data[pos + 6 + 8 * i: pos + 14 + 8 * i], 16) for i in range(13)]
+        mode, size, namesize = f[1], f[6], f[11]
+        name_at = pos + 110
+        name = data[name_at:name_at + namesize - 1].decode()
+        data_at = name_at + namesize + (-(110 + namesize) % 4)
+        if name == "TRAILER!!!":
+            return out
+        out[name] = (mode, data[data_at:data_at + size])
+        pos = data_at + size + (-size % 4)
+
+
+def test_initramfs_layout() -> None:
+    files = parse_newc(gzip.decompress(T.build_initramfs(b"\x7fELF fake busybox")))
+    assert files["bin/busybox"] == (0o100755, b"\x7fELF fake busybox")
+    assert files["init"] == (0o120777, b"sbin/init")
+    assert files["sbin/init"][1] == b"../bin/busybox"
+    assert b"::sysinit:/etc/init.d/rcS" in files["etc/inittab"][1]
+    scripts = sorted(n for n in files if n.startswith("etc/init.d/S"))
+    assert scripts == sorted(f"etc/init.d/{n}" for n in T.SCRIPTS)
+    assert b"sleep 1" in files["etc/init.d/S40settle"][1]
+    assert b"APP READY" in files["usr/bin/app"][1]
+    assert all(files[f"bin/{a}"] == (0o120777, b"busybox") for a in T.APPLETS)
+
+
+def test_unknown_target_is_a_one_line_error() -> None:
+    r = subprocess.run([sys.executable, "-m", "bootlens.cli", "run", "qemu-pdp11"], capture_output=True)
+    assert r.returncode == 2
+    assert r.stderr.decode().strip() == "bootlens: error: unknown target 'qemu-pdp11'; known: qemu-arm64, qemu-x86_64"
+
+
+needs_qemu = pytest.mark.skipif(
+    shutil.which("qemu-system-aarch64") is None or not Path("/usr/lib/u-boot/qemu_arm64/u-boot.bin").exists()
+    or shutil.which("apt-get") is None,
+    reason="qemu-system-arm and u-boot-qemu not installed (make test installs them)",
+)
+
+
+@pytest.mark.slow
+@needs_qemu
+def test_boot_qemu_arm64_twice_from_power_on(tmp_path: Path) -> None:
+    """Real Debian arm64 kernel, real U-Boot, real QEMU: every stage measured from power-on."""
+    r = subprocess.run([sys.executable, "-m", "bootlens.cli", "run", "qemu-arm64", "--repeat", "2",
+                        "-o", str(tmp_path / "run")], capture_output=True, timeout=900)
+    assert r.returncode == 0, r.stderr.decode()[-2000:]
+    out = r.stdout.decode()
+    assert "Statistics over 2 boots" in out and "marker ready" in out
+    a = analyze_folder(tmp_path / "run")
+    assert len(a.boots) == 2
+    for b in a.boots:
+        assert b.alignment.origin == "power_on"
+        st = {s.name: s for s in b.stages}
+        for name in ("firmware", "bootloader", "kernel_load", "kernel_init", "userspace"):
+            assert st[name].status == "measured", name
+        assert 1.9e9 < st["bootloader"].duration_ns < 6e9  # U-Boot's default 2 s autoboot delay
+        assert st["userspace"].duration_ns > 1e9  # the S40settle 'sleep 1'
+        assert b.total.duration_ns is not None and b.total.end.startswith("ready marker")
+        assert b.boot.fact("kernel_version").value.endswith("-arm64")  # type: ignore[union-attr]
+    names = [s.name for s in statistics_of(a.boots)]
+    assert names[0].startswith("total (power-on") and "marker ready" in names
