@@ -217,3 +217,20 @@ def test_export_text_is_the_bytes_received(tmp_path: Path) -> None:
     run("capture", "-q", "-o", str(out), input=b"\x00\xffraw\r\nbytes")
     assert run("export", str(out)).stdout == b"\x00\xffraw\r\nbytes"
     assert to_grabserial(read_recording(str(out))).startswith(b"[0.")
+
+
+def test_silent_firmware_is_one_measured_span_from_power_on(tmp_path: Path) -> None:
+    """A capture that released the target (origin power_on) but saw nothing before the kernel:
+    power-on to kernel clock start is measured as one stage, never split by guessing."""
+    rec = tmp_path / "silent-bios.rec"
+    w = RecordingWriter(str(rec), Header("qemu", None, "power_on", "", 0))
+    w.chunk(4_000_000_000, b"[    0.000000] Linux version 6.1.0-56-amd64 (x)\n")
+    w.chunk(5_500_000_000, b"[    1.500000] Run /init as init process\n")
+    w.chunk(6_000_000_000, b"APP READY\n")
+    w.close()
+    b = analyze_paths([str(rec)], READY).boots[0]
+    st = {s.name: s for s in b.stages}
+    assert b.alignment.origin == "power_on" and b.total.duration_ns == 6_000_000_000
+    assert st["pre_kernel"].status == "measured" and st["pre_kernel"].duration_ns == 4_000_000_000
+    assert st["firmware"].duration_ns is None and st["bootloader"].duration_ns is None
+    assert sum(s.duration_ns or 0 for s in b.stages if s.parent is None) == b.total.duration_ns

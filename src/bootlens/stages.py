@@ -128,6 +128,13 @@ def compute_stages(boot: Boot, al: Alignment, times: Sequence[int | None] | None
     else:
         stages.append(span("bootloader", "bootloader (U-Boot)", uboot, starting))
     stages.append(span("kernel_load", "kernel load / decompress", starting, k0))
+    early = ("firmware", "spl", "bootloader", "kernel_load")
+    if power is not None and k0 is not None and not any(st.status == MEASURED for st in stages
+                                                        if st.name in early):
+        # Nothing printed between power-on and the kernel (e.g. a BIOS silent on the serial
+        # line): that span is measured as a whole, even though it cannot be split.
+        stages.append(span("pre_kernel", "power-on to kernel clock (no console output to split it)",
+                           power, k0))
     stages.append(span("kernel_init", "kernel init", k0, run_init))
 
     if times is None:

@@ -80,7 +80,9 @@ def _boot(b: BootAnalysis, console: Console, top: int, which: str) -> None:
         label = ("  " + s.label) if s.parent else s.label
         if s.status == MEASURED:
             share = f"{100 * (s.duration_ns or 0) / tot:.1f}%" if tot and s.parent is None else ""
-            lines = f"{s.start.line_no or ''}–{s.end.line_no or ''}" if s.start and s.end else ""
+            a = s.start.line_no if s.start else None
+            b = s.end.line_no if s.end else None
+            lines = f"{a}–{b}" if a and b else str(b or a or "")
             err = s.end.error_ns if s.end is not None and s.end.estimated else 0
             t.add_row(label, _sec(s.start_ns), _range(s.duration_ns, s.estimated, err), share, lines)
         else:
