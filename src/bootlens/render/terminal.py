@@ -80,9 +80,9 @@ def _boot(b: BootAnalysis, console: Console, top: int, which: str) -> None:
         label = ("  " + s.label) if s.parent else s.label
         if s.status == MEASURED:
             share = f"{100 * (s.duration_ns or 0) / tot:.1f}%" if tot and s.parent is None else ""
-            a = s.start.line_no if s.start else None
-            b = s.end.line_no if s.end else None
-            lines = f"{a}–{b}" if a and b else str(b or a or "")
+            first = s.start.line_no if s.start else None
+            last = s.end.line_no if s.end else None
+            lines = f"{first}–{last}" if first and last else str(last or first or "")
             err = s.end.error_ns if s.end is not None and s.end.estimated else 0
             t.add_row(label, _sec(s.start_ns), _range(s.duration_ns, s.estimated, err), share, lines)
         else:
