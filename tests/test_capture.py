@@ -240,3 +240,52 @@ def test_silent_firmware_is_one_measured_span_from_power_on(tmp_path: Path) -> N
     assert st["pre_kernel"].status == "measured" and st["pre_kernel"].duration_ns == 4_000_000_000
     assert st["firmware"].duration_ns is None and st["bootloader"].duration_ns is None
     assert sum(s.duration_ns or 0 for s in b.stages if s.parent is None) == b.total.duration_ns
+
+
+def test_reconnect_after_the_adapter_vanishes(tmp_path: Path) -> None:
+    """The port (a symlink, as /dev/serial/by-id/... is) loses its pty mid-boot and gets a new
+    one, as a USB adapter powered by the board does: capture marks the gap and goes on."""
+    link = tmp_path / "ttyUSB-by-id"
+    m1, s1 = pty.openpty()
+    link.symlink_to(os.ttyname(s1))
+    out = tmp_path / "reconnect.rec"
+    proc = subprocess.Popen([*CLI, "capture", "-q", "--reconnect", "--port", str(link), "-o", str(out),
+                             "--quit", "^second boot done", "--end", "30"], stderr=subprocess.PIPE)
+    try:
+        _wait_until(lambda: out.exists() and out.stat().st_size > 0)
+        time.sleep(0.3)  # let the capture open the port
+        os.write(m1, b"U-Boot 2023.01 (first power-on)\n")
+        _wait_for_lines(out, 1)
+        os.close(s1)
+        os.close(m1)  # the adapter is gone: reads fail, the device node disappears
+        time.sleep(0.3)
+        m2, s2 = pty.openpty()  # ... and comes back, maybe under another number
+        link.unlink()
+        link.symlink_to(os.ttyname(s2))
+        _wait_until(lambda: b"gap_end" in out.read_bytes())
+        time.sleep(0.2)
+        os.write(m2, b"second boot done\n")
+        _, err = proc.communicate(timeout=20)
+        os.close(m2)
+        os.close(s2)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    rec = read_recording(str(out))
+    assert rec.data == b"U-Boot 2023.01 (first power-on)\nsecond boot done\n"
+    events = [n.event for n in rec.notes]
+    assert events == ["gap_start", "gap_end", "end"]
+    gap = rec.notes[1].t_ns - rec.notes[0].t_ns
+    assert gap >= 250_000_000  # the adapter was away at least the 0.3 s we kept it away
+    d = json.loads(run("analyze", str(out), "--json").stdout)
+    assert any("capture gap start" in w for w in d["inputs"][0]["warnings"])
+
+
+def _wait_until(cond: object, limit: float = 20.0) -> None:
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        if cond():  # type: ignore[operator]
+            return
+        time.sleep(0.02)
+    raise AssertionError("timed out")

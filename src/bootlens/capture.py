@@ -217,10 +217,13 @@ def capture(
     end_s: float | None = None,
     echo: TextIO | None = None,
     on_ready: Callable[[], None] | None = None,
+    reconnect: bool = False,
 ) -> CaptureResult:
     """Capture ``source`` into the recording at ``path`` until it ends, ``quit_pattern`` is seen
     in a line, ``end_s`` seconds pass, or SIGINT/SIGTERM. ``on_ready`` runs once the source is
-    open and t=0 taken (e.g. to release a target started paused: then ``origin='power_on'``)."""
+    open and t=0 taken (e.g. to release a target started paused: then ``origin='power_on'``).
+    With ``reconnect``, a source that vanishes (a USB adapter losing power with the board) is
+    reopened as soon as it is back; the recording marks the gap."""
     quit_rx = re.compile(quit_pattern) if quit_pattern else None
     source.open()
     old_term = signal.getsignal(signal.SIGTERM)
@@ -242,8 +245,15 @@ def capture(
             try:
                 data = source.read(0.05)
             except SourceGone as e:
-                reason = f"source ended: {e}"
-                break
+                if not reconnect:
+                    reason = f"source ended: {e}"
+                    break
+                writer.note(time.monotonic_ns() - t0, "gap_start", str(e))
+                if not _reopen(source, t0, end_s):
+                    reason = "end time"
+                    break
+                writer.note(time.monotonic_ns() - t0, "gap_end", "reopened")
+                continue
             t = time.monotonic_ns() - t0
             if not data:
                 continue
@@ -282,6 +292,18 @@ def capture(
         if _is_main_thread():
             signal.signal(signal.SIGTERM, old_term)
     return CaptureResult(path, writer.bytes, writer.chunks, (time.monotonic_ns() - t0) / 1e9, reason)
+
+
+def _reopen(source: Source, t0: int, end_s: float | None) -> bool:
+    """Reopen a vanished source, polling every 50 ms; False if the end time came first."""
+    source.close()
+    while end_s is None or time.monotonic_ns() - t0 < end_s * 1e9:
+        try:
+            source.open()
+            return True
+        except CaptureError:
+            time.sleep(0.05)
+    return False
 
 
 def _raise_terminated(signum: int, frame: FrameType | None) -> None:

@@ -78,9 +78,11 @@ def analyze(inputs: tuple[str, ...], as_json: bool, top: int, markers: tuple[str
 @click.option("--end", "end_s", type=click.FloatRange(0, min_open=True), metavar="SECONDS",
               help="Stop after this many seconds.")
 @click.option("-q", "--quiet", is_flag=True, help="Do not echo the console while capturing.")
+@click.option("--reconnect", is_flag=True, help="When the port vanishes (a USB adapter losing power with the "
+              "board), wait for it, reopen it and mark the gap in the recording.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED, metavar="[-- COMMAND...]")
 def capture(output: str, port: str | None, baud: int, bytesize: str, parity: str, stopbits: str, rtscts: bool,
-            xonxoff: bool, quit_pattern: str | None, end_s: float | None, quiet: bool,
+            xonxoff: bool, quit_pattern: str | None, end_s: float | None, quiet: bool, reconnect: bool,
             command: tuple[str, ...]) -> None:
     """Capture a console with host timestamps into a recording (docs/recording.md).
 
@@ -107,8 +109,10 @@ def capture(output: str, port: str | None, baud: int, bytesize: str, parity: str
     else:
         source = stdin_source()
     try:
+        if reconnect and not port:
+            _fail(UsageError("--reconnect needs --port"))
         result = run_capture(source, output, quit_pattern=quit_pattern, end_s=end_s,
-                             echo=None if quiet else sys.stdout)
+                             echo=None if quiet else sys.stdout, reconnect=reconnect)
     except BootlensError as e:
         _fail(e)
     click.echo(f"bootlens: {result.bytes} bytes in {result.chunks} reads, {result.seconds:.3f} s "
