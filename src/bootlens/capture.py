@@ -79,7 +79,8 @@ class SerialSource(Source):
 
         port = self._port
         try:
-            port.timeout = timeout
+            if port.timeout != timeout:  # the setter reconfigures the port (tcsetattr): only on change
+                port.timeout = timeout
             # whatever is waiting, or block for the first byte of the next burst
             data: bytes = port.read(port.in_waiting or 1)
         except (serial.SerialException, OSError) as e:
