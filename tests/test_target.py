@@ -79,3 +79,36 @@ def test_boot_qemu_arm64_twice_from_power_on(tmp_path: Path) -> None:
         assert b.boot.fact("kernel_version").value.endswith("-arm64")  # type: ignore[union-attr]
     names = [s.name for s in statistics_of(a.boots)]
     assert names[0].startswith("total (power-on") and "marker ready" in names
+
+
+@pytest.mark.skipif(not Path("/usr/lib/u-boot/qemu_arm64/u-boot.bin").exists(), reason="u-boot-qemu not installed")
+def test_uboot_env_image_is_the_default_with_overrides(tmp_path: Path) -> None:
+    import zlib
+
+    fw = Path("/usr/lib/u-boot/qemu_arm64/u-boot.bin").read_bytes()
+    default = T.default_uboot_env(fw)
+    assert default["bootdelay"] == "2" and default["bootcmd"].startswith("run ")
+    tf = T.TargetFiles(T.TARGETS["qemu-arm64"], Path("k"), Path("i"), "v")
+    flash = tmp_path / "flash1.img"
+    T.flash_image(tf, {"bootdelay": "0", "silent": "1"}, str(flash))
+    data = flash.read_bytes()
+    assert len(data) == 64 << 20 and data[0x40000:0x40010] == b"\xff" * 16
+    env = data[4:0x40000]
+    assert int.from_bytes(data[:4], "little") == zlib.crc32(env)
+    pairs = dict(kv.decode().split("=", 1) for kv in env.split(b"\0\0")[0].split(b"\0"))
+    assert pairs == {**default, "bootdelay": "0", "silent": "1"}
+    with pytest.raises(T.TargetError, match="NAME=VALUE"):
+        T.parse_env_overrides(["nonsense"])
+
+
+@pytest.mark.slow
+@needs_qemu
+def test_uboot_env_bootdelay_0_on_the_real_target(tmp_path: Path) -> None:
+    r = subprocess.run([sys.executable, "-m", "bootlens.cli", "run", "qemu-arm64", "--uboot-env", "bootdelay=0",
+                        "-o", str(tmp_path / "run")], capture_output=True, timeout=600)
+    assert r.returncode == 0, r.stderr.decode()[-2000:]
+    b = analyze_folder(tmp_path / "run").boots[0]
+    assert b.boot.fact("bootdelay").value == "0"  # type: ignore[union-attr]
+    assert "Loading Environment from Flash... OK" in "\n".join(b.boot.lines.text)
+    bl = next(s for s in b.stages if s.name == "bootloader")
+    assert bl.duration_ns is not None and bl.duration_ns < 1.5e9  # was > 2 s with the default 2 s delay

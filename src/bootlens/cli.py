@@ -167,9 +167,12 @@ def target_setup(name: str, force: bool) -> None:
 @click.argument("name", metavar="TARGET")
 @click.option("--repeat", default=1, show_default=True, type=click.IntRange(1, 1000), help="Boots to run.")
 @click.option("--append", default="", metavar="ARGS", help="Extra kernel command line arguments.")
+@click.option("--uboot-env", "uboot_env", multiple=True, metavar="NAME=VALUE",
+              help="Override a U-Boot variable (an environment image in QEMU's flash), e.g. bootdelay=0.")
 @click.option("-o", "--output", metavar="DIR", help="Run folder (default: runs/TARGET-DATE-TIME).")
 @click.option("--json", "as_json", is_flag=True, help="Print the analysis as JSON.")
-def run_cmd(name: str, repeat: int, append: str, output: str | None, as_json: bool) -> None:
+def run_cmd(name: str, repeat: int, append: str, uboot_env: tuple[str, ...], output: str | None,
+            as_json: bool) -> None:
     """Boot a reference target (set up first if needed), capture from power-on, analyse.
 
     With --repeat N: N boots with a fresh QEMU each, one recording per boot in the run folder,
@@ -182,11 +185,12 @@ def run_cmd(name: str, repeat: int, append: str, output: str | None, as_json: bo
 
     from .render.terminal import render_stats, render_terminal
     from .runs import run_target, statistics_of
-    from .target import setup
+    from .target import parse_env_overrides, setup
 
     console = Console(highlight=False, stderr=as_json)
     folder = Path(output or f"runs/{name}-{_time.strftime('%Y%m%d-%H%M%S')}")
     try:
+        env = parse_env_overrides(uboot_env)
         tf = setup(name)
         started = _time.monotonic()
 
@@ -194,7 +198,7 @@ def run_cmd(name: str, repeat: int, append: str, output: str | None, as_json: bo
             left = (_time.monotonic() - started) / i * (repeat - i)
             console.print(f"boot {i}/{repeat} done in {seconds:.1f} s; about {left:.0f} s left")
 
-        result = run_target(tf, folder, repeat, append, progress)
+        result = run_target(tf, folder, repeat, append, progress, env or None)
     except BootlensError as e:
         _fail(e)
     if as_json:

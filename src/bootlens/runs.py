@@ -77,14 +77,15 @@ def statistics_of(boots: Sequence[BootAnalysis]) -> list[Stat]:
 
 
 def run_target(tf: TargetFiles, folder: Path, repeat: int, append: str = "",
-               progress: Callable[[int, float], None] | None = None) -> Analysis:
+               progress: Callable[[int, float], None] | None = None,
+               uboot_env: dict[str, str] | None = None) -> Analysis:
     """Boot ``repeat`` times (a fresh QEMU each time), one recording per boot in ``folder``."""
     folder.mkdir(parents=True, exist_ok=True)
     paths = []
     for i in range(1, repeat + 1):
         t = time.monotonic()
         path = folder / f"boot-{i}.rec"
-        boot(tf, str(path), append)
+        boot(tf, str(path), append, uboot_env=uboot_env)
         paths.append(str(path))
         if progress is not None:
             progress(i, time.monotonic() - t)

@@ -20,6 +20,8 @@ import socket
 import subprocess
 import tempfile
 import time
+import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,6 +49,8 @@ class TargetSpec:
     firmware: str | None  # U-Boot binary, None for QEMU's own (SeaBIOS)
     console: str
     apt_packages: tuple[str, ...]  # host packages the target needs
+    env_size: int = 0  # U-Boot environment size at the start of pflash unit 1 (0: none)
+    flash_size: int = 64 << 20  # size QEMU requires of a pflash image
 
 
 TARGETS = {
@@ -55,6 +59,7 @@ TARGETS = {
         qemu="qemu-system-aarch64", machine=("-M", "virt", "-cpu", "cortex-a57", "-m", "512"),
         firmware="/usr/lib/u-boot/qemu_arm64/u-boot.bin", console="ttyAMA0",
         apt_packages=("qemu-system-arm", "u-boot-qemu"),
+        env_size=0x40000,  # CONFIG_ENV_SIZE; CONFIG_ENV_ADDR=0x4000000 is flash1's first byte
     ),
     "qemu-x86_64": TargetSpec(
         name="qemu-x86_64", debian_arch="amd64", kernel_package="linux-image-amd64",
@@ -270,10 +275,69 @@ def _cpio_entry(out: io.BytesIO, ino: int, name: str, mode: int, data: bytes) ->
     out.write(b"\0" * (-len(data) % 4))
 
 
+# --- U-Boot environment ------------------------------------------------------------------
+
+
+def default_uboot_env(firmware: bytes) -> dict[str, str]:
+    """U-Boot's built-in default environment, read out of its binary.
+
+    It is stored as NUL-separated ``name=value`` strings ending in a double NUL and (for the
+    distro boot configs Debian builds) starting with ``bootcmd=``. A valid environment in flash
+    replaces the default whole, so overrides must start from it.
+    """
+    start = firmware.find(b"\0bootcmd=") + 1
+    if start <= 0:
+        raise TargetError("cannot find U-Boot's default environment in its binary")
+    end = firmware.find(b"\0\0", start)
+    env: dict[str, str] = {}
+    for item in firmware[start:end].split(b"\0"):
+        key, sep, value = item.decode("latin-1").partition("=")
+        if not sep or not key:
+            raise TargetError("U-Boot's default environment does not parse")
+        env[key] = value
+    if "bootdelay" not in env:
+        raise TargetError("U-Boot's default environment has no bootdelay: not the block expected")
+    return env
+
+
+def uboot_env_image(env: dict[str, str], size: int) -> bytes:
+    """A non-redundant U-Boot environment: CRC32 (little-endian) of the data, then the data
+    (``name=value`` NUL-separated, a final NUL) padded with NULs to ``size`` - 4 bytes."""
+    data = b"".join(f"{k}={v}".encode("latin-1") + b"\0" for k, v in env.items()) + b"\0"
+    if len(data) > size - 4:
+        raise TargetError(f"U-Boot environment too large ({len(data)} > {size - 4} bytes)")
+    data += b"\0" * (size - 4 - len(data))
+    return zlib.crc32(data).to_bytes(4, "little") + data
+
+
+def parse_env_overrides(items: Sequence[str]) -> dict[str, str]:
+    """NAME=VALUE pairs (a value may be empty: NAME= clears the variable)."""
+    out: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key or any(c in key for c in " \0="):
+            raise TargetError(f"--uboot-env {item!r}: expected NAME=VALUE, e.g. bootdelay=0")
+        out[key] = value
+    return out
+
+
+def flash_image(tf: TargetFiles, overrides: dict[str, str], path: str) -> None:
+    """Write a pflash image for unit 1 holding the default environment with ``overrides``."""
+    s = tf.spec
+    if not s.env_size or not s.firmware:
+        raise TargetError(f"{s.name} has no U-Boot environment to change")
+    env = default_uboot_env(Path(s.firmware).read_bytes())
+    env.update(overrides)
+    image = uboot_env_image({k: v for k, v in env.items() if v != "" or k not in overrides}, s.env_size)
+    with open(path, "wb") as f:
+        f.write(image)
+        f.write(b"\xff" * (s.flash_size - len(image)))  # the rest reads as erased flash
+
+
 # --- booting --------------------------------------------------------------------------------
 
 
-def qemu_command(tf: TargetFiles, monitor: str, append: str = "") -> list[str]:
+def qemu_command(tf: TargetFiles, monitor: str, append: str = "", flash: str | None = None) -> list[str]:
     """The QEMU command line: paused (-S), serial on stdout, a monitor socket to release it."""
     s = tf.spec
     cmdline = f"console={s.console} {BASE_CMDLINE} {append}".strip()
@@ -282,18 +346,26 @@ def qemu_command(tf: TargetFiles, monitor: str, append: str = "") -> list[str]:
            "-append", cmdline]
     if s.firmware:
         cmd[1:1] = ["-bios", s.firmware]
+    if flash:
+        cmd += ["-drive", f"if=pflash,format=raw,unit=1,file={flash}"]
     return cmd
 
 
-def boot(tf: TargetFiles, out: str, append: str = "", timeout_s: float = 180.0) -> CaptureResult:
-    """Boot once and capture the console from power-on into the recording ``out``."""
+def boot(tf: TargetFiles, out: str, append: str = "", timeout_s: float = 180.0,
+         uboot_env: dict[str, str] | None = None) -> CaptureResult:
+    """Boot once and capture the console from power-on into the recording ``out``;
+    ``uboot_env`` overrides variables of U-Boot's default environment (e.g. bootdelay=0)."""
     if shutil.which(tf.spec.qemu) is None:
         raise TargetError(f"{tf.spec.qemu} not found: install {' '.join(tf.spec.apt_packages)}")
     if tf.spec.firmware and not os.path.exists(tf.spec.firmware):
         raise TargetError(f"{tf.spec.firmware} not found: install u-boot-qemu")
     with tempfile.TemporaryDirectory(prefix="bootlens-") as tmp:
         monitor = os.path.join(tmp, "monitor.sock")
-        source = CommandSource(qemu_command(tf, monitor, append))
+        flash = None
+        if uboot_env:
+            flash = os.path.join(tmp, "flash1.img")
+            flash_image(tf, uboot_env, flash)
+        source = CommandSource(qemu_command(tf, monitor, append, flash))
 
         def release() -> None:
             _monitor_command(monitor, b"cont\n")
