@@ -167,12 +167,16 @@ def target_setup(name: str, force: bool) -> None:
 @click.argument("name", metavar="TARGET")
 @click.option("--repeat", default=1, show_default=True, type=click.IntRange(1, 1000), help="Boots to run.")
 @click.option("--append", default="", metavar="ARGS", help="Extra kernel command line arguments.")
+@click.option("--cmdline", metavar="ARGS", help="Replace the kernel arguments (console= is kept; "
+              "default: 'printk.time=1 panic=-1').")
+@click.option("--rootfs-overlay", "overlay", metavar="DIR", type=click.Path(file_okay=False),
+              help="Lay DIR's files over the initramfs, e.g. an edited etc/init.d/S40settle.")
 @click.option("--uboot-env", "uboot_env", multiple=True, metavar="NAME=VALUE",
               help="Override a U-Boot variable (an environment image in QEMU's flash), e.g. bootdelay=0.")
 @click.option("-o", "--output", metavar="DIR", help="Run folder (default: runs/TARGET-DATE-TIME).")
 @click.option("--json", "as_json", is_flag=True, help="Print the analysis as JSON.")
-def run_cmd(name: str, repeat: int, append: str, uboot_env: tuple[str, ...], output: str | None,
-            as_json: bool) -> None:
+def run_cmd(name: str, repeat: int, append: str, cmdline: str | None, overlay: str | None,
+            uboot_env: tuple[str, ...], output: str | None, as_json: bool) -> None:
     """Boot a reference target (set up first if needed), capture from power-on, analyse.
 
     With --repeat N: N boots with a fresh QEMU each, one recording per boot in the run folder,
@@ -198,7 +202,8 @@ def run_cmd(name: str, repeat: int, append: str, uboot_env: tuple[str, ...], out
             left = (_time.monotonic() - started) / i * (repeat - i)
             console.print(f"boot {i}/{repeat} done in {seconds:.1f} s; about {left:.0f} s left")
 
-        result = run_target(tf, folder, repeat, append, progress, env or None)
+        result = run_target(tf, folder, repeat, append, progress, env or None, cmdline,
+                            Path(overlay) if overlay else None)
     except BootlensError as e:
         _fail(e)
     if as_json:

@@ -78,14 +78,15 @@ def statistics_of(boots: Sequence[BootAnalysis]) -> list[Stat]:
 
 def run_target(tf: TargetFiles, folder: Path, repeat: int, append: str = "",
                progress: Callable[[int, float], None] | None = None,
-               uboot_env: dict[str, str] | None = None) -> Analysis:
+               uboot_env: dict[str, str] | None = None, cmdline: str | None = None,
+               overlay: Path | None = None) -> Analysis:
     """Boot ``repeat`` times (a fresh QEMU each time), one recording per boot in ``folder``."""
     folder.mkdir(parents=True, exist_ok=True)
     paths = []
     for i in range(1, repeat + 1):
         t = time.monotonic()
         path = folder / f"boot-{i}.rec"
-        boot(tf, str(path), append, uboot_env=uboot_env)
+        boot(tf, str(path), append, uboot_env=uboot_env, cmdline=cmdline, overlay=overlay)
         paths.append(str(path))
         if progress is not None:
             progress(i, time.monotonic() - t)

@@ -101,7 +101,7 @@ def files(name: str) -> TargetFiles:
     d = cache_root() / name
     kernels = sorted(d.glob("vmlinuz-*"))
     initrd = d / "initramfs.cpio.gz"
-    if not kernels or not initrd.exists():
+    if not kernels or not initrd.exists() or not (d / "busybox").exists():
         raise TargetError(f"{name} is not set up: run `bootlens target setup {name}`")
     return TargetFiles(s, kernels[-1], initrd, kernels[-1].name.removeprefix("vmlinuz-"))
 
@@ -165,6 +165,7 @@ def setup(name: str, force: bool = False, log: bool = True) -> TargetFiles:
         for old in d.glob("vmlinuz-*"):
             old.unlink()
         shutil.copy(kernels[-1], d / kernels[-1].name)
+        shutil.copy(busybox, d / "busybox")  # kept to rebuild the initramfs with an overlay
         (d / "initramfs.cpio.gz").write_bytes(build_initramfs(busybox.read_bytes()))
     return files(name)
 
@@ -240,9 +241,13 @@ poweroff -f
 """
 
 
-def build_initramfs(busybox: bytes) -> bytes:
+def build_initramfs(busybox: bytes, overlay: Path | None = None) -> bytes:
     """A gzip-compressed newc cpio archive, written here so that no root (or fakeroot) is needed
-    for root-owned device-less entries; the kernel creates /dev through devtmpfs."""
+    for root-owned device-less entries; the kernel creates /dev through devtmpfs.
+
+    ``overlay``: a directory whose files, directories and symlinks are laid over the image
+    (same path: the overlay's wins), e.g. an edited ``etc/init.d/S40settle``.
+    """
     entries: list[tuple[str, int, bytes]] = []  # (path, mode, data or link target)
     for dname in ("bin", "sbin", "usr", "usr/bin", "etc", "etc/init.d", "proc", "sys", "dev", "tmp", "run",
                   "var", "var/log", "root"):
@@ -258,11 +263,34 @@ def build_initramfs(busybox: bytes) -> bytes:
     for name, text in SCRIPTS.items():
         entries.append((f"etc/init.d/{name}", 0o100755, text.encode()))
     entries.append(("usr/bin/app", 0o100755, APP.encode()))
+    if overlay is not None:
+        entries = _overlay(entries, overlay)
     raw = io.BytesIO()
     for ino, (path, mode, data) in enumerate(entries, 1):
         _cpio_entry(raw, ino, path, mode, data)
     _cpio_entry(raw, 0, "TRAILER!!!", 0, b"")
     return gzip.compress(raw.getvalue(), compresslevel=6, mtime=0)
+
+
+def _overlay(entries: list[tuple[str, int, bytes]], root: Path) -> list[tuple[str, int, bytes]]:
+    """Entries with the overlay directory's contents laid over them (same path: replaced)."""
+    if not root.is_dir():
+        raise TargetError(f"--rootfs-overlay {root}: not a directory")
+    extra: dict[str, tuple[int, bytes]] = {}
+    for p in sorted(root.rglob("*")):
+        rel = p.relative_to(root).as_posix()
+        if p.is_symlink():
+            extra[rel] = (0o120777, os.readlink(p).encode())
+        elif p.is_dir():
+            extra[rel] = (0o040755, b"")
+        elif p.is_file():
+            mode = 0o100755 if os.access(p, os.X_OK) else 0o100644
+            extra[rel] = (mode, p.read_bytes())
+    # Replace in place, so that every directory still comes before what it holds (the kernel's
+    # unpacker cannot create a file whose directory does not exist yet); new paths go last,
+    # in sorted order, parents first.
+    out = [(path, *extra.pop(path)) if path in extra else (path, mode, data) for path, mode, data in entries]
+    return out + [(path, mode, data) for path, (mode, data) in extra.items()]
 
 
 def _cpio_entry(out: io.BytesIO, ino: int, name: str, mode: int, data: bytes) -> None:
@@ -337,13 +365,19 @@ def flash_image(tf: TargetFiles, overrides: dict[str, str], path: str) -> None:
 # --- booting --------------------------------------------------------------------------------
 
 
-def qemu_command(tf: TargetFiles, monitor: str, append: str = "", flash: str | None = None) -> list[str]:
-    """The QEMU command line: paused (-S), serial on stdout, a monitor socket to release it."""
+def qemu_command(tf: TargetFiles, monitor: str, append: str = "", flash: str | None = None,
+                 cmdline: str | None = None, initramfs: Path | None = None) -> list[str]:
+    """The QEMU command line: paused (-S), serial on stdout, a monitor socket to release it.
+
+    ``cmdline`` replaces the kernel arguments after ``console=`` (the console stays: without it
+    there is nothing to measure); ``append`` adds to them.
+    """
     s = tf.spec
-    cmdline = f"console={s.console} {BASE_CMDLINE} {append}".strip()
+    args = BASE_CMDLINE if cmdline is None else cmdline
+    kernel_args = f"console={s.console} {args} {append}".strip()
     cmd = [s.qemu, *s.machine, "-display", "none", "-no-reboot", "-S", "-serial", "stdio",
-           "-monitor", f"unix:{monitor},server,nowait", "-kernel", str(tf.kernel), "-initrd", str(tf.initramfs),
-           "-append", cmdline]
+           "-monitor", f"unix:{monitor},server,nowait", "-kernel", str(tf.kernel),
+           "-initrd", str(initramfs or tf.initramfs), "-append", kernel_args]
     if s.firmware:
         cmd[1:1] = ["-bios", s.firmware]
     if flash:
@@ -352,9 +386,11 @@ def qemu_command(tf: TargetFiles, monitor: str, append: str = "", flash: str | N
 
 
 def boot(tf: TargetFiles, out: str, append: str = "", timeout_s: float = 180.0,
-         uboot_env: dict[str, str] | None = None) -> CaptureResult:
+         uboot_env: dict[str, str] | None = None, cmdline: str | None = None,
+         overlay: Path | None = None) -> CaptureResult:
     """Boot once and capture the console from power-on into the recording ``out``;
-    ``uboot_env`` overrides variables of U-Boot's default environment (e.g. bootdelay=0)."""
+    ``uboot_env`` overrides variables of U-Boot's default environment (e.g. bootdelay=0),
+    ``cmdline`` replaces the kernel arguments, ``overlay`` is laid over the initramfs."""
     if shutil.which(tf.spec.qemu) is None:
         raise TargetError(f"{tf.spec.qemu} not found: install {' '.join(tf.spec.apt_packages)}")
     if tf.spec.firmware and not os.path.exists(tf.spec.firmware):
@@ -365,7 +401,11 @@ def boot(tf: TargetFiles, out: str, append: str = "", timeout_s: float = 180.0,
         if uboot_env:
             flash = os.path.join(tmp, "flash1.img")
             flash_image(tf, uboot_env, flash)
-        source = CommandSource(qemu_command(tf, monitor, append, flash))
+        initramfs = None
+        if overlay is not None:
+            initramfs = Path(tmp) / "initramfs.cpio.gz"
+            initramfs.write_bytes(build_initramfs((tf.kernel.parent / "busybox").read_bytes(), overlay))
+        source = CommandSource(qemu_command(tf, monitor, append, flash, cmdline, initramfs))
 
         def release() -> None:
             _monitor_command(monitor, b"cont\n")
