@@ -289,3 +289,48 @@ def _wait_until(cond: object, limit: float = 20.0) -> None:
             return
         time.sleep(0.02)
     raise AssertionError("timed out")
+
+
+def test_run_board_power_cycles_and_times_from_power_restored(tmp_path: Path) -> None:
+    """A 'board' on a pty: the power-cycle command (here it drops a trigger file, as a relay
+    script would switch power) starts the board, which prints a boot log; two boots."""
+    master, slave = pty.openpty()
+    trigger = tmp_path / "power-on"
+    boots: list[int] = []
+    stop = threading.Event()
+
+    def board() -> None:
+        while not stop.is_set():
+            if trigger.exists():
+                trigger.unlink()
+                boots.append(time.monotonic_ns())
+                time.sleep(0.2)  # "ROM" time before the first byte
+                for line in (b"U-Boot 2023.01 (board)\n", b"Starting kernel ...\n",
+                             b"[    0.000000] Linux version 6.1.0 (x)\n", b"[    0.300000] Run /init as init process\n",
+                             b"app: ready to serve\n"):
+                    os.write(master, line)
+                    time.sleep(0.05)
+            time.sleep(0.01)
+
+    thread = threading.Thread(target=board, daemon=True)
+    thread.start()
+    try:
+        r = run("run", "board", "--port", os.ttyname(slave), "--power-cycle", f"touch {trigger}",
+                "--ready", "ready to serve", "--repeat", "2", "--timeout", "20", "-o", str(tmp_path / "run"))
+    finally:
+        stop.set()
+        thread.join()
+        os.close(master)
+        os.close(slave)
+    assert r.returncode == 0, r.stderr.decode()
+    assert "Statistics over 2 boots" in r.stdout.decode()
+    a = analyze_paths([str(tmp_path / "run" / f"boot-{i}.rec") for i in (1, 2)],
+                      ParseOptions((MarkerSpec.parse("ready=ready to serve"),)))
+    assert len(boots) == 2 and len(a.boots) == 2
+    for b in a.boots:
+        assert b.alignment.origin == "power_on"
+        fw = next(s for s in b.stages if s.name == "firmware")
+        assert fw.duration_ns is not None and 150e6 < fw.duration_ns < 1.5e9  # the 0.2 s "ROM" time
+        assert b.total.end.startswith("ready marker")
+    bad = run("run", "board", "--port", "/dev/null", "--repeat", "1")  # no --power-cycle
+    assert bad.returncode == 2 and b"needs --port" in bad.stderr

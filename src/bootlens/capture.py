@@ -219,17 +219,26 @@ def capture(
     echo: TextIO | None = None,
     on_ready: Callable[[], None] | None = None,
     reconnect: bool = False,
+    t0_after_ready: bool = False,
 ) -> CaptureResult:
     """Capture ``source`` into the recording at ``path`` until it ends, ``quit_pattern`` is seen
     in a line, ``end_s`` seconds pass, or SIGINT/SIGTERM. ``on_ready`` runs once the source is
     open and t=0 taken (e.g. to release a target started paused: then ``origin='power_on'``).
     With ``reconnect``, a source that vanishes (a USB adapter losing power with the board) is
-    reopened as soon as it is back; the recording marks the gap."""
+    reopened as soon as it is back; the recording marks the gap. With ``t0_after_ready``, t=0
+    is when ``on_ready`` returns (a power-cycle command that ends when power is restored)."""
     quit_rx = re.compile(quit_pattern) if quit_pattern else None
     source.open()
     old_term = signal.getsignal(signal.SIGTERM)
     if _is_main_thread():
         signal.signal(signal.SIGTERM, _raise_terminated)
+    if t0_after_ready and on_ready is not None:
+        try:
+            on_ready()
+        except BaseException:
+            source.close()
+            raise
+        on_ready = None
     t0 = time.monotonic_ns()
     writer = RecordingWriter(path, new_header(source.name, source.baud, origin, t0))
     reason = "interrupted"

@@ -175,12 +175,26 @@ def target_setup(name: str, force: bool) -> None:
               help="Override a U-Boot variable (an environment image in QEMU's flash), e.g. bootdelay=0.")
 @click.option("-o", "--output", metavar="DIR", help="Run folder (default: runs/TARGET-DATE-TIME).")
 @click.option("--json", "as_json", is_flag=True, help="Print the analysis as JSON.")
+@click.option("--port", metavar="URL", help="TARGET 'board': the console, a serial device or pyserial URL.")
+@click.option("--baud", default=115200, show_default=True, type=click.IntRange(50, 20_000_000),
+              help="TARGET 'board': the console's line rate.")
+@click.option("--power-cycle", "power_cycle", metavar="CMD",
+              help="TARGET 'board': a command that power-cycles it and returns when power is back "
+              "(a relay, uhubctl); t=0 is when it returns.")
+@click.option("--ready", default="APP READY", show_default=True, metavar="REGEX",
+              help="TARGET 'board': the line that means the application is ready (ends each boot; "
+              "the reference targets print APP READY).")
+@click.option("--timeout", "timeout_s", default=300.0, show_default=True, type=click.FloatRange(1),
+              help="Seconds to wait for the ready line before giving up on a boot.")
 def run_cmd(name: str, repeat: int, append: str, cmdline: str | None, overlay: str | None,
-            uboot_env: tuple[str, ...], output: str | None, as_json: bool) -> None:
-    """Boot a reference target (set up first if needed), capture from power-on, analyse.
+            uboot_env: tuple[str, ...], output: str | None, as_json: bool, port: str | None, baud: int,
+            power_cycle: str | None, ready: str, timeout_s: float) -> None:
+    """Boot TARGET repeatedly, capture each boot from power-on, analyse.
 
-    With --repeat N: N boots with a fresh QEMU each, one recording per boot in the run folder,
-    and statistics per stage and marker.
+    TARGET is a reference target (qemu-arm64, qemu-x86_64; set up first if needed) or `board`:
+    real hardware, with --port for its console and --power-cycle for a command that restarts it.
+    With --repeat N: N boots, one recording per boot in the run folder, and statistics per stage
+    and marker.
     """
     import time as _time
     from pathlib import Path
@@ -193,17 +207,24 @@ def run_cmd(name: str, repeat: int, append: str, cmdline: str | None, overlay: s
 
     console = Console(highlight=False, stderr=as_json)
     folder = Path(output or f"runs/{name}-{_time.strftime('%Y%m%d-%H%M%S')}")
+    started = _time.monotonic()
+
+    def progress(i: int, seconds: float) -> None:
+        left = (_time.monotonic() - started) / i * (repeat - i)
+        console.print(f"boot {i}/{repeat} done in {seconds:.1f} s; about {left:.0f} s left")
+
     try:
-        env = parse_env_overrides(uboot_env)
-        tf = setup(name)
-        started = _time.monotonic()
+        if name == "board":
+            if not port or not power_cycle:
+                _fail(UsageError("run board needs --port (its console) and --power-cycle (a command)"))
+            from .runs import run_board
 
-        def progress(i: int, seconds: float) -> None:
-            left = (_time.monotonic() - started) / i * (repeat - i)
-            console.print(f"boot {i}/{repeat} done in {seconds:.1f} s; about {left:.0f} s left")
-
-        result = run_target(tf, folder, repeat, append, progress, env or None, cmdline,
-                            Path(overlay) if overlay else None)
+            result = run_board(port, baud, power_cycle, folder, repeat, ready, timeout_s, progress)
+        else:
+            env = parse_env_overrides(uboot_env)
+            tf = setup(name)
+            result = run_target(tf, folder, repeat, append, progress, env or None, cmdline,
+                                Path(overlay) if overlay else None)
     except BootlensError as e:
         _fail(e)
     if as_json:

@@ -93,6 +93,39 @@ def run_target(tf: TargetFiles, folder: Path, repeat: int, append: str = "",
     return analyze_folder(folder)
 
 
+def run_board(port: str, baud: int, power_cycle: str, folder: Path, repeat: int, ready: str,
+              timeout_s: float = 300.0, progress: Callable[[int, float], None] | None = None) -> Analysis:
+    """Boot a real board ``repeat`` times: run the power-cycle command (a relay, uhubctl...),
+    then capture its console from ``port`` until the ready pattern or the timeout. t=0 is when
+    the command returns, i.e. when power is back."""
+    import shlex
+    import subprocess
+
+    from .capture import CaptureError, SerialSource, capture
+
+    folder.mkdir(parents=True, exist_ok=True)
+    argv = shlex.split(power_cycle)
+    if not argv:
+        raise CaptureError("--power-cycle: empty command")
+
+    def cycle() -> None:
+        try:
+            p = subprocess.run(argv, capture_output=True, timeout=120)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            raise CaptureError(f"--power-cycle {argv[0]}: {e}") from None
+        if p.returncode != 0:
+            last = (p.stderr.decode(errors="replace").strip().splitlines() or ["no message"])[-1]
+            raise CaptureError(f"--power-cycle {argv[0]} exited with {p.returncode}: {last}")
+
+    for i in range(1, repeat + 1):
+        t = time.monotonic()
+        capture(SerialSource(port, baud), str(folder / f"boot-{i}.rec"), origin="power_on",
+                quit_pattern=ready, end_s=timeout_s, on_ready=cycle, t0_after_ready=True)
+        if progress is not None:
+            progress(i, time.monotonic() - t)
+    return analyze_folder(folder, (MarkerSpec.parse(f"{READY}={ready}"),))
+
+
 def analyze_folder(folder: Path, markers: Sequence[MarkerSpec] = ()) -> Analysis:
     """Analyse every recording of a run folder, in boot order."""
     recs = sorted(folder.glob("boot-*.rec"), key=lambda p: int(p.stem.split("-")[1]))
