@@ -334,3 +334,18 @@ def test_run_board_power_cycles_and_times_from_power_restored(tmp_path: Path) ->
         assert b.total.end.startswith("ready marker")
     bad = run("run", "board", "--port", "/dev/null", "--repeat", "1")  # no --power-cycle
     assert bad.returncode == 2 and b"needs --port" in bad.stderr
+
+
+def test_quit_pattern_waits_for_the_end_of_its_line(tmp_path: Path) -> None:
+    """The pattern can match before the line's newline has arrived: the line is still recorded
+    whole; a line that never ends stops the capture after a short grace."""
+    out = tmp_path / "split.rec"
+    chunks = [(0.0, b"booting\nAPP REA"), (0.03, b"DY"), (0.06, b"\n"), (1.0, b"after\n")]
+    r = capture(ReplaySource(chunks), str(out), quit_pattern="APP READY", echo=None)
+    assert r.reason == "quit pattern"
+    assert read_recording(str(out)).data == b"booting\nAPP READY\n"  # whole, and nothing after it
+    out2 = tmp_path / "endless.rec"
+    t = time.monotonic()
+    r2 = capture(ReplaySource([(0.0, b"APP READY"), (5.0, b"\n")]), str(out2), quit_pattern="APP READY", echo=None)
+    assert r2.reason == "quit pattern" and time.monotonic() - t < 3
+    assert read_recording(str(out2)).data == b"APP READY"

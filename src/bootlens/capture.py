@@ -24,6 +24,7 @@ from .errors import BootlensError
 from .recording import RecordingWriter, new_header
 
 READ_MAX = 1 << 16
+QUIT_GRACE_NS = 200_000_000  # how long to wait for the end of a line the quit pattern matched
 
 
 class CaptureError(BootlensError):
@@ -232,16 +233,19 @@ def capture(
     old_term = signal.getsignal(signal.SIGTERM)
     if _is_main_thread():
         signal.signal(signal.SIGTERM, _raise_terminated)
-    if t0_after_ready and on_ready is not None:
-        try:
+    try:
+        if t0_after_ready and on_ready is not None:
             on_ready()
-        except BaseException:
-            source.close()
-            raise
-        on_ready = None
-    t0 = time.monotonic_ns()
-    writer = RecordingWriter(path, new_header(source.name, source.baud, origin, t0))
+            on_ready = None
+        t0 = time.monotonic_ns()
+        writer = RecordingWriter(path, new_header(source.name, source.baud, origin, t0))
+    except BaseException:  # nothing recorded yet: put things back as they were
+        source.close()
+        if _is_main_thread():
+            signal.signal(signal.SIGTERM, old_term)
+        raise
     reason = "interrupted"
+    quit_pending: int | None = None  # deadline to finish a line the quit pattern matched early
     tail = b""  # the unfinished last line, for the quit pattern and the echo
     line_start_t = 0
     t = 0
@@ -266,8 +270,11 @@ def capture(
                 continue
             t = time.monotonic_ns() - t0
             if not data:
+                if quit_pending is not None and time.monotonic_ns() >= quit_pending:
+                    reason = "quit pattern"
+                    break
                 continue
-            writer.chunk(t, data)
+            writer.chunk(t, data)  # always recorded before any decision to stop
             if quit_rx is None and echo is None:
                 continue
             # the tail (an unfinished line) started earlier; every other line starts here
@@ -283,7 +290,10 @@ def capture(
             line_start_t = first_start if not lines else t
             if reason == "quit pattern":
                 break
-            if quit_rx is not None and quit_rx.search(tail.decode("utf-8", "replace")):
+            if quit_rx is not None and quit_pending is None and quit_rx.search(tail.decode("utf-8", "replace")):
+                # matched before the line ended: read on briefly so that the line is whole
+                quit_pending = time.monotonic_ns() + QUIT_GRACE_NS
+            elif quit_pending is not None and time.monotonic_ns() >= quit_pending:
                 reason = "quit pattern"
                 break
             if echo is not None:
