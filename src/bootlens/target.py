@@ -106,9 +106,9 @@ def files(name: str) -> TargetFiles:
     return TargetFiles(s, kernels[-1], initrd, kernels[-1].name.removeprefix("vmlinuz-"))
 
 
-def _run(cmd: list[str], what: str) -> str:
+def _run(cmd: list[str], what: str, cwd: str | None = None) -> str:
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=cwd)
     except FileNotFoundError:
         raise TargetError(f"{what}: {cmd[0]} not found") from None
     except subprocess.TimeoutExpired:
@@ -146,14 +146,7 @@ def setup(name: str, force: bool = False, log: bool = True) -> TargetFiles:
     with tempfile.TemporaryDirectory(dir=d) as tmp:
         if log:
             print(f"bootlens: downloading {kpkg} and busybox-static", flush=True)
-        subprocess_cwd = tmp
-        try:
-            p = subprocess.run(["apt-get", *apt, "download", kpkg, "busybox-static"], cwd=subprocess_cwd,
-                               capture_output=True, text=True, timeout=600)
-        except FileNotFoundError:
-            raise TargetError("apt-get not found: the reference targets need a Debian host") from None
-        if p.returncode != 0:
-            raise TargetError(f"apt-get download failed: {(p.stderr.strip().splitlines() or ['?'])[-1]}")
+        _run(["apt-get", *apt, "download", kpkg, "busybox-static"], "apt-get download", cwd=tmp)
         debs = list(Path(tmp).glob("*.deb"))
         root = Path(tmp) / "x"
         for deb in debs:
