@@ -13,9 +13,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .analyze import Analysis, BootAnalysis, analyze_paths
+from .analyze import Analysis, BootAnalysis
+from .inputs import analyze_folder, write_run_meta
 from .model import READY, Kind
-from .parsers import MarkerSpec, ParseOptions
+from .parsers import MarkerSpec
 from .target import READY_MARKER, TargetFiles, boot
 
 SPREAD_WARN = 0.05
@@ -82,6 +83,9 @@ def run_target(tf: TargetFiles, folder: Path, repeat: int, append: str = "",
                overlay: Path | None = None) -> Analysis:
     """Boot ``repeat`` times (a fresh QEMU each time), one recording per boot in ``folder``."""
     folder.mkdir(parents=True, exist_ok=True)
+    write_run_meta(folder, (MarkerSpec.parse(f"{READY}={READY_MARKER}"),), target=tf.spec.name,
+                   append=append, cmdline=cmdline, uboot_env=uboot_env or {},
+                   overlay=str(overlay) if overlay else None)
     paths = []
     for i in range(1, repeat + 1):
         t = time.monotonic()
@@ -104,6 +108,8 @@ def run_board(port: str, baud: int, power_cycle: str, folder: Path, repeat: int,
     from .capture import CaptureError, SerialSource, capture
 
     folder.mkdir(parents=True, exist_ok=True)
+    write_run_meta(folder, (MarkerSpec.parse(f"{READY}={ready}"),), target="board", port=port, baud=baud,
+                   power_cycle=power_cycle)
     argv = shlex.split(power_cycle)
     if not argv:
         raise CaptureError("--power-cycle: empty command")
@@ -123,11 +129,4 @@ def run_board(port: str, baud: int, power_cycle: str, folder: Path, repeat: int,
                 quit_pattern=ready, end_s=timeout_s, on_ready=cycle, t0_after_ready=True)
         if progress is not None:
             progress(i, time.monotonic() - t)
-    return analyze_folder(folder, (MarkerSpec.parse(f"{READY}={ready}"),))
-
-
-def analyze_folder(folder: Path, markers: Sequence[MarkerSpec] = ()) -> Analysis:
-    """Analyse every recording of a run folder, in boot order."""
-    recs = sorted(folder.glob("boot-*.rec"), key=lambda p: int(p.stem.split("-")[1]))
-    specs = tuple(markers) or (MarkerSpec.parse(f"{READY}={READY_MARKER}"),)
-    return analyze_paths([str(p) for p in recs], ParseOptions(specs))
+    return analyze_folder(folder)
