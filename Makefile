@@ -1,8 +1,9 @@
 # The README's two commands: `make demo` and `make test`. Both install what they need first.
 PY ?= python3
 PIP ?= $(PY) -m pip
-# Debian packages the reference target needs (the kernel itself is fetched by bootlens)
-APT_PACKAGES ?= qemu-system-arm u-boot-qemu
+# Debian packages: QEMU and U-Boot for the reference target (the kernel itself is fetched by
+# bootlens), Chromium for the HTML report tests (driven by Playwright, never its own browser)
+APT_PACKAGES ?= qemu-system-arm u-boot-qemu chromium
 # rustup installs cargo here; Debian's cargo lands in /usr/bin
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 

@@ -1,0 +1,668 @@
+/* bootlens report viewer. Data: the JSON in #bootlens-data (see render/html.py).
+   Every string from the log reaches the page through textContent, never as markup. */
+"use strict";
+(function () {
+  const DATA = JSON.parse(document.getElementById("bootlens-data").textContent);
+  const NAMES = DATA.names;
+  const $ = (id) => document.getElementById(id);
+  const el = (tag, text, cls) => {
+    const e = document.createElement(tag);
+    if (text !== undefined && text !== null) e.textContent = String(text);
+    if (cls) e.className = cls;
+    return e;
+  };
+  const COLORS = {
+    bootloader: "#8e6c8a", initcall: "#4e79a7", async: "#76b7b2", fixup: "#bab0ab", probe: "#f28e2b",
+    process: "#59a14f", kthread: "#9c755f", marker: "#c0392b", milestone: "#68707d",
+  };
+  const STAGE_COLORS = {
+    firmware: "#9c755f", spl: "#b07aa1", bootloader: "#8e6c8a", kernel_load: "#e15759", pre_kernel: "#bab0ab",
+    kernel_init: "#4e79a7", kernel_early: "#7396c2", initcalls: "#4e79a7", kernel_late: "#a0cbe8", userspace: "#59a14f",
+  };
+
+  function fmtDur(us) {
+    if (us === null || us === undefined || us < 0) return "—";
+    const a = Math.abs(us);
+    if (a >= 1e6) return (us / 1e6).toFixed(3) + " s";
+    if (a >= 1e3) return (us / 1e3).toFixed(3) + " ms";
+    return us + " µs";
+  }
+  function fmtT(us) {
+    return us === null || us === undefined ? "—" : (us / 1e6).toFixed(6) + " s";
+  }
+
+  // ---------------------------------------------------------------- state
+  const S = {
+    boot: null, v0: 0, v1: 1, lo: 0, hi: 1, layout: [], sel: -1, hover: -1, search: "", match: null,
+    stats: { visible: 0, drawn: 0, frames: 0, lastFrameMs: 0 }, logHl: [0, -1],
+  };
+  window.bootlens = S; // for tests and the curious: S.stats, S.v0/S.v1, S.select(i)
+
+  // ---------------------------------------------------------------- boot choice
+  function setupBootPick() {
+    const sel = $("boot-select");
+    if (DATA.boots.length < 2) return;
+    $("boot-pick").hidden = false;
+    DATA.boots.forEach((b, i) => {
+      const inp = DATA.inputs[b.group];
+      const label = (inp.boots > 1 ? `${inp.name} · boot ${b.index + 1}` : inp.name) +
+        (b.total.dur !== null ? ` · ${fmtDur(b.total.dur)}` : "");
+      const o = el("option", label);
+      o.value = String(i);
+      sel.appendChild(o);
+    });
+    sel.addEventListener("change", () => showBoot(+sel.value));
+  }
+
+  function showBoot(i) {
+    const b = DATA.boots[i];
+    S.boot = b;
+    S.sel = -1;
+    S.hover = -1;
+    headline(b);
+    stageBar(b);
+    buildLayout(b);
+    tables(b);
+    logView(b);
+    resetView();
+    resize();
+  }
+
+  // ---------------------------------------------------------------- headline + stage bar
+  function headline(b) {
+    const t = b.total;
+    const from = t.from || "start";
+    $("headline").textContent = t.dur !== null
+      ? `${from} → ready: ${fmtDur(t.dur)}${t.estimated ? " (estimated)" : ""}`
+      : `${from} → ready: not measured`;
+    const measured = b.stages.filter((s) => !s.parent && s.status === "measured").map((s) => s.name);
+    const unknown = b.stages.filter((s) => !s.parent && s.status === "not measured").map((s) => s.name);
+    let sub = `${b.source}` + (DATA.boots.length > 1 ? ` · boot ${b.index + 1}` : "") +
+      ` · end: ${t.end_what}` + ` · measured: ${measured.join(", ") || "none"}`;
+    if (unknown.length) sub += ` · not measured: ${unknown.join(", ")}`;
+    if (b.kernel.kernel_version) sub += ` · kernel ${b.kernel.kernel_version}`;
+    $("sub").textContent = sub;
+    const p = $("partial");
+    p.hidden = !b.partial.length;
+    p.textContent = b.partial.length ? "partial boot: " + b.partial.join("; ") : "";
+    document.title = `bootlens · ${b.source} · ${t.dur !== null ? fmtDur(t.dur) : "no ready marker"}`;
+  }
+
+  function stageBar(b) {
+    const bar = $("stagebar");
+    bar.textContent = "";
+    const top = b.stages.filter((s) => !s.parent && s.status !== "absent");
+    const total = top.reduce((a, s) => a + (s.dur > 0 ? s.dur : 0), 0) || 1;
+    for (const s of top) {
+      const d = el("div");
+      const measured = s.dur !== null;
+      d.style.flex = measured ? `${Math.max(s.dur, total * 0.004)} 1 0` : `${total * 0.03} 1 0`;
+      if (measured) d.style.background = STAGE_COLORS[s.name] || "#888";
+      else d.className = "nm";
+      d.appendChild(el("div", s.label)).style.cssText = "padding:0;border:0;font-weight:600";
+      d.appendChild(el("div", measured ? fmtDur(s.dur) + (s.estimated ? " ≈" : "") : s.status)).style.cssText = "padding:0;border:0";
+      d.title = `${s.label}: ${measured ? fmtDur(s.dur) : s.status}` +
+        (s.start_line ? ` (lines ${s.start_line}–${s.end_line})` : "");
+      if (measured) d.addEventListener("click", () => zoomTo(s.start, s.start + s.dur, 0.03));
+      bar.appendChild(d);
+    }
+  }
+
+  // ---------------------------------------------------------------- timeline layout
+  const AXIS_H = 22, MARK_H = 18, LANE_H = 16, BAR_H = 12, ROW_GAP = 8, GUTTER = 150;
+
+  function buildLayout(b) {
+    // y positions: stage rows first, then one block per event row
+    const L = [];
+    let y = AXIS_H + MARK_H + 4;
+    const hasSub = b.stages.some((s) => s.parent && s.dur !== null);
+    L.push({ type: "stages", title: "stages", y: y, h: LANE_H * (hasSub ? 2 : 1) });
+    y += LANE_H * (hasSub ? 2 : 1) + ROW_GAP;
+    for (const r of b.rows) {
+      const lanes = r.lanes.map((ln, j) => ({ a: ln[0], b: ln[1], y: y + j * LANE_H }));
+      L.push({ type: "events", title: r.title, kind: r.kind, y: y, h: r.lanes.length * LANE_H, lanes: lanes });
+      y += r.lanes.length * LANE_H + ROW_GAP;
+    }
+    S.layout = L;
+    S.height = y + 4;
+    // the extent: everything that has a time
+    const ev = b.ev;
+    let lo = 0, hi = 1;
+    for (const s of b.stages) if (s.start !== null && s.dur !== null) hi = Math.max(hi, s.start + s.dur);
+    if (b.total.end !== null) hi = Math.max(hi, b.total.end);
+    for (let i = 0; i < ev.s.length; i++) {
+      const e = ev.s[i] + Math.max(ev.d[i], 0);
+      if (e > hi) hi = e;
+      if (ev.s[i] < lo) lo = ev.s[i];
+    }
+    for (const m of b.marks) { if (m.t > hi) hi = m.t; if (m.t < lo) lo = m.t; }
+    S.lo = lo;
+    S.hi = hi + (hi - lo) * 0.01;
+  }
+
+  function resetView() { S.v0 = S.lo; S.v1 = S.hi; }
+
+  function zoomTo(a, b, pad) {
+    const w = Math.max(b - a, 20);
+    S.v0 = a - w * pad; S.v1 = b + w * pad;
+    clampView();
+    draw();
+  }
+
+  function clampView() {
+    const span = S.hi - S.lo;
+    let w = S.v1 - S.v0;
+    if (w < 5) { const c = (S.v0 + S.v1) / 2; S.v0 = c - 2.5; S.v1 = c + 2.5; w = 5; }
+    if (w > span * 1.5) { const c = (S.lo + S.hi) / 2; S.v0 = c - span * 0.75; S.v1 = c + span * 0.75; return; }
+    const margin = span * 0.05 + w * 0.5;
+    if (S.v0 < S.lo - margin) { S.v0 = S.lo - margin; S.v1 = S.v0 + w; }
+    if (S.v1 > S.hi + margin) { S.v1 = S.hi + margin; S.v0 = S.v1 - w; }
+  }
+
+  // ---------------------------------------------------------------- drawing
+  const canvas = $("tl-canvas");
+  const ctx = canvas.getContext("2d");
+  let W = 800, DPR = 1, pending = false;
+
+  function resize() {
+    DPR = window.devicePixelRatio || 1;
+    W = canvas.parentElement.clientWidth || 800;
+    canvas.style.height = S.height + "px";
+    canvas.width = Math.round(W * DPR);
+    canvas.height = Math.round(S.height * DPR);
+    draw();
+  }
+
+  function draw() {
+    if (pending) return;
+    pending = true;
+    requestAnimationFrame(() => { pending = false; drawNow(); });
+  }
+
+  const xOf = (t) => GUTTER + (t - S.v0) / (S.v1 - S.v0) * (W - GUTTER - 8);
+  const tOf = (x) => S.v0 + (x - GUTTER) / (W - GUTTER - 8) * (S.v1 - S.v0);
+
+  // first index in [a, b) whose start is >= t
+  function lowerBound(arr, a, b, t) {
+    while (a < b) { const m = (a + b) >> 1; if (arr[m] < t) a = m + 1; else b = m; }
+    return a;
+  }
+
+  function niceStep(span, px) {
+    const raw = span / Math.max(px / 90, 1);
+    const p = Math.pow(10, Math.floor(Math.log10(raw)));
+    for (const m of [1, 2, 5, 10]) if (p * m >= raw) return p * m;
+    return p * 10;
+  }
+
+  function fmtTick(us, step) {
+    return (us / 1e6).toFixed(Math.max(0, 6 - Math.floor(Math.log10(step) + 1e-9))) + " s";
+  }
+
+  function drawNow() {
+    const t0 = performance.now();
+    const b = S.boot;
+    if (!b) return;
+    ctx.setTransform(DPR, 0, 0, DPR, 0, 0);
+    ctx.clearRect(0, 0, W, S.height);
+    ctx.font = "11px system-ui, sans-serif";
+    ctx.textBaseline = "middle";
+    const x0 = GUTTER, x1 = W - 8;
+    // axis
+    const step = niceStep(S.v1 - S.v0, x1 - x0);
+    ctx.strokeStyle = "#eef0f3"; ctx.fillStyle = "#68707d"; ctx.lineWidth = 1;
+    for (let t = Math.ceil(S.v0 / step) * step; t <= S.v1; t += step) {
+      const x = Math.round(xOf(t)) + 0.5;
+      ctx.beginPath(); ctx.moveTo(x, AXIS_H - 4); ctx.lineTo(x, S.height); ctx.stroke();
+      ctx.fillText(fmtTick(t, step), x + 3, AXIS_H / 2);
+    }
+    // row backgrounds and titles
+    let visible = 0, drawn = 0;
+    for (let r = 0; r < S.layout.length; r++) {
+      const row = S.layout[r];
+      if (r % 2 === 1) { ctx.fillStyle = "#fafbfc"; ctx.fillRect(0, row.y - ROW_GAP / 2, W, row.h + ROW_GAP); }
+    }
+    ctx.save();
+    ctx.beginPath(); ctx.rect(x0, 0, x1 - x0, S.height); ctx.clip();
+    for (const row of S.layout) {
+      if (row.type === "stages") { drawStages(b, row); continue; }
+      for (const lane of row.lanes) {
+        const r = drawLane(b, row, lane);
+        visible += r[0]; drawn += r[1];
+      }
+    }
+    drawMarks(b);
+    ctx.restore();
+    ctx.fillStyle = "#1d2430"; ctx.font = "600 11px system-ui, sans-serif";
+    for (const row of S.layout) {
+      ctx.fillStyle = "#fff"; ctx.fillRect(0, row.y - 2, x0 - 4, LANE_H);
+      ctx.fillStyle = "#1d2430";
+      ctx.fillText(clipText(row.title, x0 - 12), 6, row.y + LANE_H / 2);
+    }
+    S.stats.visible = visible; S.stats.drawn = drawn; S.stats.frames++;
+    S.stats.lastFrameMs = performance.now() - t0;
+    $("view-range").textContent = `${fmtT(S.v0)} – ${fmtT(S.v1)} (${fmtDur(Math.round(S.v1 - S.v0))}) · ${visible} events in view`;
+  }
+
+  function clipText(s, w) {
+    if (ctx.measureText(s).width <= w) return s;
+    let lo = 0, hi = s.length;
+    while (lo < hi) { const m = (lo + hi + 1) >> 1; if (ctx.measureText(s.slice(0, m) + "…").width <= w) lo = m; else hi = m - 1; }
+    return lo ? s.slice(0, lo) + "…" : "";
+  }
+
+  function drawStages(b, row) {
+    for (const s of b.stages) {
+      if (s.start === null || s.dur === null) continue;
+      const y = row.y + (s.parent ? LANE_H : 0);
+      const a = xOf(s.start), c = xOf(s.start + s.dur);
+      if (c < GUTTER || a > W) continue;
+      ctx.fillStyle = STAGE_COLORS[s.name] || "#888";
+      ctx.fillRect(a, y + 1, Math.max(c - a, 1), BAR_H);
+      const label = `${s.label} ${fmtDur(s.dur)}`;
+      const la = Math.max(a, GUTTER) + 3, w = Math.min(c, W) - la - 3;
+      if (w > 24) { ctx.fillStyle = "#fff"; ctx.fillText(clipText(label, w), la, y + 1 + BAR_H / 2); }
+    }
+  }
+
+  function colorOf(row, i) {
+    if (row.kind === "initcall") return row.title.endsWith("pid 1") || row.title === "initcalls" ? COLORS.initcall : COLORS.async;
+    return COLORS[row.kind] || "#888";
+  }
+
+  function drawLane(b, row, lane) {
+    const ev = b.ev, s = ev.s, d = ev.d;
+    const y = lane.y + 1;
+    const usPerPx = (S.v1 - S.v0) / (W - GUTTER - 8);
+    // spans in a lane do not overlap, so ends are sorted like starts: step back one for the
+    // span that may begin before the view
+    let i = lowerBound(s, lane.a, lane.b, S.v0);
+    if (i > lane.a && s[i - 1] + Math.max(d[i - 1], 0) >= S.v0 - 3 * usPerPx) i--;
+    const endI = lowerBound(s, i, lane.b, S.v1 + 3 * usPerPx);
+    const visible = endI - i;
+    let drawn = 0;
+    const base = colorOf(row);
+    const search = S.match;
+    let lastPx = -1e9;
+    while (i < endI) {
+      const a = xOf(s[i]);
+      const isInstant = d[i] < 0;
+      const w = isInstant ? 0 : d[i] / usPerPx;
+      if (!isInstant && w < 1 && Math.floor(a) <= lastPx) {
+        // sub-pixel spans in a pixel column already painted: jump to the next column
+        const j = lowerBound(s, i + 1, endI, S.v0 + (lastPx + 1 - GUTTER) * usPerPx);
+        i = j > i ? j : i + 1;
+        continue;
+      }
+      const hit = search ? search[i] : 1;
+      ctx.fillStyle = i === S.sel ? "#c0392b" : hit ? base : "#d9dde3";
+      if (isInstant) {
+        ctx.beginPath(); ctx.moveTo(a, y); ctx.lineTo(a + 4, y + BAR_H / 2); ctx.lineTo(a, y + BAR_H);
+        ctx.lineTo(a - 4, y + BAR_H / 2); ctx.closePath(); ctx.fill();
+      } else {
+        ctx.fillRect(a, y, Math.max(w, 1), BAR_H);
+        if (w > 30) {
+          ctx.fillStyle = hit ? "#fff" : "#68707d";
+          const la = Math.max(a, GUTTER) + 2;
+          const t = clipText(NAMES[ev.n[i]], Math.min(a + w, W) - la - 2);
+          if (t) ctx.fillText(t, la, y + BAR_H / 2 + 0.5);
+        }
+        if (ev.x[i] > 0 && w > 6) { // a process's exec
+          ctx.fillStyle = "#1d2430"; ctx.fillRect(xOf(s[i] + ev.x[i]), y, 1, BAR_H);
+        }
+      }
+      if (i === S.hover) { ctx.strokeStyle = "#1d2430"; ctx.strokeRect(a - 0.5, y - 0.5, Math.max(w, 1) + 1, BAR_H + 1); }
+      lastPx = Math.floor(a + Math.max(w, 1));
+      drawn++;
+      i++;
+    }
+    return [visible, drawn];
+  }
+
+  function drawMarks(b) {
+    let lastEnd = -1e9;
+    ctx.font = "11px system-ui, sans-serif";
+    for (const m of b.marks) {
+      if (m.t < S.v0 || m.t > S.v1) continue;
+      const x = Math.round(xOf(m.t)) + 0.5;
+      const ready = m.n === "ready";
+      ctx.strokeStyle = ready ? "#c0392b" : m.k === "marker" ? "#e07b6e" : "#b5bcc6";
+      ctx.setLineDash(ready ? [] : [3, 3]);
+      ctx.beginPath(); ctx.moveTo(x, AXIS_H); ctx.lineTo(x, S.height); ctx.stroke();
+      ctx.setLineDash([]);
+      const w = ctx.measureText(m.n).width;
+      if (x + 3 > lastEnd) { // labels never overlap: skip one that would
+        ctx.fillStyle = ready ? "#c0392b" : "#4a525e";
+        ctx.fillText(m.n, x + 3, AXIS_H + MARK_H / 2);
+        lastEnd = x + 3 + w + 6;
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------- picking
+  function pick(px, py) {
+    const b = S.boot;
+    if (!b || px < GUTTER) return null;
+    const usPerPx = (S.v1 - S.v0) / (W - GUTTER - 8);
+    const t = tOf(px);
+    if (py >= AXIS_H && py < AXIS_H + MARK_H) {
+      let best = null, bd = 5;
+      for (const m of b.marks) { const dx = Math.abs(xOf(m.t) - px); if (dx < bd) { bd = dx; best = m; } }
+      return best ? { mark: best } : null;
+    }
+    for (const row of S.layout) {
+      if (py < row.y || py >= row.y + row.h) continue;
+      if (row.type === "stages") {
+        const sub = py >= row.y + LANE_H;
+        for (const s of b.stages) {
+          if (!!s.parent === sub && s.start !== null && s.dur !== null && t >= s.start && t <= s.start + s.dur) return { stage: s };
+        }
+        return null;
+      }
+      const lane = row.lanes[Math.floor((py - row.y) / LANE_H)];
+      if (!lane) return null;
+      const s = b.ev.s, d = b.ev.d;
+      let i = lowerBound(s, lane.a, lane.b, t + 1);
+      let best = -1, bd = 4 * usPerPx;
+      for (let j = Math.max(lane.a, i - 2); j < Math.min(lane.b, i + 2); j++) {
+        const e = s[j] + Math.max(d[j], 0);
+        const dist = t < s[j] ? s[j] - t : t > e ? t - e : 0;
+        if (dist <= bd) { bd = dist; best = j; }
+      }
+      return best >= 0 ? { ev: best, row: row } : null;
+    }
+    return null;
+  }
+
+  function lineText(no) {
+    const log = S.boot.log, i = no - log.first;
+    return i >= 0 && i < log.text.length ? log.text[i] : "";
+  }
+
+  function describe(p) {
+    const b = S.boot;
+    if (p.mark) return { title: `${p.mark.k} ${p.mark.n}`, body: `at ${fmtT(p.mark.t)} · line ${p.mark.l}`, line: p.mark.l };
+    if (p.stage) {
+      const s = p.stage;
+      return { title: `stage ${s.label}`, body: `${fmtDur(s.dur)} from ${fmtT(s.start)}${s.estimated ? " (estimated)" : ""}` +
+        (s.start_line ? ` · lines ${s.start_line}–${s.end_line}` : ""), line: s.start_line };
+    }
+    const i = p.ev, ev = b.ev;
+    const detail = NAMES[ev.i[i]];
+    const dur = ev.d[i] < 0 ? "instant" : fmtDur(ev.d[i]);
+    let body = `${p.row.title} · start ${fmtT(ev.s[i])} · ${dur}` + (detail ? ` · ${detail}` : "") +
+      (ev.x[i] > 0 ? ` · exec after ${fmtDur(ev.x[i])}` : "") +
+      ` · line ${ev.l[i]}` + (ev.e[i] && ev.e[i] !== ev.l[i] ? `–${ev.e[i]}` : "");
+    return { title: NAMES[ev.n[i]], body: body, line: ev.l[i], end: ev.e[i] || ev.l[i] };
+  }
+
+  const tip = $("tip");
+  function showTip(p, cx, cy) {
+    if (!p) { tip.hidden = true; return; }
+    const d = describe(p);
+    tip.textContent = "";
+    tip.appendChild(el("b", d.title));
+    tip.appendChild(el("div", d.body));
+    if (d.line) tip.appendChild(el("div", lineText(d.line), "src"));
+    tip.hidden = false;
+    const r = tip.getBoundingClientRect();
+    tip.style.left = Math.min(cx + 14, window.innerWidth - r.width - 8) + "px";
+    tip.style.top = (cy + 18 + r.height > window.innerHeight ? cy - r.height - 10 : cy + 18) + "px";
+  }
+
+  function select(p) {
+    const box = $("selected");
+    if (!p) { S.sel = -1; box.hidden = true; draw(); return; }
+    S.sel = p.ev !== undefined ? p.ev : -1;
+    const d = describe(p);
+    box.textContent = "";
+    box.appendChild(el("b", d.title + "  "));
+    box.appendChild(document.createTextNode(d.body));
+    box.hidden = false;
+    if (d.line) scrollLog(d.line, d.end || d.line);
+    draw();
+  }
+  S.find = (name) => { const n = NAMES.indexOf(name); return n < 0 ? -1 : S.boot.ev.n.indexOf(n); };
+  S.locate = (i) => { // canvas coordinates of the middle of event i's bar, for tests
+    for (const row of S.layout) for (const l of row.lanes || []) {
+      if (i >= l.a && i < l.b) return { x: xOf(S.boot.ev.s[i] + Math.max(S.boot.ev.d[i], 0) / 2), y: l.y + LANE_H / 2 };
+    }
+    return null;
+  };
+  S.total = () => S.boot.ev.s.length;
+  S.select = (i) => { const row = S.layout.find((r) => r.lanes && r.lanes.some((l) => i >= l.a && i < l.b)); select({ ev: i, row: row }); };
+
+  // ---------------------------------------------------------------- interaction
+  let drag = null;
+  canvas.addEventListener("mousedown", (e) => {
+    drag = { x: e.clientX, v0: S.v0, v1: S.v1, moved: false };
+    canvas.classList.add("drag");
+  });
+  window.addEventListener("mouseup", (e) => {
+    if (!drag) return;
+    canvas.classList.remove("drag");
+    const wasClick = !drag.moved;
+    drag = null;
+    if (wasClick && e.target === canvas) {
+      const r = canvas.getBoundingClientRect();
+      const p = pick(e.clientX - r.left, e.clientY - r.top);
+      if (p && p.stage) zoomTo(p.stage.start, p.stage.start + p.stage.dur, 0.03);
+      else select(p);
+    }
+  });
+  window.addEventListener("mousemove", (e) => {
+    if (drag) {
+      const dx = e.clientX - drag.x;
+      if (Math.abs(dx) > 3) drag.moved = true;
+      if (drag.moved) {
+        const dt = dx / (W - GUTTER - 8) * (drag.v1 - drag.v0);
+        S.v0 = drag.v0 - dt; S.v1 = drag.v1 - dt;
+        clampView(); draw();
+      }
+      tip.hidden = true;
+      return;
+    }
+    if (e.target !== canvas) { if (!tip.hidden) tip.hidden = true; if (S.hover >= 0) { S.hover = -1; draw(); } return; }
+    const r = canvas.getBoundingClientRect();
+    const p = pick(e.clientX - r.left, e.clientY - r.top);
+    const h = p && p.ev !== undefined ? p.ev : -1;
+    if (h !== S.hover) { S.hover = h; draw(); }
+    showTip(p, e.clientX, e.clientY);
+  });
+  canvas.addEventListener("mouseleave", () => { tip.hidden = true; if (S.hover >= 0) { S.hover = -1; draw(); } });
+  canvas.addEventListener("wheel", (e) => {
+    e.preventDefault();
+    const r = canvas.getBoundingClientRect();
+    if (e.shiftKey || Math.abs(e.deltaX) > Math.abs(e.deltaY)) {
+      const dt = (e.deltaX || e.deltaY) / (W - GUTTER) * (S.v1 - S.v0);
+      S.v0 += dt; S.v1 += dt;
+    } else {
+      const t = tOf(Math.max(e.clientX - r.left, GUTTER));
+      const f = Math.exp(e.deltaY * (e.deltaMode === 1 ? 0.05 : 0.0015));
+      S.v0 = t - (t - S.v0) * f; S.v1 = t + (S.v1 - t) * f;
+    }
+    clampView(); draw();
+  }, { passive: false });
+  function zoom(f) { const c = (S.v0 + S.v1) / 2; S.v0 = c - (c - S.v0) * f; S.v1 = c + (S.v1 - c) * f; clampView(); draw(); }
+  function pan(f) { const dt = (S.v1 - S.v0) * f; S.v0 += dt; S.v1 += dt; clampView(); draw(); }
+  $("zoom-in").addEventListener("click", () => zoom(0.5));
+  $("zoom-out").addEventListener("click", () => zoom(2));
+  $("zoom-reset").addEventListener("click", () => { resetView(); draw(); });
+  document.addEventListener("keydown", (e) => {
+    const tag = (e.target && e.target.tagName) || "";
+    if (tag === "INPUT" || tag === "SELECT" || tag === "TEXTAREA" || e.ctrlKey || e.metaKey || e.altKey) return;
+    const k = e.key;
+    if (k === "+" || k === "=") zoom(0.5);
+    else if (k === "-" || k === "_") zoom(2);
+    else if (k === "ArrowLeft" && e.target !== $("log")) pan(-0.2);
+    else if (k === "ArrowRight" && e.target !== $("log")) pan(0.2);
+    else if (k === "0" || k === "Home") { resetView(); draw(); }
+    else if (k === "Escape") select(null);
+    else return;
+    e.preventDefault();
+  });
+  window.addEventListener("resize", () => resize());
+  $("search").addEventListener("input", (e) => {
+    const q = e.target.value.trim().toLowerCase();
+    S.search = q;
+    if (!q) { S.match = null; draw(); return; }
+    const ev = S.boot.ev, m = new Uint8Array(ev.n.length);
+    const hitName = NAMES.map((n) => n.toLowerCase().includes(q));
+    let c = 0;
+    for (let i = 0; i < m.length; i++) if (hitName[ev.n[i]]) { m[i] = 1; c++; }
+    S.match = m;
+    S.stats.matches = c;
+    draw();
+  });
+
+  // ---------------------------------------------------------------- tables
+  function table(id, cols, rows, onClick, empty) {
+    const t = $(id);
+    t.textContent = "";
+    if (!rows.length && empty) {
+      const tr = el("tr"), td = el("td", empty, "ns");
+      td.colSpan = cols.length;
+      tr.appendChild(td);
+      t.appendChild(tr);
+      return;
+    }
+    const thead = el("thead"), tr = el("tr");
+    cols.forEach((c, ci) => {
+      const th = el("th", c.title, c.num ? "n" : "");
+      if (t.classList.contains("sortable")) th.addEventListener("click", () => sortBy(ci));
+      tr.appendChild(th);
+    });
+    thead.appendChild(tr);
+    t.appendChild(thead);
+    const tbody = el("tbody");
+    t.appendChild(tbody);
+    let order = rows.map((_, i) => i), sortCol = -1, dir = 1;
+    function fill() {
+      tbody.textContent = "";
+      for (const i of order) {
+        const r = rows[i], tr = el("tr", null, onClick ? "click" : "");
+        if (r.cls) tr.className += " " + r.cls;
+        cols.forEach((c) => tr.appendChild(el("td", c.fmt ? c.fmt(r.v[c.key]) : r.v[c.key], c.num ? "n" : "")));
+        if (onClick) tr.addEventListener("click", () => onClick(r));
+        tbody.appendChild(tr);
+      }
+    }
+    function sortBy(ci) {
+      const key = cols[ci].key;
+      dir = sortCol === ci ? -dir : (cols[ci].num ? -1 : 1);
+      sortCol = ci;
+      order.sort((a, b) => {
+        const x = rows[a].v[key], y = rows[b].v[key];
+        if (x === y) return a - b;
+        if (x === null || x === undefined) return 1;
+        if (y === null || y === undefined) return -1;
+        return (x < y ? -1 : 1) * dir;
+      });
+      t.querySelectorAll("th").forEach((th, j) => { th.classList.toggle("asc", j === ci && dir > 0); th.classList.toggle("desc", j === ci && dir < 0); });
+      fill();
+    }
+    fill();
+  }
+
+  function evRow(b, i) {
+    const ev = b.ev;
+    return { i: i, v: { name: NAMES[ev.n[i]], start: ev.s[i], dur: ev.d[i] < 0 ? null : ev.d[i], detail: NAMES[ev.i[i]], line: ev.l[i] } };
+  }
+
+  function tables(b) {
+    const pickEv = (r) => { S.select(r.i); const row = S.layout.find((x) => x.lanes && x.lanes.some((l) => r.i >= l.a && r.i < l.b)); if (row) zoomTo(b.ev.s[r.i], b.ev.s[r.i] + Math.max(b.ev.d[r.i], 0), 2); };
+    const evCols = [
+      { title: "name", key: "name" }, { title: "start", key: "start", num: true, fmt: fmtT },
+      { title: "duration", key: "dur", num: true, fmt: fmtDur }, { title: "detail", key: "detail" },
+      { title: "line", key: "line", num: true },
+    ];
+    table("t-initcalls", evCols, b.top.initcalls.map((i) => evRow(b, i)), pickEv,
+      "no initcalls in this log: boot with initcall_debug on the kernel command line");
+    table("t-processes", evCols, b.top.processes.map((i) => evRow(b, i)), pickEv,
+      "no process events in this log: boot with trace_event=sched:sched_process_fork," +
+      "sched:sched_process_exec,sched:sched_process_exit tp_printk");
+    table("t-stages", [
+      { title: "stage", key: "label" }, { title: "start", key: "start", num: true, fmt: fmtT },
+      { title: "duration", key: "dur", num: true, fmt: fmtDur }, { title: "status", key: "status" },
+      { title: "lines", key: "lines" },
+    ], b.stages.map((s) => ({ s: s, v: { label: (s.parent ? "  └ " : "") + s.label, start: s.start, dur: s.dur,
+      status: s.status + (s.estimated ? " (estimated)" : ""), lines: s.start_line ? (s.end_line ? `${s.start_line}–${s.end_line}` : `from ${s.start_line}`) : "" } })),
+    (r) => { if (r.s.dur !== null) zoomTo(r.s.start, r.s.start + r.s.dur, 0.03); if (r.s.start_line) scrollLog(r.s.start_line, r.s.start_line); });
+    table("t-silences", [
+      { title: "from", key: "s", num: true, fmt: fmtT }, { title: "silent for", key: "d", num: true, fmt: fmtDur },
+      { title: "after line", key: "a", num: true }, { title: "text before", key: "text" },
+    ], b.silences.map((x) => ({ x: x, v: { s: x.s, d: x.d, a: x.a, text: lineText(x.a) } })),
+    (r) => { zoomTo(r.x.s, r.x.s + r.x.d, 0.1); scrollLog(r.x.a, r.x.b); });
+    const st = DATA.stats.find((x) => x.group === b.group);
+    $("stats-wrap").hidden = !st;
+    if (st) {
+      $("stats-title").textContent = `Statistics over ${st.boots} boots of ${st.name}`;
+      table("t-stats", [
+        { title: "quantity", key: "name" }, { title: "n", key: "n", num: true },
+        { title: "min", key: "min", num: true, fmt: fmtDur }, { title: "median", key: "median", num: true, fmt: fmtDur },
+        { title: "max", key: "max", num: true, fmt: fmtDur }, { title: "stdev", key: "stdev", num: true, fmt: fmtDur },
+        { title: "spread", key: "spread", num: true, fmt: (x) => (x * 100).toFixed(1) + " %" },
+      ], st.rows.map((r) => ({ v: r, cls: r.spread > 0.05 ? "spread" : "" })));
+    }
+    $("findings-wrap").hidden = !DATA.findings.length;
+    const w = $("warnings");
+    w.textContent = "";
+    for (const x of b.warnings) w.appendChild(el("li", x));
+    $("warn-wrap").hidden = !b.warnings.length;
+  }
+
+  // ---------------------------------------------------------------- log (virtual rows)
+  const ROW = 16;
+  const logBox = $("log"), logInner = $("log-inner");
+  function logView(b) {
+    logInner.style.height = b.log.text.length * ROW + "px";
+    $("log-count").textContent = `(${b.log.text.length} lines, ${b.log.first}–${b.log.first + b.log.text.length - 1})`;
+    S.logHl = [0, -1];
+    logBox.scrollTop = 0;
+    renderLog();
+  }
+  function renderLog() {
+    const b = S.boot, log = b.log;
+    const first = Math.max(0, Math.floor(logBox.scrollTop / ROW) - 10);
+    const last = Math.min(log.text.length, first + Math.ceil(logBox.clientHeight / ROW) + 20);
+    logInner.textContent = "";
+    for (let i = first; i < last; i++) {
+      const no = log.first + i;
+      const r = el("div", null, "r" + (no >= S.logHl[0] && no <= S.logHl[1] ? " hl" : ""));
+      r.style.top = i * ROW + "px";
+      r.dataset.line = String(no);
+      r.appendChild(el("span", no, "no"));
+      r.appendChild(el("span", log.t[i] === null ? "" : (log.t[i] / 1e6).toFixed(6), "t"));
+      r.appendChild(document.createTextNode(log.text[i]));
+      logInner.appendChild(r);
+    }
+  }
+  logBox.addEventListener("scroll", renderLog);
+  logInner.addEventListener("click", (e) => {
+    const r = e.target.closest(".r");
+    if (!r) return;
+    const no = +r.dataset.line, t = S.boot.log.t[no - S.boot.log.first];
+    S.logHl = [no, no];
+    renderLog();
+    if (t !== null && (t < S.v0 || t > S.v1)) { const w = S.v1 - S.v0; S.v0 = t - w / 2; S.v1 = t + w / 2; clampView(); }
+    S.cursor = t;
+    draw();
+  });
+  function scrollLog(a, b) {
+    const log = S.boot.log;
+    S.logHl = [a, b];
+    const i = a - log.first;
+    logBox.scrollTop = Math.max(0, i * ROW - logBox.clientHeight / 3);
+    renderLog();
+  }
+
+  // ---------------------------------------------------------------- start
+  $("foot").textContent = `${DATA.generator} · ${DATA.inputs.map((x) => x.name).join(", ")}`;
+  setupBootPick();
+  if (!DATA.boots.length) {
+    $("headline").textContent = "no boot found in the input";
+  } else {
+    showBoot(0);
+  }
+  document.body.dataset.ready = "1";
+})();

@@ -1,0 +1,263 @@
+"""``bootlens report``: one self-contained, interactive HTML file.
+
+The page is static: the analysis is embedded as JSON in a ``<script type="application/json">``
+block and drawn by one inline script (``report.js``) on a canvas, so a boot with 100,000 events
+draws only what is visible. Nothing is fetched: a Content-Security-Policy allows no network
+access at all and no script but ours (by hash), and the script only ever sets text
+(``textContent``), never markup, so a device printing ``<script>`` shows it as text.
+
+Layout of the embedded data (columnar, so the file grows linearly with events; times are
+integer microseconds on the boot's axis):
+
+- ``names``: string table; events refer to names by index;
+- ``rows``: ``[{title, kind, lanes: [[first, end], ...]}]``; each lane is a slice of the event
+  columns, sorted by start and free of overlaps, so the viewer binary-searches what is visible;
+- ``ev``: columns ``s`` (start), ``d`` (duration, -1 for an instant), ``n`` (name index),
+  ``l`` (line), ``e`` (end line or 0), ``x`` (a process's exec time from its start, or -1),
+  ``i`` (detail text index into ``names``);
+- ``marks``: markers and milestones, drawn as lines across the timeline;
+- ``log``: the boot's lines, with host and printk times.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from collections.abc import Sequence
+from importlib import resources
+from typing import Any
+
+import orjson
+
+from .. import __version__
+from ..analyze import BootAnalysis
+from ..inputs import Group
+from ..model import Clock, Event, InitcallDetail, Kind, LoadDetail, ProbeDetail, ProcessDetail
+from ..runs import statistics_of
+
+_US = 1000
+
+
+def _us(ns: int | None) -> int | None:
+    return None if ns is None else (ns + (_US // 2 if ns >= 0 else -(_US // 2))) // _US
+
+
+class _Names:
+    """A string table: each distinct string stored once."""
+
+    def __init__(self) -> None:
+        self.index: dict[str, int] = {"": 0}
+        self.items: list[str] = [""]
+
+    def __call__(self, s: str) -> int:
+        i = self.index.get(s)
+        if i is None:
+            i = self.index[s] = len(self.items)
+            self.items.append(s)
+        return i
+
+
+def _detail(e: Event) -> str:
+    d = e.detail
+    if isinstance(d, InitcallDetail):
+        parts = [f"pid {d.pid}" if d.pid is not None else "", d.module or "",
+                 f"returned {d.ret}" if d.returned else "never returned"]
+        return ", ".join(p for p in parts if p)
+    if isinstance(d, ProbeDetail):
+        return f"device {d.device}" + (f", driver {d.driver}" if d.driver else "") + f", returned {d.ret}"
+    if isinstance(d, ProcessDetail):
+        parts = [f"pid {d.pid}", f"parent {d.ppid}" if d.ppid is not None else "",
+                 f"exec {d.exe}" if d.exe else "", "kernel thread" if d.kthread else "",
+                 f"{d.forks} children" if d.forks else "", "" if d.exited else "still running at the end"]
+        return ", ".join(p for p in parts if p)
+    if isinstance(d, LoadDetail):
+        return f"{d.size_bytes} bytes" + (f" at {d.rate}" if d.rate else "")
+    return ""
+
+
+def _row_key(e: Event) -> tuple[int, str, str]:
+    """(order, title, kind) of the timeline row an event belongs to."""
+    k = e.kind
+    if k in (Kind.BOOTLOADER, Kind.BOOTSTAGE):
+        return (0, "bootloader", "bootloader")
+    if k is Kind.INITCALL:
+        pid = e.detail.pid if isinstance(e.detail, InitcallDetail) else None
+        if pid is None:
+            return (1, "initcalls", "initcall")
+        return (1 if pid == 1 else 2, f"initcalls · pid {pid}", "initcall")
+    if k is Kind.FIXUP:
+        return (3, "PCI fixups", "fixup")
+    if k is Kind.PROBE:
+        return (4, "device probes", "probe")
+    if k is Kind.PROCESS:
+        if isinstance(e.detail, ProcessDetail) and e.detail.kthread:
+            return (6, "kernel threads", "kthread")
+        return (5, "processes", "process")
+    return (7, k.value, k.value)
+
+
+def _pack(items: list[tuple[int, int, int]]) -> list[list[tuple[int, int, int]]]:
+    """Greedy lane packing of (start, duration, index): each lane holds non-overlapping spans
+    sorted by start, which is what lets the viewer binary-search the visible ones."""
+    items.sort()
+    lanes: list[list[tuple[int, int, int]]] = []
+    ends: list[int] = []
+    for it in items:
+        s, d, _ = it
+        for j, end in enumerate(ends):
+            if end <= s:
+                lanes[j].append(it)
+                ends[j] = s + max(d, 0)
+                break
+        else:
+            lanes.append([it])
+            ends.append(s + max(d, 0))
+    return lanes
+
+
+def boot_data(b: BootAnalysis, names: _Names, top: int = 25) -> dict[str, Any]:
+    """One boot as the viewer's columnar data."""
+    boot, al = b.boot, b.alignment
+    rows: dict[tuple[int, str, str], list[tuple[int, int, int]]] = {}
+    marks = []
+    events = boot.events
+    unplaced = 0
+    for i, (e, t) in enumerate(zip(events, b.times)):
+        if t is None:
+            unplaced += 1
+            continue
+        if e.kind in (Kind.MARKER, Kind.MILESTONE):
+            if e.name != "uptime":
+                marks.append({"t": _us(t), "n": e.name, "l": e.line_no, "k": e.kind.value})
+            continue
+        d = e.duration_ns
+        rows.setdefault(_row_key(e), []).append((t, -1 if d is None else d, i))
+    cols: dict[str, list[int]] = {"s": [], "d": [], "n": [], "l": [], "e": [], "x": [], "i": []}
+    s_, d_, n_, l_, e_, x_, i_ = (cols[k] for k in "sdnlexi")
+    row_out = []
+    index_of: dict[int, int] = {}
+    for key in sorted(rows):
+        lanes_out = []
+        # one thread runs its initcalls one after another: a pid's row is one lane even where
+        # jiffy-rounded durations ("after 4000 usecs") make a call seem to end after the next begins
+        one_thread = key[2] == "initcall" and key[1] != "initcalls"
+        for lane in [sorted(rows[key])] if one_thread else _pack(rows[key]):
+            first = len(s_)
+            for t, d, i in lane:
+                e = events[i]
+                index_of[i] = len(s_)
+                s_.append(_us(t) or 0)
+                d_.append(-1 if d < 0 else _us(d) or 0)
+                n_.append(names(e.name))
+                l_.append(e.line_no)
+                e_.append(e.end_line_no or 0)
+                det = e.detail
+                x_.append(_us(det.exec_ns) or 0 if isinstance(det, ProcessDetail) and det.exec_ns is not None
+                          else -1)
+                i_.append(names(_detail(e)))
+            lanes_out.append([first, len(s_)])
+        row_out.append({"title": key[1], "kind": key[2], "lanes": lanes_out})
+
+    def ref(evs: Sequence[Event]) -> list[int]:
+        pos = {id(e): i for i, e in enumerate(events)}
+        return [index_of[j] for e in evs if (j := pos.get(id(e))) is not None and j in index_of]
+
+    total = b.total
+    lines = boot.lines
+    h_off, k_off = al.offsets.get(Clock.HOST), al.offsets.get(Clock.KERNEL)
+    axis_t = [_us(h + h_off) if h is not None and h_off is not None else
+              _us(k + k_off) if k is not None and k_off is not None else None
+              for h, k in zip(lines.host, lines.kernel)]
+    return {
+        "source": boot.source,
+        "index": boot.index,
+        "axis": al.axis.value,
+        "origin": al.origin,
+        "total": {
+            "from": total.origin, "start": _us(total.start_ns), "end": _us(total.end_ns),
+            "dur": _us(total.duration_ns), "end_what": total.end, "estimated": total.estimated,
+            "error": _us(total.error_ns),
+        },
+        "stages": [{
+            "name": s.name, "label": s.label, "parent": s.parent, "start": _us(s.start_ns),
+            "dur": _us(s.duration_ns), "status": s.status, "estimated": s.estimated,
+            "start_line": s.start.line_no if s.start else None, "end_line": s.end.line_no if s.end else None,
+        } for s in b.stages],
+        "partial": list(b.partial_reasons),
+        "warnings": list(b.warnings),
+        "formats": list(boot.formats),
+        "kernel": {k: f.value for k in ("kernel_version", "cmdline") if (f := boot.fact(k)) is not None},
+        "counts": {"lines": b.counts.lines, "initcalls": b.counts.initcalls, "probes": b.counts.probes,
+                   "processes": b.counts.user_processes, "markers": b.counts.markers, "unplaced": unplaced},
+        "rows": row_out,
+        "ev": cols,
+        "marks": marks,
+        "top": {"initcalls": ref(b.top_initcalls), "processes": ref(b.top_processes),
+                "probes": ref(b.top_probes)},
+        "silences": [{"s": _us(x.start_ns), "d": _us(x.duration_ns), "a": x.line_before, "b": x.line_after}
+                     for x in b.silences],
+        "log": {"first": lines.first, "text": list(lines.text), "t": axis_t,
+                "k": [_us(k) for k in lines.kernel]},
+    }
+
+
+def report_data(groups: Sequence[Group], top: int = 25) -> dict[str, Any]:
+    """Everything the page shows, as one JSON-able object."""
+    names = _Names()
+    boots = []
+    stats = []
+    for gi, g in enumerate(groups):
+        for b in g.analysis.boots:
+            d = boot_data(b, names, top)
+            d["group"] = gi
+            boots.append(d)
+        if len(g.analysis.boots) > 1:
+            stats.append({"group": gi, "name": g.name, "boots": len(g.analysis.boots), "rows": [
+                {"name": s.name, "n": s.n, "min": _us(s.min), "median": _us(round(s.median)), "max": _us(s.max),
+                 "stdev": _us(round(s.stdev)), "spread": s.spread}
+                for s in statistics_of(g.analysis.boots)]})
+    return {
+        "generator": f"bootlens {__version__}",
+        "inputs": [{"name": g.name, "folder": g.folder, "boots": len(g.analysis.boots)} for g in groups],
+        "names": names.items,
+        "boots": boots,
+        "stats": stats,
+        "findings": [],
+    }
+
+
+def _embed(obj: Any) -> str:
+    """JSON safe inside a <script> element: no '<' can close it or open a comment."""
+    raw = orjson.dumps(obj)
+    for a, b in ((b"<", b"\\u003c"), (b">", b"\\u003e"), (b"&", b"\\u0026"),
+                 ("\u2028".encode(), b"\\u2028"), ("\u2029".encode(), b"\\u2029")):
+        raw = raw.replace(a, b)
+    return raw.decode()
+
+
+def _asset(name: str) -> str:
+    return resources.files("bootlens.render").joinpath("assets", name).read_text(encoding="utf-8")
+
+
+def render_html(groups: Sequence[Group], top: int = 25) -> bytes:
+    """The report page for these inputs."""
+    data = _embed(report_data(groups, top))
+    js = _asset("report.js")
+    css = _asset("report.css")
+    digest = base64.b64encode(hashlib.sha256(js.encode()).digest()).decode()
+    csp = (f"default-src 'none'; script-src 'sha256-{digest}'; style-src 'unsafe-inline'; "
+           "img-src data:; base-uri 'none'; form-action 'none'")
+    title = "bootlens report"
+    if groups:
+        title += " · " + ", ".join(g.name for g in groups[:3])
+    from html import escape
+
+    return "".join((
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n",
+        f"<meta http-equiv=\"Content-Security-Policy\" content=\"{csp}\">\n",
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n",
+        f"<title>{escape(title)}</title>\n<style>{css}</style>\n</head><body>\n",
+        _asset("report.html"),
+        f"\n<script type=\"application/json\" id=\"bootlens-data\">{data}</script>\n",
+        f"<script>{js}</script>\n</body></html>\n",
+    )).encode()

@@ -1,0 +1,283 @@
+"""The HTML report in a real browser: Debian's headless Chromium driven by Playwright.
+
+Every test loads a report written by the real ``bootlens report`` command and checks what a
+user would see and do: the timeline draws the boot's events, wheel zoom and keys change the
+view, hovering shows the event and its source line, clicking scrolls the log to that line, and
+nothing is fetched or executed that the report did not ship.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from bootlens.inputs import analyze_inputs
+from bootlens.parsers import MarkerSpec, ParseOptions
+from bootlens.render.html import _embed, render_html, report_data
+
+CORPUS = Path(__file__).parent / "data" / "corpus"
+GRAB = CORPUS / "qemu-arm64-uboot-initcall.grabserial-t.log"
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+
+try:
+    from playwright.sync_api import Browser, Page, sync_playwright
+except ImportError:  # pragma: no cover - the test extra installs it
+    sync_playwright = None  # type: ignore[assignment]
+
+HAVE_BROWSER = sync_playwright is not None and os.path.exists(CHROMIUM)
+if os.environ.get("CI") and not HAVE_BROWSER:  # CI must run the browser tests, not skip them
+    raise RuntimeError("CI: chromium and playwright are required (make system installs chromium)")
+needs_browser = pytest.mark.skipif(not HAVE_BROWSER, reason="needs /usr/bin/chromium and playwright")
+
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--disable-sync", "--no-first-run", "--disable-default-apps"]
+
+
+def report(tmp: Path, *args: str, name: str = "report.html") -> Path:
+    out = tmp / name
+    r = subprocess.run([sys.executable, "-m", "bootlens.cli", "report", *args, "-o", str(out)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    if not HAVE_BROWSER:
+        pytest.skip("needs /usr/bin/chromium and playwright")
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+class Loaded:
+    """A report open in a page, with everything the page asked for and complained about."""
+
+    def __init__(self, browser: Browser, path: Path) -> None:
+        self.page: Page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        self.requests: list[str] = []
+        self.errors: list[str] = []
+        self.dialogs: list[str] = []
+        self.page.on("request", lambda r: self.requests.append(r.url))
+        self.page.on("console", lambda m: self.errors.append(m.text) if m.type in ("error", "warning") else None)
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+
+        def dialog(d: Any) -> None:
+            self.dialogs.append(d.message)
+            d.dismiss()
+
+        self.page.on("dialog", dialog)
+        self.url = path.resolve().as_uri()
+        self.page.goto(self.url)
+        self.page.wait_for_selector("body[data-ready='1']", timeout=15_000)
+        self.frame()
+
+    def js(self, expr: str) -> Any:
+        return self.page.evaluate(expr)
+
+    def frame(self) -> None:
+        """Wait until the canvas has drawn the current view."""
+        self.page.evaluate("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+
+    def canvas_point(self, x: float, y: float) -> tuple[float, float]:
+        box = self.page.locator("#tl-canvas").bounding_box()
+        assert box is not None
+        return box["x"] + x, box["y"] + y
+
+    def close(self) -> None:
+        self.page.close()
+
+
+@pytest.fixture
+def grab_page(browser: Browser, tmp_path: Path) -> Iterator[Loaded]:
+    page = Loaded(browser, report(tmp_path, str(GRAB), "--marker", "ready=APP READY"))
+    yield page
+    page.close()
+
+
+def placed_events(path: Path, *markers: str) -> int:
+    """Events the timeline should draw: every event with a time that is not a marker line."""
+    groups = analyze_inputs([str(path)], ParseOptions(tuple(MarkerSpec.parse(m) for m in markers)))
+    return len(report_data(groups)["boots"][0]["ev"]["s"])
+
+
+@needs_browser
+def test_corpus_report_loads_offline_and_draws_every_event(grab_page: Loaded) -> None:
+    p = grab_page
+    expected = placed_events(GRAB, "ready=APP READY")
+    assert expected > 900  # 918 initcalls, PCI fixups, probes, the autoboot delay
+    assert p.js("bootlens.total()") == expected
+    assert p.js("bootlens.stats.visible") == expected  # the whole boot is in view at first
+    assert p.page.inner_text("#headline") == "first byte → ready: 3.903 s"
+    assert "bootloader (U-Boot)" in p.page.inner_text("#stagebar")
+    assert p.page.locator("#t-initcalls tbody tr").count() == 25
+    assert p.page.locator("#t-initcalls tbody tr").first.inner_text().startswith("crypto_algapi_init")
+    assert p.errors == [] and p.dialogs == []
+    assert p.requests == [p.url]  # the file itself, nothing else
+
+
+@needs_browser
+def test_wheel_zoom_keys_and_reset(grab_page: Loaded) -> None:
+    p = grab_page
+    total = p.js("bootlens.stats.visible")
+    span0 = p.js("bootlens.v1 - bootlens.v0")
+    i = p.js("bootlens.find('crypto_algapi_init')")
+    at = p.js(f"bootlens.locate({i})")
+    p.page.mouse.move(*p.canvas_point(at["x"], at["y"]))
+    for _ in range(6):
+        p.page.mouse.wheel(0, -400)
+    p.frame()
+    span1 = p.js("bootlens.v1 - bootlens.v0")
+    assert span1 < span0 / 10
+    visible = p.js("bootlens.stats.visible")
+    assert 0 < visible < total
+    # zoomed around the cursor: the initcall under it is still in view
+    start = p.js(f"bootlens.boot.ev.s[{i}]")
+    assert p.js("bootlens.v0") <= start <= p.js("bootlens.v1")
+    p.page.locator("#tl-canvas").focus()
+    p.page.keyboard.press("ArrowRight")
+    p.frame()
+    assert p.js("bootlens.v0") > start - span1  # panned right
+    p.page.keyboard.press("-")
+    p.frame()
+    assert p.js("bootlens.v1 - bootlens.v0") == pytest.approx(span1 * 2, rel=0.01)
+    p.page.keyboard.press("0")
+    p.frame()
+    assert p.js("bootlens.v1 - bootlens.v0") == pytest.approx(span0)
+    assert p.js("bootlens.stats.visible") == total
+    # drag pans without changing the zoom
+    p.page.click("#zoom-in")
+    p.frame()
+    v0, span = p.js("bootlens.v0"), p.js("bootlens.v1 - bootlens.v0")
+    x, y = p.canvas_point(700, 60)
+    p.page.mouse.move(x, y)
+    p.page.mouse.down()
+    p.page.mouse.move(x - 200, y, steps=5)
+    p.page.mouse.up()
+    p.frame()
+    assert p.js("bootlens.v0") > v0
+    assert p.js("bootlens.v1 - bootlens.v0") == pytest.approx(span)
+    assert p.errors == []
+
+
+@needs_browser
+def test_hover_shows_the_event_and_click_scrolls_the_log(grab_page: Loaded) -> None:
+    p = grab_page
+    i = p.js("bootlens.find('crypto_algapi_init')")
+    at = p.js(f"bootlens.locate({i})")
+    p.page.mouse.move(*p.canvas_point(at["x"], at["y"]))
+    tip = p.page.locator("#tip")
+    assert tip.is_visible()
+    text = tip.inner_text()
+    assert "crypto_algapi_init" in text and "166.345 ms" in text and "line 2025" in text
+    assert "calling  crypto_algapi_init" in text  # the source line itself
+    p.page.mouse.click(*p.canvas_point(at["x"], at["y"]))
+    p.frame()
+    hl = p.page.locator("#log .r.hl")
+    assert hl.count() == 2  # the calling and the returned line
+    assert hl.first.get_attribute("data-line") == "2025"
+    assert "crypto_algapi_init" in hl.first.inner_text()
+    assert hl.first.is_visible()  # scrolled into the log's view
+    assert "line 2025" in p.page.inner_text("#selected")
+    # a table row selects the same way
+    p.page.locator("#t-initcalls tbody tr").nth(1).click()
+    p.frame()
+    assert p.page.locator("#log .r.hl").first.get_attribute("data-line") == "563"
+    # sorting a table by name
+    p.page.locator("#t-initcalls th", has_text="name").click()
+    names = p.page.locator("#t-initcalls tbody tr td:first-child").all_inner_texts()
+    assert names == sorted(names)
+    assert p.errors == []
+
+
+@needs_browser
+def test_hostile_log_runs_nothing(browser: Browser, tmp_path: Path) -> None:
+    """Every byte of a log is untrusted: markup in it is shown as text, never run."""
+    payloads = [
+        "<script>window.__pwned=1;alert(1)</script>",
+        '"><img src=x onerror="window.__pwned=2;alert(2)">',
+        "</script><script>window.__pwned=3</script>",
+        "<!--<script>window.__pwned=4</script>",
+        "\u2028javascript:alert(5)",
+    ]
+    text = GRAB.read_text(errors="replace").splitlines()
+    hostile = [text[0]]
+    for k, pl in enumerate(payloads):
+        hostile.append(f"[0.000{k}00 0.000001] {pl}")
+    hostile += text[1:]
+    src = tmp_path / "<svg onload=alert('name')>.log"
+    src.write_text("\n".join(hostile) + "\n")
+    path = report(tmp_path, str(src), "--marker", "ready=APP READY",
+                  "--marker", "<i>alert(6)</i>=Run /init")
+    html = path.read_text()
+    assert "<script>window.__pwned" not in html and "<img src=x" not in html
+    p = Loaded(browser, path)
+    try:
+        p.page.wait_for_timeout(300)
+        assert p.dialogs == []
+        assert p.js("window.__pwned") is None
+        assert p.page.locator("img").count() == 0
+        assert p.page.locator("script").count() == 2  # the data block and the viewer
+        log = p.page.inner_text("#log")
+        assert "<script>window.__pwned=1;alert(1)</script>" in log  # shown, as text
+        assert "<svg onload=alert('name')>" in p.page.inner_text("#sub")
+        assert p.page.locator("svg").count() == 0
+        assert p.js("bootlens.boot.marks.map(m => m.n)").count("<i>alert(6)</i>") == 1
+        assert p.page.locator("i").count() == 0
+        assert p.requests == [p.url]
+        assert p.errors == []
+    finally:
+        p.close()
+
+
+@needs_browser
+def test_run_folder_report_has_a_boot_picker_and_statistics(browser: Browser, tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    for i in (1, 2, 3):
+        shutil.copy(GRAB, run / f"boot-{i}.log")
+    (run / "run.json").write_text('{"markers": {"ready": "APP READY"}}')
+    p = Loaded(browser, report(tmp_path, str(run)))
+    try:
+        assert p.page.locator("#boot-select option").count() == 3
+        assert p.page.is_visible("#stats-wrap")
+        assert "Statistics over 3 boots" in p.page.inner_text("#stats-title")
+        assert "total (first byte → ready)" in p.page.inner_text("#t-stats")
+        p.page.select_option("#boot-select", "2")
+        p.frame()
+        assert "boot-3.log" in p.page.inner_text("#sub")
+        assert p.errors == []
+    finally:
+        p.close()
+
+
+def test_embedded_json_cannot_close_its_script_element() -> None:
+    raw = _embed({"a": "</script><!-- <script>", "b": "\u2028\u2029&"})
+    assert "<" not in raw and ">" not in raw and "&" not in raw and "\u2028" not in raw
+    assert orjson.loads(raw) == {"a": "</script><!-- <script>", "b": "\u2028\u2029&"}
+
+
+def test_report_size_grows_linearly_with_events(tmp_path: Path) -> None:
+    def log(n: int) -> Path:
+        lines = []
+        for i in range(n):
+            t = 1.0 + i * 0.001
+            lines.append(f"[{t:12.6f}] calling  fn_{i % 500}+0x0/0x40 @ 1")
+            lines.append(f"[{t + 0.0004:12.6f}] initcall fn_{i % 500}+0x0/0x40 returned 0 after 400 usecs")
+        path = tmp_path / f"n{n}.log"
+        path.write_text("\n".join(lines) + "\n")
+        return path
+
+    sizes = [len(render_html(analyze_inputs([str(log(n))]))) for n in (5_000, 10_000, 20_000)]
+    per_event = [(b - a) / n for a, b, n in zip(sizes, sizes[1:], (5_000, 10_000))]
+    assert per_event[1] == pytest.approx(per_event[0], rel=0.1)
+    assert per_event[0] < 200  # bytes per initcall: the two log lines and the event columns
