@@ -349,3 +349,42 @@ def test_quit_pattern_waits_for_the_end_of_its_line(tmp_path: Path) -> None:
     r2 = capture(ReplaySource([(0.0, b"APP READY"), (5.0, b"\n")]), str(out2), quit_pattern="APP READY", echo=None)
     assert r2.reason == "quit pattern" and time.monotonic() - t < 3
     assert read_recording(str(out2)).data == b"APP READY"
+
+
+def test_start_pattern_restarts_echo_times_and_instant_pattern_matches_mid_line(tmp_path: Path) -> None:
+    """grabserial -m and -i: a line matching --start restarts the times shown (the recording
+    keeps absolute times and notes the restart); --instant is timed even without a newline."""
+    import io
+
+    out = tmp_path / "start.rec"
+    chunks = [(0.0, b"U-Boot 2023.01\n"), (0.2, b"Starting kernel ...\n"), (0.4, b"[    0.1] Linux version\n"),
+              (0.6, b"buildroot login: "), (0.8, b"\nAPP READY\n")]
+    echo = io.StringIO()
+    r = capture(ReplaySource(chunks), str(out), quit_pattern="APP READY", echo=echo,
+                start_pattern="^Starting kernel", instant_patterns=("login: ", "never there"))
+    rec = read_recording(str(out))
+    assert rec.data == b"".join(c for _, c in chunks)  # nothing lost, nothing changed
+    notes = {n.event: n for n in rec.notes}
+    ts = [c.t_ns for c in rec.chunks]
+    assert notes["start"].t_ns == ts[1] and notes["start"].detail == "^Starting kernel"
+    assert notes["instant"].t_ns == ts[3] and notes["instant"].detail == "login: "
+    assert r.instants == (("login: ", ts[3]), ("never there", None))
+    shown = [(float(m.group(1)), m.group(2)) for m in re.finditer(r"^\[\s*(-?[\d.]+)\] (.*)$", echo.getvalue(), re.M)]
+    assert shown[0] == (pytest.approx(ts[0] / 1e9, abs=1e-6), "U-Boot 2023.01")  # before the start: from t0
+    assert shown[1] == (0.0, "Starting kernel ...")
+    assert shown[2] == (pytest.approx((ts[2] - ts[1]) / 1e9, abs=1e-6), "[    0.1] Linux version")
+    # the grabserial export shows the same restart on request, absolute times by default
+    grab = to_grabserial(rec, restart=True).decode().splitlines()
+    assert grab[1].startswith("[0.000000 ") and "Starting kernel" in grab[1]
+    assert to_grabserial(rec).decode().splitlines()[1].startswith(f"[{ts[1] // 10**9}.{ts[1] % 10**9 // 1000:06d} ")
+
+
+def test_capture_cli_reports_instants_and_rejects_bad_patterns(tmp_path: Path) -> None:
+    out = tmp_path / "i.rec"
+    r = run("capture", "-q", "-o", str(out), "--instant", "login: ", "--instant", "absent", "--",
+            sys.executable, "-c", "import sys; sys.stdout.write('a\\nbox login: '); sys.stdout.flush()")
+    assert r.returncode == 0, r.stderr
+    assert re.search(rb"'login: ' first seen at \d+\.\d{6} s", r.stderr)
+    assert b"'absent' not seen" in r.stderr
+    bad = run("capture", "-o", str(out), "--start", "(", "--", "true")
+    assert bad.returncode == 2 and bad.stderr.count(b"\n") == 1 and b"--start '('" in bad.stderr

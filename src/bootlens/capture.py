@@ -204,6 +204,7 @@ class CaptureResult:
     chunks: int
     seconds: float
     reason: str  # "quit pattern", "end time", "source ended: ...", "interrupted", "terminated"
+    instants: tuple[tuple[str, int | None], ...] = ()  # each --instant pattern and when first seen (ns)
 
 
 class _Terminated(Exception):
@@ -221,14 +222,24 @@ def capture(
     on_ready: Callable[[], None] | None = None,
     reconnect: bool = False,
     t0_after_ready: bool = False,
+    start_pattern: str | None = None,
+    instant_patterns: Sequence[str] = (),
 ) -> CaptureResult:
     """Capture ``source`` into the recording at ``path`` until it ends, ``quit_pattern`` is seen
     in a line, ``end_s`` seconds pass, or SIGINT/SIGTERM. ``on_ready`` runs once the source is
     open and t=0 taken (e.g. to release a target started paused: then ``origin='power_on'``).
     With ``reconnect``, a source that vanishes (a USB adapter losing power with the board) is
     reopened as soon as it is back; the recording marks the gap. With ``t0_after_ready``, t=0
-    is when ``on_ready`` returns (a power-cycle command that ends when power is restored)."""
+    is when ``on_ready`` returns (a power-cycle command that ends when power is restored).
+
+    grabserial's ``-m`` and ``-i``: each line matching ``start_pattern`` writes a ``start`` note
+    at the time of the line's first byte, and the echo shows times from there on relative to it;
+    each of ``instant_patterns`` writes an ``instant`` note the first time it matches, even in
+    the middle of a line (a login prompt). The recording's times stay absolute."""
     quit_rx = re.compile(quit_pattern) if quit_pattern else None
+    start_rx = re.compile(start_pattern) if start_pattern else None
+    instants = [(p, re.compile(p)) for p in instant_patterns]
+    seen: dict[str, int] = {}  # instant pattern -> time first seen
     source.open()
     old_term = signal.getsignal(signal.SIGTERM)
     if _is_main_thread():
@@ -248,6 +259,7 @@ def capture(
     quit_pending: int | None = None  # deadline to finish a line the quit pattern matched early
     tail = b""  # the unfinished last line, for the quit pattern and the echo
     line_start_t = 0
+    base = 0  # echo times are relative to this: the last line matching start_pattern
     t = 0
     try:
         if on_ready is not None:
@@ -275,16 +287,26 @@ def capture(
                     break
                 continue
             writer.chunk(t, data)  # always recorded before any decision to stop
-            if quit_rx is None and echo is None:
+            if quit_rx is None and echo is None and start_rx is None and not instants:
                 continue
             # the tail (an unfinished line) started earlier; every other line starts here
             first_start = line_start_t if tail else t
+            if len(seen) < len(instants):
+                window = (tail + data).decode("utf-8", "replace")
+                for pat, rx in instants:
+                    if pat not in seen and rx.search(window):
+                        seen[pat] = t
+                        writer.note(t, "instant", pat)
             lines = (tail + data).split(b"\n")
             tail = lines.pop()[-READ_MAX:]  # a line without end (noise) is kept in the recording only
             for k, ln in enumerate(lines):
                 text = ln.decode("utf-8", "replace").rstrip("\r")
+                lt = first_start if k == 0 else t
+                if start_rx is not None and start_rx.search(text):
+                    base = lt
+                    writer.note(lt, "start", start_pattern or "")
                 if echo is not None:
-                    echo.write(f"[{(first_start if k == 0 else t) / 1e9:11.6f}] {text}\n")
+                    echo.write(f"[{(lt - base) / 1e9:11.6f}] {text}\n")
                 if quit_rx is not None and quit_rx.search(text):
                     reason = "quit pattern"
             line_start_t = first_start if not lines else t
@@ -304,14 +326,15 @@ def capture(
         reason = "terminated"
     finally:
         if tail and echo is not None:
-            echo.write(f"[{line_start_t / 1e9:11.6f}] {tail.decode('utf-8', 'replace')}\n")
+            echo.write(f"[{(line_start_t - base) / 1e9:11.6f}] {tail.decode('utf-8', 'replace')}\n")
         end_t = time.monotonic_ns() - t0
         writer.note(end_t, "end", reason)
         writer.close()
         source.close()
         if _is_main_thread():
             signal.signal(signal.SIGTERM, old_term)
-    return CaptureResult(path, writer.bytes, writer.chunks, (time.monotonic_ns() - t0) / 1e9, reason)
+    return CaptureResult(path, writer.bytes, writer.chunks, (time.monotonic_ns() - t0) / 1e9, reason,
+                         tuple((p, seen.get(p)) for p, _ in instants))
 
 
 def _reopen(source: Source, t0: int, end_s: float | None) -> bool:

@@ -9,6 +9,7 @@ leaves every chunk it had read, and a reader skips at most one torn last line.
 from __future__ import annotations
 
 import base64
+import re
 import json
 import os
 from collections.abc import Iterator
@@ -235,14 +236,26 @@ def line_times(rec: Recording, wire: bool = True) -> tuple[list[bytes], list[int
     return lines, times
 
 
-def to_grabserial(rec: Recording, wire: bool = True) -> bytes:
-    """The recording as grabserial ``-t`` text: ``[elapsed delta] `` before every line."""
+def to_grabserial(rec: Recording, wire: bool = True, restart: bool = False) -> bytes:
+    """The recording as grabserial ``-t`` text: ``[elapsed delta] `` before every line.
+
+    With ``restart`` (grabserial ``-m``), times after a line that matched the capture's
+    ``--start`` pattern (a ``start`` note) count from that line, as grabserial shows them.
+    """
     lines, times = line_times(rec, wire)
+    starts = [re.compile(p) for p in dict.fromkeys(n.detail for n in rec.notes if n.event == "start" and n.detail)] \
+        if restart else []
     out = bytearray()
     prev = 0
+    base = 0
     for data, t in zip(lines, times):
         t = max(t, 0)
-        out += f"[{t // 1_000_000_000}.{t % 1_000_000_000 // 1000:06d} {(t - prev) / 1e9:.6f}] ".encode()
+        if starts:
+            text = data.decode("utf-8", "replace")
+            if any(rx.search(text) for rx in starts):
+                base = prev = t
+        r = t - base
+        out += f"[{r // 1_000_000_000}.{r % 1_000_000_000 // 1000:06d} {(t - prev) / 1e9:.6f}] ".encode()
         out += data
         prev = t
     return bytes(out)

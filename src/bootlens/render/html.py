@@ -16,7 +16,7 @@ integer microseconds on the boot's axis):
   ``l`` (line), ``e`` (end line or 0), ``x`` (a process's exec time from its start, or -1),
   ``i`` (detail text index into ``names``);
 - ``marks``: markers and milestones, drawn as lines across the timeline;
-- ``log``: the boot's lines, with host and printk times.
+- ``log``: the boot's lines (prefixes removed) and each line's axis time.
 """
 
 from __future__ import annotations
@@ -196,8 +196,7 @@ def boot_data(b: BootAnalysis, names: _Names, top: int = 25) -> dict[str, Any]:
                 "probes": ref(b.top_probes)},
         "silences": [{"s": _us(x.start_ns), "d": _us(x.duration_ns), "a": x.line_before, "b": x.line_after}
                      for x in b.silences],
-        "log": {"first": lines.first, "text": list(lines.text), "t": axis_t,
-                "k": [_us(k) for k in lines.kernel]},
+        "log": {"first": lines.first, "text": list(lines.text), "t": axis_t},
     }
 
 
