@@ -388,3 +388,27 @@ def test_capture_cli_reports_instants_and_rejects_bad_patterns(tmp_path: Path) -
     assert b"'absent' not seen" in r.stderr
     bad = run("capture", "-o", str(out), "--start", "(", "--", "true")
     assert bad.returncode == 2 and bad.stderr.count(b"\n") == 1 and b"--start '('" in bad.stderr
+
+
+def test_throttled_command_delivers_at_line_rate_and_blocks_the_writer(tmp_path: Path) -> None:
+    """--baud for an infinitely fast emulated UART: bytes reach the recording no faster than
+    the line rate, and a writer that outruns the line blocks (the pipe is one page), as QEMU's
+    vCPU blocks on its PL011 output."""
+    from bootlens.capture import CommandSource, ThrottledSource
+
+    stamp = tmp_path / "written"
+    code = ("import os, sys, time; time.sleep(0.3); t = time.monotonic(); os.write(1, b'x' * 12287 + b'\\n'); "
+            f"open({str(stamp)!r}, 'w').write(str(time.monotonic() - t))")
+    out = tmp_path / "slow.rec"
+    src = ThrottledSource(CommandSource([sys.executable, "-c", code]), 115200)
+    r = capture(src, str(out), echo=None)
+    rec = read_recording(str(out))
+    assert rec.data == b"x" * 12287 + b"\n" and rec.header.baud == 115200
+    byte_s = 10 / 115200
+    # the line: every chunk arrives at least its own length of byte times after the previous
+    for a, b in zip(rec.chunks, rec.chunks[1:]):
+        assert (b.t_ns - a.t_ns) / 1e9 >= len(b.data) * byte_s * 0.98
+    line_s = 12288 * byte_s  # 1.067 s
+    assert r.seconds >= line_s * 0.98
+    # the writer was held back until all but about a page (plus one read) had gone down the line
+    assert float(stamp.read_text()) >= (12288 - 4096 - src.chunk) * byte_s * 0.9

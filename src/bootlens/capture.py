@@ -7,6 +7,7 @@ each burst is timed exactly, and the rest of the burst comes in bulk.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import select
@@ -99,6 +100,7 @@ class FdSource(Source):
     def __init__(self, fd: int, name: str) -> None:
         self.fd = fd
         self.name = name
+        self.read_max = READ_MAX  # bytes per read; ThrottledSource lowers it
 
     def open(self) -> None:
         pass
@@ -108,7 +110,7 @@ class FdSource(Source):
         if not ready:
             return b""
         try:
-            data = os.read(self.fd, READ_MAX)
+            data = os.read(self.fd, self.read_max)
         except OSError as e:
             raise SourceGone(f"{self.name}: {e}") from None
         if not data:
@@ -193,6 +195,57 @@ class ReplaySource(Source):
 
     def close(self) -> None:
         pass
+
+
+class ThrottledSource(Source):
+    """Another source read no faster than a serial line at ``baud`` would deliver it.
+
+    For a target whose emulated UART is infinitely fast (QEMU): bytes are taken at most a few
+    milliseconds' worth at a time and handed on only when the last of them would have arrived
+    at ``baud`` (``bits_per_byte`` per byte, 10 for 8N1). A command's output pipe is shrunk to one
+    page, so the target blocks as soon as a page is waiting, as it would block on a full FIFO,
+    only later: QEMU's PL011 blocks its vCPU on a full output (docs/target.md has the figures).
+    """
+
+    def __init__(self, inner: Source, baud: int, bits_per_byte: int = 10) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.baud = baud
+        self.byte_s = bits_per_byte / baud
+        self.chunk = max(1, min(READ_MAX, int(0.005 / self.byte_s)))
+        self.line_free = 0.0  # when the simulated line has sent everything handed on so far
+        if not isinstance(inner, FdSource):
+            raise CaptureError("--baud throttling needs a command or a pipe as its source")
+        inner.read_max = self.chunk
+
+    def open(self) -> None:
+        self.inner.open()
+        fd = getattr(self.inner, "fd", -1)
+        if fd >= 0 and hasattr(fcntl, "F_SETPIPE_SZ"):
+            try:
+                fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, 4096)
+            except OSError:
+                pass  # not a pipe
+        self.line_free = time.monotonic()
+
+    def read(self, timeout: float) -> bytes:
+        now = time.monotonic()
+        if now < self.line_free:  # the line is still busy with what was handed on last
+            time.sleep(min(self.line_free - now, timeout))
+            if time.monotonic() < self.line_free:
+                return b""
+        data = self.inner.read(timeout)
+        if not data:
+            return data
+        start = max(self.line_free, time.monotonic())
+        self.line_free = start + len(data) * self.byte_s
+        wait = self.line_free - time.monotonic()
+        if wait > 0:
+            time.sleep(wait)
+        return data
+
+    def close(self) -> None:
+        self.inner.close()
 
 
 @dataclass(frozen=True, slots=True)

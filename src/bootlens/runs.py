@@ -34,6 +34,11 @@ class Stat:
     stdev: float
 
     @property
+    def range_ns(self) -> int:
+        """max - min: the run-to-run spread in ns (0 for a single value)."""
+        return self.max - self.min
+
+    @property
     def spread(self) -> float:
         """(max - min) / median; 0 for fewer than two values."""
         return 0.0 if self.n < 2 or not self.median else (self.max - self.min) / self.median
@@ -80,17 +85,17 @@ def statistics_of(boots: Sequence[BootAnalysis]) -> list[Stat]:
 def run_target(tf: TargetFiles, folder: Path, repeat: int, append: str = "",
                progress: Callable[[int, float], None] | None = None,
                uboot_env: dict[str, str] | None = None, cmdline: str | None = None,
-               overlay: Path | None = None) -> Analysis:
+               overlay: Path | None = None, baud: int | None = None) -> Analysis:
     """Boot ``repeat`` times (a fresh QEMU each time), one recording per boot in ``folder``."""
     folder.mkdir(parents=True, exist_ok=True)
     write_run_meta(folder, (MarkerSpec.parse(f"{READY}={READY_MARKER}"),), target=tf.spec.name,
                    append=append, cmdline=cmdline, uboot_env=uboot_env or {},
-                   overlay=str(overlay) if overlay else None)
+                   overlay=str(overlay) if overlay else None, baud=baud)
     paths = []
     for i in range(1, repeat + 1):
         t = time.monotonic()
         path = folder / f"boot-{i}.rec"
-        boot(tf, str(path), append, uboot_env=uboot_env, cmdline=cmdline, overlay=overlay)
+        boot(tf, str(path), append, uboot_env=uboot_env, cmdline=cmdline, overlay=overlay, baud=baud)
         paths.append(str(path))
         if progress is not None:
             progress(i, time.monotonic() - t)

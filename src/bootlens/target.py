@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .capture import CaptureResult, CommandSource, capture
+from .capture import CaptureResult, CommandSource, Source, ThrottledSource, capture
 from .errors import BootlensError
 
 READY_MARKER = "APP READY"
@@ -380,8 +380,9 @@ def qemu_command(tf: TargetFiles, monitor: str, append: str = "", flash: str | N
 
 def boot(tf: TargetFiles, out: str, append: str = "", timeout_s: float = 180.0,
          uboot_env: dict[str, str] | None = None, cmdline: str | None = None,
-         overlay: Path | None = None) -> CaptureResult:
+         overlay: Path | None = None, baud: int | None = None) -> CaptureResult:
     """Boot once and capture the console from power-on into the recording ``out``;
+    ``baud`` reads the console no faster than a serial line at that rate (ThrottledSource);
     ``uboot_env`` overrides variables of U-Boot's default environment (e.g. bootdelay=0),
     ``cmdline`` replaces the kernel arguments, ``overlay`` is laid over the initramfs."""
     if shutil.which(tf.spec.qemu) is None:
@@ -398,7 +399,9 @@ def boot(tf: TargetFiles, out: str, append: str = "", timeout_s: float = 180.0,
         if overlay is not None:
             initramfs = Path(tmp) / "initramfs.cpio.gz"
             initramfs.write_bytes(build_initramfs((tf.kernel.parent / "busybox").read_bytes(), overlay))
-        source = CommandSource(qemu_command(tf, monitor, append, flash, cmdline, initramfs))
+        source: Source = CommandSource(qemu_command(tf, monitor, append, flash, cmdline, initramfs))
+        if baud:
+            source = ThrottledSource(source, baud)
 
         def release() -> None:
             _monitor_command(monitor, b"cont\n")
