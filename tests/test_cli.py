@@ -229,3 +229,17 @@ def test_terminal_output() -> None:
         assert text in out, text
     assert "first byte → ready: 3.903 s" in out
     assert not out.lstrip().startswith("{")  # tables, not JSON
+
+
+def test_terminal_output_shows_log_text_literally(tmp_path: Path) -> None:
+    """Text from the log is never read as rich markup: '[bold]x[/bold]' stays as printed."""
+    log = tmp_path / "[red]boot.log"
+    log.write_text("[    0.000000] Linux version 6.1.0 (x@y) #1 SMP\n"
+                   "[    0.000000] Kernel command line: console=ttyS0 app=[bold]x[/bold]\n"
+                   "[    0.100000] calling  foo_init+0x0/0x10 @ 1\n"
+                   "[    0.100100] initcall foo_init+0x0/0x10 returned 0 after 100 usecs\n"
+                   "[    0.200000] Run /init as init process\n"
+                   "[    0.300000] [link]APP READY\n")
+    out = ok("analyze", log, "--marker", "ready=APP READY")
+    assert "app=[bold]x[/bold]" in out
+    assert "/[red]boot.lo" in out  # the rule may clip the name; the markup stays literal

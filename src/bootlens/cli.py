@@ -75,6 +75,10 @@ def analyze(inputs: tuple[str, ...], as_json: bool, top: int, markers: tuple[str
 @click.option("--rtscts", is_flag=True, help="Hardware flow control.")
 @click.option("--xonxoff", is_flag=True, help="Software flow control.")
 @click.option("--quit", "quit_pattern", metavar="REGEX", help="Stop after a line matching REGEX, e.g. 'APP READY'.")
+@click.option("--start", "start_pattern", metavar="REGEX", help="Restart the echoed times at each line matching "
+              "REGEX (grabserial -m); the recording keeps absolute times and notes each restart.")
+@click.option("--instant", "instants", multiple=True, metavar="REGEX", help="Report when REGEX is first seen, even "
+              "mid-line such as a login prompt (grabserial -i); repeatable.")
 @click.option("--end", "end_s", type=click.FloatRange(0, min_open=True), metavar="SECONDS",
               help="Stop after this many seconds.")
 @click.option("-q", "--quiet", is_flag=True, help="Do not echo the console while capturing.")
@@ -82,8 +86,8 @@ def analyze(inputs: tuple[str, ...], as_json: bool, top: int, markers: tuple[str
               "board), wait for it, reopen it and mark the gap in the recording.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED, metavar="[-- COMMAND...]")
 def capture(output: str, port: str | None, baud: int, bytesize: str, parity: str, stopbits: str, rtscts: bool,
-            xonxoff: bool, quit_pattern: str | None, end_s: float | None, quiet: bool, reconnect: bool,
-            command: tuple[str, ...]) -> None:
+            xonxoff: bool, quit_pattern: str | None, start_pattern: str | None, instants: tuple[str, ...],
+            end_s: float | None, quiet: bool, reconnect: bool, command: tuple[str, ...]) -> None:
     """Capture a console with host timestamps into a recording (docs/recording.md).
 
     Every read is written to the recording as it returns, so Ctrl-C, SIGTERM or even SIGKILL
@@ -96,11 +100,13 @@ def capture(output: str, port: str | None, baud: int, bytesize: str, parity: str
 
     if port and command:
         _fail(UsageError("give --port or a command, not both"))
-    if quit_pattern:
+    for opt, pat in [("--quit", quit_pattern), ("--start", start_pattern), *(("--instant", i) for i in instants)]:
+        if pat is None:
+            continue
         try:
-            re.compile(quit_pattern)
+            re.compile(pat)
         except re.error as e:
-            _fail(UsageError(f"--quit {quit_pattern!r}: bad regular expression: {e}"))
+            _fail(UsageError(f"{opt} {pat!r}: bad regular expression: {e}"))
     source: Source
     if port:
         source = SerialSource(port, baud, int(bytesize), parity, float(stopbits), rtscts, xonxoff)
@@ -112,9 +118,13 @@ def capture(output: str, port: str | None, baud: int, bytesize: str, parity: str
         if reconnect and not port:
             _fail(UsageError("--reconnect needs --port"))
         result = run_capture(source, output, quit_pattern=quit_pattern, end_s=end_s,
-                             echo=None if quiet else sys.stdout, reconnect=reconnect)
+                             echo=None if quiet else sys.stdout, reconnect=reconnect,
+                             start_pattern=start_pattern, instant_patterns=instants)
     except BootlensError as e:
         _fail(e)
+    for pat, t_ns in result.instants:
+        click.echo(f"bootlens: {pat!r} " + ("not seen" if t_ns is None else f"first seen at {t_ns / 1e9:.6f} s"),
+                   err=True)
     click.echo(f"bootlens: {result.bytes} bytes in {result.chunks} reads, {result.seconds:.3f} s "
                f"({result.reason}) -> {output}", err=True)
 
@@ -124,8 +134,10 @@ def capture(output: str, port: str | None, baud: int, bytesize: str, parity: str
 @click.option("--format", "fmt", type=click.Choice(["text", "grabserial"]), default="text", show_default=True,
               help="text: the bytes as received; grabserial: '[elapsed delta] ' before each line (grabserial -t).")
 @click.option("--no-wire", is_flag=True, help="Do not correct line times for time on the wire (baud rate).")
+@click.option("--restart", is_flag=True, help="grabserial: count times from each line that matched the capture's "
+              "--start pattern, as grabserial -m shows them.")
 @click.option("-o", "--output", metavar="FILE", help="Write here instead of standard output.")
-def export(recording: str, fmt: str, no_wire: bool, output: str | None) -> None:
+def export(recording: str, fmt: str, no_wire: bool, restart: bool, output: str | None) -> None:
     """Turn a recording into plain text or grabserial -t format."""
     from .recording import read_recording, to_grabserial
 
@@ -133,7 +145,7 @@ def export(recording: str, fmt: str, no_wire: bool, output: str | None) -> None:
         rec = read_recording(recording)
     except BootlensError as e:
         _fail(e)
-    data = rec.data if fmt == "text" else to_grabserial(rec, wire=not no_wire)
+    data = rec.data if fmt == "text" else to_grabserial(rec, wire=not no_wire, restart=restart)
     if output:
         with open(output, "wb") as f:
             f.write(data)
@@ -176,8 +188,10 @@ def target_setup(name: str, force: bool) -> None:
 @click.option("-o", "--output", metavar="DIR", help="Run folder (default: runs/TARGET-DATE-TIME).")
 @click.option("--json", "as_json", is_flag=True, help="Print the analysis as JSON.")
 @click.option("--port", metavar="URL", help="TARGET 'board': the console, a serial device or pyserial URL.")
-@click.option("--baud", default=115200, show_default=True, type=click.IntRange(50, 20_000_000),
-              help="TARGET 'board': the console's line rate.")
+@click.option("--baud", type=click.IntRange(50, 20_000_000), metavar="RATE",
+              help="TARGET 'board': the console's line rate (default 115200). Reference targets: read "
+              "the console no faster than a serial line at RATE (QEMU's UART is infinitely fast; "
+              "see docs/target.md for what this does and does not model).")
 @click.option("--power-cycle", "power_cycle", metavar="CMD",
               help="TARGET 'board': a command that power-cycles it and returns when power is back "
               "(a relay, uhubctl); t=0 is when it returns.")
@@ -187,7 +201,7 @@ def target_setup(name: str, force: bool) -> None:
 @click.option("--timeout", "timeout_s", default=300.0, show_default=True, type=click.FloatRange(1),
               help="Seconds to wait for the ready line before giving up on a boot.")
 def run_cmd(name: str, repeat: int, append: str, cmdline: str | None, overlay: str | None,
-            uboot_env: tuple[str, ...], output: str | None, as_json: bool, port: str | None, baud: int,
+            uboot_env: tuple[str, ...], output: str | None, as_json: bool, port: str | None, baud: int | None,
             power_cycle: str | None, ready: str, timeout_s: float) -> None:
     """Boot TARGET repeatedly, capture each boot from power-on, analyse.
 
@@ -219,12 +233,12 @@ def run_cmd(name: str, repeat: int, append: str, cmdline: str | None, overlay: s
                 _fail(UsageError("run board needs --port (its console) and --power-cycle (a command)"))
             from .runs import run_board
 
-            result = run_board(port, baud, power_cycle, folder, repeat, ready, timeout_s, progress)
+            result = run_board(port, baud or 115200, power_cycle, folder, repeat, ready, timeout_s, progress)
         else:
             env = parse_env_overrides(uboot_env)
             tf = setup(name)
             result = run_target(tf, folder, repeat, append, progress, env or None, cmdline,
-                                Path(overlay) if overlay else None)
+                                Path(overlay) if overlay else None, baud)
     except BootlensError as e:
         _fail(e)
     if as_json:
@@ -238,6 +252,104 @@ def run_cmd(name: str, repeat: int, append: str, cmdline: str | None, overlay: s
     else:
         render_stats(statistics_of(result.boots), console, repeat)
     console.print(f"recordings in {folder}/")
+
+
+@main.command()
+@click.argument("inputs", nargs=-1, required=True, metavar="INPUT...")
+@click.option("-o", "--output", metavar="FILE", help="Where to write (default: report.html, report.svg or "
+              "report.perfetto.json in the current folder; '-' for standard output).")
+@click.option("--format", "fmt", type=click.Choice(["html", "svg", "perfetto"]), default="html", show_default=True,
+              help="html: interactive, self-contained report; svg: static boot graph; perfetto: Chrome Trace "
+              "Event JSON for ui.perfetto.dev and chrome://tracing.")
+@click.option("--marker", "markers", multiple=True, metavar="NAME=REGEX",
+              help="Mark lines matching REGEX as NAME; 'ready' ends the boot (run folders remember theirs).")
+@click.option("--top", default=25, show_default=True, type=click.IntRange(1, 10_000),
+              help="Rows in the tables of top initcalls and processes.")
+def report(inputs: tuple[str, ...], output: str | None, fmt: str, markers: tuple[str, ...], top: int) -> None:
+    """Write a report of one or more boots: INPUT is a log, a recording or a run folder.
+
+    The HTML report is one file that works offline: the whole boot on one zoomable timeline,
+    the stages, the top initcalls and processes, and the log itself.
+    """
+    from .inputs import analyze_inputs
+    from .parsers import MarkerSpec, ParseOptions
+
+    default = {"html": "report.html", "svg": "report.svg", "perfetto": "report.perfetto.json"}[fmt]
+    out = output or default
+    try:
+        opts = ParseOptions(tuple(MarkerSpec.parse(m) for m in markers))
+        groups = analyze_inputs(list(inputs), opts, top)
+        if fmt == "html":
+            from .render.html import render_html
+
+            data = render_html(groups)
+        elif fmt == "svg":
+            from .render.svg import render_svg
+
+            data = render_svg(groups)
+        else:
+            from .render.perfetto import render_perfetto
+
+            data = render_perfetto(groups)
+    except BootlensError as e:
+        _fail(e)
+    _write_output(out, data)
+    if out != "-":
+        boots = sum(len(g.analysis.boots) for g in groups)
+        click.echo(f"bootlens: {fmt} report of {boots} boot{'s' if boots != 1 else ''} -> {out}", err=True)
+
+
+@main.command()
+@click.argument("inputs", nargs=-1, required=True, metavar="BASELINE INPUT...")
+@click.option("--json", "as_json", is_flag=True, help="Print the JSON contract (docs/json.md, "
+              "'bootlens compare --json') instead of tables.")
+@click.option("--top", default=20, show_default=True, type=click.IntRange(1, 10_000),
+              help="Rows in the tables of initcall, process and probe differences.")
+@click.option("--marker", "markers", multiple=True, metavar="NAME=REGEX",
+              help="Mark lines matching REGEX as NAME; 'ready' ends the boot (run folders remember theirs).")
+def compare(inputs: tuple[str, ...], as_json: bool, top: int, markers: tuple[str, ...]) -> None:
+    """Compare boots: each INPUT against the first, the baseline.
+
+    An INPUT is a log, a recording or a run folder (repeated boots, from `bootlens run
+    --repeat N`). Per total, stage and marker: the median over each input's boots and the
+    difference to the baseline; then the initcalls, user processes and probes that changed most.
+    A difference no larger than the run-to-run spread (max - min over the boots of either side)
+    is shown as not significant; with one boot on a side it is unknown.
+    """
+    from .compare import compare_groups
+    from .inputs import analyze_inputs
+    from .parsers import MarkerSpec, ParseOptions
+
+    if len(inputs) < 2:
+        _fail(UsageError("compare needs at least two inputs: a baseline and one to compare with it"))
+    try:
+        opts = ParseOptions(tuple(MarkerSpec.parse(m) for m in markers))
+        result = compare_groups(analyze_inputs(list(inputs), opts), top)
+    except BootlensError as e:
+        _fail(e)
+    if as_json:
+        from .render.compare_json import write_compare_json
+
+        write_compare_json(result, sys.stdout.buffer)
+        _exit_now()
+    from rich.console import Console
+
+    from .render.terminal import render_compare
+
+    render_compare(result, Console(highlight=False))
+
+
+def _write_output(path: str, data: bytes) -> None:
+    """Write bytes to a file, or to standard output for '-'; a failure is a one-line error."""
+    if path == "-":
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+        return
+    try:
+        with open(path, "wb") as f:
+            f.write(data)
+    except OSError as e:
+        _fail(UsageError(f"{path}: cannot write: {e.strerror}"))
 
 
 def _exit_now() -> None:
