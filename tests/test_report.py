@@ -281,3 +281,36 @@ def test_report_size_grows_linearly_with_events(tmp_path: Path) -> None:
     per_event = [(b - a) / n for a, b, n in zip(sizes, sizes[1:], (5_000, 10_000))]
     assert per_event[1] == pytest.approx(per_event[0], rel=0.1)
     assert per_event[0] < 200  # bytes per initcall: the two log lines and the event columns
+
+
+@needs_browser
+def test_compare_report_waterfall_and_tables(browser: Browser, tmp_path: Path) -> None:
+    """bootlens compare --html: two run folders, B without crypto_algapi_init."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    text = GRAB.read_bytes()
+    lines = text.split(b"\n")
+    without = b"\n".join(x for x in lines if b"crypto_algapi_init" not in x)
+    for i in (1, 2, 3):
+        (a / f"boot-{i}.log").write_bytes(text)
+        (b / f"boot-{i}.log").write_bytes(without)
+    for d in (a, b):
+        (d / "run.json").write_text('{"markers": {"ready": "APP READY"}}')
+    out = tmp_path / "compare.html"
+    r = subprocess.run([sys.executable, "-m", "bootlens.cli", "compare", str(a), str(b), "--html", str(out)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "crypto_algapi_init" in r.stdout  # the terminal tables are printed too
+    p = Loaded(browser, out)
+    try:
+        assert p.page.inner_text("#headline") == "B against A"
+        bars = p.page.locator(".waterfall svg rect")
+        kinds = [bars.nth(i).get_attribute("data-kind") for i in range(bars.count())]
+        assert kinds[0] == "total" and kinds[-1] == "total" and len(kinds) >= 4
+        first = p.page.locator("#pairs table").first.locator("tbody tr").first.inner_text()
+        assert first.startswith("crypto_algapi_init (removed)") and "yes" in first
+        assert p.page.locator("#t-figures tbody tr").count() >= 6
+        assert p.errors == [] and p.requests == [p.url]
+    finally:
+        p.close()

@@ -305,9 +305,11 @@ def report(inputs: tuple[str, ...], output: str | None, fmt: str, markers: tuple
               "'bootlens compare --json') instead of tables.")
 @click.option("--top", default=20, show_default=True, type=click.IntRange(1, 10_000),
               help="Rows in the tables of initcall, process and probe differences.")
+@click.option("--html", metavar="FILE", help="Also write the HTML compare report (a waterfall of the stage "
+              "differences, sortable tables) to FILE; '-' writes only it, to standard output.")
 @click.option("--marker", "markers", multiple=True, metavar="NAME=REGEX",
               help="Mark lines matching REGEX as NAME; 'ready' ends the boot (run folders remember theirs).")
-def compare(inputs: tuple[str, ...], as_json: bool, top: int, markers: tuple[str, ...]) -> None:
+def compare(inputs: tuple[str, ...], as_json: bool, top: int, markers: tuple[str, ...], html: str | None) -> None:
     """Compare boots: each INPUT against the first, the baseline.
 
     An INPUT is a log, a recording or a run folder (repeated boots, from `bootlens run
@@ -327,6 +329,14 @@ def compare(inputs: tuple[str, ...], as_json: bool, top: int, markers: tuple[str
         result = compare_groups(analyze_inputs(list(inputs), opts), top)
     except BootlensError as e:
         _fail(e)
+    if html:
+        from .render.html import render_compare_html
+
+        _write_output(html, render_compare_html(result))
+        if html != "-":
+            click.echo(f"bootlens: compare report -> {html}", err=True)
+        if html == "-" or as_json:
+            return
     if as_json:
         from .render.compare_json import write_compare_json
 

@@ -31,6 +31,7 @@ import orjson
 
 from .. import __version__
 from ..analyze import BootAnalysis
+from ..compare import Comparison
 from ..inputs import Group
 from ..model import Clock, Event, InitcallDetail, Kind, LoadDetail, ProbeDetail, ProcessDetail
 from ..runs import statistics_of
@@ -238,25 +239,39 @@ def _asset(name: str) -> str:
     return resources.files("bootlens.render").joinpath("assets", name).read_text(encoding="utf-8")
 
 
-def render_html(groups: Sequence[Group], top: int = 25) -> bytes:
-    """The report page for these inputs."""
-    data = _embed(report_data(groups, top))
-    js = _asset("report.js")
+def _page(title: str, body: str, data: Any, js_name: str) -> bytes:
+    """A self-contained page: our stylesheet and one script of ours (allowed by its hash), the
+    data as inert JSON, and a policy that allows no network access at all."""
+    from html import escape
+
+    js = _asset(js_name)
     css = _asset("report.css")
     digest = base64.b64encode(hashlib.sha256(js.encode()).digest()).decode()
     csp = (f"default-src 'none'; script-src 'sha256-{digest}'; style-src 'unsafe-inline'; "
            "img-src data:; base-uri 'none'; form-action 'none'")
-    title = "bootlens report"
-    if groups:
-        title += " · " + ", ".join(g.name for g in groups[:3])
-    from html import escape
-
     return "".join((
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n",
         f"<meta http-equiv=\"Content-Security-Policy\" content=\"{csp}\">\n",
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n",
         f"<title>{escape(title)}</title>\n<style>{css}</style>\n</head><body>\n",
-        _asset("report.html"),
-        f"\n<script type=\"application/json\" id=\"bootlens-data\">{data}</script>\n",
+        body,
+        f"\n<script type=\"application/json\" id=\"bootlens-data\">{_embed(data)}</script>\n",
         f"<script>{js}</script>\n</body></html>\n",
     )).encode()
+
+
+def render_html(groups: Sequence[Group], top: int = 25) -> bytes:
+    """The report page for these inputs."""
+    title = "bootlens report"
+    if groups:
+        title += " · " + ", ".join(g.name for g in groups[:3])
+    return _page(title, _asset("report.html"), report_data(groups, top), "report.js")
+
+
+def render_compare_html(c: Comparison) -> bytes:
+    """The compare page: per input against the baseline, a waterfall of stage differences and
+    the tables of initcall, process and probe differences (data: the compare JSON contract)."""
+    from .compare_json import compare_json_obj
+
+    title = "bootlens compare · " + " vs ".join(i.name for i in c.inputs[:4])
+    return _page(title, _asset("compare.html"), compare_json_obj(c), "compare.js")
