@@ -32,9 +32,15 @@ system:
 install: rust system
 	$(PIP) install --quiet --disable-pip-version-check -e '.[test]'
 
+# the demo boots with the kernel's own tracing on (initcalls, device probes, process fork/exec/exit),
+# so that the report shows every row of the timeline
+DEMO_TRACE ?= initcall_debug ignore_loglevel \
+	trace_event=sched:sched_process_fork,sched:sched_process_exec,sched:sched_process_exit tp_printk
+
 demo: install
 	bootlens target setup qemu-arm64
-	bootlens run qemu-arm64
+	rm -rf runs/demo
+	bootlens run qemu-arm64 --repeat 3 --append "$(DEMO_TRACE)" -o runs/demo --report report.html
 
 test: install
 	$(PY) -m mypy

@@ -187,6 +187,8 @@ def target_setup(name: str, force: bool) -> None:
               help="Override a U-Boot variable (an environment image in QEMU's flash), e.g. bootdelay=0.")
 @click.option("-o", "--output", metavar="DIR", help="Run folder (default: runs/TARGET-DATE-TIME).")
 @click.option("--json", "as_json", is_flag=True, help="Print the analysis as JSON.")
+@click.option("--report", "report_path", metavar="FILE", help="Also write the HTML report of the run to FILE "
+              "(as `bootlens report RUN-FOLDER -o FILE` would).")
 @click.option("--port", metavar="URL", help="TARGET 'board': the console, a serial device or pyserial URL.")
 @click.option("--baud", type=click.IntRange(50, 20_000_000), metavar="RATE",
               help="TARGET 'board': the console's line rate (default 115200). Reference targets: read "
@@ -202,7 +204,7 @@ def target_setup(name: str, force: bool) -> None:
               help="Seconds to wait for the ready line before giving up on a boot.")
 def run_cmd(name: str, repeat: int, append: str, cmdline: str | None, overlay: str | None,
             uboot_env: tuple[str, ...], output: str | None, as_json: bool, port: str | None, baud: int | None,
-            power_cycle: str | None, ready: str, timeout_s: float) -> None:
+            power_cycle: str | None, ready: str, timeout_s: float, report_path: str | None) -> None:
     """Boot TARGET repeatedly, capture each boot from power-on, analyse.
 
     TARGET is a reference target (qemu-arm64, qemu-x86_64; set up first if needed) or `board`:
@@ -223,10 +225,20 @@ def run_cmd(name: str, repeat: int, append: str, cmdline: str | None, overlay: s
     folder = Path(output or f"runs/{name}-{_time.strftime('%Y%m%d-%H%M%S')}")
     started = _time.monotonic()
 
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    bar = Progress(TextColumn("booting {task.description}"), BarColumn(), MofNCompleteColumn(),
+                   TextColumn("boots · {task.fields[left]}"), TimeElapsedColumn(), console=console,
+                   disable=not console.is_terminal)
+    task = bar.add_task(name, total=repeat, left="time left unknown until the first boot ends")
+
     def progress(i: int, seconds: float) -> None:
         left = (_time.monotonic() - started) / i * (repeat - i)
-        console.print(f"boot {i}/{repeat} done in {seconds:.1f} s; about {left:.0f} s left")
+        bar.update(task, completed=i, left=f"about {left:.0f} s left")
+        if not console.is_terminal:  # a log file gets one line per boot instead of a live bar
+            console.print(f"boot {i}/{repeat} done in {seconds:.1f} s; about {left:.0f} s left")
 
+    bar.start()
     try:
         if name == "board":
             if not port or not power_cycle:
@@ -240,7 +252,15 @@ def run_cmd(name: str, repeat: int, append: str, cmdline: str | None, overlay: s
             result = run_target(tf, folder, repeat, append, progress, env or None, cmdline,
                                 Path(overlay) if overlay else None, baud)
     except BootlensError as e:
+        bar.stop()
         _fail(e)
+    finally:
+        bar.stop()
+    if report_path:
+        from .inputs import Group
+        from .render.html import render_html
+
+        _write_output(report_path, render_html([Group(str(folder), result, True)]))
     if as_json:
         from .render.jsonout import write_json
 
@@ -251,7 +271,7 @@ def run_cmd(name: str, repeat: int, append: str, cmdline: str | None, overlay: s
         render_terminal(result, console, 10)
     else:
         render_stats(statistics_of(result.boots), console, repeat)
-    console.print(f"recordings in {folder}/")
+    console.print(f"recordings in {folder}/" + (f"; report in {report_path}" if report_path else ""))
 
 
 @main.command()

@@ -331,10 +331,13 @@
       ctx.beginPath(); ctx.moveTo(x, AXIS_H); ctx.lineTo(x, S.height); ctx.stroke();
       ctx.setLineDash([]);
       const w = ctx.measureText(m.n).width;
-      if (x + 3 > lastEnd) { // labels never overlap: skip one that would
+      // right of its line, or left of it at the right edge; labels never overlap: skip one that would
+      const lx = x + 3 + w > W - 8 ? x - 3 - w : x + 3;
+      if (lx > lastEnd || ready) {
         ctx.fillStyle = ready ? "#c0392b" : "#4a525e";
-        ctx.fillText(m.n, x + 3, AXIS_H + MARK_H / 2);
-        lastEnd = x + 3 + w + 6;
+        if (ready) { ctx.fillStyle = "#fff"; ctx.fillRect(lx - 2, AXIS_H + 1, w + 4, MARK_H - 2); ctx.fillStyle = "#c0392b"; }
+        ctx.fillText(m.n, lx, AXIS_H + MARK_H / 2);
+        lastEnd = lx + w + 6;
       }
     }
   }
