@@ -234,6 +234,14 @@ poweroff -f
 """
 
 
+def rootfs_files() -> dict[str, bytes]:
+    """The init files of the reference initramfs (path without leading /, content): what the
+    advisor reads to propose script edits, and what an overlay replaces."""
+    files = {"etc/inittab": INITTAB.encode(), "etc/init.d/rcS": RCS.encode(), "usr/bin/app": APP.encode()}
+    files.update({f"etc/init.d/{n}": body.encode() for n, body in SCRIPTS.items()})
+    return files
+
+
 def build_initramfs(busybox: bytes, overlay: Path | None = None) -> bytes:
     """A gzip-compressed newc cpio archive, written here so that no root (or fakeroot) is needed
     for root-owned device-less entries; the kernel creates /dev through devtmpfs.

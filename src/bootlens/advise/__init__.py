@@ -1,0 +1,84 @@
+"""``bootlens advise``: rules that read a boot and say what to change, with savings computed
+from the boot's own data. One rule per module in :mod:`bootlens.advise.rules`, registered into
+:data:`REGISTRY` by the :meth:`RuleRegistry.register` decorator; third-party rules come through
+the ``bootlens.rules`` entry-point group."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Iterator
+from importlib.metadata import entry_points
+from typing import TypeVar
+
+from ..analyze import BootAnalysis
+from .base import AUTOMATIC, Change, ChangeKind, Confidence, Context, Evidence, Finding, Rule
+
+R = TypeVar("R", bound=type[Rule])
+
+
+class RuleRegistry:
+    """A set of rule classes, filled by the :meth:`register` decorator."""
+
+    def __init__(self) -> None:
+        self._rules: dict[str, type[Rule]] = {}
+
+    def register(self, cls: R) -> R:
+        """Class decorator; registering an id twice is an error."""
+        if cls.id in self._rules:
+            raise ValueError(f"rule {cls.id!r} is already registered")
+        self._rules[cls.id] = cls
+        return cls
+
+    def __iter__(self) -> Iterator[type[Rule]]:
+        return iter(self._rules.values())
+
+    def __len__(self) -> int:
+        return len(self._rules)
+
+    def ids(self) -> list[str]:
+        """Registered rule ids, in registration order."""
+        return list(self._rules)
+
+    def load_entry_points(self, group: str = "bootlens.rules") -> None:
+        """Register third-party rules published under an entry-point group."""
+        for ep in entry_points(group=group):
+            obj = ep.load()
+            if isinstance(obj, type) and issubclass(obj, Rule):
+                self.register(obj)
+
+
+REGISTRY = RuleRegistry()
+_loaded = False
+
+
+def default_registry() -> RuleRegistry:
+    """The built-in rules (every module of bootlens.advise.rules) and installed ones."""
+    global _loaded
+    if not _loaded:
+        from . import rules
+
+        for mod in sorted(pkgutil.iter_modules(rules.__path__), key=lambda m: m.name):
+            importlib.import_module(f"{rules.__name__}.{mod.name}")  # runs @REGISTRY.register
+        REGISTRY.load_entry_points()
+        _loaded = True
+    return REGISTRY
+
+
+def _order(f: Finding) -> tuple[int, int, str]:
+    """Worst first: the largest estimated saving; findings without a figure after those."""
+    return (0 if f.saving_ns is not None else 1, -(f.saving_ns or 0), f.rule)
+
+
+def advise(boot: BootAnalysis, ctx: Context | None = None, registry: RuleRegistry | None = None) -> list[Finding]:
+    """Every rule's findings for one boot, worst first."""
+    reg = registry or default_registry()
+    c = ctx or Context()
+    found: list[Finding] = []
+    for cls in reg:
+        found.extend(cls().check(boot, c))
+    return sorted(found, key=_order)
+
+
+__all__ = ["AUTOMATIC", "REGISTRY", "Change", "ChangeKind", "Confidence", "Context", "Evidence", "Finding",
+           "Rule", "RuleRegistry", "advise", "default_registry"]

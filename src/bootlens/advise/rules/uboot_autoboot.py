@@ -1,0 +1,41 @@
+"""U-Boot's autoboot delay: the bootloader waits for a key press before booting."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ...analyze import BootAnalysis
+from ...model import Kind
+from .. import REGISTRY
+from ..base import Change, ChangeKind, Confidence, Context, Evidence, Finding, Rule
+
+
+@REGISTRY.register
+class AutobootDelay(Rule):
+    """The measured autoboot countdown is time the board spends doing nothing."""
+
+    id = "uboot.autoboot_delay"
+    title = "U-Boot autoboot delay"
+
+    def check(self, boot: BootAnalysis, ctx: Context) -> Iterable[Finding]:
+        b = boot.boot
+        for e in b.events:
+            if e.kind is Kind.BOOTLOADER and e.name.startswith("autoboot delay") and e.duration_ns:
+                text = b.lines.text[b.lines.index_of(e.line_no)].strip()
+                fact = b.fact("bootdelay")
+                setting = f" (bootdelay={fact.value}, line {fact.line_no})" if fact else ""
+                yield Finding(
+                    rule=self.id,
+                    title=f"U-Boot waits {e.duration_ns / 1e9:.3f} s for a key press before booting{setting}",
+                    stage="bootloader",
+                    saving_ns=e.duration_ns,
+                    arithmetic=f"countdown measured at line {e.line_no}: {e.duration_ns / 1e9:.6f} s; "
+                               "with bootdelay=0 it is 0 (U-Boot still checks once for a key)",
+                    confidence=Confidence.HIGH,
+                    tradeoff="no time to interrupt autoboot from the console; keep a way in for the lab "
+                             "(bootdelay=-2 still checks for a key without waiting, or CONFIG_AUTOBOOT_KEYED)",
+                    change=Change(ChangeKind.UBOOT_ENV, "bootdelay=0", "set the U-Boot variable bootdelay=0 "
+                                  "(setenv bootdelay 0; saveenv), or CONFIG_BOOTDELAY=0 in the U-Boot build"),
+                    evidence=(Evidence(e.line_no, text),),
+                )
+                return
