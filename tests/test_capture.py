@@ -412,3 +412,20 @@ def test_throttled_command_delivers_at_line_rate_and_blocks_the_writer(tmp_path:
     assert r.seconds >= line_s * 0.98
     # the writer was held back until all but about a page (plus one read) had gone down the line
     assert float(stamp.read_text()) >= (12288 - 4096 - src.chunk) * byte_s * 0.9
+
+
+def test_low_latency_request_is_held_for_the_capture_and_noted(tmp_path: Path) -> None:
+    """The PM QoS request (cyclictest's) is held while capturing, where permitted, and the
+    recording says so; --no-low-latency leaves it out."""
+    from bootlens.capture import PM_QOS_DEVICE, low_wakeup_latency
+
+    with low_wakeup_latency(False) as held:
+        assert held is False
+    allowed = os.access(PM_QOS_DEVICE, os.W_OK)
+    out = tmp_path / "q.rec"
+    r = run("capture", "-q", "-o", str(out), "--", sys.executable, "-c", "print('hi')")
+    assert r.returncode == 0, r.stderr
+    head = records(out)[0]
+    assert (head.get("extra") == {"cpu_wakeup_latency_us": 0}) == allowed
+    r = run("capture", "-q", "--no-low-latency", "-o", str(out), "--", sys.executable, "-c", "print('hi')")
+    assert r.returncode == 0 and "extra" not in records(out)[0]

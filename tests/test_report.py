@@ -314,3 +314,63 @@ def test_compare_report_waterfall_and_tables(browser: Browser, tmp_path: Path) -
         assert p.errors == [] and p.requests == [p.url]
     finally:
         p.close()
+
+
+@needs_browser
+def test_svg_and_perfetto_exports_open(browser: Browser, tmp_path: Path) -> None:
+    """The SVG renders in Chromium as an image with every initcall bar; the Perfetto JSON is a
+    trace object (its format is checked in depth by tests/test_perfetto.py)."""
+    svg = report(tmp_path, str(GRAB), "--marker", "ready=APP READY", "--format", "svg", name="boot.svg")
+    page = browser.new_page(viewport={"width": 1600, "height": 900})
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.goto(svg.resolve().as_uri())
+    assert page.evaluate("document.documentElement.tagName") == "svg"
+    box = page.evaluate("(() => { const b = document.documentElement.getBBox(); return [b.width, b.height]; })()")
+    assert box[0] > 1000 and box[1] > 300
+    assert page.locator("text", has_text="crypto_algapi_init").count() >= 1
+    assert errors == []
+    page.close()
+    trace = report(tmp_path, str(GRAB), "--marker", "ready=APP READY", "--format", "perfetto",
+                   name="boot.perfetto.json")
+    obj = orjson.loads(trace.read_bytes())
+    assert {e["ph"] for e in obj["traceEvents"]} >= {"X", "i", "M"}
+
+
+@pytest.mark.slow
+@needs_browser
+def test_report_of_a_real_run_folder_loads_zooms_and_clicks(browser: Browser, tmp_path: Path) -> None:
+    """`bootlens run qemu-arm64 --repeat 3 --report`: three real boots, one report."""
+    if shutil.which("qemu-system-aarch64") is None or not Path("/usr/lib/u-boot/qemu_arm64/u-boot.bin").exists():
+        pytest.skip("qemu-system-arm and u-boot-qemu not installed (make test installs them)")
+    out = tmp_path / "run.html"
+    r = subprocess.run([sys.executable, "-m", "bootlens.cli", "run", "qemu-arm64", "--repeat", "3", "-o",
+                        str(tmp_path / "run"), "--report", str(out)], capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stderr[-2000:]
+    p = Loaded(browser, out)
+    try:
+        assert p.page.locator("#boot-select option").count() == 3
+        assert p.page.inner_text("#headline").startswith("power-on → ready: ")
+        assert "Statistics over 3 boots" in p.page.inner_text("#stats-title")
+        total = p.js("bootlens.stats.visible")
+        assert total == p.js("bootlens.total()") and total >= 1  # the autoboot delay at least
+        p.page.locator("#tl-canvas").focus()
+        for _ in range(3):
+            p.page.keyboard.press("+")
+        p.frame()
+        assert p.js("bootlens.v1 - bootlens.v0") < p.js("bootlens.hi - bootlens.lo") / 4
+        i = p.js("bootlens.find('autoboot delay (2 s)')")
+        assert i >= 0
+        p.page.keyboard.press("0")
+        p.frame()
+        at = p.js(f"bootlens.locate({i})")
+        p.page.mouse.click(*p.canvas_point(at["x"], at["y"]))
+        p.frame()
+        assert "Hit any key to stop autoboot" in p.page.locator("#log .r.hl").first.inner_text()
+        p.page.select_option("#boot-select", "1")
+        p.frame()
+        assert "boot-2.rec" in p.page.inner_text("#sub")
+        assert p.errors == [] and p.requests == [p.url]
+    finally:
+        p.close()
