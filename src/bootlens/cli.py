@@ -374,6 +374,225 @@ def compare(inputs: tuple[str, ...], as_json: bool, top: int, markers: tuple[str
     render_compare(result, Console(highlight=False))
 
 
+# --- experiment and optimize (issue 5, parts 3 and 4) ---------------------------------------
+# Imported here so that this block stays self-contained; only annotations use them.
+from collections.abc import Callable  # noqa: E402
+from typing import TYPE_CHECKING  # noqa: E402
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.progress import Progress
+
+    from .experiment import Bench
+
+
+def _bench_options(f: Callable[..., None]) -> Callable[..., None]:
+    """The options ``experiment`` and ``optimize`` share: how many boots, where, which target."""
+    opts = [
+        click.option("--repeat", default=3, show_default=True, type=click.IntRange(1, 1000),
+                     help="Boots per configuration (2 or more for a significance verdict)."),
+        click.option("-o", "--output", metavar="DIR", help="Where the run folders go, one per configuration "
+                     "(default: runs/COMMAND-TARGET-DATE-TIME); must be new or empty."),
+        click.option("--append", default="", metavar="ARGS", help="Kernel arguments every configuration gets "
+                     "(the product's own); changes add to them. Reference targets only."),
+        click.option("--json", "as_json", is_flag=True, help="Print the JSON document (docs/json.md) instead "
+                     "of tables."),
+        click.option("--baud", type=click.IntRange(50, 20_000_000), metavar="RATE", help="TARGET 'board': the "
+                     "console's line rate (default 115200). Reference targets: read the console no faster than "
+                     "a serial line at RATE."),
+        click.option("--port", metavar="URL", help="TARGET 'board': its console, a serial device or pyserial URL."),
+        click.option("--power-cycle", "power_cycle", metavar="CMD", help="TARGET 'board': a command that "
+                     "power-cycles it and returns when power is back."),
+        click.option("--ready", default="APP READY", show_default=True, metavar="REGEX",
+                     help="TARGET 'board': the line that means the application is ready."),
+        click.option("--hook", metavar="SCRIPT", help="TARGET 'board': the script that changes the board: "
+                     "`SCRIPT reset`, then `SCRIPT apply KIND VALUE` per change (docs/experiment.md)."),
+        click.option("--timeout", "timeout_s", default=300.0, show_default=True, type=click.FloatRange(1),
+                     help="Seconds to wait for the ready line before giving up on a boot."),
+    ]
+    for o in reversed(opts):
+        f = o(f)
+    return f
+
+
+def _bench(name: str, append: str, baud: int | None, port: str | None, power_cycle: str | None, ready: str,
+           hook: str | None, timeout_s: float) -> Bench:
+    """The target to experiment on: a reference target, or a board driven through its hook."""
+    from .experiment import BoardBench, QemuBench
+    from .target import setup
+
+    if name == "board":
+        if not port or not power_cycle or not hook:
+            raise UsageError("board needs --port (its console), --power-cycle (a command) and --hook (a script "
+                             "that applies changes; see docs/experiment.md)")
+        if append:
+            raise UsageError("--append is for reference targets; on a board the hook changes the command line")
+        return BoardBench(port, baud or 115200, power_cycle, ready, hook, timeout_s)
+    return QemuBench(setup(name), append, baud, min(timeout_s, 180.0))
+
+
+def _boot_bar(console: Console, name: str) -> tuple[Progress, Callable[[int, int, str, float], None]]:
+    """A progress bar over every boot of an experiment (one line per boot when not a terminal)."""
+    import time as _time
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    started = _time.monotonic()
+    bar = Progress(TextColumn("booting {task.description}"), BarColumn(), MofNCompleteColumn(),
+                   TextColumn("boots · {task.fields[what]} · {task.fields[left]}"), TimeElapsedColumn(),
+                   console=console, disable=not console.is_terminal)
+    task = bar.add_task(name, total=None, what="starting", left="time left unknown until the first boot ends")
+
+    def progress(done: int, total: int, what: str, seconds: float) -> None:
+        left = (_time.monotonic() - started) / done * (total - done)
+        bar.update(task, completed=done, total=total, what=what, left=f"about {left:.0f} s left")
+        if not console.is_terminal:
+            console.print(f"boot {done}/{total} ({what}) done in {seconds:.1f} s; about {left:.0f} s left")
+
+    return bar, progress
+
+
+@main.command("experiment")
+@click.argument("name", metavar="TARGET")
+@click.option("--try", "tries", multiple=True, required=True, metavar="NAME=CHANGE",
+              help="A change to measure, repeatable: NAME=cmdline:ARGS, NAME=uboot-env:VAR=VALUE, "
+              "NAME=overlay:DIR (files laid over the root filesystem) or NAME=rule:RULE_ID (the advisor's change).")
+@_bench_options
+def experiment_cmd(name: str, tries: tuple[str, ...], repeat: int, output: str | None, append: str, as_json: bool,
+                   baud: int | None, port: str | None, power_cycle: str | None, ready: str, hook: str | None,
+                   timeout_s: float) -> None:
+    """Measure what each change saves: boot the baseline, each change alone and all changes
+    together, --repeat times each (interleaved), and set each saving next to the advisor's estimate.
+
+    TARGET is a reference target (qemu-arm64, qemu-x86_64) or `board` (with --port,
+    --power-cycle and --hook). Example: bootlens experiment qemu-arm64 --try
+    nodelay=uboot-env:bootdelay=0 --try quiet=cmdline:quiet --repeat 3
+    """
+    import time as _time
+    from pathlib import Path
+
+    from rich.console import Console
+
+    from .experiment import experiment, parse_try
+    from .render.experiment import experiment_json_obj, render_experiment, write_json_obj
+
+    console = Console(highlight=False, stderr=as_json)
+    folder = Path(output or f"runs/experiment-{name}-{_time.strftime('%Y%m%d-%H%M%S')}")
+    bar, progress = _boot_bar(console, name)
+    try:
+        specs = [parse_try(t) for t in tries]
+        bench = _bench(name, append, baud, port, power_cycle, ready, hook, timeout_s)
+        bar.start()
+        result = experiment(bench, specs, folder, repeat, progress=progress)
+    except BootlensError as e:
+        bar.stop()
+        _fail(e)
+    finally:
+        bar.stop()
+    if as_json:
+        write_json_obj(experiment_json_obj(result), sys.stdout.buffer)
+        sys.stdout.buffer.flush()
+        return
+    render_experiment(result, console)
+
+
+@main.command("optimize")
+@click.argument("name", metavar="TARGET")
+@_bench_options
+@click.option("--html", metavar="FILE", help="Also write the before/after compare report (HTML) to FILE; '-' "
+              "writes only it, to standard output.")
+def optimize_cmd(name: str, repeat: int, output: str | None, append: str, as_json: bool, baud: int | None,
+                 port: str | None, power_cycle: str | None, ready: str, hook: str | None, timeout_s: float,
+                 html: str | None) -> None:
+    """Find and keep the changes that make TARGET boot faster.
+
+    Boots once with the kernel's tracing on and asks the advisor; tries every finding that
+    bootlens can apply (kernel command line, U-Boot variables, init script edits) alone,
+    --repeat boots each against as many of the baseline; keeps those that save time
+    significantly and still reach the ready line; boots them together and prints the final
+    configuration with the before/after comparison. Kconfig and manual findings are listed,
+    not tried.
+    """
+    import time as _time
+    from pathlib import Path
+
+    from rich.console import Console
+
+    from .experiment import optimize
+    from .render.experiment import optimize_json_obj, render_optimize, write_json_obj
+
+    console = Console(highlight=False, stderr=as_json)
+    folder = Path(output or f"runs/optimize-{name}-{_time.strftime('%Y%m%d-%H%M%S')}")
+    bar, progress = _boot_bar(console, name)
+    try:
+        bench = _bench(name, append, baud, port, power_cycle, ready, hook, timeout_s)
+        bar.start()
+        result = optimize(bench, folder, repeat, progress=progress)
+    except BootlensError as e:
+        bar.stop()
+        _fail(e)
+    finally:
+        bar.stop()
+    if html and result.comparison is not None:
+        from .render.html import render_compare_html
+
+        _write_output(html, render_compare_html(result.comparison))
+        if html == "-":
+            return
+    elif html:
+        click.echo("bootlens: nothing kept, no before/after report written", err=True)
+    if as_json:
+        write_json_obj(optimize_json_obj(result), sys.stdout.buffer)
+        sys.stdout.buffer.flush()
+        return
+    render_optimize(result, console)
+    if html and result.comparison is not None:
+        console.print(f"before/after compare report in {html}")
+
+# --- end of experiment and optimize ----------------------------------------------------------
+
+
+# --- bootlens advise (issue 5) ---------------------------------------------------------------
+@main.command("advise")
+@click.argument("inputs", nargs=-1, required=True, metavar="INPUT...")
+@click.option("--json", "as_json", is_flag=True, help="Print the JSON contract (docs/json.md, "
+              "'bootlens advise --json') instead of the listing.")
+@click.option("--marker", "markers", multiple=True, metavar="NAME=REGEX",
+              help="Mark lines matching REGEX as NAME; 'ready' ends the boot (run folders remember theirs).")
+@click.option("--baud", type=click.IntRange(50, 20_000_000), metavar="RATE",
+              help="The console's line rate, for the console rules (default: what a recording's header "
+                   "says; unknown otherwise, and those rules give no number).")
+def advise_cmd(inputs: tuple[str, ...], as_json: bool, markers: tuple[str, ...], baud: int | None) -> None:
+    """Say what to change to boot faster, with the saving each change would bring.
+
+    INPUT is a log, a recording or a run folder. Every rule (docs/advise.md) reads each boot and
+    reports findings worst first: the estimated saving and the arithmetic behind it from this
+    boot's own data, its confidence, the concrete change (kernel command line, U-Boot variable,
+    init script, Kconfig) and its trade-off. A run folder's findings are merged over its boots
+    (median saving, min and max). Where the log cannot support a figure, the finding says why.
+    """
+    from .advise import default_registry
+    from .advise.summary import advise_inputs
+    from .parsers import MarkerSpec, ParseOptions
+
+    try:
+        opts = ParseOptions(tuple(MarkerSpec.parse(m) for m in markers))
+        result = advise_inputs(list(inputs), opts, baud)
+    except BootlensError as e:
+        _fail(e)
+    if as_json:
+        from .render.advise_json import write_advise_json
+
+        write_advise_json(result, default_registry().ids(), sys.stdout.buffer)
+        _exit_now()
+    from rich.console import Console
+
+    from .render.advise_terminal import render_advise
+
+    render_advise(result, Console(highlight=False))
+# --- end of bootlens advise --------------------------------------------------------------------
+
+
 def _write_output(path: str, data: bytes) -> None:
     """Write bytes to a file, or to standard output for '-'; a failure is a one-line error."""
     if path == "-":

@@ -250,7 +250,7 @@ def _detect_framing(text: str) -> str:
 INDEX_NEEDLES = ("call", "usecs")
 # ... and message prefixes (far cheaper to index than substrings):
 INDEX_PREFIXES = ("sched_process_", "uptime: ", "Linux version", "Booting Linux", "Kernel command line:",
-                  "Command line:", "Calibrating delay loop", "Freeing", "VFS: Mounted root", "Run ", "printk:",
+                  "Command line:", "Calibrating delay", "Freeing", "VFS: Mounted root", "Run ", "printk:",
                   "clocksource: Switched", "Kernel panic", "U-Boot")
 
 

@@ -15,11 +15,14 @@ from .base import ParseOptions, Parser
 _PREFIXES = frozenset({"Linu", "Boot", "Kern", "Comm", "Cali", "Free", "VFS:", "Run ", "prin", "cloc"})
 
 _NEEDLES = ("Linux version", "Booting Linux", "Kernel command line:", "Command line:",
-            "Calibrating delay loop", "Freeing", "VFS: Mounted root", "Run ", "printk:",
+            "Calibrating delay", "Freeing", "VFS: Mounted root", "Run ", "printk:",
             "clocksource: Switched", "Kernel panic")
 _VERSION = re.compile(r"Linux version (\S+)")
+# "Calibrating delay using timer specific routine.." (calibrate_delay_direct) also measures,
+# for several timer ticks; both are skipped by lpj= on the command line.
 _CALIBRATE = re.compile(
-    r"Calibrating delay loop(?: \((skipped)\))?(?: preset value)?[^(]*?([\d.]+) BogoMIPS \(lpj=(\d+)\)"
+    r"Calibrating delay (?:loop|using timer specific routine)(?: \((skipped)\))?(?: preset value)?"
+    r"[^(]*?([\d.]+) BogoMIPS \(lpj=(\d+)\)"
 )
 _INITMEM = re.compile(r"Freeing (?:unused kernel (?:image \(initmem\) )?memory|init memory)")
 _ROOT = re.compile(r"VFS: Mounted root \((\S+) filesystem\)( readonly)?(?: on device (\S+))?")
@@ -76,7 +79,7 @@ class KernelParser(Parser):
                 if "early_cmdline" not in seen:
                     seen.add("early_cmdline")
                     facts.append(Fact("early_cmdline", t[len("Command line:"):].strip(), no))
-            elif t.startswith("Calibrating delay loop"):
+            elif t.startswith("Calibrating delay"):
                 m = _CALIBRATE.match(t)
                 if m is None:
                     continue

@@ -25,6 +25,7 @@ _EXEC = re.compile(r"sched_process_exec: filename=(.*?) pid=(\d+)(?: old_pid=(\d
 _EXIT = re.compile(r"sched_process_exit: comm=(.*?) pid=(\d+)")
 
 KTHREADD = 2
+SELF_EXE = "/proc/self/exe"
 
 
 @dataclass(slots=True)
@@ -52,6 +53,10 @@ class _Proc:
             exec_ns = max(0, self.exec_at.ns - self.start.ns)
         kthread = self.kthread and self.exe is None
         name = self.exe.rsplit("/", 1)[-1] if self.exe else self.comm
+        if self.exe == SELF_EXE and self.end is not None:
+            # busybox's shell runs an applet by re-executing itself through /proc/self/exe and
+            # names the process after the applet: the comm at exit ("sleep", "mdev") says what ran.
+            name = self.comm
         return Event(
             Kind.PROCESS, name, self.start, dur, self.line_no, self.end_line,
             ProcessDetail(self.pid, self.ppid, self.comm, self.exe, kthread, exec_ns, self.end is not None,

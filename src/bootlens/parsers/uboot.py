@@ -37,6 +37,15 @@ _AUTOBOOT = re.compile(
 _LOAD = re.compile(r"(\d+) bytes read in (\d+) ms(?: \(([^)]*)\))?")
 _VERIFY = re.compile(r"Verifying (?:Checksum|Hash Integrity)")
 _UNCOMPRESS = re.compile(r"Uncompressing (?:Kernel Image|\S+)")
+# qfw load (QEMU's fw_cfg): printed once both images are in memory, so it ends the load.
+_QFW = re.compile(r"loading kernel to address (?:0x)?[0-9a-fA-F]+ size ([0-9a-fA-F]+)"
+                  r"(?: initrd (?:0x)?[0-9a-fA-F]+ size ([0-9a-fA-F]+))?")
+# The image header U-Boot prints before booting: legacy "Image Type: ... (gzip compressed)",
+# FIT "Type: Kernel Image" then "Compression: gzip compressed" and "Data Size: N Bytes".
+_IMAGE_TYPE = re.compile(r"\s*(?:Image )?Type:\s+(.*?)\s*$")
+_COMPRESSED = re.compile(r"\((\w+) compressed\)|\((uncompressed)\)")
+_COMPRESSION = re.compile(r"\s*Compression:\s+(\w+)")
+_DATA_SIZE = re.compile(r"\s*Data Size:\s+(\d+) Bytes")
 _STARTING = re.compile(r"Starting kernel \.\.\.|## Starting application at|Booting from (?:ROM|Hard Disk|Floppy|CD-Rom)")
 _EFI_STUB = re.compile(r"EFI stub: (.*)")
 _BOOTSTAGE_HEAD = re.compile(r"Timer summary in microseconds \((\d+) records?\)")
@@ -90,6 +99,7 @@ class UBootParser(Parser):
         warnings: list[str] = []
         n = len(lines)
         seen_banner = False
+        in_kernel_image = False  # inside the header U-Boot prints for a kernel image
         resume = 0
         texts = lines.text
         for i in _untimed_by_kernel(lines):  # printk lines belong to the kernel parsers
@@ -129,6 +139,20 @@ class UBootParser(Parser):
                     Event(Kind.BOOTLOADER, f"load {_human(size)}", start, dur, no,
                           detail=LoadDetail(size, m[3]))
                 )
+            elif "loading kernel to address" in t and (m := _QFW.search(t)) is not None:
+                facts.append(Fact("kernel_loader", "qfw", no))
+                facts.append(Fact("kernel_image_size", str(int(m[1], 16)), no))
+                if m[2]:
+                    facts.append(Fact("initrd_size", str(int(m[2], 16)), no))
+            elif "Type:" in t and (m := _IMAGE_TYPE.match(t)) is not None:
+                in_kernel_image = "Kernel Image" in m[1]
+                if in_kernel_image and (c := _COMPRESSED.search(m[1])) is not None:
+                    facts.append(Fact("kernel_compression", "none" if c[2] else c[1].lower(), no))
+            elif in_kernel_image and "Compression:" in t and (m := _COMPRESSION.match(t)) is not None:
+                facts.append(Fact("kernel_compression", "none" if m[1] == "uncompressed" else m[1].lower(), no))
+            elif in_kernel_image and "Data Size:" in t and (m := _DATA_SIZE.match(t)) is not None:
+                facts.append(Fact("kernel_image_size", m[1], no))
+                in_kernel_image = False  # the size ends what is said about this image
             elif _VERIFY.search(t):
                 events.append(Event(Kind.BOOTLOADER, "verify image", _host(lines, i), _until_next(lines, i), no))
             elif "Uncompressing" in t and _UNCOMPRESS.search(t):

@@ -16,7 +16,9 @@ integer microseconds on the boot's axis):
   ``l`` (line), ``e`` (end line or 0), ``x`` (a process's exec time from its start, or -1),
   ``i`` (detail text index into ``names``);
 - ``marks``: markers and milestones, drawn as lines across the timeline;
-- ``log``: the boot's lines (prefixes removed) and each line's axis time.
+- ``log``: the boot's lines (prefixes removed) and each line's axis time;
+- ``findings`` (top level, one list per boot, parallel to ``boots``): the advisor's findings,
+  each as in ``bootlens advise --json`` (docs/json.md).
 """
 
 from __future__ import annotations
@@ -202,15 +204,23 @@ def boot_data(b: BootAnalysis, names: _Names, top: int = 25) -> dict[str, Any]:
 
 
 def report_data(groups: Sequence[Group], top: int = 25) -> dict[str, Any]:
-    """Everything the page shows, as one JSON-able object."""
+    """Everything the page shows, as one JSON-able object. ``findings[i]`` are the advisor's
+    findings for ``boots[i]`` (docs/json.md, "bootlens advise --json", one finding each)."""
+    from ..advise.context import context_for_group
+    from ..advise.summary import advise_group
+    from .advise_json import finding_dict
+
     names = _Names()
     boots = []
     stats = []
+    findings = []
     for gi, g in enumerate(groups):
-        for b in g.analysis.boots:
+        advice = advise_group(g, context_for_group(g))
+        for b, ba in zip(g.analysis.boots, advice.boots):
             d = boot_data(b, names, top)
             d["group"] = gi
             boots.append(d)
+            findings.append([finding_dict(f) for f in ba.findings])
         if len(g.analysis.boots) > 1:
             stats.append({"group": gi, "name": g.name, "boots": len(g.analysis.boots), "rows": [
                 {"name": s.name, "n": s.n, "min": _us(s.min), "median": _us(round(s.median)), "max": _us(s.max),
@@ -222,7 +232,7 @@ def report_data(groups: Sequence[Group], top: int = 25) -> dict[str, Any]:
         "names": names.items,
         "boots": boots,
         "stats": stats,
-        "findings": [],
+        "findings": findings,
     }
 
 
@@ -244,7 +254,7 @@ def _page(title: str, body: str, data: Any, js_name: str) -> bytes:
     data as inert JSON, and a policy that allows no network access at all."""
     from html import escape
 
-    js = _asset(js_name)
+    js = _asset("table.js") + "\n" + _asset(js_name)
     css = _asset("report.css")
     digest = base64.b64encode(hashlib.sha256(js.encode()).digest()).decode()
     csp = (f"default-src 'none'; script-src 'sha256-{digest}'; style-src 'unsafe-inline'; "

@@ -20,17 +20,39 @@ class AutobootDelay(Rule):
     def check(self, boot: BootAnalysis, ctx: Context) -> Iterable[Finding]:
         b = boot.boot
         for e in b.events:
-            if e.kind is Kind.BOOTLOADER and e.name.startswith("autoboot delay") and e.duration_ns:
+            if e.kind is Kind.BOOTLOADER and e.name.startswith("autoboot delay") and e.duration_ns != 0:
                 text = b.lines.text[b.lines.index_of(e.line_no)].strip()
                 fact = b.fact("bootdelay")
                 setting = f" (bootdelay={fact.value}, line {fact.line_no})" if fact else ""
+                delay_ns = int(fact.value) * 1_000_000_000 if fact is not None and fact.value.isdigit() else None
+                if delay_ns == 0:
+                    return  # already 0: the time to the next line is the boot command's, not a wait
+                if e.duration_ns is None:
+                    if delay_ns is None:
+                        return
+                    # no timestamps: the countdown lasts bootdelay seconds, as the prompt says
+                    saving = delay_ns
+                    arithmetic = (f"the prompt at line {e.line_no} counts down from {fact.value if fact else ''}: "
+                                  f"bootdelay = {delay_ns // 1_000_000_000} s (the log has no timestamps to "
+                                  "measure it); with bootdelay=0 it is 0")
+                else:
+                    saving = e.duration_ns
+                    arithmetic = (f"countdown measured at line {e.line_no}: {e.duration_ns / 1e9:.6f} s; "
+                                  "with bootdelay=0 it is 0 (U-Boot still checks once for a key)")
+                if e.duration_ns is not None and delay_ns is not None and saving > delay_ns:
+                    # the next line comes after the countdown *and* the first work of the boot
+                    # command (e.g. qfw load prints only once the images are read)
+                    arithmetic = (f"line {e.line_no} to the next line: {e.duration_ns / 1e9:.6f} s, of which the "
+                                  f"countdown is bootdelay = {delay_ns // 1_000_000_000} s (the rest is the boot "
+                                  "command's work before its first line); with bootdelay=0 the countdown is 0 "
+                                  "(U-Boot still checks once for a key)")
+                    saving = delay_ns
                 yield Finding(
                     rule=self.id,
-                    title=f"U-Boot waits {e.duration_ns / 1e9:.3f} s for a key press before booting{setting}",
+                    title=f"U-Boot waits {saving / 1e9:.3f} s for a key press before booting{setting}",
                     stage="bootloader",
-                    saving_ns=e.duration_ns,
-                    arithmetic=f"countdown measured at line {e.line_no}: {e.duration_ns / 1e9:.6f} s; "
-                               "with bootdelay=0 it is 0 (U-Boot still checks once for a key)",
+                    saving_ns=saving,
+                    arithmetic=arithmetic,
                     confidence=Confidence.HIGH,
                     tradeoff="no time to interrupt autoboot from the console; keep a way in for the lab "
                              "(bootdelay=-2 still checks for a key without waiting, or CONFIG_AUTOBOOT_KEYED)",

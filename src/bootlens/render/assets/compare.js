@@ -29,43 +29,13 @@
     d.change === "not measured" || d.change === "not comparable" ? d.reason : `unknown (${d.reason})`;
 
   function table(id, cols, rows, opts) {
-    const t = typeof id === "string" ? $(id) : id;
-    t.textContent = "";
-    const thead = el("thead"), tr = el("tr");
-    let sortCol = -1, dir = 1, order = rows.map((_, i) => i);
-    cols.forEach((c, ci) => {
-      const th = el("th", c.title, c.num ? "n" : "");
-      if (t.classList.contains("sortable")) th.addEventListener("click", () => sortBy(ci));
-      tr.appendChild(th);
-    });
-    thead.appendChild(tr); t.appendChild(thead);
-    const tbody = el("tbody"); t.appendChild(tbody);
-    function fill() {
-      tbody.textContent = "";
-      if (!rows.length && opts && opts.empty) {
-        const r = el("tr"), td = el("td", opts.empty, "ns"); td.colSpan = cols.length; r.appendChild(td); tbody.appendChild(r);
-      }
-      for (const i of order) {
-        const r = rows[i], row = el("tr", null, r.cls || "");
-        cols.forEach((c) => row.appendChild(el("td", c.fmt ? c.fmt(r[c.key], r) : r[c.key], (c.num ? "n " : "") + (c.cls ? c.cls(r) : ""))));
-        tbody.appendChild(row);
-      }
-    }
-    function sortBy(ci) {
-      const c = cols[ci], key = c.sort || c.key;
-      dir = sortCol === ci ? -dir : (c.num ? -1 : 1); sortCol = ci;
-      const v = (r) => (typeof key === "function" ? key(r) : r[key]);
-      order.sort((a, b) => {
-        const x = v(rows[a]), y = v(rows[b]);
-        if (x === y) return a - b;
-        if (x === null || x === undefined) return 1;
-        if (y === null || y === undefined) return -1;
-        return (x < y ? -1 : 1) * dir;
-      });
-      t.querySelectorAll("th").forEach((th, j) => { th.classList.toggle("asc", j === ci && dir > 0); th.classList.toggle("desc", j === ci && dir < 0); });
-      fill();
-    }
-    fill();
+    // compare rows are plain objects: wrap them for the shared table (values under v)
+    const wrap = cols.map((c) => Object.assign({}, c, {
+      fmt: c.fmt ? (v, r) => c.fmt(v, r.v) : undefined,
+      cls: c.cls ? (r) => c.cls(r.v) : undefined,
+      sort: c.sort ? (r) => (typeof c.sort === "function" ? c.sort(r.v) : r.v[c.sort]) : undefined,
+    }));
+    bootlensTable(typeof id === "string" ? $(id) : id, wrap, rows.map((r) => ({ v: r, cls: r.cls })), opts);
   }
 
   // the waterfall: baseline total, each top-level stage's change, the rest, the other total

@@ -57,6 +57,7 @@
   function showBoot(i) {
     const b = DATA.boots[i];
     S.boot = b;
+    S.bootIndex = i;
     S.sel = -1;
     S.hover = -1;
     headline(b);
@@ -520,51 +521,7 @@
 
   // ---------------------------------------------------------------- tables
   function table(id, cols, rows, onClick, empty) {
-    const t = $(id);
-    t.textContent = "";
-    if (!rows.length && empty) {
-      const tr = el("tr"), td = el("td", empty, "ns");
-      td.colSpan = cols.length;
-      tr.appendChild(td);
-      t.appendChild(tr);
-      return;
-    }
-    const thead = el("thead"), tr = el("tr");
-    cols.forEach((c, ci) => {
-      const th = el("th", c.title, c.num ? "n" : "");
-      if (t.classList.contains("sortable")) th.addEventListener("click", () => sortBy(ci));
-      tr.appendChild(th);
-    });
-    thead.appendChild(tr);
-    t.appendChild(thead);
-    const tbody = el("tbody");
-    t.appendChild(tbody);
-    let order = rows.map((_, i) => i), sortCol = -1, dir = 1;
-    function fill() {
-      tbody.textContent = "";
-      for (const i of order) {
-        const r = rows[i], tr = el("tr", null, onClick ? "click" : "");
-        if (r.cls) tr.className += " " + r.cls;
-        cols.forEach((c) => tr.appendChild(el("td", c.fmt ? c.fmt(r.v[c.key]) : r.v[c.key], c.num ? "n" : "")));
-        if (onClick) tr.addEventListener("click", () => onClick(r));
-        tbody.appendChild(tr);
-      }
-    }
-    function sortBy(ci) {
-      const key = cols[ci].key;
-      dir = sortCol === ci ? -dir : (cols[ci].num ? -1 : 1);
-      sortCol = ci;
-      order.sort((a, b) => {
-        const x = rows[a].v[key], y = rows[b].v[key];
-        if (x === y) return a - b;
-        if (x === null || x === undefined) return 1;
-        if (y === null || y === undefined) return -1;
-        return (x < y ? -1 : 1) * dir;
-      });
-      t.querySelectorAll("th").forEach((th, j) => { th.classList.toggle("asc", j === ci && dir > 0); th.classList.toggle("desc", j === ci && dir < 0); });
-      fill();
-    }
-    fill();
+    bootlensTable($(id), cols, rows, { onClick: onClick, empty: empty });
   }
 
   function evRow(b, i) {
@@ -607,11 +564,50 @@
         { title: "spread", key: "spread", num: true, fmt: (x) => (x * 100).toFixed(1) + " %" },
       ], st.rows.map((r) => ({ v: r, cls: r.spread > 0.05 ? "spread" : "" })));
     }
-    $("findings-wrap").hidden = !DATA.findings.length;
+    findings(DATA.findings[S.bootIndex] || []);
     const w = $("warnings");
     w.textContent = "";
     for (const x of b.warnings) w.appendChild(el("li", x));
     $("warn-wrap").hidden = !b.warnings.length;
+  }
+
+  // ---------------------------------------------------------------- advisor's findings
+  const CONF = { high: 3, medium: 2, low: 1 };
+  function findings(fs) {
+    $("findings-wrap").hidden = !fs.length;
+    $("finding-detail").hidden = true;
+    table("t-findings", [
+      { title: "saving", key: "saving", num: true, fmt: (x) => (x === null ? "no estimate" : fmtDur(x)) },
+      { title: "confidence", key: "conf", fmt: (x) => ["", "low", "medium", "high"][x] || "" },
+      { title: "finding", key: "title" }, { title: "change", key: "change" },
+      { title: "rule", key: "rule" }, { title: "lines", key: "lines" },
+    ], fs.map((f) => ({ f: f, v: {
+      saving: f.saving_s === null ? null : Math.round(f.saving_s * 1e6), conf: CONF[f.confidence] || 0,
+      title: f.title, change: f.change.value + (f.change.automatic ? " (automatic)" : ""), rule: f.rule,
+      lines: f.evidence.map((e) => e.line).join(", "),
+    } })), (r) => {
+      showFinding(r.f);
+      if (r.f.evidence.length) scrollLog(r.f.evidence[0].line, r.f.evidence[0].line);
+    });
+  }
+  function showFinding(f) {
+    const d = $("finding-detail");
+    d.textContent = "";
+    d.appendChild(el("div", f.title, "fd-title"));
+    const rows = [
+      ["saving", f.saving_s === null ? "no estimate" : fmtDur(Math.round(f.saving_s * 1e6))],
+      ["confidence", f.confidence],
+      ["change", `${f.change.kind} ${f.change.value}${f.change.automatic ? " (automatic)" : ""}: ${f.change.description}`],
+      ["trade-off", f.tradeoff], ["arithmetic", f.arithmetic],
+    ];
+    for (const e of f.evidence) rows.push([`line ${e.line}`, e.text]);
+    for (const [k, v] of rows) {
+      const row = el("div");
+      row.appendChild(el("span", k, "fd-k"));
+      row.appendChild(document.createTextNode(v));
+      d.appendChild(row);
+    }
+    d.hidden = false;
   }
 
   // ---------------------------------------------------------------- log (virtual rows)

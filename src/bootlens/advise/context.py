@@ -1,0 +1,102 @@
+"""What the advisor knows about an input beyond its log: :func:`context_for_group`.
+
+- ``baud``: ``--baud`` if given; else the line rate a recording's header remembers (for a run
+  folder, the first of its recordings that has one; else its ``run.json``); else None, and the
+  console rules give no number.
+- ``target`` and ``rootfs_files``: for a run folder whose ``run.json`` names a reference target
+  (qemu-arm64, qemu-x86_64), the target's name and the init files of its initramfs; for a single
+  recording, the same when its header's source is the QEMU command bootlens ran for a target.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+
+from ..inputs import RUN_META, Group, folder_files
+from ..recording import Header, is_recording, read_recording
+from ..target import TARGETS, rootfs_files
+from ..errors import InputError
+from .base import Context
+
+
+def recording_header(path: Path) -> Header | None:
+    """A recording's header (only its first line is read), or None for anything else."""
+    try:
+        with open(path, "rb") as f:
+            head = f.readline(1 << 16)
+    except OSError:
+        return None
+    if not is_recording(head):
+        return None
+    try:
+        return read_recording(str(path), head).header
+    except InputError:
+        return None
+
+
+def recording_baud(path: Path) -> int | None:
+    """The line rate in a recording's header, or None (not a recording, unreadable, not known)."""
+    h = recording_header(path)
+    baud = h.baud if h is not None else None
+    return baud if isinstance(baud, int) and baud > 0 else None
+
+
+def recording_target(path: Path) -> str | None:
+    """The reference target a recording was captured from, when its header's source is the
+    QEMU command bootlens ran (it boots files from the target's cache folder)."""
+    h = recording_header(path)
+    if h is None or not h.source.startswith("qemu-system-"):
+        return None
+    return next((name for name in TARGETS if f"/bootlens/targets/{name}/" in h.source), None)
+
+
+def run_meta(folder: Path) -> dict[str, object]:
+    """A run folder's run.json as a dict (empty when missing or unreadable)."""
+    try:
+        meta = orjson.loads((folder / RUN_META).read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return {}
+    return meta if isinstance(meta, dict) else {}
+
+
+def context_for_group(group: Group, baud: int | None = None) -> Context:
+    """The rule context of one INPUT (see the module docstring for where each field comes from)."""
+    path = Path(group.name)
+    target: str | None = None
+    meta: dict[str, object] = {}
+    if group.folder:
+        meta = run_meta(path)
+        t = meta.get("target")
+        target = t if isinstance(t, str) and t in TARGETS else None
+    elif group.name != "-":
+        target = recording_target(path)
+    if baud is None:
+        files = folder_files(path) if group.folder else ([path] if group.name != "-" else [])
+        for f in files:
+            if (baud := recording_baud(f)) is not None:
+                break
+    if baud is None:
+        b = meta.get("baud")
+        baud = b if isinstance(b, int) and b > 0 else None
+    if target is None:
+        return Context(baud=baud)
+    init_files = rootfs_files()
+    overlay = meta.get("overlay")
+    if isinstance(overlay, str) and overlay:
+        init_files.update(overlay_files(Path(overlay)))  # what the run booted, not the stock scripts
+    return Context(target=target, rootfs_files=init_files, baud=baud)
+
+
+def overlay_files(folder: Path) -> dict[str, bytes]:
+    """The regular files of a --rootfs-overlay folder (path relative to it, content); empty when
+    the folder is gone (a temporary overlay of an experiment)."""
+    out: dict[str, bytes] = {}
+    try:
+        for p in sorted(folder.rglob("*")):
+            if p.is_file() and not p.is_symlink():
+                out[p.relative_to(folder).as_posix()] = p.read_bytes()
+    except OSError:
+        return {}
+    return out

@@ -1,0 +1,249 @@
+"""What the kernel and filesystem rules read from a boot: log lines, initcalls, processes and the
+command line, on the boot's axis. Not a rule (it registers nothing); the ``kernel_*`` and ``fs_*``
+rule modules share it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from ...analyze import BootAnalysis
+from ...lines import clip, stamp_at
+from ...model import Event, InitcallDetail, Kind, Milestone, ProbeDetail, ProcessDetail
+from ..base import Evidence
+
+MAIN_PID = 1  # initcalls "@ 1" run on the init thread, which everything after them waits for
+EVIDENCE_MAX = 6  # log lines quoted per finding; the arithmetic names the rest by count
+
+_SMP_DONE = re.compile(r"smp: Brought up (\d+) nodes?, (\d+) CPUs?")
+_VERSION = re.compile(r"(\d+)\.(\d+)")
+
+
+def ms(ns: int | None) -> str:
+    """A duration for the arithmetic, in milliseconds with microsecond precision."""
+    return "?" if ns is None else f"{ns / 1e6:.3f} ms"
+
+
+def text(ba: BootAnalysis, line_no: int) -> str:
+    """The message of input line ``line_no`` (printk and host prefixes removed), stripped."""
+    lines = ba.boot.lines
+    i = lines.index_of(line_no)
+    if not 0 <= i < len(lines):
+        return ""
+    return clip(lines.text[i].strip())
+
+
+def evidence(ba: BootAnalysis, line_nos: Iterable[int | None]) -> tuple[Evidence, ...]:
+    """Evidence lines, in log order, each once, at most :data:`EVIDENCE_MAX`."""
+    seen = sorted({n for n in line_nos if n is not None})
+    return tuple(Evidence(n, text(ba, n)) for n in seen[:EVIDENCE_MAX])
+
+
+def event_evidence(ba: BootAnalysis, timed: Iterable[Timed]) -> tuple[Evidence, ...]:
+    """The first and last line of each event (an initcall's calling and returned lines)."""
+    nos: list[int | None] = []
+    for t in timed:
+        nos += [t.event.line_no, t.event.end_line_no]
+    return evidence(ba, nos)
+
+
+def line_time(ba: BootAnalysis, idx: int) -> int | None:
+    """Axis time of the line at index ``idx`` of the boot's lines, or None if it has no time."""
+    return ba.alignment.to_axis(stamp_at(ba.boot.lines, idx))
+
+
+def grep(ba: BootAnalysis, needle: str) -> list[int]:
+    """Indices of the lines containing ``needle`` (cached by the line index)."""
+    return ba.boot.lines.grep(needle)
+
+
+def line_no(ba: BootAnalysis, idx: int) -> int:
+    """Input line number of a line index."""
+    return ba.boot.lines.no(idx)
+
+
+def cmdline(ba: BootAnalysis) -> list[str]:
+    """The kernel command line's arguments, from ``Kernel command line:`` (empty if not seen)."""
+    f = ba.boot.fact("cmdline") or ba.boot.fact("early_cmdline")
+    return f.value.split() if f is not None else []
+
+
+def arg(ba: BootAnalysis, name: str) -> str | None:
+    """The value of the last ``name=value`` (or "" for a bare ``name``) on the command line.
+
+    The kernel hands every occurrence to the parameter's handler in order, so the last wins.
+    """
+    found: str | None = None
+    for a in cmdline(ba):
+        key, eq, value = a.partition("=")
+        if key == name:
+            found = value if eq else ""
+    return found
+
+
+def kernel_version(ba: BootAnalysis) -> tuple[int, int] | None:
+    """(major, minor) from ``Linux version``, or None."""
+    f = ba.boot.fact("kernel_version")
+    m = _VERSION.match(f.value) if f is not None else None
+    return (int(m[1]), int(m[2])) if m else None
+
+
+def cpus(ba: BootAnalysis) -> tuple[int | None, int | None]:
+    """(CPUs brought up, line number) from ``smp: Brought up N nodes, M CPUs``; (None, None)."""
+    for i in grep(ba, "smp: Brought up"):
+        m = _SMP_DONE.search(ba.boot.lines.text[i])
+        if m:
+            return int(m[2]), line_no(ba, i)
+    return None, None
+
+
+@dataclass(frozen=True, slots=True)
+class Timed:
+    """An event with its start on the boot's axis (None when it cannot be placed)."""
+
+    event: Event
+    start: int | None
+
+    @property
+    def end(self) -> int | None:
+        """Axis time it ended, when both start and duration are known."""
+        d = self.event.duration_ns
+        return None if self.start is None or d is None else self.start + d
+
+    @property
+    def duration(self) -> int:
+        """Its duration, 0 when unknown."""
+        return self.event.duration_ns or 0
+
+
+def events(ba: BootAnalysis, kind: Kind) -> Iterator[Timed]:
+    """The boot's events of one kind, in log order, with their axis times."""
+    times = ba.times if len(ba.times) == len(ba.boot.events) else (None,) * len(ba.boot.events)
+    for e, t in zip(ba.boot.events, times):
+        if e.kind is kind:
+            yield Timed(e, t)
+
+
+def initcalls(ba: BootAnalysis) -> list[Timed]:
+    """Initcalls that returned, in log order."""
+    return [t for t in events(ba, Kind.INITCALL)
+            if isinstance(t.event.detail, InitcallDetail) and t.event.detail.returned]
+
+
+def initcall_detail(t: Timed) -> InitcallDetail:
+    """The initcall detail of an initcall event (the parser always sets it)."""
+    d = t.event.detail
+    assert isinstance(d, InitcallDetail)
+    return d
+
+
+def probe_detail(t: Timed) -> ProbeDetail:
+    """The probe detail of a probe event (the parser always sets it)."""
+    d = t.event.detail
+    assert isinstance(d, ProbeDetail)
+    return d
+
+
+def main_thread_initcalls(ba: BootAnalysis) -> list[Timed]:
+    """Built-in initcalls run on the init thread (``@ 1``): the path user space waits for."""
+    return [t for t in initcalls(ba)
+            if initcall_detail(t).pid == MAIN_PID and initcall_detail(t).module is None]
+
+
+def first_initcall(ba: BootAnalysis, name: str) -> Timed | None:
+    """The first returned initcall called ``name``."""
+    return next((t for t in initcalls(ba) if t.event.name == name), None)
+
+
+def kthreads(ba: BootAnalysis, comm: str) -> list[Timed]:
+    """Kernel threads named ``comm`` seen by the process trace (fork to exit), in log order."""
+    out = []
+    for t in events(ba, Kind.PROCESS):
+        d = t.event.detail
+        if isinstance(d, ProcessDetail) and d.kthread and d.comm == comm:
+            out.append(t)
+    return out
+
+
+def enclosing(calls: list[Timed], at: int | None) -> Timed | None:
+    """The initcall of ``calls`` running at axis time ``at`` (the innermost, if nested)."""
+    if at is None:
+        return None
+    best: Timed | None = None
+    for c in calls:
+        end = c.end
+        if c.start is not None and end is not None and c.start <= at < end:
+            if best is None or c.duration < best.duration:
+                best = c
+    return best
+
+
+def coarse_before(ba: BootAnalysis) -> int | None:
+    """Axis time of ``clocksource: Switched to clocksource``: initcall_debug times taken before it
+    come from the jiffies clock (whole ticks, 4 ms at HZ=250), or None if the line was not seen."""
+    for t in events(ba, Kind.MILESTONE):
+        if t.event.name == Milestone.CLOCKSOURCE:
+            return t.start
+    return None
+
+
+def coarse_note(ba: BootAnalysis, timed: Iterable[Timed]) -> str:
+    """A note for the arithmetic when some of these events were timed in whole jiffies."""
+    switch = coarse_before(ba)
+    if switch is None:
+        return ""
+    n = sum(1 for t in timed if t.start is not None and t.start < switch)
+    if not n:
+        return ""
+    return (f" ({n} of these ran before the switch to a high-resolution clocksource, so their times are "
+            "in whole jiffies: right on average, not one by one)")
+
+
+def stage_end(ba: BootAnalysis, name: str) -> int | None:
+    """Axis time a stage ends (e.g. "initcalls", "kernel_init"), or None if not measured."""
+    for s in ba.stages:
+        if s.name == name:
+            return s.end_ns
+    return None
+
+
+def span(ba: BootAnalysis, a: int, b: int) -> int | None:
+    """Time from line index ``a`` to line index ``b`` on the axis, or None."""
+    ta, tb = line_time(ba, a), line_time(ba, b)
+    return None if ta is None or tb is None or tb < ta else tb - ta
+
+
+def previous_timed(ba: BootAnalysis, idx: int) -> int | None:
+    """Index of the closest line before ``idx`` that carries a time, or None."""
+    for j in range(idx - 1, -1, -1):
+        if line_time(ba, j) is not None:
+            return j
+    return None
+
+
+_PART = re.compile(r"^(mmcblk\d+|nvme\d+n\d+|mtdblock\d+|[a-z]+)(p?\d+)?$")
+
+
+def root_disk(ba: BootAnalysis) -> tuple[str, str] | None:
+    """(root device, its disk) from ``root=/dev/...`` (e.g. mmcblk0p2, mmcblk0), or None."""
+    root = arg(ba, "root")
+    if not root or not root.startswith("/dev/"):
+        return None
+    name = root[5:]
+    m = _PART.match(name)
+    return (name, m[1]) if m else (name, name)
+
+
+def device_seen(ba: BootAnalysis, root: str, disk: str, after: int = 0) -> int | None:
+    """Index of the first line from ``after`` on that shows the root device exists: the
+    partition scan (``mmcblk0: p1 p2``, ``sda: sda1 sda2``) or a line naming the device (not the
+    command line, nor the kernel's own "Waiting ..." lines)."""
+    texts = ba.boot.lines.text
+    scan = re.compile(r"\s*" + re.escape(disk) + r": ")
+    for i in grep(ba, disk):
+        if i >= after and not texts[i].startswith(("Kernel command line", "Command line", "Waiting")) and (
+                (scan.match(texts[i]) and root[len(disk):] in texts[i]) or root in texts[i]):
+            return i
+    return None

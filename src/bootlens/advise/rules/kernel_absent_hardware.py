@@ -1,0 +1,148 @@
+"""Time spent looking for hardware that is not there.
+
+- Built-in initcalls that returned -ENODEV or -ENXIO found nothing to drive (a Xen or ACPI
+  driver on a device-tree board, a SoC driver for another SoC): ``initcall_blacklist=`` skips
+  them. Only initcalls that *failed* are proposed: one that returned 0 may have registered
+  something another part of the kernel needs.
+- Device probes that returned -ENODEV/-ENXIO (printed as 19/6 since Linux 5.13, which reports
+  probe errors as positive numbers) tried a device the board does not have: remove the driver or
+  disable the device-tree node.
+- Probes that returned -EPROBE_DEFER (517) ran before a supplier (clock, regulator, GPIO) was
+  ready and will run again: the failed attempts are wasted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ...analyze import BootAnalysis
+from ...model import Kind
+from .. import REGISTRY
+from ..base import Change, ChangeKind, Confidence, Context, Finding, Rule
+from . import _kernel as K
+
+ENODEV, ENXIO, EPROBE_DEFER = 19, 6, 517
+MIN_SAVING_NS = 1_000_000  # under a millisecond in all, not worth the risk of a change
+MAX_BLACKLIST_CHARS = 1024  # the command line holds 2048 bytes on most architectures
+
+BLACKLIST_TRADEOFF = (
+    "an initcall that failed did not set anything up, but check the list before shipping it: a "
+    "function name can also match an initcall another kernel build needs (same name, different "
+    "config), and blacklisting an initcall other code depends on can break the boot. With a "
+    "non-empty initcall_blacklist every initcall's name is looked up (kallsyms) before it runs, which "
+    "costs a little on each of them. Removing the drivers from the kernel config is the clean fix")
+
+
+@REGISTRY.register
+class AbsentHardware(Rule):
+    """Initcalls and probes that found no hardware, and probes deferred for a missing supplier."""
+
+    id = "kernel.absent_hardware"
+    title = "Probing hardware that is not there"
+
+    def check(self, boot: BootAnalysis, ctx: Context) -> Iterable[Finding]:
+        yield from self._initcalls(boot)
+        yield from self._probes(boot)
+
+    def _initcalls(self, boot: BootAnalysis) -> Iterable[Finding]:
+        already = set((K.arg(boot, "initcall_blacklist") or "").split(","))
+        calls = K.initcalls(boot)
+        # the blacklist matches names: a name shared with an initcall that succeeded is not safe
+        succeeded = {t.event.name for t in calls if K.initcall_detail(t).ret not in (-ENODEV, -ENXIO)}
+        failed = [t for t in calls
+                  if K.initcall_detail(t).module is None and K.initcall_detail(t).ret in (-ENODEV, -ENXIO)
+                  and t.event.name not in already and t.event.name not in succeeded]
+        total = sum(t.duration for t in failed)
+        if total < MIN_SAVING_NS:
+            return
+        # Every failed initcall, in log order: the same list on every boot of this kernel and board
+        # (which of them took more than 0 us varies from boot to boot); the longest are kept if
+        # the list would not fit on the command line.
+        names = list(dict.fromkeys(t.event.name for t in failed))
+        if sum(len(n) + 1 for n in names) > MAX_BLACKLIST_CHARS:
+            longest = sorted(failed, key=lambda t: -t.duration)
+            keep: set[str] = set()
+            size = 0
+            for t in longest:
+                if t.event.name not in keep and size + len(t.event.name) + 1 <= MAX_BLACKLIST_CHARS:
+                    keep.add(t.event.name)
+                    size += len(t.event.name) + 1
+            names = [n for n in names if n in keep]
+        chosen = [t for t in failed if t.event.name in set(names)]
+        saving = sum(t.duration for t in chosen)
+        timed = sorted((t for t in chosen if t.duration > 0), key=lambda t: -t.duration)
+        terms = " + ".join(f"{t.event.name} {K.ms(t.duration)}" for t in timed[:5])
+        if len(timed) > 5:
+            terms += f" + {len(timed) - 5} more ({K.ms(sum(t.duration for t in timed[5:]))})"
+        zero = len(chosen) - len(timed)
+        left = ""
+        if len(chosen) < len(failed):
+            left = (f"; {len(failed) - len(chosen)} shorter ones ({K.ms(total - saving)}) are left out to keep "
+                    "the command line short")
+        yield Finding(
+            rule=self.id,
+            title=f"{len(failed)} built-in initcalls returned -ENODEV/-ENXIO after {K.ms(total)} in all",
+            stage="kernel_init",
+            saving_ns=saving,
+            arithmetic=(f"measured time of the failed initcalls: {terms} = {K.ms(saving)}"
+                        + (f" ({zero} more returned within a microsecond)" if zero else "") + left
+                        + K.coarse_note(boot, timed)),
+            confidence=Confidence.MEDIUM,
+            tradeoff=BLACKLIST_TRADEOFF,
+            change=Change(ChangeKind.CMDLINE, "initcall_blacklist=" + ",".join(names),
+                          "skip these initcalls with initcall_blacklist= on the kernel command line, or "
+                          "better, disable their drivers in the kernel config (they are for hardware or "
+                          "hypervisors this board does not have)"),
+            evidence=K.event_evidence(boot, timed[:3]),
+        )
+
+    def _probes(self, boot: BootAnalysis) -> Iterable[Finding]:
+        absent: list[K.Timed] = []
+        deferred: list[K.Timed] = []
+        for t in K.events(boot, Kind.PROBE):
+            ret = abs(K.probe_detail(t).ret)
+            if ret in (ENODEV, ENXIO):
+                absent.append(t)
+            elif ret == EPROBE_DEFER:
+                deferred.append(t)
+        total = sum(t.duration for t in absent)
+        if total >= MIN_SAVING_NS:
+            absent.sort(key=lambda t: -t.duration)
+            terms = " + ".join(f"{t.event.name} {K.ms(t.duration)}" for t in absent[:5])
+            if len(absent) > 5:
+                terms += f" + {len(absent) - 5} more"
+            devices = ", ".join(sorted({t.event.name for t in absent}))
+            yield Finding(
+                rule=self.id,
+                title=f"{len(absent)} device probes found no hardware ({K.ms(total)})",
+                stage="kernel_init",
+                saving_ns=total,
+                arithmetic=f"measured probe times that returned -ENODEV/-ENXIO: {terms} = {K.ms(total)}",
+                confidence=Confidence.MEDIUM,
+                tradeoff=("none if the hardware is really absent on every unit of the product; a driver "
+                          "removed from the kernel is gone for board variants that have the part"),
+                change=Change(ChangeKind.MANUAL, f"disable: {devices}",
+                              "set status = \"disabled\" on these devices' device-tree nodes, or remove "
+                              "the drivers that probe them from the kernel config"),
+                evidence=K.event_evidence(boot, absent[:4]),
+            )
+        wasted = sum(t.duration for t in deferred)
+        if wasted >= MIN_SAVING_NS:
+            devs = sorted({t.event.name for t in deferred})
+            yield Finding(
+                rule=self.id,
+                title=f"{len(deferred)} probes were deferred (-EPROBE_DEFER) and must run again ({K.ms(wasted)})",
+                stage="kernel_init",
+                saving_ns=wasted,
+                arithmetic=(f"measured time of the {len(deferred)} deferred attempts on {len(devs)} devices "
+                            f"({', '.join(devs[:5])}{', ...' if len(devs) > 5 else ''}) = {K.ms(wasted)}; "
+                            "the attempt that finally succeeds is still needed"),
+                confidence=Confidence.LOW,
+                tradeoff=("probe order follows link order and device-tree dependencies; changing it can "
+                          "expose drivers that relied on the retry"),
+                change=Change(ChangeKind.MANUAL, "probe suppliers first",
+                              "make the suppliers these devices wait for (clocks, regulators, GPIO, PHYs) "
+                              "built-in and probed before them: keep fw_devlink=on (the default since "
+                              "5.x) so the driver core orders probes by device-tree links"),
+                evidence=K.event_evidence(boot, deferred[:4]),
+            )

@@ -1,0 +1,79 @@
+"""Serial console cost: every byte the kernel prints before user space is waited for."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ...analyze import BootAnalysis
+from ...model import Kind, Milestone
+from .. import REGISTRY
+from ..base import Change, ChangeKind, Confidence, Context, Finding, Rule
+from ..evidence import BAUD_UNKNOWN, BITS_PER_BYTE, console_bytes, evidence, first_event, secs, wire_ns
+
+QEMU_TARGETS = ("qemu-arm64", "qemu-x86_64")
+
+
+@REGISTRY.register
+class SerialConsole(Rule):
+    """The kernel's serial console driver writes each byte into the UART and waits for room in
+    its FIFO: at 115200 baud 10 bits take 86.8 µs, and the CPU spends them with the line."""
+
+    id = "kernel.serial_console"
+    title = "kernel messages on a serial console"
+
+    def check(self, boot: BootAnalysis, ctx: Context) -> Iterable[Finding]:
+        b = boot.boot
+        start = first_event(boot, Kind.MILESTONE, Milestone.KERNEL_START)
+        if start is None:
+            return
+        cmdline = b.fact("cmdline")
+        args = cmdline.value.split() if cmdline is not None else []
+        if "quiet" in args or any(a.startswith("loglevel=") and a[9:].isdigit() and int(a[9:]) <= 4
+                                  for a in args):
+            return  # already quiet: what is left is errors and warnings
+        a_no = b.events[start].line_no
+        end = first_event(boot, Kind.MILESTONE, Milestone.RUN_INIT)
+        lines = b.lines
+        if end is not None:
+            init = b.fact("init")
+            z_no, upto = b.events[end].line_no, f"`Run {init.value if init is not None else '/init'}`"
+        else:
+            last = next((i for i in range(len(lines) - 1, -1, -1) if lines.kernel[i] is not None), None)
+            if last is None:
+                return
+            z_no, upto = lines.no(last), "the last kernel line; no `Run /init` in the log"
+        nbytes, nlines = console_bytes(b, lines.index_of(a_no), lines.index_of(z_no))
+        counted = (f"{nbytes:,} bytes on the console in {nlines} lines from line {a_no} (kernel start) "
+                   f"to line {z_no} ({upto}), counting the 15-byte printk timestamps and CR LF")
+        qemu = ctx.target in QEMU_TARGETS
+        if ctx.baud is None:
+            saving = None
+            arithmetic = f"no estimate: {BAUD_UNKNOWN}; {counted}"
+        else:
+            saving = wire_ns(nbytes, ctx.baud)
+            arithmetic = (f"{counted}; x {BITS_PER_BYTE} bits per byte (8N1) / {ctx.baud} baud = {secs(saving)}; "
+                          "with quiet only errors and warnings are printed, so the saving is a little less")
+        if qemu:
+            arithmetic += ("; under QEMU the console is not paced at a baud rate (docs/target.md): a boot "
+                           "measured on QEMU saves far less than this unless it was run with --baud, and "
+                           "even then only where the output outruns the line")
+        change = Change(ChangeKind.CMDLINE, "quiet",
+                        "add quiet to the kernel command line (or loglevel=3; CONFIG_CONSOLE_LOGLEVEL_QUIET "
+                        "sets what quiet keeps)")
+        if "ignore_loglevel" in args:
+            # ignore_loglevel prints everything whatever the loglevel: quiet alone changes nothing
+            change = Change(ChangeKind.MANUAL, "quiet",
+                            "remove ignore_loglevel (a debugging option) and add quiet to the kernel command line")
+            arithmetic += "; the command line has ignore_loglevel, which quiet cannot override"
+        yield Finding(
+            rule=self.id,
+            title=f"the kernel prints {nbytes:,} bytes on the serial console before user space",
+            stage="kernel_init",
+            saving_ns=saving,
+            arithmetic=arithmetic,
+            confidence=Confidence.MEDIUM,
+            tradeoff="boot messages no longer appear on the console (they stay in the kernel log: dmesg); "
+                     "a board that fails to boot in the field says less; loglevel=3 keeps errors too",
+            change=change,
+            evidence=evidence(b, a_no, z_no),
+        )

@@ -1,0 +1,57 @@
+"""Bringing up secondary CPUs on a product that uses one core -> ``maxcpus=1``.
+
+``smp_init`` prints ``smp: Bringing up secondary CPUs ...``, starts each CPU (firmware call, per-CPU
+kernel threads, calibration) and prints ``smp: Brought up N nodes, M CPUs``; the init thread waits
+throughout. With ``maxcpus=1`` the kernel starts only the boot CPU; the others stay present and
+can be brought online later from user space (``echo 1 > /sys/devices/system/cpu/cpuN/online``),
+which keeps them available to a product that needs them after it is ready.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ...analyze import BootAnalysis
+from .. import REGISTRY
+from ..base import Change, ChangeKind, Confidence, Context, Finding, Rule
+from . import _kernel as K
+
+MIN_NS = 1_000_000
+
+
+@REGISTRY.register
+class SmpBringup(Rule):
+    """Time the init thread spends starting the other CPUs."""
+
+    id = "kernel.smp_bringup"
+    title = "SMP bring-up"
+
+    def check(self, boot: BootAnalysis, ctx: Context) -> Iterable[Finding]:
+        if K.arg(boot, "maxcpus") is not None or K.arg(boot, "nosmp") is not None:
+            return
+        ncpu, done_no = K.cpus(boot)
+        starts = [i for i in K.grep(boot, "smp: Bringing up secondary CPUs")]
+        if ncpu is None or ncpu < 2 or not starts or done_no is None:
+            return
+        a, b = starts[0], boot.boot.lines.index_of(done_no)
+        span = K.span(boot, a, b)
+        if span is None or span < MIN_NS:
+            return
+        yield Finding(
+            rule=self.id,
+            title=f"Starting {ncpu - 1} secondary CPU{'s' if ncpu > 2 else ''} takes {K.ms(span)}",
+            stage="kernel_init",
+            saving_ns=span,
+            arithmetic=(f"from 'smp: Bringing up secondary CPUs' (line {K.line_no(boot, a)}) to 'smp: Brought "
+                        f"up ... {ncpu} CPUs' (line {done_no}): {K.ms(span)}, which maxcpus=1 skips; the rest "
+                        "of the boot then runs on one CPU, which can cost more than this if it had work to "
+                        "run in parallel (async probes, the initramfs unpack, the crypto tests)"),
+            confidence=Confidence.MEDIUM,
+            tradeoff=("only for a product that runs on one core until it is ready: everything after this "
+                      "runs on one CPU; bring the others online from user space after the application "
+                      "is ready if they are needed (echo 1 > /sys/devices/system/cpu/cpuN/online)"),
+            change=Change(ChangeKind.CMDLINE, "maxcpus=1",
+                          "add maxcpus=1 to the kernel command line (nosmp removes SMP altogether and "
+                          "cannot be undone at run time)"),
+            evidence=K.evidence(boot, [K.line_no(boot, a), done_no]),
+        )

@@ -1,0 +1,97 @@
+"""``bootlens advise`` over inputs: every boot's findings, and for a run folder one line per
+finding merged over its boots.
+
+Merging (a run folder of repeated boots): the rules run on every boot; findings with the same
+rule and the same change are one finding of the folder. Its saving is the median over the boots
+that gave a number, with min and max beside it; the text, arithmetic and evidence shown are
+those of the boot whose saving is nearest that median (evidence line numbers are that boot's).
+Advising on the median boot alone was the alternative; it would hide a finding that appears in
+some boots only and give no spread to judge an estimate by.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..analyze import BootAnalysis
+from ..inputs import Group, analyze_inputs
+from ..parsers import ParseOptions
+from ..runs import Stat, stat
+from . import RuleRegistry, advise, default_registry
+from .base import Context, Finding
+from .context import context_for_group
+
+
+@dataclass(frozen=True, slots=True)
+class BootAdvice:
+    """The findings of one boot, worst first."""
+
+    boot: BootAnalysis
+    findings: tuple[Finding, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class MergedFinding:
+    """One finding over the boots of a run folder."""
+
+    finding: Finding  # as found in boot ``boot`` (the one nearest the median saving)
+    boot: int  # 0-based position of that boot in the group
+    seen: int  # boots in which the rule found it
+    boots: int  # boots in the group
+    saving: Stat | None  # over the boots that gave a number; None when none did
+
+
+@dataclass(frozen=True, slots=True)
+class GroupAdvice:
+    """Advice for one INPUT."""
+
+    group: Group
+    context: Context
+    boots: tuple[BootAdvice, ...]
+    merged: tuple[MergedFinding, ...]  # for a run folder with several boots; else empty
+
+
+def _key(f: Finding) -> tuple[str, str, str]:
+    return (f.rule, f.change.kind.value, f.change.value)
+
+
+def merge(boots: Sequence[BootAdvice]) -> tuple[MergedFinding, ...]:
+    """Findings of repeated boots merged per (rule, change), worst median first."""
+    order: list[tuple[str, str, str]] = []
+    found: dict[tuple[str, str, str], list[tuple[int, Finding]]] = {}
+    for i, ba in enumerate(boots):
+        for f in ba.findings:
+            k = _key(f)
+            if k not in found:
+                order.append(k)
+                found[k] = []
+            found[k].append((i, f))
+    out = []
+    for k in order:
+        items = found[k]
+        numbers = [f.saving_ns for _, f in items if f.saving_ns is not None]
+        s = stat(k[0], numbers)
+        if s is not None:
+            rep_i, rep = min(((i, f) for i, f in items if f.saving_ns is not None),
+                             key=lambda x: (abs((x[1].saving_ns or 0) - s.median), x[0]))
+        else:
+            rep_i, rep = items[0]
+        out.append(MergedFinding(rep, rep_i, len({i for i, _ in items}), len(boots), s))
+    return tuple(sorted(out, key=lambda m: (m.saving is None, -(m.saving.median if m.saving else 0),
+                                            m.finding.rule)))
+
+
+def advise_group(group: Group, ctx: Context, registry: RuleRegistry | None = None) -> GroupAdvice:
+    """Every boot of one input advised with one context; merged when it is a run folder."""
+    reg = registry or default_registry()
+    boots = tuple(BootAdvice(b, tuple(advise(b, ctx, reg))) for b in group.analysis.boots)
+    merged = merge(boots) if group.folder and len(boots) > 1 else ()
+    return GroupAdvice(group, ctx, boots, merged)
+
+
+def advise_inputs(inputs: Sequence[str], options: ParseOptions | None = None, baud: int | None = None,
+                  registry: RuleRegistry | None = None) -> list[GroupAdvice]:
+    """The one call behind ``bootlens advise``: analyse each INPUT (a log, a recording or a run
+    folder), build its context, run the rules. Raises InputError on unusable input."""
+    return [advise_group(g, context_for_group(g, baud), registry) for g in analyze_inputs(inputs, options)]

@@ -1,0 +1,129 @@
+"""The terminal listing of ``bootlens advise``: findings worst first, each with its saving,
+confidence, change, trade-off, arithmetic and evidence lines.
+
+Every string from a log or a rule reaches the console as a rich ``Text`` (never parsed as
+markup), so a device printing ``[bold]`` or an escape sequence shows it as text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ..advise.base import Change, Finding
+from ..advise.summary import BootAdvice, GroupAdvice, MergedFinding
+from ..runs import Stat
+
+_CONF_STYLE = {"high": "bold green", "medium": "yellow", "low": "magenta"}
+_KIND = {"cmdline": "kernel command line", "uboot_env": "U-Boot variable", "overlay": "root filesystem files",
+         "kconfig": "Kconfig", "manual": "by hand"}
+
+
+def _dur(ns: float) -> str:
+    if abs(ns) >= 1e9:
+        return f"{ns / 1e9:.3f} s"
+    return f"{ns / 1e6:.1f} ms"
+
+
+def saving_text(f: Finding, s: Stat | None = None) -> str:
+    """The saving as shown: one figure, a median with its range, or 'no estimate'."""
+    if s is not None:
+        if s.n > 1:
+            return f"{_dur(s.median)} (median; {_dur(s.min)}–{_dur(s.max)} over {s.n} boots)"
+        return _dur(s.median)
+    if f.saving_ns is None:
+        return "no estimate"
+    return _dur(f.saving_ns)
+
+
+def change_text(c: Change) -> str:
+    """'U-Boot variable bootdelay=0 (automatic): set ...'."""
+    auto = "automatic" if c.automatic else "not automatic"
+    return f"{_KIND.get(c.kind.value, c.kind.value)} {c.value} ({auto}): {c.description}"
+
+
+def _finding(console: Console, n: int, f: Finding, s: Stat | None = None, seen: str = "") -> None:
+    head = Text(f"{n:>2}. ")
+    head.append(saving_text(f, s), style="bold")
+    head.append("  ")
+    head.append(f.confidence.value.upper(), style=_CONF_STYLE.get(f.confidence.value, ""))
+    head.append(f"  {f.rule} · {f.stage}{seen}", style="dim")
+    console.print(head)
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="dim", no_wrap=True)
+    grid.add_column(overflow="fold")
+    grid.add_row("", Text(f.title, style="bold"))
+    grid.add_row("change", Text(change_text(f.change)))
+    grid.add_row("trade-off", Text(f.tradeoff))
+    arithmetic = f.arithmetic
+    if f.saving_ns is None and s is None and not arithmetic.startswith("no estimate"):
+        arithmetic = "no estimate: " + arithmetic
+    grid.add_row("arithmetic", Text(arithmetic))
+    if f.evidence:
+        ev = Text()
+        for i, e in enumerate(f.evidence):
+            if i:
+                ev.append("\n")
+            ev.append(f"line {e.line_no}: ", style="cyan")
+            ev.append(e.text)
+        grid.add_row("evidence", ev)
+    console.print(grid)
+    console.print()
+
+
+def _context_line(ga: GroupAdvice) -> str:
+    c = ga.context
+    parts = []
+    if ga.group.folder:
+        parts.append(f"run folder of {len(ga.boots)} boot{'s' if len(ga.boots) != 1 else ''}")
+    if c.target:
+        parts.append(f"target {c.target}")
+    parts.append(f"console {c.baud} baud" if c.baud else "console baud unknown")
+    return " · ".join(parts)
+
+
+def _boot_findings(ba: BootAdvice, console: Console, which: str) -> None:
+    b = ba.boot.boot
+    console.print(Text(f"{which} · lines {b.first_line}–{b.last_line}", style="bold"))
+    if not ba.findings:
+        console.print(Text("no findings: no rule found anything to change in this boot", style="dim"))
+        console.print()
+        return
+    for n, f in enumerate(ba.findings, 1):
+        _finding(console, n, f)
+
+
+def _merged(ms: Sequence[MergedFinding], console: Console) -> None:
+    console.print(Text(f"findings merged over {ms[0].boots} boots, worst median saving first "
+                       "(evidence lines are those of the boot named)", style="bold"))
+    for n, m in enumerate(ms, 1):
+        seen = f" · seen in {m.seen} of {m.boots} boots · shown from boot {m.boot + 1}"
+        _finding(console, n, m.finding, m.saving, seen)
+
+
+def render_advise(groups: Sequence[GroupAdvice], console: Console) -> None:
+    """Print the findings of every input: per boot, or merged over a run folder's boots."""
+    total = automatic = 0
+    for gi, ga in enumerate(groups):
+        if gi:
+            console.print()
+        console.rule(Text(ga.group.name))
+        console.print(Text(_context_line(ga), style="dim"))
+        if ga.merged:
+            _merged(ga.merged, console)
+            total += len(ga.merged)
+            automatic += sum(1 for m in ga.merged if m.finding.change.automatic)
+            continue
+        if not ga.boots:
+            console.print(Text("no boot found in this input", style="dim"))
+        n = len(ga.boots)
+        for i, ba in enumerate(ga.boots):
+            _boot_findings(ba, console, f"boot {i + 1} of {n}")
+            total += len(ba.findings)
+            automatic += sum(1 for f in ba.findings if f.change.automatic)
+    console.print(Text(f"{total} finding{'s' if total != 1 else ''}; {automatic} can be applied automatically "
+                       "to a target bootlens controls (kernel command line, U-Boot variables, root filesystem "
+                       "files)", style="dim"))

@@ -1,0 +1,300 @@
+"""``bootlens experiment`` and ``bootlens optimize`` in the terminal and as JSON (docs/json.md).
+
+Pure functions of a result. Everything that comes from a log or a rule (titles, arithmetic,
+file names) goes through rich ``Text`` objects, which never interpret markup.
+"""
+
+from __future__ import annotations
+
+from typing import Any, BinaryIO
+
+import orjson
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from .. import __version__
+from ..compare import MIN_BOOTS, Significance
+from ..experiment import (
+    AGREEMENT, ALL_SPEC, Agreement, ExperimentResult, Measured, OptimizeResult, Outcome, Setup,
+)
+from ..lines import clip
+from ..setups import EQUALISED, change_dict
+from .compare_json import RULE, compare_json_obj, stat_dict
+from .terminal import _short, render_compare
+
+SCHEMA_VERSION = 1
+AGREEMENT_RULE = f"within ±{AGREEMENT:.0%}: |saving_s - estimate.saving_s| <= {AGREEMENT} x estimate.saving_s"
+
+_TABLE: dict[str, Any] = {"box": box.SIMPLE_HEAD, "show_edge": False, "pad_edge": False, "padding": (0, 0, 0, 1),
+                          "title_justify": "left"}
+_AGREE_STYLE = {Agreement.WITHIN: "green", Agreement.OUTSIDE: "yellow"}
+
+
+# --- terminal ------------------------------------------------------------------------------
+
+
+def _applied(s: Setup) -> Text:
+    """A configuration in a line or two: what it adds, sets and lays over (long values clipped)."""
+    parts = []
+    if s.append:
+        parts.append(f"cmdline: {clip(s.append, 60)}")
+    if s.uboot_env:
+        parts.append("uboot-env: " + clip(" ".join(f"{k}={v}" for k, v in s.uboot_env), 60))
+    if s.files:
+        parts.append("overlay: " + clip(", ".join(p for p, _, _ in s.files), 60))
+    t = Text("; ".join(parts) or "as built")
+    if s.equalised:
+        t.append(" (+ env image*)", style="dim")
+    return t
+
+
+def _total(m: Measured) -> str:
+    t = m.total
+    return "not measured" if t is None else f"{_short(t.median)} ({_short(t.min)} … {_short(t.max)})"
+
+
+def _configurations(ms: list[Measured], console: Console) -> None:
+    t = Table(title="Configurations (power-on → ready: median, min … max)", **_TABLE)
+    for col in ("configuration", "applied", "ready", "power-on → ready"):
+        t.add_column(col, overflow="fold", justify="right" if col == "ready" else "left",
+                     no_wrap=col != "applied")
+    for m in ms:
+        ready = Text(f"{m.ready_boots}/{m.boots}", style="" if m.ready_boots == m.boots else "bold red")
+        t.add_row(Text(m.setup.name), _applied(m.setup), ready, _total(m))
+    console.print(t)
+    eq = next((m.setup for m in ms if m.setup.equalised), None)
+    if eq is not None:
+        console.print(Text("* " + EQUALISED.format(dict(eq.env_image).get("bootdelay")), style="dim"))
+
+
+def _sig(o: Outcome) -> Text:
+    if o.significance is Significance.SIGNIFICANT:
+        return Text("yes", style="bold green" if (o.saving_ns or 0) > 0 else "bold red")
+    if o.significance is Significance.NOT_SIGNIFICANT:
+        return Text("no", style="dim")
+    return Text("?", style="yellow")  # one boot, or not measured: the details say which
+
+
+def _agree(o: Outcome) -> Text:
+    """The ±30% verdict: yes/no with the measured saving's distance from the estimate."""
+    if o.agreement not in (Agreement.WITHIN, Agreement.OUTSIDE):
+        return Text("—", style="dim")
+    text = "yes" if o.agreement is Agreement.WITHIN else "no"
+    if o.estimate and o.estimate.saving_ns and o.saving_ns is not None and \
+            o.significance is Significance.SIGNIFICANT:
+        text += f" {(o.saving_ns - o.estimate.saving_ns) / o.estimate.saving_ns:+.0%}".replace("-", "−")
+    return Text(text, style=_AGREE_STYLE.get(o.agreement, "dim"))
+
+
+def _savings_table(title: str, outs: list[Outcome], console: Console, kept: list[bool] | None = None) -> None:
+    t = Table(title=title, **_TABLE)
+    for col in ("change", "saving", "Δ%", "spread", "signif.", "estimate", "±30%"):
+        t.add_column(col, justify="left" if col in ("change", "signif.", "±30%") else "right",
+                     overflow="fold", style="dim" if col == "spread" else "", no_wrap=True)
+    if kept is not None:
+        t.add_column("kept")
+    for i, o in enumerate(outs):
+        pct = "" if o.saving_pct is None else f"{o.saving_pct:.1f}%".replace("-", "−")
+        est = o.estimate.saving_ns if o.estimate else None
+        row: list[str | Text] = [Text(o.name), _short(o.saving_ns), pct, _short(o.spread_ns), _sig(o),
+                                 _short(est), _agree(o)]
+        if kept is not None:
+            row.append(Text("yes", style="bold green") if kept[i] else Text("no", style="dim"))
+        t.add_row(*row)
+    console.print(t)
+
+
+def _details(o: Outcome, console: Console, decision: str | None = None) -> None:
+    head = Text(o.name, style="bold")
+    if o.spec:
+        head.append(f"  ({clip(o.spec, 100)})", style="dim")
+    console.print(head)
+    for n in o.measured.setup.notes:
+        console.print(Text(f"  note: {n}", style="dim"))
+    if decision:
+        console.print(Text(f"  {decision}"))
+    e = o.estimate
+    if e is not None:
+        fig = "no figure" if e.saving_ns is None else _short(e.saving_ns)
+        console.print(Text(f"  estimate: {fig} from {e.rule}, {e.confidence.value} confidence, {e.source}"))
+        console.print(Text(f"    {e.title}", style="dim"))
+        console.print(Text(f"    arithmetic: {e.arithmetic}", style="dim"))
+        if o.stage_saving_ns is not None:
+            console.print(Text(f"  measured in its stage ({e.stage}): {_short(o.stage_saving_ns)}"))
+    elif o.spec != ALL_SPEC:
+        console.print(Text("  estimate: none (no rule proposes this change)", style="dim"))
+    if o.explanation:
+        console.print(Text(f"  why: {o.explanation}", style="yellow" if o.agreement is Agreement.OUTSIDE else ""))
+
+
+def render_experiment(r: ExperimentResult, console: Console) -> None:
+    """The configurations, the savings table, then each change's estimate and explanation."""
+    console.print(Text(f"Experiment on {r.target}: {r.repeat} boot{'s' if r.repeat != 1 else ''} per "
+                       f"configuration, interleaved; run folders in {r.folder}/", style="bold"))
+    console.print()
+    outs = list(r.changes) + ([r.together] if r.together else [])
+    _configurations([r.baseline] + [o.measured for o in outs], console)
+    console.print()
+    _savings_table("Savings (baseline median − configuration median)", outs, console)
+    console.print()
+    for o in outs:
+        _details(o, console)
+    for n in r.notes:
+        console.print(Text(f"note: {n}", style="dim"))
+    _legend(console)
+
+
+def _legend(console: Console) -> None:
+    console.print(Text("signif.: the saving is larger than the run-to-run spread (max − min) of either side "
+                       f"(needs {MIN_BOOTS} boots or more a side); ±30%: the measured saving is within "
+                       f"±{AGREEMENT:.0%} of the estimate (and by how much it differs)", style="dim"))
+
+
+def render_optimize(r: OptimizeResult, console: Console) -> None:
+    """What was tried and kept, the final configuration, the before/after comparison."""
+    auto = len(r.tried)
+    console.print(Text(f"Optimize {r.target}: {r.repeat} boot{'s' if r.repeat != 1 else ''} per configuration, "
+                       f"interleaved; run folders in {r.folder}/", style="bold"))
+    console.print(Text(f"{len(r.findings)} findings on the boot with tracing on ({r.advise_folder}): {auto} "
+                       f"tried automatically, {len(r.not_tried)} not tried"))
+    console.print()
+    _configurations([r.baseline] + [t.outcome.measured for t in r.tried], console)
+    console.print()
+    if r.tried:
+        _savings_table("Each change alone (baseline median − median with the change)",
+                       [t.outcome for t in r.tried], console, [t.kept for t in r.tried])
+        console.print()
+    if r.not_tried:
+        t = Table(title="Not tried", **_TABLE)
+        for col in ("rule", "change", "estimate", "why"):
+            t.add_column(col, overflow="fold")
+        for f, why in r.not_tried:
+            t.add_row(Text(f.rule), Text(f"{f.change.kind.value}: {f.change.value}"), _short(f.saving_ns), Text(why))
+        console.print(t)
+        console.print()
+    _final_config(r, console)
+    if r.comparison is not None:
+        console.print()
+        console.print(Text("Before (A: baseline) and after (B: final configuration)", style="bold"))
+        render_compare(r.comparison, console)
+    if r.final_outcome is not None:
+        o = r.final_outcome
+        base = r.baseline.total
+        after = o.measured.total
+        console.print()
+        if base is not None and after is not None and o.saving_ns is not None:
+            console.print(Text(f"power-on → ready (median): {_short(base.median)} → {_short(after.median)}, "
+                               f"{_short(o.saving_ns)} or {o.saving_pct or 0:.1f}% less ({o.significance.value}); "
+                               f"{o.measured.ready_boots} of {o.measured.boots} boots reached ready", style="bold"))
+        if r.sum_single_ns is not None:
+            console.print(Text(f"the kept changes saved {_short(r.sum_single_ns)} one by one"))
+        if o.explanation:
+            console.print(Text(f"why: {o.explanation}"))
+    console.print()
+    console.print(Text("Per change: estimate against measurement", style="bold"))
+    for tr in r.tried:
+        _details(tr.outcome, console, tr.decision)
+    for n in r.notes:
+        console.print(Text(f"note: {n}", style="dim"))
+    _legend(console)
+
+
+def _final_config(r: OptimizeResult, console: Console) -> None:
+    s = r.final
+    if s is None:
+        console.print(Text("Final configuration: unchanged (no change saved time significantly)", style="bold"))
+        return
+    console.print(Text(f"Final configuration ({len(s.changes)} change{'s' if len(s.changes) != 1 else ''} kept)",
+                       style="bold"))
+    if s.append:
+        console.print(Text(f"  kernel command line: add  {s.append}"))
+    if s.uboot_env:
+        console.print(Text("  U-Boot: " + "; ".join(f"setenv {k} {v}" for k, v in s.uboot_env) + "; saveenv"))
+    if s.files:
+        where = f" (in {r.final_overlay}/)" if r.final_overlay else ""
+        console.print(Text("  root filesystem: " + ", ".join(p for p, _, _ in s.files) + where))
+    for label, c in s.changes:
+        console.print(Text(f"  {label}: {c.description}", style="dim"))
+    for n in s.notes:
+        console.print(Text(f"  note: {n}", style="dim"))
+
+
+# --- JSON ------------------------------------------------------------------------------------
+
+
+def _ns(ns: float | None) -> float | None:
+    return None if ns is None else ns / 1e9
+
+
+def setup_dict(s: Setup) -> dict[str, Any]:
+    """A configuration: what it applies."""
+    return {"name": s.name, "changes": [change_dict(lb, c) for lb, c in s.changes], "append": s.append,
+            "uboot_env": dict(s.uboot_env), "env_image": dict(s.env_image),
+            "overlay_files": [p for p, _, _ in s.files], "uboot_env_equalised": s.equalised,
+            "notes": list(s.all_notes())}
+
+
+def measured_dict(m: Measured) -> dict[str, Any]:
+    """A configuration's boots."""
+    return {"configuration": setup_dict(m.setup), "folder": str(m.folder), "boots": m.boots,
+            "ready_boots": m.ready_boots, "total": stat_dict(m.total),
+            "stages": {k: stat_dict(v) for k, v in m.stats.items() if not k.startswith(("total ", "marker ", " "))}}
+
+
+def outcome_dict(o: Outcome) -> dict[str, Any]:
+    """A configuration against the baseline."""
+    e = o.estimate
+    return {
+        "name": o.name, "spec": o.spec, **measured_dict(o.measured),
+        "saving_s": _ns(o.saving_ns), "saving_pct": None if o.saving_pct is None else round(o.saving_pct, 3),
+        "spread_s": _ns(o.spread_ns), "significance": o.significance.value, "reason": o.reason,
+        "estimate": None if e is None else {
+            "rule": e.rule, "title": e.title, "saving_s": _ns(e.saving_ns), "arithmetic": e.arithmetic,
+            "confidence": e.confidence.value, "stage": e.stage, "source": e.source, "traced": e.traced},
+        "stage_saving_s": _ns(o.stage_saving_ns), "agreement": o.agreement.value, "explanation": o.explanation,
+    }
+
+
+def _head(kind: str, target: str, folder: str, repeat: int) -> dict[str, Any]:
+    return {"schema_version": SCHEMA_VERSION, "kind": kind, "generator": f"bootlens {__version__}",
+            "target": target, "folder": folder, "repeat": repeat,
+            "significance_rule": {"min_boots": MIN_BOOTS, "text": RULE}, "agreement_rule": AGREEMENT_RULE}
+
+
+def experiment_json_obj(r: ExperimentResult) -> dict[str, Any]:
+    """``bootlens experiment --json`` (docs/json.md)."""
+    return {**_head("experiment", r.target, str(r.folder), r.repeat), "baseline": measured_dict(r.baseline),
+            "changes": [outcome_dict(o) for o in r.changes],
+            "all": None if r.together is None else outcome_dict(r.together),
+            "sum_of_single_savings_s": _ns(r.sum_single_ns), "notes": list(r.notes)}
+
+
+def optimize_json_obj(r: OptimizeResult) -> dict[str, Any]:
+    """``bootlens optimize --json`` (docs/json.md)."""
+    def finding(f: Any) -> dict[str, Any]:
+        return {"rule": f.rule, "title": f.title, "stage": f.stage, "saving_s": _ns(f.saving_ns),
+                "confidence": f.confidence.value, "change": change_dict(f.rule, f.change),
+                "automatic": f.change.automatic}
+
+    return {
+        **_head("optimize", r.target, str(r.folder), r.repeat), "advise_folder": str(r.advise_folder),
+        "findings": [finding(f) for f in r.findings],
+        "not_tried": [{**finding(f), "why": why} for f, why in r.not_tried],
+        "baseline": measured_dict(r.baseline),
+        "tried": [{**outcome_dict(t.outcome), "rule": t.finding.rule, "kept": t.kept, "decision": t.decision}
+                  for t in r.tried],
+        "final": None if r.final is None or r.final_outcome is None else {
+            **outcome_dict(r.final_outcome), "configuration": setup_dict(r.final),
+            "overlay_dir": None if r.final_overlay is None else str(r.final_overlay)},
+        "sum_of_single_savings_s": _ns(r.sum_single_ns),
+        "comparison": None if r.comparison is None else compare_json_obj(r.comparison),
+        "notes": list(r.notes),
+    }
+
+
+def write_json_obj(obj: dict[str, Any], out: BinaryIO) -> None:
+    """Serialise a document with orjson, indented, newline-terminated."""
+    out.write(orjson.dumps(obj, option=orjson.OPT_INDENT_2))
+    out.write(b"\n")
