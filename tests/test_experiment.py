@@ -512,16 +512,20 @@ def test_optimize_the_reference_target(tmp_path: Path) -> None:
     assert set(tried) == {"uboot.autoboot_delay", "test.needless_sleep"}
     ns = tried["test.needless_sleep"].outcome
     assert ns.estimate is not None and ns.estimate.traced and 0.9e9 < (ns.estimate.saving_ns or 0) < 1.5e9
-    assert all(t.kept for t in tried.values()), [t.decision for t in r.tried]
+    # the 2 s countdown stands out of any two-boot spread; the 1 s sleep usually does, but one slow
+    # boot (a cold page cache after setup, a busy host) can widen a two-boot spread past it, and
+    # then optimize must say so rather than keep it
+    assert tried["uboot.autoboot_delay"].kept, tried["uboot.autoboot_delay"].decision
+    sleep = tried["test.needless_sleep"]
+    assert sleep.kept or "not significant" in sleep.decision, sleep.decision
     assert r.final is not None and r.final_outcome is not None
     fm = r.final_outcome.measured
     assert fm.ready_boots == fm.boots == 2 and (r.final_outcome.saving_ns or 0) > 0
-    # not asserted: the final's significance. Both kept changes passed the range rule alone; with
-    # two boots a side one boot slowed by the shared host (seen: kernel init 4.6 s against 2.3 s)
-    # is enough to widen the spread past any saving, and optimize reports that as it is.
-    assert r.final_overlay is not None and b"sleep" not in (r.final_overlay / "etc/init.d/S40settle").read_bytes()
-    assert os.access(r.final_overlay / "etc/init.d/S40settle", os.X_OK)
     base = read_applied(tmp_path / "o" / "baseline")
     assert base["uboot_env"] == {"bootdelay": "2"}
     final = read_applied(tmp_path / "o" / "final")
-    assert final["uboot_env"] == {"bootdelay": "0"} and final["overlay"]
+    assert final["uboot_env"] == {"bootdelay": "0"}
+    if sleep.kept:  # its edited script is in the final overlay, written out for reuse
+        assert final["overlay"] and r.final_overlay is not None
+        assert b"sleep" not in (r.final_overlay / "etc/init.d/S40settle").read_bytes()
+        assert os.access(r.final_overlay / "etc/init.d/S40settle", os.X_OK)

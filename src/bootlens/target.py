@@ -17,6 +17,7 @@ import io
 import os
 import shutil
 import socket
+import sys
 import subprocess
 import tempfile
 import time
@@ -136,7 +137,7 @@ def setup(name: str, force: bool = False, log: bool = True) -> TargetFiles:
            "-o", f"Dir::State::Lists={state / 'lists'}", "-o", f"Dir::Cache={state / 'cache'}",
            "-o", "Dir::State::Status=/dev/null", "-o", "Debug::NoLocking=1", "-qq"]
     if log:
-        print(f"bootlens: fetching Debian {s.debian_arch} package lists", flush=True)
+        print(f"bootlens: fetching Debian {s.debian_arch} package lists", file=sys.stderr, flush=True)
     _run(["apt-get", *apt, "update"], "apt-get update")
     deps = _run(["apt-cache", *apt, "depends", s.kernel_package], "apt-cache depends")
     kpkg = next((ln.split(":", 1)[1].strip() for ln in deps.splitlines()
@@ -145,7 +146,7 @@ def setup(name: str, force: bool = False, log: bool = True) -> TargetFiles:
         raise TargetError(f"cannot find the kernel package {s.kernel_package} depends on")
     with tempfile.TemporaryDirectory(dir=d) as tmp:
         if log:
-            print(f"bootlens: downloading {kpkg} and busybox-static", flush=True)
+            print(f"bootlens: downloading {kpkg} and busybox-static", file=sys.stderr, flush=True)
         _run(["apt-get", *apt, "download", kpkg, "busybox-static"], "apt-get download", cwd=tmp)
         debs = list(Path(tmp).glob("*.deb"))
         root = Path(tmp) / "x"
