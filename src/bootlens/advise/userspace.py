@@ -21,6 +21,7 @@ from ..analyze import BootAnalysis
 from ..model import READY, Event, Kind, Milestone, ProcessDetail
 from ..parsers.process import SELF_EXE
 from .base import Context, Evidence, Finding, Rule
+from .memo import per_boot
 from .evidence import evidence as lines_evidence
 from .evidence import line_text
 
@@ -406,7 +407,7 @@ class ProcessRule(Rule):
         if not reached_userspace(boot):
             return
         if has_process_events(boot):
-            yield from self._measured(boot, ctx, ProcTree(boot))
+            yield from self._measured(boot, ctx, proc_tree(boot))
         else:
             yield from self._from_scripts(boot, ctx)
 
@@ -417,3 +418,9 @@ class ProcessRule(Rule):
     @abstractmethod
     def _from_scripts(self, boot: BootAnalysis, ctx: Context) -> Iterable[Finding]:
         """Findings without figures, from the scripts alone."""
+
+
+@per_boot
+def proc_tree(boot: BootAnalysis) -> ProcTree:
+    """The boot's process tree, built once for all the rules that read it."""
+    return ProcTree(boot)

@@ -13,6 +13,7 @@ from ...analyze import BootAnalysis
 from ...lines import clip, stamp_at
 from ...model import Event, InitcallDetail, Kind, Milestone, ProbeDetail, ProcessDetail
 from ..base import Evidence
+from ..memo import per_boot
 
 MAIN_PID = 1  # initcalls "@ 1" run on the init thread, which everything after them waits for
 EVIDENCE_MAX = 6  # log lines quoted per finding; the arithmetic names the rest by count
@@ -127,9 +128,14 @@ def events(ba: BootAnalysis, kind: Kind) -> Iterator[Timed]:
 
 
 def initcalls(ba: BootAnalysis) -> list[Timed]:
-    """Initcalls that returned, in log order."""
-    return [t for t in events(ba, Kind.INITCALL)
-            if isinstance(t.event.detail, InitcallDetail) and t.event.detail.returned]
+    """Initcalls that returned, in log order (a fresh list: the scan itself is done once)."""
+    return list(_returned_initcalls(ba))
+
+
+@per_boot
+def _returned_initcalls(ba: BootAnalysis) -> tuple[Timed, ...]:
+    return tuple(t for t in events(ba, Kind.INITCALL)
+                 if isinstance(t.event.detail, InitcallDetail) and t.event.detail.returned)
 
 
 def initcall_detail(t: Timed) -> InitcallDetail:

@@ -16,7 +16,7 @@ from ...model import NS_PER_MS, Kind
 from .. import REGISTRY
 from ..base import Change, ChangeKind, Confidence, Context, Finding, Rule
 from ..evidence import secs
-from ..userspace import (Proc, ProcTree, app_process, elf_interpreter, evidence, has_process_events,
+from ..userspace import (proc_tree, Proc, ProcTree, app_process, elf_interpreter, evidence, has_process_events,
                          inittab_programs, reached_userspace, rootfs_key)
 
 SLOW_START_NS = 100 * NS_PER_MS  # exec -> first action beyond this, with the file unknown, is worth a look
@@ -66,7 +66,7 @@ class DynamicLinking(Rule):
         if not reached_userspace(boot):
             return
         files = ctx.rootfs_files
-        tree = ProcTree(boot)
+        tree = proc_tree(boot)
         app = app_process(tree, boot, files) if has_process_events(boot) else None
         path = app.exe if app is not None else None
         if path is None:  # no process events: the program inittab starts once user space is up
