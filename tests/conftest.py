@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from bootlens.advise import RuleRegistry, advise
+from bootlens.advise.base import Context, Finding, Rule
+from bootlens.analyze import analyze_paths
 from bootlens.model import Event, ParseResult, Stamp
+from bootlens.parsers import MarkerSpec, ParseOptions
 
 ROOT = Path(__file__).parent
 CORPUS = ROOT / "data" / "corpus"
@@ -54,3 +59,29 @@ def result_dict(r: ParseResult) -> dict[str, Any]:
         "facts": [{"key": f.key, "value": f.value, "line": f.line_no} for f in r.facts],
         "warnings": list(r.warnings),
     }
+
+
+# --- shared by the reference-target and advisor tests ----------------------------------------
+
+needs_qemu = pytest.mark.skipif(
+    shutil.which("qemu-system-aarch64") is None or not Path("/usr/lib/u-boot/qemu_arm64/u-boot.bin").exists()
+    or shutil.which("apt-get") is None,
+    reason="qemu-system-arm and u-boot-qemu not installed (make test installs them)",
+)
+
+READY_OPTS = ParseOptions((MarkerSpec.parse("ready=APP READY"),))
+
+
+def run_rule(rule: type[Rule], path: Path, ctx: Context | None = None,
+             opts: ParseOptions = READY_OPTS) -> list[Finding]:
+    """The findings of one rule alone (its own registry) over every boot of an input."""
+    reg = RuleRegistry()
+    reg.register(rule)
+    return [f for b in analyze_paths([str(path)], opts).boots for f in advise(b, ctx, reg)]
+
+
+def one(rule: type[Rule], path: Path, ctx: Context | None = None) -> Finding:
+    """The one finding a rule makes on an input."""
+    found = run_rule(rule, path, ctx)
+    assert len(found) == 1, found
+    return found[0]

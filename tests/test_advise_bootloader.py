@@ -16,8 +16,9 @@ import shutil
 from pathlib import Path
 
 import pytest
+from conftest import READY_OPTS as OPTS, one, run_rule
 
-from bootlens.advise import Change, ChangeKind, Confidence, Context, Finding, Rule, RuleRegistry, advise
+from bootlens.advise import Change, ChangeKind, Confidence, Context, Finding
 from bootlens.advise.context import context_for_group
 from bootlens.advise.rules.kernel_compression import CODECS, KernelCompression
 from bootlens.advise.rules.kernel_console import SerialConsole
@@ -28,7 +29,6 @@ from bootlens.advise.rules.uboot_verify import ImageVerify
 from bootlens.advise.summary import BootAdvice, advise_inputs, merge
 from bootlens.analyze import analyze_paths
 from bootlens.inputs import analyze_inputs
-from bootlens.parsers import MarkerSpec, ParseOptions
 from bootlens.recording import read_recording
 from bootlens.target import rootfs_files
 
@@ -47,21 +47,8 @@ IMX8 = GOLDEN / "analyze" / "spl-bootstage-host.log"
 CALIBRATED = GOLDEN / "kernel" / "milestones-old-and-new.log"
 TIMER_ROUTINE = GOLDEN / "kernel" / "calibrate-timer-routine.log"
 PRESET = GOLDEN / "kernel" / "preset-lpj-panic.log"
-OPTS = ParseOptions((MarkerSpec.parse("ready=APP READY"),))
 MS = 1_000_000
 
-
-def run_rule(rule: type[Rule], path: Path, ctx: Context | None = None) -> list[Finding]:
-    """The findings of one rule alone (its own registry) over every boot of an input."""
-    reg = RuleRegistry()
-    reg.register(rule)
-    return [f for b in analyze_paths([str(path)], OPTS).boots for f in advise(b, ctx, reg)]
-
-
-def one(rule: type[Rule], path: Path, ctx: Context | None = None) -> Finding:
-    found = run_rule(rule, path, ctx)
-    assert len(found) == 1, found
-    return found[0]
 
 
 def raw_bytes(rec: Path, first: bytes, last: bytes) -> int:

@@ -22,8 +22,9 @@ import re
 from pathlib import Path
 
 import pytest
+from conftest import READY_OPTS as OPTS, one, run_rule
 
-from bootlens.advise import ChangeKind, Confidence, Context, Finding, Rule, RuleRegistry, advise, default_registry
+from bootlens.advise import ChangeKind, Confidence, Context, Finding, RuleRegistry, advise, default_registry
 from bootlens.advise.rules.fs_jffs2 import Jffs2Mount
 from bootlens.advise.rules.fs_root_mount import RootMount
 from bootlens.advise.rules.kernel_absent_hardware import AbsentHardware
@@ -34,7 +35,6 @@ from bootlens.advise.rules.kernel_rtc_hctosys import RtcHctosys
 from bootlens.advise.rules.kernel_slow_initcalls import SlowInitcalls
 from bootlens.advise.rules.kernel_smp_bringup import SmpBringup
 from bootlens.analyze import analyze_paths
-from bootlens.parsers import MarkerSpec, ParseOptions
 from bootlens.target import rootfs_files
 
 HERE = Path(__file__).parent
@@ -47,24 +47,11 @@ TRACE = DATA / "qemu-arm64-trace.console.log"
 NOTESTS = DATA / "qemu-arm64-trace-notests.console.log"
 SMP2 = DATA / "qemu-arm64-smp2-trace.console.log"
 SYNC = DATA / "qemu-arm64-initramfs-sync.console.log"
-OPTS = ParseOptions((MarkerSpec.parse("ready=APP READY"),))
 MS = 1_000_000
 US = 1_000
 KERNEL_RULES = (CryptoSelftests, AbsentHardware, AsyncProbe, SlowInitcalls, RtcHctosys, SmpBringup,
                 InitramfsCompression, RootMount, Jffs2Mount)
 
-
-def run_rule(rule: type[Rule], path: Path, ctx: Context | None = None) -> list[Finding]:
-    """The findings of one rule alone (its own registry) over every boot of an input."""
-    reg = RuleRegistry()
-    reg.register(rule)
-    return [f for b in analyze_paths([str(path)], OPTS).boots for f in advise(b, ctx, reg)]
-
-
-def one(rule: type[Rule], path: Path, ctx: Context | None = None) -> Finding:
-    found = run_rule(rule, path, ctx)
-    assert len(found) == 1, found
-    return found[0]
 
 
 def edited(tmp_path: Path, src: Path, old: str, new: str) -> Path:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import pty
-import shutil
 import stat
 import subprocess
 import sys
@@ -16,6 +15,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
+from conftest import needs_qemu
 
 from bootlens.advise import RuleRegistry
 from bootlens.advise.base import Change, ChangeKind, Confidence, Context, Evidence, Finding, Rule
@@ -446,11 +446,6 @@ def test_an_existing_folder_is_refused(tmp_path: Path) -> None:
 
 # --- the reference target (slow) -------------------------------------------------------------
 
-needs_qemu = pytest.mark.skipif(
-    shutil.which("qemu-system-aarch64") is None or not Path("/usr/lib/u-boot/qemu_arm64/u-boot.bin").exists()
-    or shutil.which("apt-get") is None,
-    reason="qemu-system-arm and u-boot-qemu not installed (make test installs them)",
-)
 
 
 @pytest.mark.slow

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import gzip
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from conftest import needs_qemu
 
 from bootlens import target as T
 from bootlens.runs import analyze_folder, statistics_of
@@ -50,11 +50,6 @@ def test_unknown_target_is_a_one_line_error() -> None:
     assert r.stderr.decode().strip() == "bootlens: error: unknown target 'qemu-pdp11'; known: qemu-arm64, qemu-x86_64"
 
 
-needs_qemu = pytest.mark.skipif(
-    shutil.which("qemu-system-aarch64") is None or not Path("/usr/lib/u-boot/qemu_arm64/u-boot.bin").exists()
-    or shutil.which("apt-get") is None,
-    reason="qemu-system-arm and u-boot-qemu not installed (make test installs them)",
-)
 
 
 @pytest.mark.slow
