@@ -10,7 +10,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 .PHONY: install rust system demo test bench
 
 # The native accelerator (native/, Rust) needs cargo at install time; without it bootlens still
-# installs and runs its pure-Python implementation (same results, about 2.6x slower on big logs).
+# installs and runs its pure-Python implementation (same results, about 3x slower on big logs).
 rust:
 	@command -v cargo >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
