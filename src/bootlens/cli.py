@@ -228,20 +228,10 @@ def run_cmd(name: str, repeat: int, append: str, cmdline: str | None, overlay: s
 
     console = Console(highlight=False, stderr=as_json)
     folder = Path(output or f"runs/{name}-{_time.strftime('%Y%m%d-%H%M%S')}")
-    started = _time.monotonic()
-
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    bar = Progress(TextColumn("booting {task.description}"), BarColumn(), MofNCompleteColumn(),
-                   TextColumn("boots · {task.fields[left]}"), TimeElapsedColumn(), console=console,
-                   disable=not console.is_terminal)
-    task = bar.add_task(name, total=repeat, left="time left unknown until the first boot ends")
+    bar, boot_done = _boot_bar(console, name, repeat)
 
     def progress(i: int, seconds: float) -> None:
-        left = (_time.monotonic() - started) / i * (repeat - i)
-        bar.update(task, completed=i, left=f"about {left:.0f} s left")
-        if not console.is_terminal:  # a log file gets one line per boot instead of a live bar
-            console.print(f"boot {i}/{repeat} done in {seconds:.1f} s; about {left:.0f} s left")
+        boot_done(i, repeat, "", seconds)
 
     bar.start()
     try:
@@ -431,23 +421,26 @@ def _bench(name: str, append: str, baud: int | None, port: str | None, power_cyc
     return QemuBench(setup(name), append, baud, min(timeout_s, 180.0))
 
 
-def _boot_bar(console: Console, name: str) -> tuple[Progress, Callable[[int, int, str, float], None]]:
-    """A progress bar over every boot of an experiment (one line per boot when not a terminal)."""
+def _boot_bar(console: Console, name: str, total: int | None = None
+              ) -> tuple[Progress, Callable[[int, int, str, float], None]]:
+    """A progress bar over boots: done, what is booting (empty for plain repeats) and time left;
+    one line per boot instead when the console is not a terminal."""
     import time as _time
 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     started = _time.monotonic()
     bar = Progress(TextColumn("booting {task.description}"), BarColumn(), MofNCompleteColumn(),
-                   TextColumn("boots · {task.fields[what]} · {task.fields[left]}"), TimeElapsedColumn(),
+                   TextColumn("boots · {task.fields[what]}{task.fields[left]}"), TimeElapsedColumn(),
                    console=console, disable=not console.is_terminal)
-    task = bar.add_task(name, total=None, what="starting", left="time left unknown until the first boot ends")
+    task = bar.add_task(name, total=total, what="", left="time left unknown until the first boot ends")
 
     def progress(done: int, total: int, what: str, seconds: float) -> None:
         left = (_time.monotonic() - started) / done * (total - done)
-        bar.update(task, completed=done, total=total, what=what, left=f"about {left:.0f} s left")
+        bar.update(task, completed=done, total=total, what=f"{what} · " if what else "", left=f"about {left:.0f} s left")
         if not console.is_terminal:
-            console.print(f"boot {done}/{total} ({what}) done in {seconds:.1f} s; about {left:.0f} s left")
+            console.print(f"boot {done}/{total}{f' ({what})' if what else ''} done in {seconds:.1f} s; "
+                          f"about {left:.0f} s left")
 
     return bar, progress
 

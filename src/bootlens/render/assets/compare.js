@@ -4,12 +4,7 @@
 (function () {
   const D = JSON.parse(document.getElementById("bootlens-data").textContent);
   const $ = (id) => document.getElementById(id);
-  const el = (tag, text, cls) => {
-    const e = document.createElement(tag);
-    if (text !== undefined && text !== null) e.textContent = String(text);
-    if (cls) e.className = cls;
-    return e;
-  };
+  const el = bootlensEl;
   const SVG = "http://www.w3.org/2000/svg";
   const sv = (tag, attrs, text) => {
     const e = document.createElementNS(SVG, tag);

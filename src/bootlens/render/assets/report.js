@@ -5,12 +5,7 @@
   const DATA = JSON.parse(document.getElementById("bootlens-data").textContent);
   const NAMES = DATA.names;
   const $ = (id) => document.getElementById(id);
-  const el = (tag, text, cls) => {
-    const e = document.createElement(tag);
-    if (text !== undefined && text !== null) e.textContent = String(text);
-    if (cls) e.className = cls;
-    return e;
-  };
+  const el = bootlensEl;
   const COLORS = {
     bootloader: "#8e6c8a", initcall: "#4e79a7", async: "#76b7b2", fixup: "#bab0ab", probe: "#f28e2b",
     process: "#59a14f", kthread: "#9c755f", marker: "#c0392b", milestone: "#68707d",

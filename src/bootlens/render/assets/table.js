@@ -1,16 +1,19 @@
 /* bootlens: the sortable table shared by the report and compare pages (inlined before each
    page's script). Cells are set with textContent only. */
 "use strict";
+// an element with text (never markup) and a class
+function bootlensEl(tag, text, cls) {
+  const e = document.createElement(tag);
+  if (text !== undefined && text !== null) e.textContent = String(text);
+  if (cls) e.className = cls;
+  return e;
+}
+
 // rows: [{v: {key: value}, cls?}]; cols: [{title, key, num?, fmt?(value, row), cls?(row), sort?(row)}];
 // opts: {onClick?(row), empty?: text shown when there are no rows}
 function bootlensTable(t, cols, rows, opts) {
   const o = opts || {};
-  const mk = (tag, text, cls) => {
-    const e = document.createElement(tag);
-    if (text !== undefined && text !== null) e.textContent = String(text);
-    if (cls) e.className = cls;
-    return e;
-  };
+  const mk = bootlensEl;
   t.textContent = "";
   const thead = mk("thead"), htr = mk("tr");
   let order = rows.map((_, i) => i), sortCol = -1, dir = 1;
