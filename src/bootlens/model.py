@@ -72,6 +72,7 @@ class Milestone(StrEnum):
     """Names of the milestones that stage boundaries are built from."""
 
     FIRMWARE_BANNER = "firmware_banner"
+    TPL_START = "tpl_start"
     SPL_START = "spl_start"
     UBOOT_START = "uboot_start"
     AUTOBOOT = "autoboot"
@@ -85,6 +86,10 @@ class Milestone(StrEnum):
     ROOT_MOUNTED = "root_mounted"
     INITMEM_FREED = "initmem_freed"
     RUN_INIT = "run_init"
+    # Kernels before 4.x and most vendor BSPs print no "Run /init": user space is seen through
+    # what it prints itself (systemd[1]:, "INIT: version", BusyBox init, Android init:, ...).
+    USERSPACE_FIRST = "userspace_first"  # the first line user space printed
+    LOGIN_PROMPT = "login_prompt"  # "login:" or "Please press Enter to activate this console."
     KERNEL_PANIC = "kernel_panic"
 
 
