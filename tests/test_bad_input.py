@@ -484,7 +484,7 @@ def test_timestamps_only_is_a_partial_boot(tmp_path: Path) -> None:
     assert boot["partial"] is True
     assert boot["partial_reasons"] == [
         "kernel start (Linux version) not in the log",
-        "log ends before user space started (no 'Run /init')",
+        "log ends before user space started (no 'Run /init', 'Freeing ... memory' or user-space output)",
     ]
     assert boot["counts"]["timed_lines"] == 50
     assert boot["axis"] == "kernel"

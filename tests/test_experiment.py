@@ -518,7 +518,9 @@ def test_optimize_the_reference_target(tmp_path: Path) -> None:
     assert fm.ready_boots == fm.boots == 2 and (r.final_outcome.saving_ns or 0) > 0
     base = read_applied(tmp_path / "o" / "baseline")
     assert base["uboot_env"] == {"bootdelay": "2"}
-    final = read_applied(tmp_path / "o" / "final")
+    # with one change kept the final configuration is that change's own folder (not booted again)
+    final = read_applied(fm.folder)
+    assert (fm.folder.name == "final") == sleep.kept
     assert final["uboot_env"] == {"bootdelay": "0"}
     if sleep.kept:  # its edited script is in the final overlay, written out for reuse
         assert final["overlay"] and r.final_overlay is not None

@@ -14,9 +14,15 @@ from dataclasses import dataclass
 from .align import Alignment, align
 from .boots import boots_from_lines
 from .lines import gaps, read_path
-from .model import READY, Boot, Clock, Event, InputStats, Kind, Milestone
+from .model import NS_PER_S, READY, Boot, Clock, Event, InputStats, Kind, Milestone
 from .parsers import ParseOptions, Registry
 from .stages import Stage, Total, compute_stages
+
+
+# A log whose first printk time is past this and that has no "Linux version" starts mid-boot.
+# Early boot lines are stamped 0.000000 until sched_clock runs, and the console handover of a
+# normal boot comes well under it.
+CUT_START_NS = NS_PER_S
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +105,39 @@ def silences(boot: Boot, al: Alignment, n: int) -> tuple[Silence, ...]:
     return tuple(out)
 
 
+_USERSPACE_SEEN = (Milestone.RUN_INIT, Milestone.INITMEM_FREED, Milestone.NO_INITIAL_CONSOLE,
+                   Milestone.USERSPACE_FIRST, Milestone.LOGIN_PROMPT)
+_KERNEL_SEEN = frozenset({Milestone.KERNEL_START, Milestone.CALIBRATE_DELAY, Milestone.CONSOLE_ENABLED,
+                          Milestone.ROOT_MOUNTED, Milestone.INITMEM_FREED, Milestone.RUN_INIT, Milestone.KERNEL_PANIC,
+                          Milestone.NO_INITIAL_CONSOLE})
+_BOOTLOADER_SEEN = (Milestone.FIRMWARE_BANNER, Milestone.TPL_START, Milestone.SPL_START, Milestone.UBOOT_START,
+                    Milestone.STARTING_KERNEL)
+
+
+def _partial(boot: Boot, names: set[str]) -> list[str]:
+    """Why this boot is not whole: what the log does not show."""
+    out: list[str] = []
+    kernel_seen = bool(names & _KERNEL_SEEN) or boot.lines.has_kernel_time()
+    if not kernel_seen:
+        if any(n in names for n in _BOOTLOADER_SEEN):
+            out.append("no kernel output (bootloader only)")
+        else:
+            out.append("no kernel output")
+        return out
+    if Milestone.KERNEL_START not in names:
+        first = next((k for k in boot.lines.kernel if k is not None), None)
+        if first is not None and first >= CUT_START_NS:
+            out.append(f"log starts mid-boot (first printk time {first / NS_PER_S:.6f} s, no 'Linux version'): "
+                       "a cut ring buffer or a fragment; what came before is not measured")
+        else:
+            out.append("kernel start (Linux version) not in the log")
+    if Milestone.KERNEL_PANIC in names:
+        out.append("kernel panic")
+    elif not any(n in names for n in _USERSPACE_SEEN):
+        out.append("log ends before user space started (no 'Run /init', 'Freeing ... memory' or user-space output)")
+    return out
+
+
 def analyze_boot(boot: Boot, top: int = 10, host_origin: str = "first_byte") -> BootAnalysis:
     """Align one boot and compute its stages, top offenders and silences."""
     al = align(boot, host_origin)
@@ -122,21 +161,14 @@ def analyze_boot(boot: Boot, top: int = 10, host_origin: str = "first_byte") -> 
         markers=len(markers),
     )
     names = {e.name for e in by_kind[Kind.MILESTONE]}
-    partial: list[str] = []
-    if Milestone.KERNEL_START not in names and not boot.lines.has_kernel_time():
-        partial.append("no kernel output")
-    elif Milestone.KERNEL_START not in names:
-        partial.append("kernel start (Linux version) not in the log")
-    if Milestone.RUN_INIT not in names and Milestone.KERNEL_PANIC not in names:
-        partial.append("log ends before user space started (no 'Run /init')")
-    if Milestone.KERNEL_PANIC in names:
-        partial.append("kernel panic")
+    partial = _partial(boot, names)
     warnings = list(boot.warnings) + list(al.notes)
     if timed == 0:
         warnings.append("no timestamps in this boot: durations only (enable printk.time=1 or capture "
                         "with host timestamps)")
     if not any(e.name == READY for e in markers):
-        warnings.append("no ready marker: pass --marker ready=REGEX to measure up to the application")
+        warnings.append("no ready marker: pass --marker ready=REGEX to measure up to the application"
+                        + (" (the login prompt ends the boot meanwhile)" if total.end_name != READY else ""))
     untimed = times.count(None)
     if untimed:
         warnings.append(f"{untimed} events have no time on the {al.axis.value} axis "

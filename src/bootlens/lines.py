@@ -251,7 +251,7 @@ INDEX_NEEDLES = ("call", "usecs")
 # ... and message prefixes (far cheaper to index than substrings):
 INDEX_PREFIXES = ("sched_process_", "uptime: ", "Linux version", "Booting Linux", "Kernel command line:",
                   "Command line:", "Calibrating delay", "Freeing", "VFS: Mounted root", "Run ", "printk:",
-                  "clocksource: Switched", "Kernel panic", "U-Boot")
+                  "clocksource: Switched", "Kernel panic", "U-Boot", "Warning: unable to open an initial console")
 
 
 def frame_bytes(source: str, data: bytes, needles: Sequence[str] = ()) -> tuple[Lines, InputStats]:

@@ -86,6 +86,7 @@ class Milestone(StrEnum):
     ROOT_MOUNTED = "root_mounted"
     INITMEM_FREED = "initmem_freed"
     RUN_INIT = "run_init"
+    NO_INITIAL_CONSOLE = "no_initial_console"  # "Warning: unable to open an initial console."
     # Kernels before 4.x and most vendor BSPs print no "Run /init": user space is seen through
     # what it prints itself (systemd[1]:, "INIT: version", BusyBox init, Android init:, ...).
     USERSPACE_FIRST = "userspace_first"  # the first line user space printed

@@ -69,6 +69,7 @@ class Total:
     end: str  # what ended it: "ready marker at line N" or why it is unknown
     estimated: bool = False
     error_ns: int | None = 0  # for an estimated end: it lies in [end_ns, end_ns + error_ns]
+    end_name: str = READY  # "ready" (the ready marker) or "login prompt" when no marker was given
 
     @property
     def duration_ns(self) -> int | None:
@@ -98,11 +99,19 @@ def compute_stages(boot: Boot, al: Alignment, times: Sequence[int | None] | None
     uboot = _point(firsts, al, Milestone.UBOOT_START)
     starting = _point(firsts, al, Milestone.STARTING_KERNEL) or _point(firsts, al, Milestone.EFI_STUB)
     kstart_ev = _point(firsts, al, Milestone.KERNEL_START)
-    run_init = _point(firsts, al, Milestone.RUN_INIT)
+    # Kernel init ends when init is exec'd: "Run /init" where the kernel prints it (4.x+), else
+    # free_initmem's "Freeing ... memory" or the initial-console warning, both printed by
+    # kernel_init right before it execs init.
+    run_init = (_point(firsts, al, Milestone.RUN_INIT) or _point(firsts, al, Milestone.INITMEM_FREED)
+                or _point(firsts, al, Milestone.NO_INITIAL_CONSOLE))
     ready = _point(firsts, al, READY, Kind.MARKER)
+    login = _point(firsts, al, Milestone.LOGIN_PROMPT)
 
     has_kernel = kstart_ev is not None or boot.lines.has_kernel_time(5000)
     k0_ns = al.to_axis(Stamp(Clock.KERNEL, 0)) if has_kernel else None
+    # Without its "Linux version" line (a cut ring buffer, a fragment) the kernel still started at
+    # its printk clock's zero, so kernel init up to a later milestone is measured on that clock;
+    # what needs the first lines (early init before the first initcall) is not.
     k0 = Point(k0_ns, kstart_ev.line_no if kstart_ev else None, "kernel clock start") if has_kernel else None
     power = Point(al.power_on_ns, None, "power-on") if al.power_on_ns is not None else None
 
@@ -141,7 +150,7 @@ def compute_stages(boot: Boot, al: Alignment, times: Sequence[int | None] | None
         times = al.times(boot.events)
     initcall = Kind.INITCALL
     placed = [(t, e) for e, t in zip(boot.events, times) if t is not None and e.kind is initcall]
-    if placed and k0 is not None:
+    if placed and k0 is not None and kstart_ev is not None:
         limit = run_init.ns if run_init is not None and run_init.ns is not None else None
         starts = [t for t, _ in placed]
         first_t = min(starts)
@@ -157,7 +166,9 @@ def compute_stages(boot: Boot, al: Alignment, times: Sequence[int | None] | None
             stages.append(span("kernel_early", "early init (before initcalls)", k0, first, "kernel_init"))
             stages.append(span("initcalls", "initcalls", first, last, "kernel_init"))
             stages.append(span("kernel_late", "root mount, free init memory", last, run_init, "kernel_init"))
-    stages.append(span("userspace", "init and user space", run_init, ready))
+    # Without a ready marker, the login prompt ends the boot as far as the console can tell.
+    end = ready if ready is not None else login
+    stages.append(span("userspace", "init and user space", run_init, end))
 
     if al.power_on_ns is not None:
         origin, start = "power-on", al.power_on_ns
@@ -170,6 +181,9 @@ def compute_stages(boot: Boot, al: Alignment, times: Sequence[int | None] | None
                       ready.error_ns)
     elif ready is not None:
         total = Total(origin, start, None, f"ready marker at line {ready.line_no} has no time on this axis")
+    elif login is not None and login.ns is not None:
+        total = Total(origin, start, login.ns, f"login prompt at line {login.line_no}; no ready marker "
+                      "(--marker ready=REGEX to choose)", login.estimated, login.error_ns, "login prompt")
     else:
         total = Total(origin, start, None, "no ready marker (use --marker ready=REGEX)")
     return tuple(stages), total

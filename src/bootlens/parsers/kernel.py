@@ -12,11 +12,11 @@ from . import REGISTRY
 from .base import ParseOptions, Parser
 
 # Dispatch on the first four characters: one dict lookup per line instead of a dozen searches.
-_PREFIXES = frozenset({"Linu", "Boot", "Kern", "Comm", "Cali", "Free", "VFS:", "Run ", "prin", "cloc"})
+_PREFIXES = frozenset({"Linu", "Boot", "Kern", "Comm", "Cali", "Free", "VFS:", "Run ", "prin", "cloc", "Warn"})
 
 _NEEDLES = ("Linux version", "Booting Linux", "Kernel command line:", "Command line:",
             "Calibrating delay", "Freeing", "VFS: Mounted root", "Run ", "printk:",
-            "clocksource: Switched", "Kernel panic")
+            "clocksource: Switched", "Kernel panic", "Warning: unable to open an initial console")
 _VERSION = re.compile(r"Linux version (\S+)")
 # "Calibrating delay using timer specific routine.." (calibrate_delay_direct) also measures,
 # for several timer ticks; both are skipped by lpj= on the command line.
@@ -24,7 +24,14 @@ _CALIBRATE = re.compile(
     r"Calibrating delay (?:loop|using timer specific routine)(?: \((skipped)\))?(?: preset value)?"
     r"[^(]*?([\d.]+) BogoMIPS \(lpj=(\d+)\)"
 )
-_INITMEM = re.compile(r"Freeing (?:unused kernel (?:image \(initmem\) )?memory|init memory)")
+# free_initmem() runs right before init is exec'd: "Freeing unused kernel memory" (most arches,
+# 2.6.3x-6.x), "Freeing init memory" (ARM and MIPS before 3.x), "Freeing unused kernel image
+# (initmem) memory" (x86 and RISC-V 5.x-6.x), "Freeing unused kernel image memory" (5.0-5.x).
+# The "(text/rodata gap)" and "alternatives" lines that follow on some arches are not matched.
+_INITMEM = re.compile(r"Freeing (?:unused kernel (?:image (?:\(initmem\) )?)?memory|init memory)")
+# Printed by kernel_init after free_initmem when /dev/console cannot be opened (Android kernels
+# before 3.x print no "Run /init" and often no "Freeing"): init is exec'd right after it.
+_NO_CONSOLE = "Warning: unable to open an initial console"
 _ROOT = re.compile(r"VFS: Mounted root \((\S+) filesystem\)( readonly)?(?: on device (\S+))?")
 _RUN = re.compile(r"Run (\S+) as init process")
 _CONSOLE = re.compile(r"printk: (?:console|legacy console) \[(\S+)\] enabled")
@@ -43,7 +50,10 @@ class KernelParser(Parser):
         if any(texts[i].startswith(("Linux version", "Booting Linux"))
                for i in lines.starting("Linux version", "Booting Linux")):
             return 1.0
-        return 0.5 if lines.has_kernel_time(2000) else 0.0
+        if lines.has_kernel_time(2000):
+            return 0.5
+        # an unstamped dmesg cut before its "Linux version" (a ring buffer that overflowed)
+        return 0.3 if lines.starting("Freeing", "VFS: Mounted root", "Run ", "Kernel panic") else 0.0
 
     def parse(self, lines: Lines, options: ParseOptions) -> ParseResult:
         events: list[Event] = []
@@ -131,6 +141,8 @@ class KernelParser(Parser):
                 if m:
                     once(Milestone.CLOCKSOURCE, idx)
                     facts.append(Fact("clocksource", m[1], no))
+            elif t.startswith(_NO_CONSOLE):
+                once(Milestone.NO_INITIAL_CONSOLE, idx)
             elif t.startswith("Kernel panic"):
                 once(Milestone.KERNEL_PANIC, idx)
                 warnings.append(f"kernel panic at line {no}: {t.strip()[:120]}")

@@ -133,6 +133,7 @@ def boot_dict(b: BootAnalysis, with_events: bool = True) -> dict[str, Any]:
             "end_s": _s(b.total.end_ns),
             "duration_s": _s(total_ns),
             "end": b.total.end,
+            "end_name": b.total.end_name,
             "estimated": b.total.estimated,
             "error_s": _s(b.total.error_ns) if b.total.estimated else 0.0,
         },

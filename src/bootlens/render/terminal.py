@@ -68,8 +68,8 @@ def _boot(b: BootAnalysis, console: Console, top: int, which: str) -> None:
     total = b.total
     if total.duration_ns is not None:
         shown = _range(total.duration_ns, total.estimated, total.error_ns)
-        note = ", estimated: the ready line has no timestamp" if total.estimated else ""
-        console.print(f"[bold]{total.origin} → ready: {shown}[/]  ({escape(total.end)}{note})")
+        note = f", estimated: the {total.end_name} line has no timestamp" if total.estimated else ""
+        console.print(f"[bold]{total.origin} → {total.end_name}: {shown}[/]  ({escape(total.end)}{note})")
     else:
         console.print(f"[bold]{total.origin} → ready: not measured[/]  ({escape(total.end)})")
     if b.partial:

@@ -1,0 +1,168 @@
+"""User space as the console shows it: the first line init or its children printed, the login
+prompt, and which init system it was.
+
+Kernels before 4.x and most vendor BSP kernels print no ``Run /init as init process``; user space
+is then seen through what it prints itself, or what the kernel prints on its behalf:
+
+    systemd[1]: systemd 229 running in system mode. (+PAM ...)     systemd (through /dev/kmsg)
+    Welcome to Arch Linux ARM!                                      systemd, on the console
+    [  OK  ] Started Journal Service.                               systemd status lines
+    INIT: version 2.88 booting                                      sysvinit
+    init started: BusyBox v1.31.1 (2020-03-04 10:11:12 UTC)         BusyBox init
+    Starting logging: OK                                            Buildroot init scripts
+    Loading, please wait...                                         initramfs-tools
+    init: Console is alive                                          OpenWrt procd (through kmsg)
+    init: init first stage started!                                 Android init (through kmsg)
+    udevd[183]: starting version 182                                udev (through kmsg)
+    random: init: uninitialized urandom read (4 bytes read, ...)    the kernel naming the reader
+    EXT4-fs (mmcblk0p1): re-mounted. Opts: (null)                   a remount user space asked for
+    type=1403 audit(...): policy loaded                             SELinux policy loaded by init
+
+A line without a printk timestamp printed after init was exec'd, on a console whose kernel
+lines are stamped, is user space's own output too (an init script, an ASCII-art banner); it is
+used when nothing above came first. Lines are only taken after the kernel started (a
+bootloader's "Welcome to GRUB!" is not user space).
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..lines import Lines, estimate_stamp
+from ..model import Event, Fact, Kind, Milestone, ParseResult
+from . import REGISTRY
+from .base import ParseOptions, Parser
+
+# Android logs user space through the kernel's ring buffer with a wall-clock prefix of its own
+# in last_kmsg ("[01-03 09:43:51.503] init: ..."); the evidence follows it.
+_ANDROID_WALL = r"(?:\[\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}\] )?"
+
+# (regex, init system it reveals or None). Order matters only for the init-system fact.
+_EVIDENCE: tuple[tuple[re.Pattern[str], str | None], ...] = tuple(
+    (re.compile(_ANDROID_WALL + rx), init) for rx, init in (
+        (r"systemd\[1\]: ", "systemd"),
+        (r"Welcome to \S", "systemd"),  # checked for "GRUB" below
+        (r"\[ *OK *\] (?:Started|Reached|Finished|Mounted|Listening|Created) ", "systemd"),
+        (r"INIT: version \d", "sysvinit"),
+        (r"init started: +BusyBox", "busybox"),
+        (r"init: (?:Console is alive|- preinit -|- watchdog -)", "procd"),
+        (r"procd: ", "procd"),
+        (r"init: (?:init first stage started|init second stage started|Starting service|"
+         r"/init\.rc|Loading SELinux|Running restorecon)", "android"),
+        (r"init: \S", None),  # Android and procd init log through kmsg; the kernel never says "init: "
+        (r"Loading, please wait\.\.\.", "initramfs-tools"),
+        (r"Starting (?:logging|syslogd|klogd|mdev|udev|network|dropbear|sshd)\b.*?: (?:OK|FAIL)", "buildroot"),
+        (r"(?:systemd-)?udevd\[\d+\]: ", None),
+        (r"random: (?!crng|fast init|nonblocking)[\w./-]+:? (?:uninitialized )?urandom read", None),
+        (r"EXT[234]-fs \([^)]*\): re-mounted", None),
+        (r"type=1403 audit\([^)]*\): policy loaded", None),
+    )
+)
+# The first two characters of every pattern above ("[0"/"[1": Android's wall-clock prefix), so
+# that most lines cost one set lookup.
+_FIRST = frozenset({"sy", "We", "[ ", "IN", "in", "pr", "Lo", "St", "ud", "ra", "EX", "ty", "[0", "[1"})
+_INIT_LOOKAHEAD = 5000  # lines after the first evidence searched for the init system's name
+# "hostname login:" (getty, BusyBox login), and BusyBox/procd's "Please press Enter".
+_LOGIN = re.compile(r"(?:[\w().-]+ )?login: ?(?:$|\S)")
+_PRESS_ENTER = "Please press Enter to activate this console"
+_KERNEL_DONE = (Milestone.RUN_INIT, Milestone.INITMEM_FREED, Milestone.NO_INITIAL_CONSOLE)
+
+
+def _start_index(lines: Lines) -> int:
+    """Index of the kernel's first line (``Linux version``/``Booting Linux``), or of the first
+    stamped line: user space cannot come before it."""
+    texts = lines.text
+    banners = [i for i in lines.starting("Linux version", "Booting Linux")
+               if texts[i].startswith(("Linux version", "Booting Linux"))]
+    if banners:
+        return banners[0]
+    for i, k in enumerate(lines.kernel):
+        if k is not None:
+            return i
+    return 0
+
+
+def _exec_index(lines: Lines, start: int) -> int | None:
+    """Index of the line after which init runs: ``Run /init``, else the first ``Freeing ...``
+    of init memory, else the initial-console warning; None when the log shows none."""
+    texts = lines.text
+    found: list[int] = []
+    for i in lines.starting("Run ", "Freeing", "Warning: unable to open an initial console"):
+        if i < start:
+            continue
+        t = texts[i]
+        if t.startswith("Run ") and " as init process" in t:
+            return i
+        if t.startswith(("Freeing unused kernel", "Freeing init memory", "Warning: unable to open")):
+            found.append(i)
+    return found[0] if found else None
+
+
+def _mostly_stamped(lines: Lines, start: int, end: int) -> bool:
+    """True when the kernel lines of [start, end) carry printk timestamps (so an unstamped line
+    after init ran is not the kernel's)."""
+    part = lines.kernel[start:end]
+    return bool(part) and part.count(None) * 4 < len(part)
+
+
+@REGISTRY.register
+class UserspaceParser(Parser):
+    """First user-space output, login prompt, init system."""
+
+    name = "userspace"
+    description = "first user-space output (systemd, sysvinit, BusyBox, procd, Android init), login prompt"
+
+    def sniff(self, lines: Lines, options: ParseOptions) -> float:
+        return 0.5 if len(lines) else 0.0
+
+    def parse(self, lines: Lines, options: ParseOptions) -> ParseResult:
+        events: list[Event] = []
+        facts: list[Fact] = []
+        texts, kern = lines.text, lines.kernel
+        start = _start_index(lines)
+        exec_i = _exec_index(lines, start)
+        first: int | None = None
+        init: tuple[str, int] | None = None
+        initramfs: int | None = None
+        fallback_ok = exec_i is not None and _mostly_stamped(lines, start, exec_i)
+        for i in range(exec_i + 1 if exec_i is not None else start, len(texts)):
+            t = texts[i]
+            if t[:2] in _FIRST:
+                for rx, system in _EVIDENCE:
+                    if rx.match(t) is not None and not t.startswith("Welcome to GRUB"):
+                        if first is None:
+                            first = i
+                        if system == "initramfs-tools":  # the initramfs, not the root's init
+                            if initramfs is None:
+                                initramfs = i
+                        elif system is not None:
+                            init = (system, i)
+                        break
+            elif first is None and fallback_ok and kern[i] is None and t.strip():
+                first = i
+            if first is not None and (init is not None or i - first > _INIT_LOOKAHEAD):
+                break
+        if first is not None:
+            events.append(Event(Kind.MILESTONE, Milestone.USERSPACE_FIRST, estimate_stamp(lines, first), None,
+                                lines.no(first)))
+        if initramfs is not None:
+            facts.append(Fact("initramfs", "initramfs-tools", lines.no(initramfs)))
+        if init is not None:
+            facts.append(Fact("init_system", init[0], lines.no(init[1])))
+        login = self._login(lines, start)
+        if login is not None:
+            events.append(Event(Kind.MILESTONE, Milestone.LOGIN_PROMPT, estimate_stamp(lines, login), None,
+                                lines.no(login)))
+        return ParseResult(tuple(events), tuple(facts), ())
+
+    @staticmethod
+    def _login(lines: Lines, start: int) -> int | None:
+        """The first login prompt (or BusyBox's 'Please press Enter') after the kernel started."""
+        texts = lines.text
+        for i in lines.grep("login:", _PRESS_ENTER):
+            if i < start:
+                continue
+            t = texts[i]
+            if t.startswith(_PRESS_ENTER) or _LOGIN.match(t) is not None:
+                return i
+        return None
