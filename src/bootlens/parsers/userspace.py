@@ -68,18 +68,18 @@ _PRESS_ENTER = "Please press Enter to activate this console"
 _KERNEL_DONE = (Milestone.RUN_INIT, Milestone.INITMEM_FREED, Milestone.NO_INITIAL_CONSOLE)
 
 
-def _start_index(lines: Lines) -> int:
+def _start_index(lines: Lines) -> tuple[int, bool]:
     """Index of the kernel's first line (``Linux version``/``Booting Linux``), or of the first
-    stamped line: user space cannot come before it."""
+    stamped line: user space cannot come before it; and whether the kernel's start was seen."""
     texts = lines.text
     banners = [i for i in lines.starting("Linux version", "Booting Linux")
                if texts[i].startswith(("Linux version", "Booting Linux"))]
     if banners:
-        return banners[0]
+        return banners[0], True
     for i, k in enumerate(lines.kernel):
         if k is not None:
-            return i
-    return 0
+            return i, False
+    return 0, False
 
 
 def _exec_index(lines: Lines, start: int) -> int | None:
@@ -119,8 +119,12 @@ class UserspaceParser(Parser):
         events: list[Event] = []
         facts: list[Fact] = []
         texts, kern = lines.text, lines.kernel
-        start = _start_index(lines)
+        start, kernel_start_seen = _start_index(lines)
         exec_i = _exec_index(lines, start)
+        if exec_i is None and not kernel_start_seen:
+            # a fragment (a ring buffer's tail): user space may have run long before its first line,
+            # so what it shows is not user space's first output
+            return ParseResult()
         first: int | None = None
         init: tuple[str, int] | None = None
         initramfs: int | None = None

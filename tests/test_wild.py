@@ -1,0 +1,177 @@
+"""Real boot logs of real boards (../shared/corpus/wild, read in place, never copied here).
+
+The corpus README gives each log's source (repository, path, commit) and the facts a person
+measured with grep; the expectations below are those facts, line numbers as ``grep -n`` counts
+them. Where bootlens sees more than the README lists (an earlier line that is plainly user space's
+own output), the line is bootlens's and the reason is in the comment; docs/real-logs.md has the
+table with what each log lets bootlens measure and what it cannot see.
+
+Every log must analyse, advise and report with exit 0 through the real command line.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from bootlens.analyze import BootAnalysis, analyze_paths
+from bootlens.model import Kind, Milestone
+
+WILD = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "wild"
+LOGS = sorted(WILD.glob("*.log")) if WILD.is_dir() else []
+
+if not LOGS:
+    # CI has ../shared beside the checkout: a missing corpus there is a failure, not a skip
+    if os.environ.get("CI"):
+        raise RuntimeError(f"the shared corpus is missing: {WILD}")
+    pytest.skip(f"shared corpus not found at {WILD}", allow_module_level=True)
+
+
+@dataclass(frozen=True)
+class Expect:
+    """The hand-measured facts of one boot of a corpus log."""
+
+    kernel_start: int | None = None  # line of "Linux version"/"Booting Linux"
+    kernel_init_end: int | None = None  # "Run /init", else "Freeing ... memory", else the console warning
+    kernel_init_s: float | None = None  # its printk time (kernel init's duration on the printk clock)
+    userspace_first: int | None = None  # first line user space printed
+    login: int | None = None  # login prompt or "Please press Enter"
+    bootdelay: str | None = None  # the autoboot countdown's start value
+    partial: str | None = None  # a substring of the partial reasons; None: a whole boot
+
+
+# file number -> the expectations of each of its boots
+FACTS: dict[str, tuple[Expect, ...]] = {
+    "01": (Expect(kernel_start=191, bootdelay="0", partial="log ends before user space"),),  # cut at the end
+    "02": (Expect(1, 202, 1.790915, 210),),  # 4.1: no "Run /init"; systemd[1] at 1.940474
+    "03": (Expect(partial="log starts mid-boot (first printk time 13.542176 s"),),  # a WARN splat fragment
+    "04": (Expect(bootdelay="0", partial="bootloader only"),),
+    "05": (Expect(partial="no kernel output"),),  # RedBoot; kernel silent (loglevel=4)
+    "06": (Expect(125, bootdelay="0", partial="log ends before user space"),),  # ends at deferred probe
+    "07": (Expect(1, 468, 2.050255, 474),),
+    # the README lists no user-space line; "init: could not open /dev/keychord" (5.796276) is
+    # Android's init through kmsg
+    "08": (Expect(52, userspace_first=543),),
+    "09": (Expect(None, 79, None, 80, partial="Linux version"),),  # cut, no timestamps
+    "10": (Expect(55, partial="log ends before user space"),),
+    "11": (Expect(1, 635, 7.0, 668),),  # dmesg -T: 1 s resolution
+    "12": (Expect(1, 604, 4.124552, 614),),  # systemd 229
+    "13": (Expect(41, 262, 1.636386, 263, 274, "0"),),  # udevd[151] is user space's first line
+    # mkinitcpio's ":: running early hook [udev]" (unstamped, right after Run /init) comes before
+    # the README's systemd[1] line 416
+    "14": (Expect(60, 402, 3.530060, 403, 681, "2"),),
+    # line 196 of the ASCII-art banner is blanks only; 197 is its first visible line
+    "15": (Expect(61, 194, 0.673660, 197, 233, "1"),),
+    "16": (Expect(partial="bootloader only"),),  # MediaTek preloader and LK
+    "17": (Expect(121, 632, 8.895373, 633, 762),),
+    "18": (Expect(90, 198, None, 199),),  # no timestamps
+    "19": (Expect(26, 44, 0.390000),),  # init=/bin/sh prints nothing
+    # console handover: the log starts at 2.8 s; udevd[542] (3.395048) is user space before the
+    # README's "INIT: version" line 200
+    "20": (Expect(None, 184, 3.139384, 194, 282, partial="log starts mid-boot"),),
+    "21": tuple(Expect(partial="bootloader only") for _ in range(4)),  # four coreboot boots
+    "22": (Expect(35, 114, 1.364445, 116, 136, "1"),),
+    "23": (Expect(partial="bootloader only"),),  # coreboot, SeaBIOS
+    "24": (Expect(partial="log starts mid-boot (first printk time 4313.843190 s"),),  # last_kmsg tail
+    "25": (Expect(35, 200, 3.390000, 201, bootdelay="1"),),
+    # the README lists no user-space line; "<3>[ 9.165977] init: could not open /dev/keychord" is
+    # Android's init
+    "26": (Expect(2, 687, 9.091765, 692),),
+    "27": (Expect(1, 663, 3.820897, 664),),  # Android: the initial-console warning, then init
+    "28": (Expect(1, 418, 3.937386, 453),),  # initramfs /init prints nothing; udevd[824] at 26.157865
+    "29": (Expect(1, 754, 6.328614, 756),),  # "Booting Linux" at line 1, "Linux version" at 5
+    # three "Freeing unused kernel memory" lines: the first ends kernel init; systemd-tmpfiles
+    # reading urandom (0.945752) is user space before the README's systemd[1] line 628
+    "30": (Expect(4, 512, 0.938481, 516),),
+    # tomoyo-init's output (unstamped, glued to kernel lines) comes before "init: Console is alive"
+    "31": (Expect(76, 182, 1.538482, 185, 237, "0"),),
+    "32": (Expect(partial="bootloader only"), Expect(321, userspace_first=533, login=535)),
+    "33": (Expect(35, 295),),  # no timestamps
+    "34": (Expect(57, 406, 4.010899, 407, 527, "0"),),
+    "35": (Expect(1, 822, 4.925268, 823), Expect(partial="log starts mid-boot (first printk time 3.637091 s")),
+}
+
+
+def _log(num: str) -> Path:
+    return next(p for p in LOGS if p.name.startswith(num + "-"))
+
+
+def _milestone(b: BootAnalysis, name: str) -> int | None:
+    return next((e.line_no for e in b.boot.events if e.kind is Kind.MILESTONE and e.name == name), None)
+
+
+def test_every_corpus_log_has_facts() -> None:
+    assert sorted(p.name[:2] for p in LOGS) == sorted(FACTS)
+
+
+@pytest.mark.parametrize("num", sorted(FACTS))
+def test_corpus_log_facts(num: str) -> None:
+    a = analyze_paths([str(_log(num))])
+    want = FACTS[num]
+    assert len(a.boots) == len(want), [b.boot.split_reason for b in a.boots]
+    for b, x in zip(a.boots, want):
+        where = f"{num} boot {b.boot.index + 1}"
+        assert _milestone(b, Milestone.KERNEL_START) == x.kernel_start, where
+        st = {s.name: s for s in b.stages}
+        ki = st["kernel_init"]
+        assert (ki.end.line_no if ki.end is not None else None) == x.kernel_init_end, where
+        if x.kernel_init_s is None:
+            assert ki.duration_ns is None, where
+        else:
+            assert ki.duration_ns is not None, where
+            tol = 1.0 if num == "11" else 1e-6  # dmesg -T prints whole seconds
+            assert abs(ki.duration_ns / 1e9 - x.kernel_init_s) <= tol, where
+        assert _milestone(b, Milestone.USERSPACE_FIRST) == x.userspace_first, where
+        assert _milestone(b, Milestone.LOGIN_PROMPT) == x.login, where
+        delay = b.boot.fact("bootdelay")
+        assert (delay.value if delay else None) == x.bootdelay, where
+        reasons = "; ".join(b.partial_reasons)
+        if x.partial is None:
+            assert not b.partial, (where, reasons)
+        else:
+            assert x.partial in reasons, (where, reasons)
+        if x.partial is not None and "mid-boot" in x.partial:
+            # a cut log measures nothing before its first line: no early init, no kernel load
+            assert all(s.duration_ns is None for s in b.stages if s.name in ("kernel_early", "kernel_load")), where
+
+
+def test_login_prompt_ends_the_boot_without_a_ready_marker() -> None:
+    """34 (Orange Pi Zero3, Poky): the login prompt at line 527 ends the boot, and says so."""
+    b = analyze_paths([str(_log("34"))]).boots[0]
+    assert b.total.end_name == "login prompt"
+    assert b.total.end.startswith("login prompt at line 527")
+    us = next(s for s in b.stages if s.name == "userspace")
+    assert us.start is not None and us.start.line_no == 406 and us.end is not None and us.end.line_no == 527
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "bootlens.cli", *args], capture_output=True, text=True,
+                          timeout=600)
+
+
+@pytest.mark.parametrize("command", ["analyze", "advise"])
+def test_every_corpus_log_exits_0(command: str) -> None:
+    r = _cli(command, *map(str, LOGS))
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "Traceback" not in r.stderr
+
+
+def test_every_corpus_log_reports(tmp_path: Path) -> None:
+    for log in LOGS:
+        out = tmp_path / (log.stem + ".html")
+        r = _cli("report", str(log), "-o", str(out))
+        assert r.returncode == 0, (log.name, r.stderr[-2000:])
+        assert out.stat().st_size > 10_000
+
+
+@pytest.mark.parametrize("fmt", ["svg", "perfetto"])
+def test_corpus_logs_report_as(fmt: str, tmp_path: Path) -> None:
+    out = tmp_path / f"all.{fmt}"
+    r = _cli("report", *map(str, LOGS), "--format", fmt, "-o", str(out))
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert out.stat().st_size > 10_000
