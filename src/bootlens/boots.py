@@ -1,9 +1,13 @@
 """Cutting an input into boots and running the parsers over each.
 
-One input may hold several boots (a console left running across resets). A new boot starts at:
-an SPL banner once anything of a boot was seen; a U-Boot banner once U-Boot proper or the kernel
-was seen; ``Booting Linux``/``Linux version`` once the kernel was seen; or the printk clock going
-back by more than :data:`BACKWARDS_SPLIT_NS` (a reset with the start of the console lost).
+One input may hold several boots (a console left running across resets, a board that resets
+itself before the kernel). A new boot starts at the first line of a new chain of programs: a
+banner (:mod:`bootlens.parsers.banners`: boot ROM, DDR blob, TPL, SPL, firmware, bootloader) of
+an earlier stage than something the current boot already ran, or of the same stage again (a
+second U-Boot banner); ``Booting Linux``/``Linux version`` once the kernel was seen; or the
+printk clock going back by more than :data:`BACKWARDS_SPLIT_NS` and staying back (a reset with
+the start of the console lost). Only printk stamps take part: a bootloader's own stamps are on
+another clock, and one line printed out of order by another CPU is no reset.
 """
 
 from __future__ import annotations
@@ -12,22 +16,26 @@ from .errors import InputError
 from .lines import Lines, steps_back
 from .model import NS_PER_MS, Boot, Event, Fact, InputStats, Kind
 from .parsers import ParseOptions, Registry, default_registry
+from .parsers.banners import RANK_KERNEL, find_banners
 
 BACKWARDS_SPLIT_NS = 500 * NS_PER_MS
 
 def split_boots(lines: Lines) -> list[tuple[Lines, str, int]]:
     """Cut lines into boots: (lines, why this boot starts here, printk backward steps).
 
-    Only the lines that can start a boot are visited: banner lines found by ``grep`` and the
-    places where the printk clock steps back (``steps_back``); both run over whole columns.
+    Only the lines that can start a boot are visited: banner lines found through the keyword
+    index and the places where the printk clock steps back (``steps_back``); both run over
+    whole columns.
     """
     kern, texts = lines.kernel, lines.text
-    banners = lines.starting("U-Boot", "Booting Linux", "Linux version")
+    kernel_starts = lines.starting("Booting Linux", "Linux version")
+    banners = {i: b for i, b, _ in find_banners(lines)}
     back = {i: j for i, j in steps_back(kern)}
     cuts: list[tuple[int, str]] = [(0, "start of input")]
-    seen_spl = seen_uboot = seen_kernel = seen_version = False
+    top = -1  # the latest stage of the chain the current boot has run (banner rank)
+    seen_kernel = seen_version = False
     backwards = [0]
-    for i in sorted(set(banners) | back.keys()):
+    for i in sorted(set(kernel_starts) | banners.keys() | back.keys()):
         t = texts[i]
         k = kern[i]
         last_cut = cuts[-1][0]
@@ -36,34 +44,34 @@ def split_boots(lines: Lines) -> list[tuple[Lines, str, int]]:
         if j is not None and j >= last_cut:  # compare only within the current boot
             prev = kern[j]
             assert prev is not None and k is not None
-            if prev - k > BACKWARDS_SPLIT_NS:
+            if prev - k > BACKWARDS_SPLIT_NS and not _resumes(kern, i, prev):
                 reason = f"printk time went back from {prev / 1e9:.6f} to {k / 1e9:.6f}"
             else:
                 backwards[-1] += 1
-        if t.startswith("U-Boot SPL "):
-            if seen_spl or seen_uboot or seen_kernel:
-                reason = "new SPL banner"
-            seen_spl = True
-        elif t.startswith("U-Boot ") and t[7:8].isdigit():
-            if seen_uboot or seen_kernel:
-                reason = "new U-Boot banner"
-            seen_uboot = True
+        rank = None
+        if (b := banners.get(i)) is not None:
+            rank = b.rank
+            if top > b.rank or (top == b.rank and b.repeat_splits):
+                reason = f"new {b.name} banner"
         elif t.startswith("Booting Linux"):
             if seen_kernel:
                 reason = "new kernel start (Booting Linux)"
             seen_kernel = True
+            rank = RANK_KERNEL
         elif t.startswith("Linux version ") and (k is not None or not _kernel_since(kern, last_cut, i)):
             if seen_version:
                 reason = "new kernel start (Linux version)"
             seen_kernel = seen_version = True
+            rank = RANK_KERNEL
         if reason is not None and i > last_cut:
             cuts.append((i, reason))
             backwards.append(0)
             # the boundary line itself opens the new boot
-            seen_spl = t.startswith("U-Boot SPL ")
-            seen_uboot = t.startswith("U-Boot ") and not seen_spl
+            top = -1
             seen_kernel = t.startswith(("Booting Linux", "Linux version "))
             seen_version = t.startswith("Linux version ")
+        if rank is not None:
+            top = max(top, rank)
     if len(cuts) == 1:
         return [(lines, cuts[0][1], backwards[0])]
     out = []
@@ -71,6 +79,22 @@ def split_boots(lines: Lines) -> list[tuple[Lines, str, int]]:
         end = cuts[n + 1][0] if n + 1 < len(cuts) else len(lines)
         out.append((lines.slice(start, end), reason, backwards[n]))
     return out
+
+
+def _resumes(kern: list[int | None], i: int, prev: int, look: int = 3) -> bool:
+    """True when the printk clock is back at ``prev`` or later within the next few stamped lines
+    after i: line i was printed out of order (another CPU's message), not after a reset."""
+    seen = 0
+    for j in range(i + 1, len(kern)):
+        v = kern[j]
+        if v is None:
+            continue
+        if v >= prev:
+            return True
+        seen += 1
+        if seen >= look:
+            return False
+    return False
 
 
 def _kernel_since(kern: list[int | None], start: int, end: int) -> bool:
@@ -142,8 +166,8 @@ def boots_from_lines(
             continue
         extra: list[str] = []
         if backwards:
-            extra.append(f"printk time went backwards {backwards} times (by less than "
-                         f"{BACKWARDS_SPLIT_NS // NS_PER_MS} ms each)")
+            extra.append(f"printk time went backwards {backwards} times (lines stamped out of order, "
+                         "not a restart at zero)")
         if skipped:
             extra.append(f"{skipped} lines before this boot hold no boot output")
             skipped = 0
