@@ -12,7 +12,7 @@ SPL is "absent" when no SPL banner was seen, since many boards have none.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .align import Alignment
 from .model import READY, Boot, Clock, Event, Kind, Milestone, Stamp
@@ -144,7 +144,10 @@ def compute_stages(boot: Boot, al: Alignment, times: Sequence[int | None] | None
         # line): that span is measured as a whole, even though it cannot be split.
         stages.append(span("pre_kernel", "power-on to kernel clock (no console output to split it)",
                            power, k0))
-    stages.append(span("kernel_init", "kernel init", k0, run_init))
+    ki = span("kernel_init", "kernel init", k0, run_init)
+    if ki.status != MEASURED and kstart_ev is None:
+        ki = replace(ki, start_ns=None)  # neither end seen: a cut log shows no start either
+    stages.append(ki)
 
     if times is None:
         times = al.times(boot.events)
