@@ -33,22 +33,19 @@ _CTRL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _CTRL_BYTES = bytes([*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F])  # _CTRL less CR
 
 # printk: "[    1.234567] ", with an optional "<6>" level and an optional "[    T1]" caller id.
-_PRINTK = re.compile(r"[ \t]*(?:<(\d{1,3})>)?\[ *(\d{1,10})\.(\d{1,9})\](?:\[ *[TC]\d+\])? ?", re.ASCII)
-# The same anywhere in a line, strict 6-digit form, for output glued after unterminated noise.
-_PRINTK_ANYWHERE = re.compile(r"\[ *(\d{1,10})\.(\d{6})\](?:\[ *[TC]\d+\])? ?", re.ASCII)
+# printk has printed exactly six decimals since CONFIG_PRINTK_TIME appeared (2.6.x, "%5lu.%06lu"),
+# and so do dmesg and journalctl: "[   0.114]" (a U-Boot that stamps its own lines with
+# milliseconds since reset) is a bootloader clock and stays in the text for the bootloader parser.
+_PRINTK = re.compile(r"[ \t]*(?:<(\d{1,3})>)?\[ *(\d{1,10})\.(\d{6})\](?:\[ *[TC]\d+\])? ?", re.ASCII)
 # grabserial -t: "[elapsed delta] " (elapsed "%4.6f", delta "%2.6f").
 _GS_T = re.compile(r"\[ *(\d{1,10})\.(\d{6}) +-?\d+\.\d{6}\] ?", re.ASCII)
 # grabserial -T: "[HH:MM:SS.ffffff delta] " or, with delta off, "[HH:MM:SS.ffffff] ".
 _GS_SYS = re.compile(r"\[(\d\d):(\d\d):(\d\d)\.(\d{6})(?: +-?\d+\.\d{6})?\] ?", re.ASCII)
-# journalctl -k -o short-monotonic: "[    1.234567] host kernel: message".
-_JOURNAL = re.compile(r"\S+ kernel: ", re.ASCII)
+# journalctl -o short-monotonic: "[    1.234567] host kernel: message" (the message is the text)
+# and "[    1.234567] host systemd[1]: message" (the text keeps "systemd[1]: message").
+_JOURNAL = re.compile(r"\S+ kernel: |\S+ (?=[^\s\[:]+(?:\[\d+\])?: )", re.ASCII)
 
 _DAY_NS = 86_400 * 1_000_000_000
-
-
-def _frac_ns(frac: str) -> int:
-    """Fractional seconds digits -> ns (printk always prints 6 digits; be lenient)."""
-    return int((frac + "000000000")[:9])
 
 
 class Lines:
@@ -59,7 +56,7 @@ class Lines:
     memory. ``lines[i]`` still gives a :class:`Line` view when one is wanted.
     """
 
-    __slots__ = ("text", "kernel", "host", "first", "max_len", "_hits", "_starts")
+    __slots__ = ("text", "kernel", "host", "first", "max_len", "glued", "_hits", "_starts")
 
     def __init__(self, text: list[str], kernel: list[int | None], host: list[int | None], first: int = 1) -> None:
         self.text = text
@@ -67,6 +64,9 @@ class Lines:
         self.host = host
         self.first = first  # input line number of index 0
         self.max_len: int | None = None  # longest message, when the framing pass measured it
+        # console text that preceded a printk stamp on the same line (a login prompt the kernel
+        # wrote over, noise), by index: the line's text is the kernel message after the stamp
+        self.glued: dict[int, str] = {}
         self._hits: dict[str, list[int]] = {}
         self._starts: dict[str, list[int]] = {}
 
@@ -106,7 +106,26 @@ class Lines:
         part._hits = {n: [i - a for i in h[bisect_left(h, a) : bisect_left(h, b)]] for n, h in self._hits.items()}
         part._starts = {n: [i - a for i in h[bisect_left(h, a) : bisect_left(h, b)]]
                         for n, h in self._starts.items()}
+        part.glued = {i - a: g for i, g in self.glued.items() if a <= i < b}
         return part
+
+    def retext(self, changes: dict[int, str]) -> None:
+        """Replace the text of some lines, keeping the cached keyword hits true."""
+        if not changes:
+            return
+        for i, t in changes.items():
+            self.text[i] = t
+        changed = set(changes)
+        for cache, test in ((self._hits, str.__contains__), (self._starts, str.startswith)):
+            for key, hits in cache.items():
+                keep = [i for i in hits if i not in changed]
+                add = [i for i in changed if test(changes[i], key)]
+                cache[key] = sorted(keep + add) if add else keep
+
+    def console_text(self, i: int) -> str:
+        """Everything line i showed on the console: glued console text, then the message."""
+        g = self.glued.get(i)
+        return self.text[i] if g is None else g + self.text[i]
 
     def set_hits(self, hits: dict[str, list[int]], starts: dict[str, list[int]]) -> None:
         """Substring and prefix hits computed elsewhere (the native framing pass)."""
@@ -242,7 +261,9 @@ def _detect_framing(text: str) -> str:
             journal += 1
     if journal * 2 >= n:
         return "journalctl"
-    return "plain"
+    from .framings import detect
+
+    return detect(sample) or "plain"
 
 
 # What every input is indexed for while it is framed (the built-in parsers' and the boot
@@ -251,7 +272,8 @@ INDEX_NEEDLES = ("call", "usecs")
 # ... and message prefixes (far cheaper to index than substrings):
 INDEX_PREFIXES = ("sched_process_", "uptime: ", "Linux version", "Booting Linux", "Kernel command line:",
                   "Command line:", "Calibrating delay", "Freeing", "VFS: Mounted root", "Run ", "printk:",
-                  "clocksource: Switched", "Kernel panic", "U-Boot", "Warning: unable to open an initial console")
+                  "clocksource: Switched", "Kernel panic", "U-Boot", "Warning: unable to open an initial console",
+                  " (", "-(", " [", "(", "[")  # the last five: quirks.CALLER_HEADS (vendor caller prefixes)
 
 
 def frame_bytes(source: str, data: bytes, needles: Sequence[str] = ()) -> tuple[Lines, InputStats]:
@@ -264,7 +286,12 @@ def frame_bytes(source: str, data: bytes, needles: Sequence[str] = ()) -> tuple[
     no_final_newline = not text.endswith("\n")
     framing = _detect_framing(text)
     extra = tuple(n for n in dict.fromkeys(needles) if n not in INDEX_NEEDLES)
-    lines = frame_text(text, framing, INDEX_NEEDLES + extra, INDEX_PREFIXES)
+    notes: list[str] = []
+    lines = frame_text(text, framing, INDEX_NEEDLES + extra, INDEX_PREFIXES, notes)
+    if framing == "grabserial-t":
+        from .quirks import host_restarts
+
+        notes += host_restarts(lines, lambda: text.split("\n"))
     n = len(lines)
     long_lines = 0
     longest = lines.max_len if lines.max_len is not None else max(map(len, lines.text), default=0)
@@ -283,7 +310,7 @@ def frame_bytes(source: str, data: bytes, needles: Sequence[str] = ()) -> tuple[
         garbled_lines=garbled,
         no_final_newline=no_final_newline,
         cr_only=bool(counts["cr_only"]),
-        warnings=_stats_warnings(counts, long_lines, garbled, no_final_newline, n),
+        warnings=tuple(notes) + _stats_warnings(counts, long_lines, garbled, no_final_newline, n),
     )
     return lines, stats
 
@@ -318,7 +345,7 @@ def _stats_warnings(
 _PK = r"(?:[ \t]*(?:<\d{1,3}>)?\[ *(\d{1,10})\.(\d{6})\](?:\[ *[TC]\d+\])? ?)?"
 _FAST = {
     "plain": re.compile(r"^" + _PK + r"(.*)$", re.M | re.ASCII),
-    "journalctl": re.compile(r"^" + _PK + r"(?:\S+ kernel: )?(.*)$", re.M | re.ASCII),
+    "journalctl": re.compile(r"^" + _PK + r"(?:" + _JOURNAL.pattern + r")?(.*)$", re.M | re.ASCII),
     "grabserial-t": re.compile(r"^(?:\[ *(\d{1,10})\.(\d{6}) +-?\d+\.\d{6}\] ?)?" + _PK + r"(.*)$",
                                re.M | re.ASCII),
 }
@@ -350,22 +377,28 @@ def native_module() -> ModuleType | None:
     return _native
 
 
-def frame_text(text: str, framing: str, needles: Sequence[str] = (), prefixes: Sequence[str] = ()) -> Lines:
+def frame_text(text: str, framing: str, needles: Sequence[str] = (), prefixes: Sequence[str] = (),
+               notes: list[str] | None = None) -> Lines:
     """Peel host and printk prefixes off every line of ``text`` (a final newline ends the last
-    line; it does not start an empty one).
+    line; it does not start an empty one), then settle what the stamps mean (quirks.py).
 
     ``needles`` and ``prefixes``: what to index while the lines are at hand (see
-    :meth:`Lines.grep` and :meth:`Lines.starting`).
+    :meth:`Lines.grep` and :meth:`Lines.starting`). ``notes``: where a framing that has
+    something to say about the input (skipped lines, clock resolution) appends it.
     """
+    from .quirks import settle
+
     if _native is not None:
         cols = _native.frame(text, framing, list(needles), list(prefixes))
         if cols is not None:
             lines = Lines(cols[0], cols[1], cols[2])
             lines.max_len = cols[3]
             lines.set_hits(dict(zip(needles, cols[4])), dict(zip(prefixes, cols[5])))
+            settle(lines)
             return lines
-    lines = frame_text_py(text, framing)
+    lines = _frame_core_py(text, framing, notes)
     lines.set_hits(*index_py(lines.text, needles, prefixes))
+    settle(lines)
     return lines
 
 
@@ -381,8 +414,24 @@ def index_py(texts: list[str], needles: Sequence[str], prefixes: Sequence[str]
 
 def frame_text_py(text: str, framing: str) -> Lines:
     """Reference implementation of :func:`frame_text` (and the path without the accelerator)."""
+    from .quirks import settle
+
+    lines = _frame_core_py(text, framing)
+    settle(lines)
+    return lines
+
+
+def _frame_core_py(text: str, framing: str, notes: list[str] | None = None) -> Lines:
+    """The framing pass the native ``frame`` mirrors (no quirks pass, no index)."""
     if text.endswith("\n"):
         text = text[:-1]
+    from .framings import FRAMINGS, frame
+
+    if framing in FRAMINGS:
+        wild = frame(text.split("\n"), framing)
+        if notes is not None:
+            notes += wild[3]
+        return Lines(wild[0], wild[1], wild[2])
     fast = _FAST.get(framing)
     if fast is None:
         return _frame_slow(text.split("\n"), framing)
@@ -411,27 +460,7 @@ def frame_text_py(text: str, framing: str) -> Lines:
         pos = end + 1
     if len(host) != len(texts):
         host = [None] * len(texts)
-    _lenient(texts, kernel)
     return Lines(texts, kernel, host)
-
-
-def _lenient(texts: list[str], kernel: list[int | None]) -> None:
-    """Second look at untimed lines holding a '[': printk glued after unterminated noise, or a
-    timestamp with other than six decimals."""
-    pk = _PRINTK.match
-    anywhere = _PRINTK_ANYWHERE.search
-    for i, t in enumerate(texts):
-        if kernel[i] is not None or "[" not in t:
-            continue
-        m = pk(t)
-        if m is not None:
-            kernel[i] = int(m[2]) * 1_000_000_000 + _frac_ns(m[3])
-            texts[i] = t[m.end() :]
-            continue
-        m2 = anywhere(t)
-        if m2 is not None:
-            kernel[i] = int(m2[1] + m2[2]) * 1000
-            texts[i] = t[m2.end() :]
 
 
 def _frame_slow(raw: Sequence[str], framing: str) -> Lines:
@@ -468,18 +497,16 @@ def _frame_slow(raw: Sequence[str], framing: str) -> Lines:
         m = pk(s, pos)
         if m is None:
             kernel.append(None)
-            texts.append(s[pos:] if pos else s)
-            continue
-        kernel.append(int(m[2]) * 1_000_000_000 + _frac_ns(m[3]))
-        end = m.end()
+            end = pos
+        else:
+            kernel.append(int(m[2] + m[3]) * 1000)
+            end = m.end()
         if journal is not None:
             j = journal(s, end)
             if j is not None:
                 end = j.end()
         texts.append(s[end:])
-    lines = Lines(texts, kernel, host)
-    _lenient(texts, kernel)
-    return lines
+    return Lines(texts, kernel, host)
 
 
 def grep(texts: list[str], needles: Sequence[str]) -> list[list[int]]:

@@ -1,0 +1,129 @@
+"""Second pass over framed lines, the same whichever framing pass (native or Python) ran first:
+the format knowledge that is about what a stamp *means* rather than where it is.
+
+- A printk stamp glued after console text that had no newline (a login prompt, a half-written
+  user-space line, noise) is the kernel's: the line gets its time, the message its text, and
+  the console text before it is kept in :attr:`Lines.glued`. A stamp quoted by a test harness
+  (kselftest's ``# [   86.098289] test_bpf: ...``) is output of the test, and stays text.
+- Vendor caller prefixes after the stamp are peeled off before any parser matches a message:
+  Samsung/Android ``[0:        swapper:    0]``, MediaTek ``(0)[151:bat_thread_kthr]`` and
+  ``-(0)[0:swapper/0]`` (``[T1]``/``[C0]`` are part of the printk prefix itself).
+- A ``<6>`` level without a stamp is peeled off; a ring buffer cut in the middle of one leaves
+  ``6>`` on its first line.
+- Host clocks that restart (grabserial ``-m``) are put back on one axis.
+
+Each step starts from an index (untimed lines holding ``[``, lines starting with a caller
+prefix's first characters), so the plain path pays nothing per line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from .lines import Lines
+
+# The strict printk stamp anywhere in a line (six decimals, as printk prints them).
+_ANYWHERE = re.compile(r"\[ *(\d{1,10})\.(\d{6})\](?:\[ *[TC]\d+\])? ?", re.ASCII)
+# What a test harness puts before quoted kernel output: kselftest/TAP diagnostics "# ", "# # ".
+_QUOTED = re.compile(r"[ \t]*(?:#+[ \t]*)+$")
+_LEVEL_TAIL = re.compile(r"<\d{1,3}>$")
+# Vendor caller prefixes, after the printk stamp and the one space the framing takes.
+_CALLER = re.compile(r"[- ]?\(\d{1,4}\)\[\d{1,7}:[^\]]*\]"  # MediaTek: " (0)[151:comm]", "-(0)[0:comm]"
+                     r"| ?\[ *\d{1,4}:[^\]]*: *\d{1,7}\] ?",  # Samsung/Android: " [0:   swapper:    0] "
+                     re.ASCII)
+CALLER_HEADS = (" (", "-(", " [", "(", "[")  # first characters of _CALLER: indexed while framing
+_TORN_LEVEL = re.compile(r"[0-7]>(?=\S)")
+_LEVEL = re.compile(r"<[0-7]>(?=\S)")
+# grabserial -t prefix: "[elapsed delta] " (lines._GS_T, with the delta captured).
+_GS_T = re.compile(r"\[ *\d{1,10}\.\d{6} +(-?)(\d+)\.(\d{6})\]", re.ASCII)
+
+
+def settle(lines: Lines) -> None:
+    """Glued and quoted stamps, caller prefixes, a torn first level: in place."""
+    texts, kernel = lines.text, lines.kernel
+    changes: dict[int, str] = {}
+    if texts and kernel[0] is None and _TORN_LEVEL.match(texts[0]):
+        changes[0] = texts[0][2:]
+    if kernel.count(None):
+        search = _ANYWHERE.search
+        quoted = _QUOTED.match
+        for i in _nones(kernel):
+            t = changes.get(i, texts[i])
+            if t[:1] == "<":  # a level without a stamp (dmesg -r, or printk time off)
+                lv = _LEVEL.match(t)
+                if lv is not None:
+                    t = changes[i] = t[lv.end():]
+            if "[" not in t:
+                continue
+            m = search(t)
+            if m is None:
+                continue
+            before = t[: m.start()]
+            if before and quoted(before):
+                continue  # quoted kernel output (kselftest): text of the test, not a kernel line
+            kernel[i] = int(m[1] + m[2]) * 1000
+            changes[i] = t[m.end():]
+            before = _LEVEL_TAIL.sub("", before)
+            if before.strip():
+                lines.glued[i] = before
+    caller = _CALLER.match
+    for i in sorted(set(lines.starting(*CALLER_HEADS)).union(changes)):
+        if kernel[i] is None:
+            continue
+        t = changes.get(i, texts[i])
+        m = caller(t)
+        if m is not None and m.end() < len(t):
+            changes[i] = t[m.end():]
+    if changes:
+        lines.retext(changes)
+
+
+def _nones(col: list[int | None]) -> list[int]:
+    """Indices of the None values: list.index runs in C, so a column with few is read at
+    memory speed (a list comprehension would cost a Python step per line)."""
+    out: list[int] = []
+    i = -1
+    try:
+        while True:
+            i = col.index(None, i + 1)
+            out.append(i)
+    except ValueError:
+        return out
+
+
+def host_restarts(lines: Lines, raw: Callable[[], list[str]]) -> list[str]:
+    """grabserial ``-m``: the host time jumps back to about 0 at the line after the match.
+
+    grabserial resets its base to the matched line's start and its previous-line time to 0, so
+    the next line shows as elapsed and as delta the time since the matched line: that line is
+    put at the previous line's time plus its delta, and every later line moves with it. A
+    negative delta is a host clock stepped back (NTP): the line keeps the previous time.
+    ``raw`` gives the unframed lines (read only when a jump was found). Returns the notes.
+    """
+    from .lines import steps_back
+
+    host = lines.host
+    if not steps_back(host):
+        return []
+    src = raw()
+    jumps: list[tuple[int, int]] = []
+    off = 0
+    last: int | None = None
+    for i, h in enumerate(host):
+        if h is None:
+            continue
+        v = h + off
+        if last is not None and v < last:
+            m = _GS_T.match(src[i]) if i < len(src) else None
+            delta = 0 if m is None or m[1] else int(m[2] + m[3]) * 1000
+            new = last + delta
+            jumps.append((i, last - v))
+            off += new - v
+            v = new
+        host[i] = v
+        last = v
+    shown = ", ".join(f"line {lines.no(i)} (back {back / 1e9:.6f} s)" for i, back in jumps[:5])
+    more = f" and {len(jumps) - 5} more" if len(jumps) > 5 else ""
+    return [f"host clock restarted {len(jumps)} time(s) (grabserial -m?) at {shown}{more}: later lines "
+            "were moved onto one axis by the time of the line before each restart plus the line's own delta"]
