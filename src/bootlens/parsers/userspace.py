@@ -118,7 +118,7 @@ class UserspaceParser(Parser):
     def parse(self, lines: Lines, options: ParseOptions) -> ParseResult:
         events: list[Event] = []
         facts: list[Fact] = []
-        texts, kern = lines.text, lines.kernel
+        texts, kern, glued = lines.text, lines.kernel, lines.glued
         start, kernel_start_seen = _start_index(lines)
         exec_i = _exec_index(lines, start)
         if exec_i is None and not kernel_start_seen:
@@ -142,7 +142,8 @@ class UserspaceParser(Parser):
                         elif system is not None:
                             init = (system, i)
                         break
-            elif first is None and fallback_ok and kern[i] is None and t.strip():
+            elif first is None and fallback_ok and (kern[i] is None and t.strip() or i in glued):
+                # unstamped output, or console text a kernel line was glued after
                 first = i
             if first is not None and (init is not None or i - first > _INIT_LOOKAHEAD):
                 break
@@ -163,10 +164,12 @@ class UserspaceParser(Parser):
     def _login(lines: Lines, start: int) -> int | None:
         """The first login prompt (or BusyBox's 'Please press Enter') after the kernel started."""
         texts = lines.text
-        for i in lines.grep("login:", _PRESS_ENTER):
+        # a prompt with a kernel line printed right after it keeps its text in lines.glued
+        glued = [i for i, g in lines.glued.items() if "login:" in g or _PRESS_ENTER in g]
+        for i in sorted({*lines.grep("login:", _PRESS_ENTER), *glued}):
             if i < start:
                 continue
-            t = texts[i]
+            t = lines.console_text(i)
             if t.startswith(_PRESS_ENTER) or _LOGIN.match(t) is not None:
                 return i
         return None
