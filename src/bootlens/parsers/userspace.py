@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 
 from ..lines import Lines, estimate_stamp
-from ..model import Event, Fact, Kind, Milestone, ParseResult
+from ..model import Clock, Event, Fact, Kind, Milestone, ParseResult, Stamp
 from . import REGISTRY
 from .base import ParseOptions, Parser
 
@@ -105,6 +105,18 @@ def _mostly_stamped(lines: Lines, start: int, end: int) -> bool:
     return bool(part) and part.count(None) * 4 < len(part)
 
 
+def _stamp(lines: Lines, i: int) -> Stamp | None:
+    """Time of line i; console text a kernel line was glued after was printed before that line's
+    timestamp, after the previous stamped line: an estimate bounded by both."""
+    st = estimate_stamp(lines, i)
+    if i not in lines.glued or st is None or st.clock is not Clock.KERNEL or st.estimated or i == 0:
+        return st
+    before = estimate_stamp(lines, i - 1)
+    if before is None or before.clock is not Clock.KERNEL or before.ns > st.ns:
+        return st
+    return Stamp(Clock.KERNEL, before.ns, True, st.ns - before.ns)
+
+
 @REGISTRY.register
 class UserspaceParser(Parser):
     """First user-space output, login prompt, init system."""
@@ -148,7 +160,7 @@ class UserspaceParser(Parser):
             if first is not None and (init is not None or i - first > _INIT_LOOKAHEAD):
                 break
         if first is not None:
-            events.append(Event(Kind.MILESTONE, Milestone.USERSPACE_FIRST, estimate_stamp(lines, first), None,
+            events.append(Event(Kind.MILESTONE, Milestone.USERSPACE_FIRST, _stamp(lines, first), None,
                                 lines.no(first)))
         if initramfs is not None:
             facts.append(Fact("initramfs", "initramfs-tools", lines.no(initramfs)))
@@ -156,7 +168,7 @@ class UserspaceParser(Parser):
             facts.append(Fact("init_system", init[0], lines.no(init[1])))
         login = self._login(lines, start)
         if login is not None:
-            events.append(Event(Kind.MILESTONE, Milestone.LOGIN_PROMPT, estimate_stamp(lines, login), None,
+            events.append(Event(Kind.MILESTONE, Milestone.LOGIN_PROMPT, _stamp(lines, login), None,
                                 lines.no(login)))
         return ParseResult(tuple(events), tuple(facts), ())
 
