@@ -85,6 +85,11 @@ class KernelParser(Parser):
                 if "cmdline" not in seen:
                     seen.add("cmdline")
                     facts.append(Fact("cmdline", t[len("Kernel command line:"):].strip(), no))
+                    # the serial console's line rate, "console=ttyS0,115200n8": the last console=
+                    # that names one (the kernel's preferred console, /dev/console)
+                    bauds = re.findall(r"(?:^|\s)console=[^,\s]+,(\d+)", t)
+                    if bauds and int(bauds[-1]) > 0:
+                        facts.append(Fact("console_baud", bauds[-1], no))
             elif t.startswith("Command line:"):
                 if "early_cmdline" not in seen:
                     seen.add("early_cmdline")

@@ -34,6 +34,10 @@ _AUTOBOOT = re.compile(
     r"|autoboot in)\D*(\d+)",
     re.IGNORECASE,
 )
+# The interactive prompt, alone or with what was typed: "=> ", "U-Boot> ", "ar7240> ", "# ",
+# "MX6UL_VAR_DART(nand)==> " (not U-Boot's own "## Booting ..." messages)
+_PROMPT = re.compile(r"\s*[\w().=\-]*(?:=>|>|#)(?:\s|$)")
+_ENV_BOOTDELAY = re.compile(r"\s*bootdelay=(-?\d+)\s*$")
 _LOAD = re.compile(r"(\d+) bytes read in (\d+) ms(?: \(([^)]*)\))?")
 _VERIFY = re.compile(r"Verifying (?:Checksum|Hash Integrity)")
 _UNCOMPRESS = re.compile(r"Uncompressing (?:Kernel Image|\S+)")
@@ -46,6 +50,14 @@ _IMAGE_TYPE = re.compile(r"\s*(?:Image )?Type:\s+(.*?)\s*$")
 _COMPRESSED = re.compile(r"\((\w+) compressed\)|\((uncompressed)\)")
 _COMPRESSION = re.compile(r"\s*Compression:\s+(\w+)")
 _DATA_SIZE = re.compile(r"\s*Data Size:\s+(\d+) Bytes")
+# Images booted without a header: extlinux "Retrieving file: /Image.gz" (a kernel's file name
+# only, not the initrd's or the device tree's), booti "Moving Image from 0x40080000 to ...",
+# bootz "Kernel image @ 0x82000000 [ 0x000000 - 0x5c4b68 ]".
+_BOOT_IMAGE = re.compile(
+    r"Retrieving file: (?:\S*/)?(?P<file>(?:[zbu]?Image|bzImage|vmlinu[xz])(?:[-.]\S*)?)\s*$"
+    r"|(?P<moving>Moving Image from 0x)|(?P<bootz>Kernel image @ (?:0x)?[0-9a-fA-F]+ \[)")
+_FILE_COMPRESSION = {"gz": "gzip", "lz4": "lz4", "lzma": "lzma", "lzo": "lzo", "zst": "zstd", "bz2": "bzip2",
+                     "xz": "xz"}
 _STARTING = re.compile(r"Starting kernel \.\.\.|## Starting application at|Booting from (?:ROM|Hard Disk|Floppy|CD-Rom)")
 _EFI_STUB = re.compile(r"EFI stub: (.*)")
 _BOOTSTAGE_HEAD = re.compile(r"Timer summary in microseconds \((\d+) records?\)")
@@ -130,6 +142,18 @@ class UBootParser(Parser):
                           no + 1 if i + 1 < n else None)
                 )
                 facts.append(Fact("bootdelay", str(delay), no))
+                # A countdown that someone stopped (a lab, a person at the console) is followed
+                # at once by the prompt, usually with a typed command ("=> setenv ...", "ath>
+                # printenv", "U-Boot> ", "# "): the wait ended at the key press, it is no delay
+                # of the boot. A booting countdown is followed by the boot command's output.
+                j = next((k for k in range(i + 1, min(n, i + 4)) if texts[k].strip()), None)
+                if j is not None and lines.kernel[j] is None and _PROMPT.match(texts[j]):
+                    facts.append(Fact("autoboot_interrupted", texts[j].strip(), lines.no(j)))
+                    # printenv at the prompt says what an uninterrupted countdown would last
+                    for k in range(j, min(n, j + 400)):
+                        if lines.kernel[k] is None and (d := _ENV_BOOTDELAY.match(texts[k])) is not None:
+                            facts.append(Fact("bootdelay_env", d[1], lines.no(k)))
+                            break
             elif "bytes read in" in t and (m := _LOAD.search(t)) is not None:
                 size, ms = int(m[1]), int(m[2])
                 dur = ms * NS_PER_MS
@@ -146,8 +170,36 @@ class UBootParser(Parser):
                     facts.append(Fact("initrd_size", str(int(m[2], 16)), no))
             elif "Type:" in t and (m := _IMAGE_TYPE.match(t)) is not None:
                 in_kernel_image = "Kernel Image" in m[1]
+                if in_kernel_image:
+                    # legacy "Image Type:   ARM Linux Kernel Image (gzip compressed)"; a FIT
+                    # sub-image says "Type:  Kernel Image" and its compression on the next line
+                    legacy = t.lstrip().startswith("Image Type:")
+                    facts.append(Fact("kernel_image_format", "uImage" if legacy else "FIT", no))
+                    if legacy and " Linux " not in f" {m[1]} ":
+                        facts.append(Fact("kernel_image_os", m[1].split(" Kernel Image")[0], no))
                 if in_kernel_image and (c := _COMPRESSED.search(m[1])) is not None:
                     facts.append(Fact("kernel_compression", "none" if c[2] else c[1].lower(), no))
+            elif ("Retrieving file:" in t or "Moving Image from" in t or "Kernel image @" in t) and (
+                    m := _BOOT_IMAGE.search(t)) is not None:
+                # booti / bootz / extlinux, which print no image header: the file name extlinux
+                # retrieves ("/Image.gz"), booti's relocation of an arm64 Image, bootz's zImage
+                if m["file"]:
+                    name = m["file"]
+                    fmt = next((f for f in ("zImage", "uImage", "bzImage", "vmlinuz", "vmlinux", "Image")
+                                if name.startswith(f)), "Image")
+                    facts.append(Fact("kernel_image_format", fmt, no))
+                    ext = name.rpartition(".")[2] if "." in name else ""
+                    if (comp := _FILE_COMPRESSION.get(ext)) is not None:
+                        facts.append(Fact("kernel_compression", comp, no))
+                elif m["moving"]:
+                    facts.append(Fact("kernel_image_format", "Image", no))
+                    # booti decompresses an Image.gz first ("Uncompressing Kernel Image"); an
+                    # Image it moves without that is booted as it is
+                    if not any(f.key == "kernel_compression" for f in facts) and not any(
+                            e.name == "uncompress kernel" for e in events):
+                        facts.append(Fact("kernel_compression", "none", no))
+                else:
+                    facts.append(Fact("kernel_image_format", "zImage", no))
             elif in_kernel_image and "Compression:" in t and (m := _COMPRESSION.match(t)) is not None:
                 facts.append(Fact("kernel_compression", "none" if m[1] == "uncompressed" else m[1].lower(), no))
             elif in_kernel_image and "Data Size:" in t and (m := _DATA_SIZE.match(t)) is not None:
