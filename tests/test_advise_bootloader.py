@@ -237,7 +237,7 @@ def test_compression_on_qemu_fw_cfg_gives_no_number() -> None:
     assert f.saving_ns is None
     assert f.arithmetic.startswith("no estimate: the kernel comes through QEMU's fw_cfg")
     assert "at most 88.6 ms" in f.arithmetic and "not compressed (arm64" in f.arithmetic
-    assert [e.line_no for e in f.evidence] == [14, 15]
+    assert [e.line_no for e in f.evidence] == [14, 15, 23]  # qfw, autoboot, Starting kernel (no decompression)
 
 
 def test_compression_without_host_times_or_loads() -> None:

@@ -89,7 +89,10 @@ def test_json_contract() -> None:
     assert v["change"] == {"kind": "uboot_env", "value": "verify=no", "automatic": True, "files": [],
                            "description": v["change"]["description"]}
     assert v["evidence"] == [{"line": 16, "text": "Verifying Checksum ... OK"}]
-    assert fs["uboot.console"]["saving_s"] is None  # no baud: null, never 0
+    # no --baud: the rate of the kernel's console=ttymxc0,115200 (line 27), said to be taken as U-Boot's too
+    con = fs["uboot.console"]
+    assert con["saving_s"] == pytest.approx(756 * 10 / 115200) and con["confidence"] == "low"
+    assert "console=...,115200 (line 27), taken as U-Boot's rate too" in con["arithmetic"]
     savings = [f["saving_s"] for f in boot["findings"]]
     numbers = [s for s in savings if s is not None]
     assert numbers == sorted(numbers, reverse=True) and savings[:len(numbers)] == numbers  # worst first
@@ -97,6 +100,7 @@ def test_json_contract() -> None:
     assert "etc/init.d/S40settle" in run_["context"]["rootfs_files"]
     assert len(run_["boots"]) == 2
     m = {x["rule"]: x for x in run_["merged"]}["uboot.autoboot_delay"]
+    assert {x["rule"]: x for x in run_["merged"]}["uboot.console"]["saving_s"] is None  # no rate: null, never 0
     assert m["seen"] == 2 and m["boots"] == 2 and m["boot"] in (0, 1)
     assert m["saving"] == {"n": 2, "median_s": 2.0, "min_s": 2.0, "max_s": 2.0}
 

@@ -561,8 +561,10 @@ def advise_cmd(inputs: tuple[str, ...], as_json: bool, markers: tuple[str, ...],
     INPUT is a log, a recording or a run folder. Every rule (docs/advise.md) reads each boot and
     reports findings worst first: the estimated saving and the arithmetic behind it from this
     boot's own data, its confidence, the concrete change (kernel command line, U-Boot variable,
-    init script, Kconfig) and its trade-off. A run folder's findings are merged over its boots
-    (median saving, min and max). Where the log cannot support a figure, the finding says why.
+    init script, Kconfig) and its trade-off. The findings of an input of several boots (a run
+    folder, a log of many boots) are merged: one set, each finding with the boots it applied to
+    and its median saving (min and max). Warnings go to standard error, each once, counted.
+    Where the log cannot support a figure, the finding says why.
     """
     from .advise import default_registry
     from .advise.summary import advise_inputs
@@ -573,6 +575,10 @@ def advise_cmd(inputs: tuple[str, ...], as_json: bool, markers: tuple[str, ...],
         result = advise_inputs(list(inputs), opts, baud)
     except BootlensError as e:
         _fail(e)
+    from .render.advise_terminal import warning_lines
+
+    for w in warning_lines(result):  # each once, counted over the boots, never in the listing
+        click.echo(w, err=True)
     if as_json:
         from .render.advise_json import write_advise_json
 

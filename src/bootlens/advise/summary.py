@@ -1,8 +1,8 @@
-"""``bootlens advise`` over inputs: every boot's findings, and for a run folder one line per
-finding merged over its boots.
+"""``bootlens advise`` over inputs: every boot's findings, and for an input of several boots (a
+run folder, or a capture of many boots in one log) one line per finding merged over its boots.
 
-Merging (a run folder of repeated boots): the rules run on every boot; findings with the same
-rule and the same change are one finding of the folder. Its saving is the median over the boots
+Merging: the rules run on every boot; findings with the same rule and the same change are one
+finding of the input, with the number of boots it applied to. Its saving is the median over the boots
 that gave a number, with min and max beside it; the text, arithmetic and evidence shown are
 those of the boot whose saving is nearest that median (evidence line numbers are that boot's).
 Advising on the median boot alone was the alternative; it would hide a finding that appears in
@@ -40,6 +40,15 @@ class MergedFinding:
     seen: int  # boots in which the rule found it
     boots: int  # boots in the group
     saving: Stat | None  # over the boots that gave a number; None when none did
+    seen_boots: tuple[int, ...] = ()  # 0-based positions of those boots
+
+
+@dataclass(frozen=True, slots=True)
+class CountedWarning:
+    """A warning of the analysis, once, with the number of boots that gave it."""
+
+    text: str
+    boots: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +58,8 @@ class GroupAdvice:
     group: Group
     context: Context
     boots: tuple[BootAdvice, ...]
-    merged: tuple[MergedFinding, ...]  # for a run folder with several boots; else empty
+    merged: tuple[MergedFinding, ...]  # for an input of several boots; else empty
+    warnings: tuple[CountedWarning, ...] = ()  # the boots' analysis warnings, each once, counted
 
 
 def _key(f: Finding) -> tuple[str, str, str]:
@@ -77,17 +87,28 @@ def merge(boots: Sequence[BootAdvice]) -> tuple[MergedFinding, ...]:
                              key=lambda x: (abs((x[1].saving_ns or 0) - s.median), x[0]))
         else:
             rep_i, rep = items[0]
-        out.append(MergedFinding(rep, rep_i, len({i for i, _ in items}), len(boots), s))
+        seen = tuple(sorted({i for i, _ in items}))
+        out.append(MergedFinding(rep, rep_i, len(seen), len(boots), s, seen))
     return tuple(sorted(out, key=lambda m: (m.saving is None, -(m.saving.median if m.saving else 0),
                                             m.finding.rule)))
 
 
+def counted_warnings(boots: Sequence[BootAnalysis]) -> tuple[CountedWarning, ...]:
+    """Each distinct warning of these boots once, with how many boots gave it, in first-seen order:
+    a capture of 270 boots without a ready marker says so once, not 270 times."""
+    counts: dict[str, int] = {}
+    for b in boots:
+        for w in dict.fromkeys(b.warnings):
+            counts[w] = counts.get(w, 0) + 1
+    return tuple(CountedWarning(w, n) for w, n in counts.items())
+
+
 def advise_group(group: Group, ctx: Context, registry: RuleRegistry | None = None) -> GroupAdvice:
-    """Every boot of one input advised with one context; merged when it is a run folder."""
+    """Every boot of one input advised with one context; merged when it holds several boots."""
     reg = registry or default_registry()
     boots = tuple(BootAdvice(b, tuple(advise(b, ctx, reg))) for b in group.analysis.boots)
-    merged = merge(boots) if group.folder and len(boots) > 1 else ()
-    return GroupAdvice(group, ctx, boots, merged)
+    merged = merge(boots) if len(boots) > 1 else ()
+    return GroupAdvice(group, ctx, boots, merged, counted_warnings(group.analysis.boots))
 
 
 def advise_inputs(inputs: Sequence[str], options: ParseOptions | None = None, baud: int | None = None,

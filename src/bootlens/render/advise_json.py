@@ -58,7 +58,8 @@ def _stat(s: Stat | None) -> dict[str, Any] | None:
 
 def merged_dict(m: MergedFinding) -> dict[str, Any]:
     """One finding over a run folder's boots."""
-    return {**finding_dict(m.finding), "boot": m.boot, "seen": m.seen, "boots": m.boots, "saving": _stat(m.saving)}
+    return {**finding_dict(m.finding), "boot": m.boot, "seen": m.seen, "boots": m.boots, "saving": _stat(m.saving),
+            "seen_boots": list(m.seen_boots)}
 
 
 def advise_json_obj(groups: Sequence[GroupAdvice], rules: Sequence[str]) -> dict[str, Any]:
@@ -77,6 +78,7 @@ def advise_json_obj(groups: Sequence[GroupAdvice], rules: Sequence[str]) -> dict
                        "first_line": ba.boot.boot.first_line, "last_line": ba.boot.boot.last_line,
                        "findings": [finding_dict(f) for f in ba.findings]} for ba in ga.boots],
             "merged": [merged_dict(m) for m in ga.merged] if ga.merged else None,
+            "warnings": [{"text": w.text, "boots": w.boots} for w in ga.warnings],
         } for ga in groups],
     }
 

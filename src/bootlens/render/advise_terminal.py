@@ -1,5 +1,7 @@
 """The terminal listing of ``bootlens advise``: findings worst first, each with its saving,
-confidence, change, trade-off, arithmetic and evidence lines.
+confidence, change, trade-off, arithmetic and evidence lines. An input of several boots (a run
+folder, a log of many boots) gets one merged set of findings, each with the number of boots it
+applied to; its analysis warnings go to standard error once each, counted (:func:`warning_lines`).
 
 Every string from a log or a rule reaches the console as a rich ``Text`` (never parsed as
 markup), so a device printing ``[bold]`` or an escape sequence shows it as text.
@@ -79,6 +81,8 @@ def _context_line(ga: GroupAdvice) -> str:
     parts = []
     if ga.group.folder:
         parts.append(f"run folder of {len(ga.boots)} boot{'s' if len(ga.boots) != 1 else ''}")
+    elif len(ga.boots) > 1:
+        parts.append(f"{len(ga.boots)} boots in one input")
     if c.target:
         parts.append(f"target {c.target}")
     parts.append(f"console {c.baud} baud" if c.baud else "console baud unknown")
@@ -127,3 +131,15 @@ def render_advise(groups: Sequence[GroupAdvice], console: Console) -> None:
     console.print(Text(f"{total} finding{'s' if total != 1 else ''}; {automatic} can be applied automatically "
                        "to a target bootlens controls (kernel command line, U-Boot variables, root filesystem "
                        "files)", style="dim"))
+
+
+def warning_lines(groups: Sequence[GroupAdvice]) -> list[str]:
+    """The inputs' analysis warnings for standard error, each once per input: "N of M boots: ..."
+    where several boots gave it."""
+    out = []
+    for ga in groups:
+        n = len(ga.boots)
+        for w in ga.warnings:
+            count = f"{w.boots} of {n} boots: " if n > 1 else ""
+            out.append(f"bootlens: warning: {ga.group.name}: {count}{w.text}")
+    return out

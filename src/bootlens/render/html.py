@@ -18,7 +18,10 @@ integer microseconds on the boot's axis):
 - ``marks``: markers and milestones, drawn as lines across the timeline;
 - ``log``: the boot's lines (prefixes removed) and each line's axis time;
 - ``findings`` (top level, one list per boot, parallel to ``boots``): the advisor's findings,
-  each as in ``bootlens advise --json`` (docs/json.md).
+  each as in ``bootlens advise --json`` (docs/json.md);
+- ``merged_findings``: for each input of several boots, ``{group, boots, findings}``: its findings
+  merged over its boots as ``bootlens advise`` shows them (``seen``, ``seen_boots``, median
+  ``saving``); the page shows these for such an input instead of one boot's.
 """
 
 from __future__ import annotations
@@ -208,12 +211,13 @@ def report_data(groups: Sequence[Group], top: int = 25) -> dict[str, Any]:
     findings for ``boots[i]`` (docs/json.md, "bootlens advise --json", one finding each)."""
     from ..advise.context import context_for_group
     from ..advise.summary import advise_group
-    from .advise_json import finding_dict
+    from .advise_json import finding_dict, merged_dict
 
     names = _Names()
     boots = []
     stats = []
     findings = []
+    merged = []
     for gi, g in enumerate(groups):
         advice = advise_group(g, context_for_group(g))
         for b, ba in zip(g.analysis.boots, advice.boots):
@@ -221,6 +225,9 @@ def report_data(groups: Sequence[Group], top: int = 25) -> dict[str, Any]:
             d["group"] = gi
             boots.append(d)
             findings.append([finding_dict(f) for f in ba.findings])
+        if advice.merged:  # several boots: one set of findings for the input, each with its boots
+            merged.append({"group": gi, "boots": len(advice.boots),
+                           "findings": [merged_dict(m) for m in advice.merged]})
         if len(g.analysis.boots) > 1:
             stats.append({"group": gi, "name": g.name, "boots": len(g.analysis.boots), "rows": [
                 {"name": s.name, "n": s.n, "min": _us(s.min), "median": _us(round(s.median)), "max": _us(s.max),
@@ -233,6 +240,7 @@ def report_data(groups: Sequence[Group], top: int = 25) -> dict[str, Any]:
         "boots": boots,
         "stats": stats,
         "findings": findings,
+        "merged_findings": merged,
     }
 
 

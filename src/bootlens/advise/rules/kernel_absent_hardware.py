@@ -9,10 +9,18 @@
   disable the device-tree node.
 - Probes that returned -EPROBE_DEFER (517) ran before a supplier (clock, regulator, GPIO) was
   ready and will run again: the failed attempts are wasted.
+
+A -ENODEV probe is not absent hardware when the device works: another driver bound it (a probe
+of it returned 0), or it is one function of a device that works (:func:`working_family`): SDIO
+functions ``mmc1:0001:N`` of a Wi-Fi card whose other function probed or whose driver talks to
+it, USB interfaces ``1-1:1.N``, PCI functions ``0000:00:1f.N``, and children named after a
+parent that probed (``PARENT:child``). A driver declining one function of a card that is there
+is no node to disable.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from ...analyze import BootAnalysis
@@ -22,6 +30,8 @@ from ..base import Change, ChangeKind, Confidence, Context, Finding, Rule
 from . import _kernel as K
 
 ENODEV, ENXIO, EPROBE_DEFER = 19, 6, 517
+# one function of a device, and the device: SDIO "mmc1:0001:2", USB interface "1-1.2:1.0", PCI "0000:00:1f.3"
+_FUNCTION = re.compile(r"(mmc\d+:[0-9a-fA-F]{4}):\d+|(\d+-[\d.]+):\d+\.\d+|([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})\.[0-7]")
 MIN_SAVING_NS = 1_000_000  # under a millisecond in all, not worth the risk of a change
 MAX_BLACKLIST_CHARS = 1024  # the command line holds 2048 bytes on most architectures
 
@@ -99,10 +109,13 @@ class AbsentHardware(Rule):
     def _probes(self, boot: BootAnalysis) -> Iterable[Finding]:
         absent: list[K.Timed] = []
         deferred: list[K.Timed] = []
-        for t in K.events(boot, Kind.PROBE):
+        probes = list(K.events(boot, Kind.PROBE))
+        working = working_devices(boot, probes)
+        for t in probes:
             ret = abs(K.probe_detail(t).ret)
             if ret in (ENODEV, ENXIO):
-                absent.append(t)
+                if not working_family(t.event.name, working):
+                    absent.append(t)
             elif ret == EPROBE_DEFER:
                 deferred.append(t)
         total = sum(t.duration for t in absent)
@@ -146,3 +159,38 @@ class AbsentHardware(Rule):
                               "5.x) so the driver core orders probes by device-tree links"),
                 evidence=K.event_evidence(boot, deferred[:4]),
             )
+
+
+def working_devices(boot: BootAnalysis, probes: list[K.Timed]) -> set[str]:
+    """Devices the log shows working: a probe of them returned 0, or a driver prints about them
+    (``rtw_8821cs mmc3:0001:1: Firmware version ...``: the second word, with its colon, names the
+    device a bound driver talks to)."""
+    out = {t.event.name for t in probes if K.probe_detail(t).ret == 0}
+    failed = {t.event.name for t in probes if K.probe_detail(t).ret != 0}
+    families = {m[0] for t in probes if (m := _FUNCTION.fullmatch(t.event.name)) is not None}
+    if families:
+        # only the functions of the cards and buses whose probes failed are worth a look
+        texts = boot.boot.lines.text
+        for name in families:
+            parent = _parent(name)
+            for i in K.grep(boot, f" {parent}"):
+                words = texts[i].split(maxsplit=2)
+                if len(words) >= 2 and words[1].endswith(":") and words[1][:-1].startswith(parent) \
+                        and words[0] != "probe" and words[1][:-1] not in failed:
+                    out.add(words[1][:-1])
+    return out
+
+
+def _parent(name: str) -> str:
+    m = _FUNCTION.fullmatch(name)
+    return next(g for g in m.groups() if g) if m is not None else name
+
+
+def working_family(name: str, working: set[str]) -> bool:
+    """True if ``name`` works, or is a function (or a ``PARENT:child``) of a device that works."""
+    if name in working:
+        return True
+    parent = _parent(name)
+    if parent != name and (parent in working or any(w != name and _parent(w) == parent for w in working)):
+        return True
+    return any(name.startswith(w + ":") for w in working)

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ...analyze import BootAnalysis
-from ...model import Kind, LoadDetail
+from ...model import Kind, LoadDetail, Milestone
 from .. import REGISTRY
 from ..base import Change, ChangeKind, Confidence, Context, Finding, Rule
 from ..evidence import evidence, secs, size
@@ -45,7 +45,6 @@ CODECS = (
 )
 # seen as the current compression only (never advised: XZ beats both, per the same source)
 OTHER_CODECS = (Codec("lzma", 3.81, 36.6), Codec("bzip2", 3.23, 30.0))
-DEFAULT_ALGORITHM = "gzip"  # init/Kconfig: "default KERNEL_GZIP"; U-Boot's mkimage -C gzip
 EARLY_LINES = 5000  # how far into a boot the bootloader's and the kernel's first lines are looked for
 
 
@@ -92,26 +91,41 @@ def _kernel_load(boot: BootAnalysis) -> KernelLoad | None:
                 read_ns = None
         return KernelLoad(int(ksize.value), total, read_ns, how, (loader.line_no,) + ((auto.line_no,) if auto else ()),
                           qfw=True)
-    loads = [e for e in b.events if e.kind is Kind.BOOTLOADER and isinstance(e.detail, LoadDetail)]
+    # loads U-Boot made before starting the kernel (a "bytes read in" of user space is no image load)
+    start = _starting(boot)
+    loads = [e for e in b.events if e.kind is Kind.BOOTLOADER and isinstance(e.detail, LoadDetail)
+             and (start is None or e.line_no < start)]
     if not loads:
         return None
-    big = max(loads, key=lambda e: (e.detail.size_bytes if isinstance(e.detail, LoadDetail) else 0))
+    fmt = b.fact("kernel_image_format")
+    named = None
+    if fmt is not None and lines.text[lines.index_of(fmt.line_no)].lstrip().startswith("Retrieving file:"):
+        # extlinux names the kernel file, and its load line follows
+        named = next((e for e in loads if fmt.line_no < e.line_no <= fmt.line_no + 3), None)
+    big = named or max(loads, key=lambda e: (e.detail.size_bytes if isinstance(e.detail, LoadDetail) else 0))
     assert isinstance(big.detail, LoadDetail)
     got = big.detail.size_bytes
     image = int(ksize.value) if ksize is not None and int(ksize.value) <= got else got
-    what = (f"the image holding the kernel ({image:,}-byte kernel, Data Size at line {ksize.line_no})"
-            if image != got and ksize is not None else "the largest image read, taken as the kernel")
+    if named is not None and fmt is not None:
+        what = f"the kernel file extlinux retrieved at line {fmt.line_no}"
+    elif image != got and ksize is not None:
+        what = f"the image holding the kernel ({image:,}-byte kernel, Data Size at line {ksize.line_no})"
+    else:
+        what = "the largest image read, taken as the kernel (the log does not name it)"
     how = f"{got:,} bytes read in {secs(big.duration_ns or 0)} at line {big.line_no}: {what}"
     return KernelLoad(image, got, big.duration_ns or None, how,
-                      (big.line_no,) + ((ksize.line_no,) if ksize is not None and image != got else ()))
+                      (big.line_no,) + ((ksize.line_no,) if ksize is not None and image != got else ())
+                      + ((fmt.line_no,) if named is not None and fmt is not None else ()))
 
 
 def _arch(boot: BootAnalysis) -> str | None:
-    """arm64, arm, x86, or None, from lines every kernel of that architecture prints."""
+    """arm64, arm, riscv, x86, or None, from lines every kernel of that architecture prints."""
     b = boot.boot
     version = b.fact("kernel_version")
     if version is not None and any(s in version.value for s in ("arm64", "aarch64")):
         return "arm64"
+    if version is not None and "riscv" in version.value:
+        return "riscv"
     texts = b.lines.text
     prefix = "Booting Linux on physical CPU 0x"
     for i in b.lines.starting("Booting Linux"):  # indexed while framing: no scan
@@ -141,29 +155,73 @@ def _early(boot: BootAnalysis, *prefixes: str) -> int | None:
     return None
 
 
-def _decompression(boot: BootAnalysis) -> tuple[str, str, int | None, int | None, tuple[int, ...]]:
-    """(where, algorithm, measured ns, upper bound ns, lines): where the current image is
-    decompressed (none, bootloader, kernel) and with what, as far as the log tells."""
+@dataclass(frozen=True, slots=True)
+class Current:
+    """How the booted image is compressed and where it is decompressed, read from the log."""
+
+    where: str  # "none" (booted as it is) or "bootloader" (U-Boot decompresses it)
+    algo: str  # a CODECS/OTHER_CODECS name
+    measured: int | None  # U-Boot's decompression, timed (host timestamps)
+    lines: tuple[int, ...]
+    how: str  # the log's evidence, in words
+
+
+SELF_DECOMPRESSING = ("zImage", "bzImage", "vmlinuz")
+
+
+def _is_linux(boot: BootAnalysis) -> bool:
+    """A Linux kernel ran in this boot: a bare-metal payload (``## Starting application at``, a
+    coreboot payload, a non-Linux image) is no kernel to recompress."""
     b = boot.boot
-    comp = b.fact("kernel_compression")
+    if b.fact("kernel_image_os") is not None:
+        return False
+    return any(e.kind is Kind.MILESTONE and e.name == Milestone.KERNEL_START for e in b.events)
+
+
+def _current(boot: BootAnalysis) -> Current | None:
+    """The booted image's compression as the log shows it, or None when it does not (the rule is
+    then silent: a figure computed from a guessed algorithm would be a guess)."""
+    b = boot.boot
+    if not _is_linux(boot):
+        return None
+    if _early(boot, "Uncompressing Linux", "Decompressing Linux", "EFI stub: Decompressing") is not None:
+        return None  # the kernel's own decompressor (zImage, bzImage, EFI zboot): it never names its algorithm
+    fmt, comp = b.fact("kernel_image_format"), b.fact("kernel_compression")
+    if fmt is not None and fmt.value in SELF_DECOMPRESSING:
+        return None  # decompresses itself, with an algorithm the log does not name
     texts = b.lines.text
-    i = _early(boot, "Uncompressing Linux", "EFI stub: Decompressing")
-    if i is not None:
-        kl = next((s for s in boot.stages if s.name == "kernel_load"), None)
-        bound = kl.duration_ns if kl is not None else None
-        return "kernel", DEFAULT_ALGORITHM, None, bound, (b.lines.no(i),)
-    unc = next((e for e in b.events if e.kind is Kind.BOOTLOADER and e.name == "uncompress kernel"), None)
-    if unc is not None and not texts[b.lines.index_of(unc.line_no)].lstrip().startswith("Uncompressing Linux"):
-        algo = comp.value if comp is not None and comp.value != "none" else DEFAULT_ALGORITHM
-        return "bootloader", algo, unc.duration_ns, None, (unc.line_no,)
+    unc = next((e for e in b.events if e.kind is Kind.BOOTLOADER and e.name == "uncompress kernel"
+                and not texts[b.lines.index_of(e.line_no)].lstrip().startswith("Uncompressing Linux")), None)
+    said = f"{fmt.value} (line {fmt.line_no})" if fmt is not None else "the image"
     if comp is not None and comp.value != "none":
-        return "bootloader", comp.value, None, None, (comp.line_no,)
+        if codec(comp.value) is None:
+            return None
+        lines = (comp.line_no,) + ((unc.line_no,) if unc is not None else ())
+        return Current("bootloader", comp.value, unc.duration_ns if unc is not None else None, lines,
+                       f"{said} says {comp.value} (line {comp.line_no})"
+                       + (f", 'Uncompressing Kernel Image' at line {unc.line_no}" if unc is not None else ""))
     arch = _arch(boot)
-    if arch in ("arm", "x86"):
-        # arm32 boots a self-decompressing zImage (silent without DEBUG_LL), x86 a bzImage
-        kl = next((s for s in boot.stages if s.name == "kernel_load"), None)
-        return "kernel", DEFAULT_ALGORITHM, None, kl.duration_ns if kl is not None else None, ()
-    return "none", "none", None, None, ()
+    if comp is not None:  # "uncompressed" to U-Boot
+        if arch in ("arm64", "riscv") or (fmt is not None and fmt.value == "Image"):
+            return Current("none", "none", None, (comp.line_no,),
+                           f"{said} is uncompressed (line {comp.line_no})")
+        return None  # an uncompressed uImage/FIT on arm32 or MIPS is often a zImage inside: not known
+    if unc is not None or _starting(boot) is None or b.fact("uboot_version") is None:
+        return None  # decompressed with an algorithm not shown, or no U-Boot lines to read
+    if arch in ("arm64", "riscv"):
+        # their boot protocol takes an uncompressed Image; U-Boot says when it decompresses one
+        # ("Uncompressing Kernel Image") and the EFI zboot stub says when it does: neither here
+        start = _starting(boot)
+        return Current("none", "none", None, (start,) if start is not None else (),
+                       f"an {arch} kernel is booted as an uncompressed Image unless U-Boot says it "
+                       "decompresses it or the EFI stub does, and neither is in this log")
+    return None
+
+
+def _starting(boot: BootAnalysis) -> int | None:
+    """Line number of U-Boot's ``Starting kernel ...``, or None."""
+    return next((e.line_no for e in boot.boot.events
+                 if e.kind is Kind.MILESTONE and e.name == Milestone.STARTING_KERNEL), None)
 
 
 @REGISTRY.register
@@ -177,12 +235,15 @@ class KernelCompression(Rule):
         load = _kernel_load(boot)
         if load is None:
             return
-        where, algo, measured, bound, dlines = _decompression(boot)
-        cur = codec(algo) or codec(DEFAULT_ALGORITHM)
+        now = _current(boot)
+        if now is None:
+            return  # the log does not show how the kernel image is compressed: no figure to give
+        where, measured = now.where, now.measured
+        cur = codec(now.algo)
         assert cur is not None
         b = boot.boot
         arch = _arch(boot)
-        ev = evidence(b, *load.lines, *dlines)
+        ev = evidence(b, *load.lines, *now.lines)
         if load.read_ns is None:
             yield Finding(
                 rule=self.id, title="kernel image compression: the image load is not timed",
@@ -203,11 +264,6 @@ class KernelCompression(Rule):
             dec_note = (f"{cur.name} decompression measured {secs(measured)} (table: {secs(table_dec)}), "
                         f"so this CPU decompresses {1 / factor:.2f}x the table's speed")
             cur_dec = float(measured)
-        elif cur.decompress_mb_s and bound is not None and bound < table_dec:
-            factor = bound / table_dec
-            dec_note = (f"{cur.name} decompression cannot take longer than the whole kernel_load stage "
-                        f"({secs(bound)}; table: {secs(table_dec)}), speeds scaled by {1 / factor:.2f}")
-            cur_dec = float(bound)
         else:
             factor = 1.0
             dec_note = "decompression speeds as in the table (2.2 GHz x86 core, not this CPU)"
@@ -223,10 +279,8 @@ class KernelCompression(Rule):
         bc, b_read, b_dec, b_total = best
         saving = int(current - b_total)
         model = ", ".join(f"{c.name} {secs(tr)}" + (f" + {secs(td)}" if td else "") for c, tr, td, _ in rows)
-        cur_txt = {"none": f"the image is not compressed ({arch or 'unknown'} kernel booted as is)",
-                   "bootloader": f"U-Boot decompresses it ({cur.name}" + ("" if b.fact("kernel_compression")
-                                                                          else ", assumed") + ")",
-                   "kernel": f"the kernel decompresses itself ({cur.name} assumed: the Kconfig default)"}[where]
+        cur_txt = (f"the image is not compressed ({arch or 'unknown'} kernel booted as is: {now.how})"
+                   if where == "none" else f"U-Boot decompresses it ({cur.name}): {now.how}")
         arithmetic = (f"{load.how}; storage reads {read_bw * 1e3:.1f} MB/s; {cur_txt}; uncompressed "
                       f"{size(size_u)}; {dec_note}; time = size / ratio / read bandwidth + size / decompression "
                       f"speed: {model}; fastest: {bc.name}, {secs(current)} - {secs(b_total)} = {secs(saving)}")
@@ -246,12 +300,12 @@ class KernelCompression(Rule):
             rule=self.id,
             title=f"kernel image: {bc.name} would get it into memory faster than {cur.name} on this storage "
                   f"({read_bw * 1e3:.1f} MB/s)",
-            stage="kernel_load" if where == "kernel" else "bootloader",
+            stage="bootloader",
             saving_ns=None if load.qfw else saving,
             arithmetic=qemu_note + arithmetic,
             confidence=Confidence.LOW,
             tradeoff=_tradeoff(bc.name, size_u / bc.ratio - stored),
-            change=_change(bc.name, where, arch),
+            change=_change(bc.name),
             evidence=ev,
         )
 
@@ -264,11 +318,7 @@ def _tradeoff(name: str, growth: float) -> str:
     return more + extra.get(name, "") + "; a rebuild and a new image layout on the board"
 
 
-def _change(name: str, where: str, arch: str | None) -> Change:
-    if where == "kernel" and arch in ("arm", "x86") and name != "none":
-        return Change(ChangeKind.KCONFIG, f"CONFIG_KERNEL_{name.upper()}=y",
-                      f"rebuild the kernel with CONFIG_KERNEL_{name.upper()}=y (General setup -> Kernel "
-                      "compression mode)")
+def _change(name: str) -> Change:
     if name == "none":
         return Change(ChangeKind.MANUAL, "kernel image: none",
                       "boot the uncompressed kernel Image (arm64: booti Image; arm: a uImage of "

@@ -1,4 +1,12 @@
-"""Serial console cost: every byte the kernel prints before user space is waited for."""
+"""Serial console cost: every byte the kernel prints before user space is waited for.
+
+The line rate is the capture's (``--baud``, a recording's header), else the kernel command line's
+``console=ttyS0,115200n8`` (:func:`..console.rate`). The bytes are counted only where they went
+out on a serial console: the log is a capture of the console itself (the bootloader's lines
+are in it), or a serial console was enabled (``console [ttyS0] enabled``) by the end of the
+count. A dmesg of a board whose only consoles are a RAM buffer or a screen (``console=none``,
+``[ram-1]``, ``[tty0]``) printed nothing on a UART, and the rule says nothing.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +16,7 @@ from ...analyze import BootAnalysis
 from ...model import Kind, Milestone
 from .. import REGISTRY
 from ..base import Change, ChangeKind, Confidence, Context, Finding, Rule
+from ..console import State, console_at, rate
 from ..evidence import BAUD_UNKNOWN, BITS_PER_BYTE, console_bytes, evidence, first_event, secs, wire_ns
 
 QEMU_TARGETS = ("qemu-arm64", "qemu-x86_64")
@@ -42,16 +51,21 @@ class SerialConsole(Rule):
             if last is None:
                 return
             z_no, upto = lines.no(last), "the last kernel line; no `Run /init` in the log"
+        captured = any(e.kind is Kind.MILESTONE and e.name in (Milestone.UBOOT_START, Milestone.STARTING_KERNEL)
+                       for e in b.events)
+        if not captured and console_at(boot, ctx, lines.index_of(z_no)).state is State.BUFFERED:
+            return  # no serial console shows in this log: the lines went to a RAM buffer or a screen
         nbytes, nlines = console_bytes(b, lines.index_of(a_no), lines.index_of(z_no))
         counted = (f"{nbytes:,} bytes on the console in {nlines} lines from line {a_no} (kernel start) "
                    f"to line {z_no} ({upto}), counting the 15-byte printk timestamps and CR LF")
         qemu = ctx.target in QEMU_TARGETS
-        if ctx.baud is None:
+        baud, how = rate(boot, ctx)
+        if baud is None:
             saving = None
-            arithmetic = f"no estimate: {BAUD_UNKNOWN}; {counted}"
+            arithmetic = f"no estimate: {BAUD_UNKNOWN}, and the command line names no console rate; {counted}"
         else:
-            saving = wire_ns(nbytes, ctx.baud)
-            arithmetic = (f"{counted}; x {BITS_PER_BYTE} bits per byte (8N1) / {ctx.baud} baud = {secs(saving)}; "
+            saving = wire_ns(nbytes, baud)
+            arithmetic = (f"{counted}; x {BITS_PER_BYTE} bits per byte (8N1) / {baud} baud ({how}) = {secs(saving)}; "
                           "with quiet only errors and warnings are printed, so the saving is a little less")
         if qemu:
             arithmetic += ("; under QEMU the console is not paced at a baud rate (docs/target.md): a boot "

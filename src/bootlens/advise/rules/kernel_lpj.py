@@ -8,6 +8,7 @@ from ...analyze import BootAnalysis
 from ...model import Kind, Milestone
 from .. import REGISTRY
 from ..base import Change, ChangeKind, Confidence, Context, Finding, Rule
+from ..console import console_time
 from ..evidence import evidence, first_event, secs
 
 
@@ -27,11 +28,20 @@ class DelayLoopCalibration(Rule):
         i = first_event(boot, Kind.MILESTONE, Milestone.CALIBRATE_DELAY)
         ev = b.events[i] if i is not None else None
         dur = ev.duration_ns if ev is not None else None
+        confidence = Confidence.HIGH
         if dur is not None:
             # the printk time of the line is the start of the calibration (the result is
-            # pr_cont'ed after it), the next timestamped line comes once it is done
+            # pr_cont'ed after it), the next timestamped line comes once it is done; a serial
+            # console printing as lines are logged writes the line itself in between
+            con = console_time(boot, ctx, b.lines.index_of(lpj.line_no), b.lines.index_of(lpj.line_no))
+            measured, dur = dur, dur - (con.ns or 0)
+            if dur <= 0:
+                return  # the console's share is all of it: nothing the log can attribute to the loop
+            if con.assumed:
+                confidence = Confidence.LOW
             arithmetic = (f"calibration measured from the printk time of line {lpj.line_no} to the next "
-                          f"timestamped line: {secs(dur)}; with lpj={lpj.value} the kernel skips it "
+                          f"timestamped line: {secs(measured)}, less console time of the line ({con.text}) = "
+                          f"{secs(dur)}; with lpj={lpj.value} the kernel skips it "
                           "(secondary CPUs calibrate silently and would save as much again)")
         else:
             arithmetic = (f"no estimate: line {lpj.line_no} and the line after it carry no printk timestamp, "
@@ -42,7 +52,7 @@ class DelayLoopCalibration(Rule):
             stage="kernel_init",
             saving_ns=dur,
             arithmetic=arithmetic,
-            confidence=Confidence.HIGH,
+            confidence=confidence,
             tradeoff="lpj is tied to the CPU clock at boot: a board that boots at another frequency "
                      "(another speed grade, a changed PLL setting) would get wrong udelay() timing; "
                      "keep the value per product variant",

@@ -1,13 +1,30 @@
-"""U-Boot's autoboot delay: the bootloader waits for a key press before booting."""
+"""U-Boot's autoboot delay: the bootloader waits for a key press before booting.
+
+The delay is the countdown's first figure (``Hit any key to stop autoboot:  2``, ``Autoboot in 2
+seconds``, ``Autobooting in 1 seconds``; backspace countdowns ``1 \\b\\b\\b 0`` read as their first
+figure), or the time to the next line where the capture has host timestamps, capped at it.
+
+A countdown someone interrupted (a lab, a person: the parser's ``autoboot_interrupted`` fact,
+the prompt right after it) cost this boot only the time until the key press, which is the
+lab's, not the board's: no saving is claimed from it. Where the log shows how long an
+uninterrupted countdown would be (``bootdelay=1`` printed at the prompt, or the countdown's
+first figure), the finding says so without a figure.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
 from ...analyze import BootAnalysis
-from ...model import Kind
+from ...model import Fact, Kind
 from .. import REGISTRY
 from ..base import Change, ChangeKind, Confidence, Context, Evidence, Finding, Rule
+from ..evidence import evidence
+
+TRADEOFF = ("no time to interrupt autoboot from the console; keep a way in for the lab "
+            "(bootdelay=-2 still checks for a key without waiting, or CONFIG_AUTOBOOT_KEYED)")
+CHANGE = Change(ChangeKind.UBOOT_ENV, "bootdelay=0", "set the U-Boot variable bootdelay=0 "
+                "(setenv bootdelay 0; saveenv), or CONFIG_BOOTDELAY=0 in the U-Boot build")
 
 
 @REGISTRY.register
@@ -19,6 +36,10 @@ class AutobootDelay(Rule):
 
     def check(self, boot: BootAnalysis, ctx: Context) -> Iterable[Finding]:
         b = boot.boot
+        stopped = b.fact("autoboot_interrupted")
+        if stopped is not None:
+            yield from self._interrupted(boot, stopped)
+            return
         for e in b.events:
             if e.kind is Kind.BOOTLOADER and e.name.startswith("autoboot delay") and e.duration_ns != 0:
                 text = b.lines.text[b.lines.index_of(e.line_no)].strip()
@@ -54,10 +75,34 @@ class AutobootDelay(Rule):
                     saving_ns=saving,
                     arithmetic=arithmetic,
                     confidence=Confidence.HIGH,
-                    tradeoff="no time to interrupt autoboot from the console; keep a way in for the lab "
-                             "(bootdelay=-2 still checks for a key without waiting, or CONFIG_AUTOBOOT_KEYED)",
-                    change=Change(ChangeKind.UBOOT_ENV, "bootdelay=0", "set the U-Boot variable bootdelay=0 "
-                                  "(setenv bootdelay 0; saveenv), or CONFIG_BOOTDELAY=0 in the U-Boot build"),
+                    tradeoff=TRADEOFF,
+                    change=CHANGE,
                     evidence=(Evidence(e.line_no, text),),
                 )
                 return
+
+    def _interrupted(self, boot: BootAnalysis, stopped: Fact) -> Iterable[Finding]:
+        """The countdown ended at a key press: say what an uninterrupted one waits, if the log tells."""
+        b = boot.boot
+        env, shown = b.fact("bootdelay_env"), b.fact("bootdelay")
+        source = next((f for f in (env, shown) if f is not None and f.value.isdigit() and int(f.value) > 0), None)
+        if source is None:
+            return  # bootdelay 0 or unknown: nothing to say
+        delay = int(source.value)
+        how = (f"bootdelay={delay} printed at the prompt (line {source.line_no})" if source is env
+               else f"the countdown started from {delay} (line {source.line_no})")
+        lines = [f.line_no for f in (shown, stopped, env) if f is not None]
+        yield Finding(
+            rule=self.id,
+            title=f"U-Boot's countdown was interrupted at the prompt; a boot nobody interrupts waits {delay} s",
+            stage="bootloader",
+            saving_ns=None,
+            arithmetic=(f"no estimate: the countdown was stopped by a key press and the prompt followed at line "
+                        f"{stopped.line_no} ('{stopped.value}'), so this capture waited only until the key "
+                        f"(the lab's time, not the board's); {how}: a boot nobody interrupts waits {delay} s, "
+                        "which bootdelay=0 removes"),
+            confidence=Confidence.MEDIUM,
+            tradeoff=TRADEOFF,
+            change=CHANGE,
+            evidence=evidence(b, *lines),
+        )

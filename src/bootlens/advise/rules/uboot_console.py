@@ -1,4 +1,12 @@
-"""U-Boot's own console output: every byte waits for the UART."""
+"""U-Boot's own console output: every byte waits for the UART.
+
+Only U-Boot (a ``uboot_version`` fact: RedBoot, GRUB or a vendor loader have no
+CONFIG_SILENT_CONSOLE). The bytes counted run from U-Boot's banner to ``Starting kernel ...``,
+or to the line before the kernel's first line; where neither is in the log the rule says
+nothing. The rate is the capture's, else the kernel command line's ``console=...,BAUD``, taken
+as U-Boot's too (most boards pass U-Boot's ``baudrate`` on in ``bootargs``; said, and the
+confidence is then low).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +16,7 @@ from ...analyze import BootAnalysis
 from ...model import Kind, Milestone
 from .. import REGISTRY
 from ..base import Change, ChangeKind, Confidence, Context, Finding, Rule
+from ..console import rate
 from ..evidence import BAUD_UNKNOWN, BITS_PER_BYTE, console_bytes, evidence, first_event, secs, wire_ns
 
 # Reference targets whose U-Boot was checked for CONFIG_SILENT_CONSOLE (docs/rules/bootloader-and-image.md):
@@ -26,27 +35,40 @@ class BootloaderConsole(Rule):
 
     def check(self, boot: BootAnalysis, ctx: Context) -> Iterable[Finding]:
         b = boot.boot
-        start = first_event(boot, Kind.MILESTONE, Milestone.UBOOT_START)
+        version = b.fact("uboot_version")
+        if version is None:
+            return  # not U-Boot: another bootloader's console is its own matter
+        start = next((i for i, e in enumerate(b.events) if e.kind is Kind.MILESTONE
+                      and e.name == Milestone.UBOOT_START and e.line_no == version.line_no), None)
         if start is None:
             return
         a_no = b.events[start].line_no
         end = first_event(boot, Kind.MILESTONE, Milestone.STARTING_KERNEL)
+        kernel = first_event(boot, Kind.MILESTONE, Milestone.KERNEL_START)
         lines = b.lines
+        ai = lines.index_of(a_no)
         if end is not None and b.events[end].line_no >= a_no:
             z_no = b.events[end].line_no
+        elif kernel is not None and b.events[kernel].line_no > a_no:
+            z_no = b.events[kernel].line_no - 1  # up to the kernel's first line
         else:
-            # up to the last line before the kernel's first timestamped line
-            ai = lines.index_of(a_no)
-            zi = next((i - 1 for i in range(ai, len(lines)) if lines.kernel[i] is not None), len(lines) - 1)
+            zi = next((i - 1 for i in range(ai, len(lines)) if lines.kernel[i] is not None), None)
+            if zi is None:
+                return  # where U-Boot's output ends is not in the log
             z_no = lines.no(max(zi, ai))
-        nbytes, nlines = console_bytes(b, lines.index_of(a_no), lines.index_of(z_no))
+        nbytes, nlines = console_bytes(b, ai, lines.index_of(z_no))
         counted = f"{nbytes:,} bytes in {nlines} lines from line {a_no} (U-Boot banner) to line {z_no}, with CR LF"
-        if ctx.baud is None:
+        baud, how = rate(boot, ctx)
+        confidence = Confidence.MEDIUM
+        if baud is None:
             saving = None
-            arithmetic = f"no estimate: {BAUD_UNKNOWN}; {counted}"
+            arithmetic = f"no estimate: {BAUD_UNKNOWN}, and the kernel command line names no console rate; {counted}"
         else:
-            saving = wire_ns(nbytes, ctx.baud)
-            arithmetic = f"{counted}; x {BITS_PER_BYTE} bits per byte (8N1) / {ctx.baud} baud = {secs(saving)}"
+            saving = wire_ns(nbytes, baud)
+            if not ctx.baud:
+                how += ", taken as U-Boot's rate too"
+                confidence = Confidence.LOW
+            arithmetic = f"{counted}; x {BITS_PER_BYTE} bits per byte (8N1) / {baud} baud ({how}) = {secs(saving)}"
         description = ("rebuild U-Boot with CONFIG_SILENT_CONSOLE=y (and CONFIG_SILENT_U_BOOT_ONLY=y to keep "
                        "the kernel's console), then set the U-Boot variable silent=1")
         built = NO_SILENT_CONSOLE.get(ctx.target or "")
@@ -61,7 +83,7 @@ class BootloaderConsole(Rule):
             stage="bootloader",
             saving_ns=saving,
             arithmetic=arithmetic,
-            confidence=Confidence.MEDIUM,
+            confidence=confidence,
             tradeoff="the bootloader says nothing on the console: no banner, no autoboot prompt, no "
                      "error messages when a load fails; set silent= (empty) from the U-Boot shell to "
                      "debug, and keep the UART FIFO in mind (its 16-64 bytes cost nothing)",

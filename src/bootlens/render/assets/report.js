@@ -559,7 +559,9 @@
         { title: "spread", key: "spread", num: true, fmt: (x) => (x * 100).toFixed(1) + " %" },
       ], st.rows.map((r) => ({ v: r, cls: r.spread > 0.05 ? "spread" : "" })));
     }
-    findings(DATA.findings[S.bootIndex] || []);
+    // an input of several boots has one set of findings, each with the boots it applied to
+    const mg = (DATA.merged_findings || []).find((x) => x.group === b.group);
+    findings(mg ? mg.findings : (DATA.findings[S.bootIndex] || []), mg ? b.group : null);
     const w = $("warnings");
     w.textContent = "";
     for (const x of b.warnings) w.appendChild(el("li", x));
@@ -568,20 +570,31 @@
 
   // ---------------------------------------------------------------- advisor's findings
   const CONF = { high: 3, medium: 2, low: 1 };
-  function findings(fs) {
+  function findings(fs, group) {
     $("findings-wrap").hidden = !fs.length;
     $("finding-detail").hidden = true;
-    table("t-findings", [
+    const merged = group !== null;
+    const cols = [
       { title: "saving", key: "saving", num: true, fmt: (x) => (x === null ? "no estimate" : fmtDur(x)) },
       { title: "confidence", key: "conf", fmt: (x) => ["", "low", "medium", "high"][x] || "" },
       { title: "finding", key: "title" }, { title: "change", key: "change" },
       { title: "rule", key: "rule" }, { title: "lines", key: "lines" },
-    ], fs.map((f) => ({ f: f, v: {
-      saving: f.saving_s === null ? null : Math.round(f.saving_s * 1e6), conf: CONF[f.confidence] || 0,
+    ];
+    if (merged) cols.splice(1, 0, { title: "boots", key: "seen", num: true, fmt: (x) => `${x} of ${fs[0].boots}` });
+    table("t-findings", cols, fs.map((f) => ({ f: f, v: {
+      // merged: the median over the boots that gave a number
+      saving: merged && f.saving ? Math.round(f.saving.median_s * 1e6)
+        : (f.saving_s === null ? null : Math.round(f.saving_s * 1e6)),
+      seen: f.seen, conf: CONF[f.confidence] || 0,
       title: f.title, change: f.change.value + (f.change.automatic ? " (automatic)" : ""), rule: f.rule,
       lines: f.evidence.map((e) => e.line).join(", "),
     } })), (r) => {
       showFinding(r.f);
+      if (merged) {
+        // the evidence lines are those of the boot the finding is shown from: go to that boot
+        const gi = DATA.boots.findIndex((x) => x.group === group) + r.f.boot;
+        if (gi !== S.bootIndex) { $("boot-select").value = String(gi); showBoot(gi); showFinding(r.f); }
+      }
       if (r.f.evidence.length) scrollLog(r.f.evidence[0].line, r.f.evidence[0].line);
     });
   }
@@ -589,12 +602,16 @@
     const d = $("finding-detail");
     d.textContent = "";
     d.appendChild(el("div", f.title, "fd-title"));
+    const one = f.saving_s === null ? "no estimate" : fmtDur(Math.round(f.saving_s * 1e6));
     const rows = [
-      ["saving", f.saving_s === null ? "no estimate" : fmtDur(Math.round(f.saving_s * 1e6))],
+      ["saving", f.saving ? `${fmtDur(Math.round(f.saving.median_s * 1e6))} (median of ${f.saving.n} boots; ` +
+        `${fmtDur(Math.round(f.saving.min_s * 1e6))}–${fmtDur(Math.round(f.saving.max_s * 1e6))})` : one],
       ["confidence", f.confidence],
       ["change", `${f.change.kind} ${f.change.value}${f.change.automatic ? " (automatic)" : ""}: ${f.change.description}`],
       ["trade-off", f.tradeoff], ["arithmetic", f.arithmetic],
     ];
+    if (f.seen !== undefined) rows.splice(1, 0, ["boots", `applied to ${f.seen} of ${f.boots} boots; shown ` +
+      `from boot ${f.boot + 1} (its line numbers)`]);
     for (const e of f.evidence) rows.push([`line ${e.line}`, e.text]);
     for (const [k, v] of rows) {
       const row = el("div");
