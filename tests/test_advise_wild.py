@@ -116,7 +116,7 @@ def test_rtc_counts_only_the_rtc_drivers_own_time() -> None:
     for num in ("17", "02", "30"):
         assert run_rule(RtcHctosys, log(num)) == []
     # 13/14/34: sun6i-rtc reads in 66/23/30 us; 07: 3.631 ms less its line at an assumed 115200
-    # baud on the serial console [ttyS2] (57 bytes, 4.948 ms) leaves nothing
+    # baud on the serial console [ttyS2] (56 bytes, 4.861 ms) leaves nothing
     for num in ("13", "14", "34", "07"):
         assert run_rule(RtcHctosys, log(num)) == []
 
@@ -255,8 +255,8 @@ def test_smp_bringup_takes_off_the_console() -> None:
 
 
 def test_lpj_takes_off_the_console_printing_the_line() -> None:
-    # 15: "Calibrating delay loop... 1185.38 BogoMIPS (lpj=5926912)" at 0.002160 (L92), the next
-    # line at 0.089950; the boot console [early0] (L62) prints it at console=ttyS1,115200n8
+    # 15: "Calibrating delay loop... 1185.38 BogoMIPS (lpj=5926912)" at 0.000020 (L92), the next
+    # line at 0.087810; the boot console [early0] (L62) prints it at console=ttyS1,115200n8
     f = one(DelayLoopCalibration, log("15"))
     lines = log("15").read_text(errors="replace").splitlines()
     text = lines[91].split("] ", 1)[1]
@@ -272,11 +272,14 @@ def test_lpj_takes_off_the_console_printing_the_line() -> None:
 
 def test_console_rules_read_the_command_lines_rate() -> None:
     assert facts("19", "console_baud") == [("57600", 30)]
+    # 1,620 bytes from "Booting Linux" (L26) to "Freeing unused kernel memory" (L44): a 3.10
+    # kernel prints no "Run /init", init runs right after free_initmem
     f = one(SerialConsole, log("19"))
-    assert f.saving_ns == wire(1694, 57600) and "console=...,57600 (line 30)" in f.arithmetic
+    assert f.saving_ns == wire(1620, 57600) and "console=...,57600 (line 30)" in f.arithmetic
+    assert [e.line_no for e in f.evidence] == [26, 44]
     u = one(BootloaderConsole, log("19"))
     assert u.saving_ns == wire(867, 57600) and "taken as U-Boot's rate too" in u.arithmetic
-    assert one(SerialConsole, log("19"), Context(baud=115200)).saving_ns == wire(1694, 115200)
+    assert one(SerialConsole, log("19"), Context(baud=115200)).saving_ns == wire(1620, 115200)
 
 
 def test_no_serial_console_no_console_finding() -> None:
@@ -334,3 +337,17 @@ def test_every_corpus_log_advises_as_json() -> None:
     assert len(d["inputs"]) == len(LOGS)
     two = next(i for i in d["inputs"] if Path(i["name"]).name.startswith("32-"))
     assert len(two["boots"]) == 2 and two["merged"] is not None
+
+
+def test_report_shows_one_merged_set_for_several_boots(tmp_path: Path) -> None:
+    from bootlens.inputs import analyze_inputs
+    from bootlens.render.html import report_data
+
+    many = tmp_path / "three.log"
+    many.write_text((log("34").read_text(errors="replace").rstrip("\n") + "\n") * 3)
+    d = report_data(analyze_inputs([str(many), str(log("13"))]))
+    assert len(d["findings"]) == len(d["boots"]) == 4  # per boot, still
+    (mg,) = d["merged_findings"]  # only the input of several boots
+    assert mg["group"] == 0 and mg["boots"] == 3
+    rules = [f["rule"] for f in mg["findings"]]
+    assert len(rules) == len(set(rules)) and all(f["seen"] == 3 for f in mg["findings"] if f["rule"] == "kernel.compression")

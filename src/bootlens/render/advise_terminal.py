@@ -85,7 +85,13 @@ def _context_line(ga: GroupAdvice) -> str:
         parts.append(f"{len(ga.boots)} boots in one input")
     if c.target:
         parts.append(f"target {c.target}")
-    parts.append(f"console {c.baud} baud" if c.baud else "console baud unknown")
+    rates = sorted({f.value for ba in ga.boots if (f := ba.boot.boot.fact("console_baud")) is not None})
+    if c.baud:
+        parts.append(f"console {c.baud} baud")
+    elif rates:
+        parts.append(f"console {', '.join(rates)} baud (the kernel command line's console=)")
+    else:
+        parts.append("console baud unknown")
     return " · ".join(parts)
 
 

@@ -42,10 +42,14 @@ class SerialConsole(Rule):
             return  # already quiet: what is left is errors and warnings
         a_no = b.events[start].line_no
         end = first_event(boot, Kind.MILESTONE, Milestone.RUN_INIT)
+        freed = first_event(boot, Kind.MILESTONE, Milestone.INITMEM_FREED)
         lines = b.lines
         if end is not None:
             init = b.fact("init")
             z_no, upto = b.events[end].line_no, f"`Run {init.value if init is not None else '/init'}`"
+        elif freed is not None:
+            # kernels without "Run /init" (before 4.x, vendor BSPs) exec init right after this
+            z_no, upto = b.events[freed].line_no, "`Freeing ... memory`, right before init runs"
         else:
             last = next((i for i in range(len(lines) - 1, -1, -1) if lines.kernel[i] is not None), None)
             if last is None:
