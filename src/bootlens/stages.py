@@ -94,10 +94,6 @@ def compute_stages(boot: Boot, al: Alignment, times: Sequence[int | None] | None
     for e in boot.events:
         if e.kind is Kind.MILESTONE or e.kind is Kind.MARKER:
             firsts.setdefault((e.kind, e.name), e)
-    fw = _point(firsts, al, Milestone.FIRMWARE_BANNER)
-    spl = _point(firsts, al, Milestone.SPL_START)
-    uboot = _point(firsts, al, Milestone.UBOOT_START)
-    starting = _point(firsts, al, Milestone.STARTING_KERNEL) or _point(firsts, al, Milestone.EFI_STUB)
     kstart_ev = _point(firsts, al, Milestone.KERNEL_START)
     # Kernel init ends when init is exec'd: "Run /init" where the kernel prints it (4.x+), else
     # free_initmem's "Freeing ... memory" or the initial-console warning, both printed by
@@ -123,27 +119,10 @@ def compute_stages(boot: Boot, al: Alignment, times: Sequence[int | None] | None
         start_ns = a.ns if a is not None else None
         return Stage(name, label, parent, start_ns, None, status, a, b)
 
-    bl_start = spl or uboot
-    stages: list[Stage] = []
-    fw_end = bl_start or (starting if fw is not None else None)
-    stages.append(span("firmware", "firmware / ROM", power, fw_end))
-    if spl is not None:
-        stages.append(span("spl", "SPL", spl, uboot or starting))
-    else:
-        stages.append(Stage("spl", "SPL", None, None, None, ABSENT, None, None))
-    if uboot is None and spl is None and fw is not None:
-        # firmware (SeaBIOS, TF-A) handed over to the kernel with no bootloader seen
-        stages.append(Stage("bootloader", "bootloader (U-Boot)", None, None, None, ABSENT, None, None))
-    else:
-        stages.append(span("bootloader", "bootloader (U-Boot)", uboot, starting))
-    stages.append(span("kernel_load", "kernel load / decompress", starting, k0))
-    early = ("firmware", "spl", "bootloader", "kernel_load")
-    if power is not None and k0 is not None and not any(st.status == MEASURED for st in stages
-                                                        if st.name in early):
-        # Nothing printed between power-on and the kernel (e.g. a BIOS silent on the serial
-        # line): that span is measured as a whole, even though it cannot be split.
-        stages.append(span("pre_kernel", "power-on to kernel clock (no console output to split it)",
-                           power, k0))
+    # firmware, TPL, SPL, bootloader and kernel load (imported here: prekernel builds on Stage)
+    from .prekernel import prekernel_stages
+
+    stages: list[Stage] = prekernel_stages(boot, al, power, k0)
     ki = span("kernel_init", "kernel init", k0, run_init)
     if ki.status != MEASURED and kstart_ev is None:
         ki = replace(ki, start_ns=None)  # neither end seen: a cut log shows no start either

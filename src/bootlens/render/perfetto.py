@@ -304,7 +304,9 @@ def render_perfetto(groups: Sequence[Group]) -> bytes:
             "boot": n, "source": source, "index": boot.index, "first_line": boot.first_line,
             "last_line": boot.last_line, "axis": b.alignment.axis.value, "origin": b.alignment.origin,
             "pids": pids, "events": lay.placed, "skipped_untimed": lay.skipped,
-            "stages_not_drawn": {s.name: s.status for s in b.stages if s.status != MEASURED},
+            "stages_not_drawn": {s.name: (s.status if s.status != MEASURED else
+                                          f"measured, {_us(s.duration_ns or 0)} us, start not known on this axis")
+                                 for s in b.stages if s.status != MEASURED or s.start_ns is None},
         })
     # By time, longer first on a tie, as Perfetto sorts them: a parent precedes its children
     # also for viewers that take the events in file order.

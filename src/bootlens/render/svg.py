@@ -468,6 +468,9 @@ def _boot_header(doc: SvgDoc, y: float, b: BootAnalysis, pos: int, n: int) -> fl
         head = f"{tot.origin} → ready: not measured · {tot.end}"
     doc.text(MARGIN, y + 30, fit(head, 11, w), 11)
     missing = [f"{s.label}: {s.status}" for s in b.stages if s.status in (NOT_MEASURED,) and s.parent is None]
+    # duration-only stages (read on a bootloader's own clock) cannot be drawn on the axis
+    missing += [f"{s.label}: {fmt_duration(s.duration_ns)}, start not known (not drawn)" for s in b.stages
+                if s.status == MEASURED and s.start_ns is None and s.duration_ns is not None]
     absent = [s.label for s in b.stages if s.status == ABSENT]
     parts = [f"t = 0: {ORIGINS.get(b.alignment.origin, b.alignment.origin)} ({b.alignment.axis.value} axis)"]
     if missing:

@@ -1,0 +1,135 @@
+"""The first lines of the programs that run before the kernel: boot ROMs and DDR blobs, TPL, SPL
+and their vendor equivalents, runtime firmware (TF-A, OpenSBI, SeaBIOS), bootloaders proper.
+
+One table, read by the parsers (which stage starts where, what it is called) and by the boot
+splitter (a banner of an early stage, seen after a later stage ran, is a new boot). Each banner
+has a *rank*, its place in the chain: 0 boot ROM / first stage, 1 TPL, 2 SPL or its equivalent,
+3 runtime firmware, 4 bootloader proper; the kernel ranks :data:`RANK_KERNEL`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..lines import Lines
+from ..model import Milestone
+
+RANK_KERNEL = 9
+
+# Stage roles a banner opens, and the milestone each one is reported as.
+FIRMWARE, TPL, SPL, BOOTLOADER = "firmware", "tpl", "spl", "bootloader"
+ROLE_MILESTONE = {FIRMWARE: Milestone.FIRMWARE_BANNER, TPL: Milestone.TPL_START, SPL: Milestone.SPL_START,
+                  BOOTLOADER: Milestone.UBOOT_START}
+
+# Where a stage says it ended, when the next stage's start is on another clock or not printed
+# (a Qualcomm SBL1 "SBL1, End" mark, U-Boot bootstage's "end_spl"). Not in model.Milestone:
+# they only bound stages, and are reported as milestones under these names.
+TPL_END = "tpl_end"
+SPL_END = "spl_end"
+FIRMWARE_END = "firmware_end"
+
+# A duration-only event a stage prints about itself: Kind.BOOTLOADER, start None, named
+# ``STAGE_TOTAL + role`` (a MediaTek preloader's step timers summed).
+STAGE_TOTAL = "total of "
+
+
+@dataclass(frozen=True, slots=True)
+class Banner:
+    """One kind of first line: which program it is and which stage it opens."""
+
+    name: str  # "U-Boot SPL", "TF-A BL31", "coreboot romstage", ...
+    role: str  # FIRMWARE, TPL, SPL or BOOTLOADER
+    rank: int
+    needle: str  # a substring every such line holds (the keyword index finds candidates by it)
+    pattern: re.Pattern[str]  # matched at the start of the line; group "v" is the version, if any
+    repeat_splits: bool = True  # a second one after a first of the same rank is a new boot
+    vendor: str = ""  # how the program is called in facts and labels, when not ``name``
+
+
+def _b(name: str, role: str, rank: int, needle: str, rx: str, repeat: bool = True) -> Banner:
+    return Banner(name, role, rank, needle, re.compile(r"\s*" + rx), repeat)
+
+
+# A U-Boot build date: "(Jan 09 2023 - 10:00:00 +0000)"; vendor builds put anything before it.
+_DATE = r"\s*\(\w{3} +\d{1,2} \d{4}"
+
+BANNERS: tuple[Banner, ...] = (
+    # rank 0: boot ROMs, DDR blobs, first stages
+    _b("Rockchip DDR init", FIRMWARE, 0, "DDR Version", r"DDR Version (?P<v>V?[\d.]+)"),
+    _b("Realtek boot ROM", FIRMWARE, 0, "Hello world, ", r"Hello world, (?P<v>\d{3,4}x)!"),
+    _b("TF-A BL1", FIRMWARE, 0, "Booting Trusted Firmware", r"NOTICE: +Booting Trusted Firmware"),
+    _b("TF-A BL1", FIRMWARE, 0, "BL1: v", r"NOTICE: +BL1: (?P<v>v\d\S*)", repeat=False),
+    _b("coreboot bootblock", FIRMWARE, 0, "coreboot-",
+       r"(?:\[\w+ *\] +)?coreboot-(?P<v>\S+) .*\bbootblock starting"),
+    # rank 1: TPL and its equivalents
+    _b("U-Boot TPL", TPL, 1, "U-Boot TPL", r"U-Boot TPL (?P<v>\S+)"),
+    # AMD's romstage resets the board itself early on (three starts in a row is one boot)
+    _b("coreboot romstage", FIRMWARE, 1, "coreboot-",
+       r"(?:\[\w+ *\] +)?coreboot-(?P<v>\S+) .*\bromstage starting", repeat=False),
+    # rank 2: SPL and its equivalents
+    _b("U-Boot SPL", SPL, 2, "U-Boot SPL", r"U-Boot SPL (?P<v>\d\S*)"),
+    _b("SPL loader", SPL, 2, "SPL loader", r"SPL loader (?P<v>v[\d.]+)"),
+    _b("TF-A BL2", SPL, 2, "BL2: v", r"NOTICE: +BL2: (?P<v>v\d\S*)"),
+    _b("MediaTek preloader", SPL, 2, "#T#Preloader Start", r"#T#Preloader Start"),
+    _b("Qualcomm SBL1", SPL, 2, "Format: Log Type", r"Format: Log Type - Time\(microsec\)"),
+    _b("Allwinner boot0", SPL, 2, "BOOT0 is starting", r"(?:\[\d+\])?HELLO! BOOT0 is starting"),
+    _b("coreboot ramstage", FIRMWARE, 2, "coreboot-",
+       r"(?:\[\w+ *\] +)?coreboot-(?P<v>\S+) .*\bramstage starting", repeat=False),
+    # rank 3: runtime firmware loaded by the SPL, and PC firmware payloads
+    _b("TF-A BL31", FIRMWARE, 3, "BL31: v", r"NOTICE: +BL31: (?P<v>v\d\S*)"),
+    _b("OpenSBI", FIRMWARE, 3, "OpenSBI v", r"OpenSBI (?P<v>v\d\S*)"),
+    # SeaBIOS prints its banner again after relocating itself
+    _b("SeaBIOS", FIRMWARE, 3, "SeaBIOS (version", r"SeaBIOS \(version (?P<v>[^)]*)\)", repeat=False),
+    # rank 4: bootloaders proper
+    _b("U-Boot", BOOTLOADER, 4, "U-Boot ",
+       r"U-Boot (?!SPL |TPL )(?P<v>\d{4}\.\d{2}\S*|[^\s(]+(?=" + _DATE + r"))"),
+    _b("barebox", BOOTLOADER, 4, "barebox ", r"barebox (?P<v>\d{4}\.\d{2}\.\d+\S*) #\d+"),
+    # GRUB 2 says "Welcome" once per start, and heads its menu with its version at each redraw
+    _b("GRUB", BOOTLOADER, 4, "Welcome to GRUB", r"Welcome to GRUB!"),
+    _b("GRUB", BOOTLOADER, 4, "GNU GRUB", r"GNU GRUB +version (?P<v>\S+)", repeat=False),
+    _b("iPXE", BOOTLOADER, 4, "iPXE initialising", r"iPXE initialising devices"),
+    _b("iPXE", BOOTLOADER, 4, "Open Source Network Boot Firmware",
+       r"iPXE (?P<v>\d\S*) -- Open Source Network Boot Firmware", repeat=False),
+    _b("RedBoot", BOOTLOADER, 4, "RedBoot(tm)", r"RedBoot\(tm\) bootstrap and debug environment"),
+    _b("LK", BOOTLOADER, 4, "welcome to lk", r"(?:\[\s*\d+\]\s*)?welcome to lk"),
+    _b("NVIDIA bootloader", BOOTLOADER, 4, "Bootloader AVP Init", r"Bootloader AVP Init"),
+    _b("NVIDIA bootloader", BOOTLOADER, 4, "[bootloader] (built on", r"\[bootloader\] \(built on", repeat=False),
+    _b("EcoNet bootbase", BOOTLOADER, 4, "bootbase",
+       r"(?:EN75|TC3)\w* at .* version (?P<v>\S+) .*bootbase"),
+)
+
+NEEDLES: tuple[str, ...] = tuple(dict.fromkeys(b.needle for b in BANNERS))
+_BY_NEEDLE: dict[str, tuple[Banner, ...]] = {
+    n: tuple(b for b in BANNERS if b.needle == n) for n in NEEDLES}
+
+
+def banner_of(text: str) -> tuple[Banner, re.Match[str]] | None:
+    """The banner this line is, with its match, or None."""
+    for needle, banners in _BY_NEEDLE.items():
+        if needle in text:
+            for b in banners:
+                m = b.pattern.match(text)
+                if m is not None:
+                    return b, m
+    return None
+
+
+def find_banners(lines: Lines, untimed_only: bool = True) -> list[tuple[int, Banner, re.Match[str]]]:
+    """(index, banner, match) of every banner line, in order. Lines with a printk time are the
+    kernel's (a banner quoted in a kernel message is not one)."""
+    out = []
+    texts, kern = lines.text, lines.kernel
+    for i in lines.grep(*NEEDLES):
+        if untimed_only and kern[i] is not None:
+            continue
+        found = banner_of(texts[i])
+        if found is not None:
+            out.append((i, found[0], found[1]))
+    return out
+
+
+def version(m: re.Match[str]) -> str | None:
+    """The version a banner match carries, if any."""
+    v = m.groupdict().get("v")
+    return v.strip() if v else None

@@ -1,0 +1,237 @@
+"""Firmware and bootloaders other than U-Boot: boot ROMs and DDR blobs, TF-A, OpenSBI, coreboot,
+SeaBIOS, GRUB, barebox, iPXE, RedBoot, LK, vendor first stages (MediaTek preloader, Qualcomm
+SBL1, Allwinner boot0, NVIDIA's bootloader, Realtek's boot ROM, EcoNet's bootbase).
+
+Banners (which program starts where) come from :mod:`.banners`, shared with the boot splitter.
+This module adds what each program says about its own time, all read as the bootloader clock
+(``Clock.BOOTLOADER``, zero at reset), so that stages are measured even on a console without
+host times:
+
+- Qualcomm SBL1: ``B -    123456 - SBL1, Start`` (microseconds since power-on reset, as the
+  log's own header says) and ``D - 8528 - step`` (a step's duration);
+- LK (little kernel): ``[8621] booting linux @ 0x40080000`` (milliseconds of its timer: on
+  MediaTek the free-running timer from reset, the first LK lines already read seconds; on
+  Qualcomm LK's own, ``[0] welcome to lk``, which only gives how long LK ran);
+- Allwinner boot0: ``[530]Jump to second Boot.`` (milliseconds since reset);
+- NVIDIA's bootloader: ``Bootloader Start at:1257 ms``, ``Jumping to kernel at:2180 ms``;
+- Rockchip's SPL: ``Total: 249.82 ms`` (its timer at the jump out of SPL);
+- MediaTek's preloader: ``#T#mem_init=435`` (each step's own milliseconds; their sum is how long
+  the preloader ran, with no position on any clock).
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..lines import Lines
+from ..model import NS_PER_MS, NS_PER_US, Clock, Event, Fact, Kind, Milestone, ParseResult, Stamp
+from . import REGISTRY
+from .banners import (
+    BOOTLOADER,
+    FIRMWARE,
+    FIRMWARE_END,
+    NEEDLES,
+    ROLE_MILESTONE,
+    SPL,
+    SPL_END,
+    STAGE_TOTAL,
+    find_banners,
+    version,
+)
+from .base import ParseOptions, Parser
+
+_SBL = re.compile(r"([BD]) -\s+(\d+) - (.*?)\s*$")
+_LK = re.compile(r"\[(\d{1,7})\] ?")
+_LK_OWN_CLOCK_MS = 100  # an LK whose first line reads less started its timer itself
+_BOOT0 = re.compile(r"\[(\d{1,7})\](?=\S)")
+_NVIDIA = re.compile(r"(Bootloader Start|Jumping to kernel) at: ?(\d+) ms")
+_RK_TOTAL = re.compile(r"Total: (\d+)(?:\.(\d+))? ms")
+_MTK_STEP = re.compile(r"#T#(.+?)=(\d+)\s*$")
+_GRUB_TIMEOUT = re.compile(r"\s*The highlighted entry will be (?:booted|executed) automatically in (\d+)\s*s")
+_GRUB_ENTRY = re.compile(r"\s*Booting [`'](.*)'")
+_GRUB_LOAD = re.compile(r"\s*Loading (?:Linux \S+|initial ramdisk) \.\.\.")
+_REDBOOT_DELAY = re.compile(r"== Executing boot script in ([\d.]+) seconds")
+_REDBOOT_VERSION = re.compile(r".*\bversion (\S+)")
+_SEABIOS_BOOT = re.compile(r"Booting from (?:ROM|Hard Disk|Floppy|CD-Rom)\.\.\.")
+_BAREBOX_START = re.compile(r"Starting kernel in (?:non-)?secure mode")
+_COREBOOT_JUMP = re.compile(r"(?:\[\w+ *\] +)?Jumping to boot code at (\S+)")
+_OPENSBI_PLATFORM = re.compile(r"Platform Name\s*: (.*?)\s*$")
+
+_KEYWORDS = NEEDLES + ("SBL1", "booting linux @", "Jumping to kernel at", "Total: ", "#T#", "automatically in",
+                       "Executing boot script", "Booting from ", "Jumping to boot code", "Platform Name")
+
+
+def _host(lines: Lines, i: int) -> Stamp | None:
+    h = lines.host[i]
+    return Stamp(Clock.HOST, h) if h is not None else None
+
+
+@REGISTRY.register
+class FirmwareParser(Parser):
+    """Firmware and non-U-Boot bootloaders: banners, handoffs and their own timers."""
+
+    name = "firmware"
+    description = ("boot ROMs, TF-A, OpenSBI, coreboot, SeaBIOS, GRUB, barebox, iPXE, RedBoot, LK, MediaTek "
+                   "preloader, Qualcomm SBL1, Allwinner boot0, NVIDIA bootloader")
+
+    def sniff(self, lines: Lines, options: ParseOptions) -> float:
+        hits = lines.grep(*_KEYWORDS)
+        return min(1.0, sum(1 for i in hits[:50] if lines.kernel[i] is None) / 2)
+
+    def parse(self, lines: Lines, options: ParseOptions) -> ParseResult:
+        events: list[Event] = []
+        facts: list[Fact] = []
+        names: set[str] = set()
+        found = find_banners(lines)
+        for n, (i, b, m) in enumerate(found):
+            names.add(b.name)
+            if b.name.startswith("U-Boot"):
+                continue  # U-Boot's own parser reads those
+            no = lines.no(i)
+            if version(m) is None and n + 1 < len(found) and found[n + 1][1].name == b.name:
+                # "Booting Trusted Firmware" then "BL1: v2.9": one program, the second says more
+                events.append(Event(Kind.MILESTONE, ROLE_MILESTONE[b.role], _host(lines, i), None, no))
+                continue
+            events.append(Event(Kind.MILESTONE, ROLE_MILESTONE[b.role], _host(lines, i), None, no))
+            v = version(m)
+            if b.name == "RedBoot" and i + 1 < len(lines):
+                vm = _REDBOOT_VERSION.match(lines.text[i + 1])
+                v = vm[1] if vm else None
+            if b.role == FIRMWARE:
+                facts.append(Fact("firmware", f"{b.name} {v}" if v else b.name, no))
+            else:
+                facts.append(Fact(b.role, b.name, no))
+                if v:
+                    facts.append(Fact(f"{b.role}_version", v, no))
+        self._clocks(lines, names, events, facts)
+        self._handoffs(lines, events, facts)
+        events.sort(key=lambda e: e.line_no)
+        facts.sort(key=lambda f: f.line_no)
+        return ParseResult(tuple(events), tuple(facts))
+
+    @staticmethod
+    def _clocks(lines: Lines, names: set[str], events: list[Event], facts: list[Fact]) -> None:
+        """The stamps vendor first stages and bootloaders print with their own timers."""
+        texts, kern = lines.text, lines.kernel
+        untimed = [i for i in lines.grep("SBL1", "PBL, ", "#T#", " at:", "Total: ") if kern[i] is None]
+        if "Qualcomm SBL1" in names or any("SBL1, Start" in texts[i] for i in untimed):
+            FirmwareParser._sbl(lines, events)
+        for i in untimed:
+            t = texts[i]
+            if (m := _NVIDIA.search(t)) is not None:
+                what = Milestone.UBOOT_START if m[1] == "Bootloader Start" else Milestone.STARTING_KERNEL
+                events.append(Event(Kind.MILESTONE, what, Stamp(Clock.BOOTLOADER, int(m[2]) * NS_PER_MS), None,
+                                    lines.no(i)))
+            elif "Total: " in t and "U-Boot SPL" in names and (m := _RK_TOTAL.match(t)) is not None:
+                # Rockchip's SPL prints its timer as it jumps out: the end of SPL, from reset
+                ns = int(m[1]) * NS_PER_MS + (int((m[2] + "000000")[:6]) if m[2] else 0)
+                events.append(Event(Kind.MILESTONE, SPL_END, Stamp(Clock.BOOTLOADER, ns), None, lines.no(i)))
+        steps = [(i, m) for i in untimed if (m := _MTK_STEP.match(texts[i])) is not None]
+        if steps:
+            total = sum(int(m[2]) for _, m in steps)
+            events.append(Event(Kind.BOOTLOADER, STAGE_TOTAL + SPL, None, total * NS_PER_MS, lines.no(steps[0][0]),
+                                lines.no(steps[-1][0])))
+            facts.append(Fact("preloader_steps", str(len(steps)), lines.no(steps[0][0])))
+        FirmwareParser._bracketed(lines, names, events, facts)
+
+    @staticmethod
+    def _sbl(lines: Lines, events: list[Event]) -> None:
+        """Qualcomm SBL1's log: ``B`` lines are microseconds since power-on reset, ``D`` lines a
+        step's duration (its start is the ``B`` line that named it)."""
+        texts, kern = lines.text, lines.kernel
+        marks = {"SBL1, Start": Milestone.SPL_START, "SBL1, End": SPL_END,
+                 "PBL, Start": Milestone.FIRMWARE_BANNER, "PBL, End": FIRMWARE_END}
+        started: dict[str, int] = {}
+        for i in lines.grep(" - "):
+            if kern[i] is not None or (m := _SBL.match(texts[i])) is None:
+                continue
+            us, msg, no = int(m[2]), m[3], lines.no(i)
+            if m[1] == "B":
+                if (what := marks.get(msg)) is not None:
+                    events.append(Event(Kind.MILESTONE, what, Stamp(Clock.BOOTLOADER, us * NS_PER_US), None, no))
+                if msg.endswith(", Start"):
+                    started[msg[:-7]] = us
+            else:
+                step = msg[:-7] if msg.endswith(", Delta") else msg.split(" - ")[0]
+                at = started.get(step)
+                events.append(Event(Kind.BOOTLOADER, f"SBL1: {step}",
+                                    None if at is None else Stamp(Clock.BOOTLOADER, at * NS_PER_US),
+                                    us * NS_PER_US, no))
+
+    @staticmethod
+    def _bracketed(lines: Lines, names: set[str], events: list[Event], facts: list[Fact]) -> None:
+        """LK's ``[ms] message`` and Allwinner boot0's ``[ms]message`` lines."""
+        texts, kern = lines.text, lines.kernel
+        if "Allwinner boot0" in names:
+            for i in lines.grep("BOOT0 is starting"):
+                if kern[i] is None and (m := _BOOT0.match(texts[i])) is not None:
+                    events.append(Event(Kind.MILESTONE, Milestone.SPL_START,
+                                        Stamp(Clock.BOOTLOADER, int(m[1]) * NS_PER_MS), None, lines.no(i)))
+            for i in lines.grep("Jump to second Boot"):
+                if kern[i] is None and (m := _BOOT0.match(texts[i])) is not None:
+                    events.append(Event(Kind.MILESTONE, SPL_END, Stamp(Clock.BOOTLOADER, int(m[1]) * NS_PER_MS),
+                                        None, lines.no(i)))
+        handoff = [i for i in lines.grep("booting linux @") if kern[i] is None and _LK.match(texts[i])]
+        welcome = [i for i in lines.grep("welcome to lk") if kern[i] is None and _LK.match(texts[i])]
+        if not handoff and not welcome:
+            return
+        if "LK" not in names:
+            first = next(i for i, t in enumerate(texts) if kern[i] is None and _LK.match(t) is not None)
+            facts.append(Fact(BOOTLOADER, "LK", lines.no(first)))
+        ms = {i: int(m[1]) for i in welcome[:1] + handoff[-1:] if (m := _LK.match(texts[i])) is not None}
+        if welcome and ms[welcome[0]] < _LK_OWN_CLOCK_MS:
+            # Qualcomm's LK starts its timer itself ("[0] welcome to lk"): its stamps say how
+            # long LK ran, not when on the clock from reset
+            if handoff:
+                events.append(Event(Kind.BOOTLOADER, STAGE_TOTAL + BOOTLOADER, None,
+                                    (ms[handoff[-1]] - ms[welcome[0]]) * NS_PER_MS, lines.no(welcome[0]),
+                                    lines.no(handoff[-1])))
+            return
+        # MediaTek's LK reads the free-running timer the boot ROM started: time since reset
+        for i, what in [(i, Milestone.UBOOT_START) for i in welcome[:1]] + [
+                (i, Milestone.STARTING_KERNEL) for i in handoff[-1:]]:
+            events.append(Event(Kind.MILESTONE, what, Stamp(Clock.BOOTLOADER, ms[i] * NS_PER_MS), None,
+                                lines.no(i)))
+
+    @staticmethod
+    def _handoffs(lines: Lines, events: list[Event], facts: list[Fact]) -> None:
+        """Where each program hands over, and the waits they announce."""
+        texts, kern = lines.text, lines.kernel
+        n = len(lines)
+        seabios = [i for i in lines.grep("Booting from ") if kern[i] is None and _SEABIOS_BOOT.match(texts[i])]
+        # earlier devices failed ("Boot failed: ..."): the last one tried is where it went on
+        starting = seabios[-1:]
+        grub_at = None
+        for i in lines.grep("automatically in", "Booting ", "Loading ", "Executing boot script", "RedBoot> exec",
+                            "Starting kernel in", "Jumping to boot code", "Platform Name"):
+            if kern[i] is not None:
+                continue
+            t, no = texts[i], lines.no(i)
+            if (m := _GRUB_TIMEOUT.match(t)) is not None:
+                st = _host(lines, i)
+                events.append(Event(Kind.MILESTONE, Milestone.AUTOBOOT, st, None, no))
+                events.append(Event(Kind.BOOTLOADER, f"GRUB menu timeout ({m[1]} s)", st, None, no))
+                facts.append(Fact("boot_menu_timeout", m[1], no))
+            elif (m := _GRUB_ENTRY.match(t)) is not None:
+                events.append(Event(Kind.BOOTLOADER, f"GRUB entry: {m[1]}", _host(lines, i), None, no))
+                facts.append(Fact("boot_entry", m[1], no))
+                grub_at = i
+            elif grub_at is not None and _GRUB_LOAD.match(t):
+                grub_at = i  # GRUB jumps after its last load
+            elif (m := _REDBOOT_DELAY.match(t)) is not None:
+                st = _host(lines, i)
+                events.append(Event(Kind.MILESTONE, Milestone.AUTOBOOT, st, None, no))
+                events.append(Event(Kind.BOOTLOADER, f"RedBoot script delay ({m[1]} s)", st, None, no))
+                facts.append(Fact("boot_script_delay", m[1], no))
+            elif t.startswith("RedBoot> exec") or _BAREBOX_START.match(t):
+                starting.append(i)
+            elif (m := _COREBOOT_JUMP.match(t)) is not None:
+                events.append(Event(Kind.MILESTONE, FIRMWARE_END, _host(lines, i), None, no))
+                facts.append(Fact("payload_entry", m[1].split("(")[0], no))
+            elif (m := _OPENSBI_PLATFORM.match(t)) is not None:
+                facts.append(Fact("firmware_platform", m[1], no))
+        if grub_at is not None:
+            starting.append(grub_at)
+        for i in sorted(set(starting)):
+            if i < n:
+                events.append(Event(Kind.MILESTONE, Milestone.STARTING_KERNEL, _host(lines, i), None, lines.no(i)))
