@@ -3,7 +3,12 @@ bootstage reports, ``Starting kernel ...`` and the EFI stub's messages.
 
 These lines carry no clock of their own: on a host-timestamped capture they get the host time,
 on a plain console they are seen but not timed (the bootstage report, when present, carries
-U-Boot's own timer and is timed anyway).
+U-Boot's own timer and is timed anyway). Some vendor builds stamp their own lines with their
+timer (``[   0.114] Loading...``, ``[00.608]CPU:``: seconds and milliseconds since reset): those
+stamps are read as the bootloader clock.
+
+Banners (TPL, SPL, U-Boot proper, 1.x and vendor builds too) come from :mod:`.banners`; other
+firmware and bootloaders are :mod:`.firmware`'s.
 """
 
 from __future__ import annotations
@@ -23,12 +28,11 @@ from ..model import (
     Stamp,
 )
 from . import REGISTRY
+from .banners import BOOTLOADER, ROLE_MILESTONE, SPL, SPL_END, TPL, TPL_END, banner_of, version
 from .base import ParseOptions, Parser
 
-_SPL = re.compile(r"U-Boot SPL (\d{4}\.\d{2}\S*)")
-_UBOOT = re.compile(r"U-Boot (\d{4}\.\d{2}\S*)")
-_TFA = re.compile(r"(?:NOTICE|INFO): +BL\d+\w*: ")
-_SEABIOS = re.compile(r"SeaBIOS \(version ([^)]*)\)")
+# A vendor U-Boot's own stamp before the message: seconds and milliseconds of its timer.
+SELF_STAMP = re.compile(r"\[ *(\d{1,5})\.(\d{3})\] ?", re.ASCII)
 _AUTOBOOT = re.compile(
     r"(?:Hit any key to stop autoboot|Autobooting in|Press \S+ to (?:stop|abort) autoboot"
     r"|autoboot in)\D*(\d+)",
@@ -58,19 +62,31 @@ _BOOT_IMAGE = re.compile(
     r"|(?P<moving>Moving Image from 0x)|(?P<bootz>Kernel image @ (?:0x)?[0-9a-fA-F]+ \[)")
 _FILE_COMPRESSION = {"gz": "gzip", "lz4": "lz4", "lzma": "lzma", "lzo": "lzo", "zst": "zstd", "bz2": "bzip2",
                      "xz": "xz"}
-_STARTING = re.compile(r"Starting kernel \.\.\.|## Starting application at|Booting from (?:ROM|Hard Disk|Floppy|CD-Rom)")
+_STARTING = re.compile(r"Starting kernel \.\.\.|## Starting application at")
 _EFI_STUB = re.compile(r"EFI stub: (.*)")
 _BOOTSTAGE_HEAD = re.compile(r"Timer summary in microseconds \((\d+) records?\)")
 _BOOTSTAGE_ROW = re.compile(r"\s*([\d,]+)\s+([\d,]+)\s+(\S.*?)\s*$")
 _ACCUM_ROW = re.compile(r"\s+([\d,]+)\s+(\S.*?)\s*$")
 
 _KEYWORDS = ("U-Boot", "autoboot", "bytes read in", "Starting kernel", "EFI stub:", "Timer summary",
-             "SeaBIOS", "BL31", "BL1", "BL2", "Verifying", "Booting from", "Autobooting")
+             "Verifying", "Autobooting")
+# bootstage mark names (common/spl/spl.c, common/board_f.c, boot/bootm.c) that bound stages
+BOOTSTAGE_MILESTONES = {"tpl": Milestone.TPL_START, "end tpl": TPL_END, "spl": Milestone.SPL_START,
+                        "end spl": SPL_END, "board init f": Milestone.UBOOT_START,
+                        "start kernel": Milestone.STARTING_KERNEL}
 
 
 def _host(lines: Lines, i: int) -> Stamp | None:
     h = lines.host[i]
     return Stamp(Clock.HOST, h) if h is not None else None
+
+
+def self_stamp(text: str) -> tuple[Stamp | None, str]:
+    """A vendor bootloader's own ``[s.mmm]`` stamp (bootloader clock) and the text after it."""
+    m = SELF_STAMP.match(text)
+    if m is None:
+        return None, text
+    return Stamp(Clock.BOOTLOADER, int(m[1]) * 1_000_000_000 + int(m[2]) * NS_PER_MS), text[m.end():]
 
 
 def _until_next(lines: Lines, i: int) -> int | None:
@@ -89,7 +105,7 @@ def _untimed_by_kernel(lines: Lines) -> list[int]:
 
 @REGISTRY.register
 class UBootParser(Parser):
-    """U-Boot, SPL, TF-A and SeaBIOS output before the kernel takes over."""
+    """U-Boot, its TPL and SPL: everything they print before the kernel takes over."""
 
     name = "uboot"
     description = "U-Boot/SPL banners, autoboot, image loads, bootstage report, Starting kernel"
@@ -110,7 +126,6 @@ class UBootParser(Parser):
         facts: list[Fact] = []
         warnings: list[str] = []
         n = len(lines)
-        seen_banner = False
         in_kernel_image = False  # inside the header U-Boot prints for a kernel image
         resume = 0
         texts = lines.text
@@ -119,20 +134,9 @@ class UBootParser(Parser):
                 continue
             t = texts[i]
             no = lines.no(i)
+            own, t = self_stamp(t) if "[" in t else (None, t)
             if "U-Boot" in t:
-                m = _SPL.search(t)
-                if m:
-                    events.append(Event(Kind.MILESTONE, Milestone.SPL_START, _host(lines, i), None, no))
-                    facts.append(Fact("spl_version", m[1], no))
-                    seen_banner = True
-                elif (m := _UBOOT.search(t)) is not None and t.lstrip().startswith("U-Boot"):
-                    events.append(Event(Kind.MILESTONE, Milestone.UBOOT_START, _host(lines, i), None, no))
-                    facts.append(Fact("uboot_version", m[1], no))
-                    seen_banner = True
-            elif (m := _SEABIOS.search(t)) is not None or (not seen_banner and _TFA.match(t)):
-                events.append(Event(Kind.MILESTONE, Milestone.FIRMWARE_BANNER, _host(lines, i), None, no))
-                facts.append(Fact("firmware", m[0] if m else t.strip(), no))
-                seen_banner = True
+                self._banner(t, no, _host(lines, i) or own, events, facts)
             elif (m := _AUTOBOOT.search(t)) is not None:
                 delay = int(m[1])
                 st = _host(lines, i)
@@ -210,7 +214,7 @@ class UBootParser(Parser):
             elif "Uncompressing" in t and _UNCOMPRESS.search(t):
                 events.append(Event(Kind.BOOTLOADER, "uncompress kernel", _host(lines, i), _until_next(lines, i), no))
             elif (m := _STARTING.search(t)) is not None:
-                events.append(Event(Kind.MILESTONE, Milestone.STARTING_KERNEL, _host(lines, i), None, no))
+                events.append(Event(Kind.MILESTONE, Milestone.STARTING_KERNEL, _host(lines, i) or own, None, no))
             elif "EFI stub:" in t and (m := _EFI_STUB.search(t)) is not None:
                 if not any(e.name == Milestone.EFI_STUB for e in events):
                     events.append(Event(Kind.MILESTONE, Milestone.EFI_STUB, _host(lines, i), None, no))
@@ -218,6 +222,25 @@ class UBootParser(Parser):
             elif "Timer summary" in t and (m := _BOOTSTAGE_HEAD.search(t)) is not None:
                 resume = self._bootstage(lines, i, int(m[1]), events, facts, warnings)
         return ParseResult(tuple(events), tuple(facts), tuple(warnings))
+
+    @staticmethod
+    def _banner(t: str, no: int, st: Stamp | None, events: list[Event], facts: list[Fact]) -> None:
+        """A TPL, SPL or U-Boot banner (mainline, 1.x, 2010-era and vendor builds)."""
+        found = banner_of(t)
+        if found is None or not found[0].name.startswith("U-Boot"):
+            return
+        b, m = found
+        events.append(Event(Kind.MILESTONE, ROLE_MILESTONE[b.role], st, None, no))
+        v = version(m)
+        if b.role == BOOTLOADER:
+            facts.append(Fact("bootloader", b.name, no))
+            if v:
+                facts.append(Fact("uboot_version", v, no))
+                facts.append(Fact("bootloader_version", v, no))
+        elif b.role in (SPL, TPL):
+            facts.append(Fact(b.role, b.name, no))
+            if v:
+                facts.append(Fact(f"{b.role}_version", v, no))
 
     @staticmethod
     def _bootstage(
@@ -242,6 +265,12 @@ class UBootParser(Parser):
                 Event(Kind.BOOTSTAGE, m[3], Stamp(Clock.BOOTLOADER, (mark - elapsed) * NS_PER_US),
                       elapsed * NS_PER_US, lines.no(i))
             )
+            # stage boundaries on U-Boot's timer (microseconds since reset): they measure
+            # TPL, SPL and U-Boot from reset even on a console without host times
+            ms = BOOTSTAGE_MILESTONES.get(m[3].lower().replace("_", " "))
+            if ms is not None:
+                events.append(Event(Kind.MILESTONE, ms, Stamp(Clock.BOOTLOADER, mark * NS_PER_US), None,
+                                    lines.no(i)))
             rows += 1
             i += 1
         while i < n and kern[i] is None and not texts[i].strip():

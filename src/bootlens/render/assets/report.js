@@ -99,7 +99,9 @@
       d.appendChild(el("div", measured ? fmtDur(s.dur) + (s.estimated ? " ≈" : "") : s.status)).style.cssText = "padding:0;border:0";
       d.title = `${s.label}: ${measured ? fmtDur(s.dur) : s.status}` +
         (s.start_line ? ` (lines ${s.start_line}–${s.end_line})` : "");
-      if (measured) d.addEventListener("click", () => zoomTo(s.start, s.start + s.dur, 0.03));
+      // a duration-only stage (read on the bootloader's clock) has no place on the axis
+      if (measured && s.start !== null) d.addEventListener("click", () => zoomTo(s.start, s.start + s.dur, 0.03));
+      if (measured && s.start === null) d.title += " (start not known on this axis: not drawn)";
       bar.appendChild(d);
     }
   }
@@ -542,7 +544,7 @@
       { title: "lines", key: "lines" },
     ], b.stages.map((s) => ({ s: s, v: { label: (s.parent ? "  └ " : "") + s.label, start: s.start, dur: s.dur,
       status: s.status + (s.estimated ? " (estimated)" : ""), lines: s.start_line ? (s.end_line ? `${s.start_line}–${s.end_line}` : `from ${s.start_line}`) : "" } })),
-    (r) => { if (r.s.dur !== null) zoomTo(r.s.start, r.s.start + r.s.dur, 0.03); if (r.s.start_line) scrollLog(r.s.start_line, r.s.start_line); });
+    (r) => { if (r.s.dur !== null && r.s.start !== null) zoomTo(r.s.start, r.s.start + r.s.dur, 0.03); if (r.s.start_line) scrollLog(r.s.start_line, r.s.start_line); });
     table("t-silences", [
       { title: "from", key: "s", num: true, fmt: fmtT }, { title: "silent for", key: "d", num: true, fmt: fmtDur },
       { title: "after line", key: "a", num: true }, { title: "text before", key: "text" },
