@@ -280,6 +280,10 @@ def test_console_rules_read_the_command_lines_rate() -> None:
     u = one(BootloaderConsole, log("19"))
     assert u.saving_ns == wire(867, 57600) and "taken as U-Boot's rate too" in u.arithmetic
     assert one(SerialConsole, log("19"), Context(baud=115200)).saving_ns == wire(1620, 115200)
+    # 32's second boot (3.10, no "Run /init", no "Freeing"): up to the last kernel line (L523)
+    # before user space's "Welcome to Realtek Linux" (L533), not the kernel lines printed after it
+    f = one(SerialConsole, log("32"))
+    assert [e.line_no for e in f.evidence] == [321, 523] and "9,815 bytes" in f.arithmetic
 
 
 def test_no_serial_console_no_console_finding() -> None:

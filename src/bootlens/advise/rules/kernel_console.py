@@ -50,6 +50,11 @@ class SerialConsole(Rule):
         elif freed is not None:
             # kernels without "Run /init" (before 4.x, vendor BSPs) exec init right after this
             z_no, upto = b.events[freed].line_no, "`Freeing ... memory`, right before init runs"
+        elif (first := first_event(boot, Kind.MILESTONE, Milestone.USERSPACE_FIRST)) is not None and (
+                last := next((i for i in range(lines.index_of(b.events[first].line_no) - 1, -1, -1)
+                              if lines.kernel[i] is not None), None)) is not None and lines.no(last) > a_no:
+            # the kernel lines printed once user space runs are not waited for before it
+            z_no, upto = lines.no(last), f"the last kernel line before user space's first (line {b.events[first].line_no})"
         else:
             last = next((i for i in range(len(lines) - 1, -1, -1) if lines.kernel[i] is not None), None)
             if last is None:
