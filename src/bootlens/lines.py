@@ -44,6 +44,9 @@ _GS_SYS = re.compile(r"\[(\d\d):(\d\d):(\d\d)\.(\d{6})(?: +-?\d+\.\d{6})?\] ?", 
 # journalctl -o short-monotonic: "[    1.234567] host kernel: message" (the message is the text)
 # and "[    1.234567] host systemd[1]: message" (the text keeps "systemd[1]: message").
 _JOURNAL = re.compile(r"\S+ kernel: |\S+ (?=[^\s\[:]+(?:\[\d+\])?: )", re.ASCII)
+# Detection also asks for one of the kernel's own lines: "driver device: message" lines of a
+# plain dmesg excerpt have the shape of the user-space form ("rtc-pcf8563 0-0051: registered").
+_JOURNAL_KERNEL = re.compile(r"\S+ kernel: ", re.ASCII)
 
 _DAY_NS = 86_400 * 1_000_000_000
 
@@ -254,12 +257,13 @@ def _detect_framing(text: str) -> str:
     gs_sys = sum(1 for s in sample if _GS_SYS.match(s))
     if gs_sys * 2 >= n:
         return "grabserial-T"
-    journal = 0
+    journal = kernel_form = 0
     for s in sample:
         m = _PRINTK.match(s)
         if m and _JOURNAL.match(s, m.end()):
             journal += 1
-    if journal * 2 >= n:
+            kernel_form += _JOURNAL_KERNEL.match(s, m.end()) is not None
+    if journal * 2 >= n and kernel_form:
         return "journalctl"
     from .framings import detect
 
