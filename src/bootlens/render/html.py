@@ -181,7 +181,7 @@ def boot_data(b: BootAnalysis, names: _Names, top: int = 25) -> dict[str, Any]:
         "origin": al.origin,
         "total": {
             "from": total.origin, "start": _us(total.start_ns), "end": _us(total.end_ns),
-            "dur": _us(total.duration_ns), "end_what": total.end, "estimated": total.estimated,
+            "dur": _us(total.duration_ns), "end_what": total.end, "end_name": total.end_name, "estimated": total.estimated,
             "error": _us(total.error_ns),
         },
         "stages": [{

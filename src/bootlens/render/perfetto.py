@@ -176,7 +176,7 @@ def _stage_items(b: BootAnalysis) -> list[_Item]:
         if tot.estimated:
             args["estimated"] = True
             args["error_us"] = "unbounded" if tot.error_ns is None else _us(tot.error_ns)
-        items.append(_Item(tot.start_ns, tot.end_ns - tot.start_ns, f"total ({tot.origin} → ready)", "total",
+        items.append(_Item(tot.start_ns, tot.end_ns - tot.start_ns, f"total ({tot.origin} → {tot.end_name})", "total",
                            args))
     for s in b.stages:
         if s.status != MEASURED or s.start_ns is None or s.duration_ns is None:

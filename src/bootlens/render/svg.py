@@ -463,7 +463,7 @@ def _boot_header(doc: SvgDoc, y: float, b: BootAnalysis, pos: int, n: int) -> fl
     doc.text(MARGIN, y + 14, fit(f"{boot.source} · boot {pos} of {n}", 13, w), 13, weight="bold")
     if tot.duration_ns is not None:
         est = " (estimated)" if tot.estimated else ""
-        head = f"{tot.origin} → ready: {fmt_duration(tot.duration_ns)}{est} · {tot.end}"
+        head = f"{tot.origin} → {tot.end_name}: {fmt_duration(tot.duration_ns)}{est} · {tot.end}"
     else:
         head = f"{tot.origin} → ready: not measured · {tot.end}"
     doc.text(MARGIN, y + 30, fit(head, 11, w), 11)
@@ -547,7 +547,7 @@ def render_svg(groups: Sequence[Group]) -> bytes:
     if boots == 1:
         tot = next(g.analysis.boots[0].total for g in groups if g.analysis.boots)
         if tot.duration_ns is not None:
-            title += f" · {tot.origin} → ready {fmt_duration(tot.duration_ns)}"
+            title += f" · {tot.origin} → {tot.end_name} {fmt_duration(tot.duration_ns)}"
     doc.text(MARGIN, 22, fit(title, 15, WIDTH - 2 * MARGIN - 160), 15, weight="bold")
     doc.text(WIDTH - MARGIN, 22, f"bootlens {__version__}", 10, anchor="end", cls="dim")
     y = _legend(doc, 34)

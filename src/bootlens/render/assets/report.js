@@ -69,7 +69,7 @@
     const t = b.total;
     const from = t.from || "start";
     $("headline").textContent = t.dur !== null
-      ? `${from} → ready: ${fmtDur(t.dur)}${t.estimated ? " (estimated)" : ""}`
+      ? `${from} → ${t.end_name}: ${fmtDur(t.dur)}${t.estimated ? " (estimated)" : ""}`
       : `${from} → ready: not measured`;
     const measured = b.stages.filter((s) => !s.parent && s.status === "measured").map((s) => s.name);
     const unknown = b.stages.filter((s) => !s.parent && s.status === "not measured").map((s) => s.name);
