@@ -16,6 +16,8 @@ the banners of :mod:`bootlens.parsers.banners`, never a default guess.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import compress, repeat
+from operator import contains, itemgetter
 from typing import NamedTuple
 
 from .align import Alignment
@@ -33,6 +35,9 @@ from .parsers.banners import (
     find_banners,
 )
 from .stages import ABSENT, MEASURED, NOT_MEASURED, Point, Stage
+
+
+_KINDS = frozenset({Kind.MILESTONE, Kind.BOOTLOADER})
 
 
 class _End(NamedTuple):
@@ -114,7 +119,12 @@ def prekernel_stages(boot: Boot, al: Alignment, power: Point | None, k0: Point |
     seen: dict[str, list[Event]] = {}
     totals: dict[str, Event] = {}
     bl_clock = False
-    for e in boot.events:
+    # only milestones and bootloader steps matter, a few among up to a million events: picked
+    # out in C (compress over a map of the kinds) rather than by a Python loop over them all
+    events = boot.events
+    kinds = list(map(itemgetter(0), events))
+    wanted = map(contains, repeat(_KINDS), kinds)
+    for e in compress(events, wanted):
         if e.kind is Kind.MILESTONE:
             seen.setdefault(e.name, []).append(e)
             bl_clock = bl_clock or (e.start is not None and e.start.clock is Clock.BOOTLOADER)

@@ -115,14 +115,34 @@ def banner_of(text: str) -> tuple[Banner, re.Match[str]] | None:
     return None
 
 
-def find_banners(lines: Lines, untimed_only: bool = True) -> list[tuple[int, Banner, re.Match[str]]]:
+def untimed_grep(lines: Lines, needles: tuple[str, ...]) -> list[int]:
+    """Ascending indices of the lines without a printk time that hold any of the needles.
+
+    Firmware and bootloaders print before the kernel: on a printk-stamped log of a million
+    lines the few unstamped ones are scanned directly (the keyword index would pass over every
+    line once per needle); on a console without printk times the index is the faster way.
+    """
+    kern = lines.kernel
+    n_untimed = kern.count(None)  # C speed
+    if n_untimed == 0:
+        return []
+    if n_untimed * 8 < len(kern):
+        texts = lines.text
+        out, i = [], -1
+        for _ in range(n_untimed):
+            i = kern.index(None, i + 1)  # a C scan to the next unstamped line
+            if any(x in texts[i] for x in needles):
+                out.append(i)
+        return out
+    return [i for i in lines.grep(*needles) if kern[i] is None]
+
+
+def find_banners(lines: Lines) -> list[tuple[int, Banner, re.Match[str]]]:
     """(index, banner, match) of every banner line, in order. Lines with a printk time are the
     kernel's (a banner quoted in a kernel message is not one)."""
     out = []
-    texts, kern = lines.text, lines.kernel
-    for i in lines.grep(*NEEDLES):
-        if untimed_only and kern[i] is not None:
-            continue
+    texts = lines.text
+    for i in untimed_grep(lines, NEEDLES):
         found = banner_of(texts[i])
         if found is not None:
             out.append((i, found[0], found[1]))

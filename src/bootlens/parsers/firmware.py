@@ -22,6 +22,7 @@ host times:
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from ..lines import Lines
 from ..model import NS_PER_MS, NS_PER_US, Clock, Event, Fact, Kind, Milestone, ParseResult, Stamp
@@ -36,6 +37,7 @@ from .banners import (
     SPL_END,
     STAGE_TOTAL,
     find_banners,
+    untimed_grep,
     version,
 )
 from .base import ParseOptions, Parser
@@ -57,8 +59,11 @@ _BAREBOX_START = re.compile(r"Starting kernel in (?:non-)?secure mode")
 _COREBOOT_JUMP = re.compile(r"(?:\[\w+ *\] +)?Jumping to boot code at (\S+)")
 _OPENSBI_PLATFORM = re.compile(r"Platform Name\s*: (.*?)\s*$")
 
-_KEYWORDS = NEEDLES + ("SBL1", "booting linux @", "Jumping to kernel at", "Total: ", "#T#", "automatically in",
-                       "Executing boot script", "Booting from ", "Jumping to boot code", "Platform Name")
+_KEYWORDS = NEEDLES + ("SBL1", "PBL, ", " - ", " at:", "booting linux @", "Total: ", "#T#", "BOOT0 is starting",
+                       "Jump to second Boot", "automatically in", "Booting ", "Loading ", "Executing boot script",
+                       "RedBoot> exec", "Starting kernel in", "Jumping to boot code", "Platform Name")
+_SNIFF = ("SBL1", "booting linux @", "Jumping to kernel at", "#T#", "Jumping to boot code")
+_Select = Callable[..., list[int]]
 
 
 def _host(lines: Lines, i: int) -> Stamp | None:
@@ -75,8 +80,7 @@ class FirmwareParser(Parser):
                    "preloader, Qualcomm SBL1, Allwinner boot0, NVIDIA bootloader")
 
     def sniff(self, lines: Lines, options: ParseOptions) -> float:
-        hits = lines.grep(*_KEYWORDS)
-        return min(1.0, sum(1 for i in hits[:50] if lines.kernel[i] is None) / 2)
+        return min(1.0, len(untimed_grep(lines, NEEDLES + _SNIFF)[:2]) / 2)
 
     def parse(self, lines: Lines, options: ParseOptions) -> ParseResult:
         events: list[Event] = []
@@ -103,19 +107,26 @@ class FirmwareParser(Parser):
                 facts.append(Fact(b.role, b.name, no))
                 if v:
                     facts.append(Fact(f"{b.role}_version", v, no))
-        self._clocks(lines, names, events, facts)
-        self._handoffs(lines, events, facts)
+        # one pass for the unstamped lines holding any keyword; each reader picks its own
+        texts = lines.text
+        cand = untimed_grep(lines, _KEYWORDS)
+
+        def sel(*needles: str) -> list[int]:
+            return [i for i in cand if any(x in texts[i] for x in needles)]
+
+        self._clocks(lines, sel, names, events, facts)
+        self._handoffs(lines, sel, events, facts)
         events.sort(key=lambda e: e.line_no)
         facts.sort(key=lambda f: f.line_no)
         return ParseResult(tuple(events), tuple(facts))
 
     @staticmethod
-    def _clocks(lines: Lines, names: set[str], events: list[Event], facts: list[Fact]) -> None:
+    def _clocks(lines: Lines, sel: _Select, names: set[str], events: list[Event], facts: list[Fact]) -> None:
         """The stamps vendor first stages and bootloaders print with their own timers."""
-        texts, kern = lines.text, lines.kernel
-        untimed = [i for i in lines.grep("SBL1", "PBL, ", "#T#", " at:", "Total: ") if kern[i] is None]
+        texts = lines.text
+        untimed = sel("SBL1", "PBL, ", "#T#", " at:", "Total: ")
         if "Qualcomm SBL1" in names or any("SBL1, Start" in texts[i] for i in untimed):
-            FirmwareParser._sbl(lines, events)
+            FirmwareParser._sbl(lines, sel, events)
         for i in untimed:
             t = texts[i]
             if (m := _NVIDIA.search(t)) is not None:
@@ -132,18 +143,18 @@ class FirmwareParser(Parser):
             events.append(Event(Kind.BOOTLOADER, STAGE_TOTAL + SPL, None, total * NS_PER_MS, lines.no(steps[0][0]),
                                 lines.no(steps[-1][0])))
             facts.append(Fact("preloader_steps", str(len(steps)), lines.no(steps[0][0])))
-        FirmwareParser._bracketed(lines, names, events, facts)
+        FirmwareParser._bracketed(lines, sel, names, events, facts)
 
     @staticmethod
-    def _sbl(lines: Lines, events: list[Event]) -> None:
+    def _sbl(lines: Lines, sel: _Select, events: list[Event]) -> None:
         """Qualcomm SBL1's log: ``B`` lines are microseconds since power-on reset, ``D`` lines a
         step's duration (its start is the ``B`` line that named it)."""
-        texts, kern = lines.text, lines.kernel
+        texts = lines.text
         marks = {"SBL1, Start": Milestone.SPL_START, "SBL1, End": SPL_END,
                  "PBL, Start": Milestone.FIRMWARE_BANNER, "PBL, End": FIRMWARE_END}
         started: dict[str, int] = {}
-        for i in lines.grep(" - "):
-            if kern[i] is not None or (m := _SBL.match(texts[i])) is None:
+        for i in sel(" - "):
+            if (m := _SBL.match(texts[i])) is None:
                 continue
             us, msg, no = int(m[2]), m[3], lines.no(i)
             if m[1] == "B":
@@ -159,20 +170,21 @@ class FirmwareParser(Parser):
                                     us * NS_PER_US, no))
 
     @staticmethod
-    def _bracketed(lines: Lines, names: set[str], events: list[Event], facts: list[Fact]) -> None:
+    def _bracketed(lines: Lines, sel: _Select, names: set[str], events: list[Event], facts: list[Fact]
+                   ) -> None:
         """LK's ``[ms] message`` and Allwinner boot0's ``[ms]message`` lines."""
         texts, kern = lines.text, lines.kernel
         if "Allwinner boot0" in names:
-            for i in lines.grep("BOOT0 is starting"):
-                if kern[i] is None and (m := _BOOT0.match(texts[i])) is not None:
+            for i in sel("BOOT0 is starting"):
+                if (m := _BOOT0.match(texts[i])) is not None:
                     events.append(Event(Kind.MILESTONE, Milestone.SPL_START,
                                         Stamp(Clock.BOOTLOADER, int(m[1]) * NS_PER_MS), None, lines.no(i)))
-            for i in lines.grep("Jump to second Boot"):
-                if kern[i] is None and (m := _BOOT0.match(texts[i])) is not None:
+            for i in sel("Jump to second Boot"):
+                if (m := _BOOT0.match(texts[i])) is not None:
                     events.append(Event(Kind.MILESTONE, SPL_END, Stamp(Clock.BOOTLOADER, int(m[1]) * NS_PER_MS),
                                         None, lines.no(i)))
-        handoff = [i for i in lines.grep("booting linux @") if kern[i] is None and _LK.match(texts[i])]
-        welcome = [i for i in lines.grep("welcome to lk") if kern[i] is None and _LK.match(texts[i])]
+        handoff = [i for i in sel("booting linux @") if _LK.match(texts[i])]
+        welcome = [i for i in sel("welcome to lk") if _LK.match(texts[i])]
         if not handoff and not welcome:
             return
         if "LK" not in names:
@@ -194,18 +206,16 @@ class FirmwareParser(Parser):
                                 lines.no(i)))
 
     @staticmethod
-    def _handoffs(lines: Lines, events: list[Event], facts: list[Fact]) -> None:
+    def _handoffs(lines: Lines, sel: _Select, events: list[Event], facts: list[Fact]) -> None:
         """Where each program hands over, and the waits they announce."""
-        texts, kern = lines.text, lines.kernel
+        texts = lines.text
         n = len(lines)
-        seabios = [i for i in lines.grep("Booting from ") if kern[i] is None and _SEABIOS_BOOT.match(texts[i])]
+        seabios = [i for i in sel("Booting from ") if _SEABIOS_BOOT.match(texts[i])]
         # earlier devices failed ("Boot failed: ..."): the last one tried is where it went on
         starting = seabios[-1:]
         grub_at = None
-        for i in lines.grep("automatically in", "Booting ", "Loading ", "Executing boot script", "RedBoot> exec",
-                            "Starting kernel in", "Jumping to boot code", "Platform Name"):
-            if kern[i] is not None:
-                continue
+        for i in sel("automatically in", "Booting ", "Loading ", "Executing boot script", "RedBoot> exec",
+                     "Starting kernel in", "Jumping to boot code", "Platform Name"):
             t, no = texts[i], lines.no(i)
             if (m := _GRUB_TIMEOUT.match(t)) is not None:
                 st = _host(lines, i)
