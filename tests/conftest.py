@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,19 @@ from bootlens.parsers import MarkerSpec, ParseOptions
 ROOT = Path(__file__).parent
 CORPUS = ROOT / "data" / "corpus"
 GOLDEN = ROOT / "golden"
+# Real logs of real boards (../shared/corpus/wild, beside the checkout; CI has it there). They
+# are read in place, never copied into the project. Without it the tests skip, except in CI,
+# where a missing corpus must fail.
+WILD = ROOT.resolve().parents[1] / "shared" / "corpus" / "wild"
+WILD_LOGS = sorted(WILD.glob("*.log")) if WILD.is_dir() else []
+needs_wild = pytest.mark.skipif(not WILD_LOGS and not os.environ.get("CI"),
+                                reason=f"the shared corpus is not at {WILD}")
+
+
+def wild_log(num: str) -> Path:
+    """The corpus log whose file name starts with ``num-`` (e.g. "14")."""
+    (path,) = WILD.glob(f"{num}-*.log")
+    return path
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

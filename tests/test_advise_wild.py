@@ -20,14 +20,14 @@ these tests pin down is the issue-9 list of wrong advice made right or silent:
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import orjson
 import pytest
-from conftest import one, run_rule
+from conftest import WILD_LOGS as LOGS
+from conftest import needs_wild, one, run_rule, wild_log
 
 from bootlens.advise import Context
 from bootlens.advise.rules.kernel_absent_hardware import AbsentHardware
@@ -41,20 +41,14 @@ from bootlens.advise.rules.uboot_console import BootloaderConsole
 from bootlens.advise.summary import advise_inputs
 from bootlens.analyze import analyze_paths
 
-WILD = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "wild"
-LOGS = sorted(WILD.glob("*.log")) if WILD.is_dir() else []
-if not LOGS:
-    if os.environ.get("CI"):
-        raise RuntimeError(f"the shared corpus is missing: {WILD}")
-    pytest.skip(f"shared corpus not found at {WILD}", allow_module_level=True)
+pytestmark = needs_wild
 
 MS = 1_000_000
 US = 1_000
 
 
 def log(num: str) -> Path:
-    (p,) = WILD.glob(f"{num}-*.log")
-    return p
+    return wild_log(num)
 
 
 def facts(num: str, key: str) -> list[tuple[str, int]]:

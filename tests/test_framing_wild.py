@@ -9,13 +9,11 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, GOLDEN
+from conftest import CORPUS, GOLDEN, WILD, needs_wild
 
 from bootlens import lines as L
 from bootlens.lines import frame_bytes, read_path, steps_back
 
-WILD = Path(__file__).parents[2] / "shared" / "corpus" / "wild"
-needs_wild = pytest.mark.skipif(not WILD.is_dir(), reason="../shared/corpus/wild is not beside the checkout")
 
 
 def wild(prefix: str) -> L.Lines:

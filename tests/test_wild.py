@@ -11,25 +11,19 @@ Every log must analyse, advise and report with exit 0 through the real command l
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from conftest import WILD_LOGS as LOGS
+from conftest import needs_wild, wild_log
 
 from bootlens.analyze import BootAnalysis, analyze_paths
 from bootlens.model import Kind, Milestone
 
-WILD = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "wild"
-LOGS = sorted(WILD.glob("*.log")) if WILD.is_dir() else []
-
-if not LOGS:
-    # CI has ../shared beside the checkout: a missing corpus there is a failure, not a skip
-    if os.environ.get("CI"):
-        raise RuntimeError(f"the shared corpus is missing: {WILD}")
-    pytest.skip(f"shared corpus not found at {WILD}", allow_module_level=True)
+pytestmark = needs_wild
 
 
 @dataclass(frozen=True)
@@ -98,10 +92,6 @@ FACTS: dict[str, tuple[Expect, ...]] = {
 }
 
 
-def _log(num: str) -> Path:
-    return next(p for p in LOGS if p.name.startswith(num + "-"))
-
-
 def _milestone(b: BootAnalysis, name: str) -> int | None:
     return next((e.line_no for e in b.boot.events if e.kind is Kind.MILESTONE and e.name == name), None)
 
@@ -112,7 +102,7 @@ def test_every_corpus_log_has_facts() -> None:
 
 @pytest.mark.parametrize("num", sorted(FACTS))
 def test_corpus_log_facts(num: str) -> None:
-    a = analyze_paths([str(_log(num))])
+    a = analyze_paths([str(wild_log(num))])
     want = FACTS[num]
     assert len(a.boots) == len(want), [b.boot.split_reason for b in a.boots]
     for b, x in zip(a.boots, want):
@@ -143,7 +133,7 @@ def test_corpus_log_facts(num: str) -> None:
 
 def test_login_prompt_ends_the_boot_without_a_ready_marker() -> None:
     """34 (Orange Pi Zero3, Poky): the login prompt at line 527 ends the boot, and says so."""
-    b = analyze_paths([str(_log("34"))]).boots[0]
+    b = analyze_paths([str(wild_log("34"))]).boots[0]
     assert b.total.end_name == "login prompt"
     assert b.total.end.startswith("login prompt at line 527")
     us = next(s for s in b.stages if s.name == "userspace")
@@ -176,3 +166,14 @@ def test_corpus_logs_report_as(fmt: str, tmp_path: Path) -> None:
     r = _cli("report", *map(str, LOGS), "--format", fmt, "-o", str(out))
     assert r.returncode == 0, r.stderr[-2000:]
     assert out.stat().st_size > 10_000
+
+
+@pytest.mark.parametrize(("num", "boot", "init"), [
+    ("02", 0, "systemd"), ("14", 0, "systemd"), ("17", 0, "sysvinit"), ("20", 0, "sysvinit"), ("22", 0, "procd"),
+    ("25", 0, "buildroot"), ("27", 0, "android"), ("32", 1, None), ("33", 0, None),
+])
+def test_init_system_is_named_from_its_own_output(num: str, boot: int, init: str | None) -> None:
+    """32's "Welcome to Realtek Linux" is a BusyBox system's banner, not systemd's "Welcome to X!"."""
+    b = analyze_paths([str(wild_log(num))]).boots[boot]
+    fact = b.boot.fact("init_system")
+    assert (fact.value if fact else None) == init

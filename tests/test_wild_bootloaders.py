@@ -4,9 +4,9 @@ bootloaders' own clocks. Line numbers are the ones the corpus README gives (grep
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
+from conftest import GOLDEN, WILD, needs_wild
 
 from bootlens.analyze import BootAnalysis, analyze_paths
 from bootlens.lines import Lines
@@ -15,10 +15,7 @@ from bootlens.parsers import ParseOptions, default_registry
 from bootlens.parsers.banners import FIRMWARE_END, SPL_END, banner_of
 from bootlens.stages import ABSENT, MEASURED, NOT_MEASURED
 
-WILD = Path(__file__).parents[2] / "shared" / "corpus" / "wild"
-GOLDEN = Path(__file__).parent / "golden"
-
-pytestmark = pytest.mark.skipif(not WILD.is_dir(), reason="../shared/corpus/wild is not beside the checkout")
+pytestmark = needs_wild
 
 
 def boots(num: str) -> list[BootAnalysis]:

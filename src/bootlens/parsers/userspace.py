@@ -41,7 +41,8 @@ _ANDROID_WALL = r"(?:\[\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}\] )?"
 _EVIDENCE: tuple[tuple[re.Pattern[str], str | None], ...] = tuple(
     (re.compile(_ANDROID_WALL + rx), init) for rx, init in (
         (r"systemd\[1\]: ", "systemd"),
-        (r"Welcome to \S", "systemd"),  # checked for "GRUB" below
+        (r"Welcome to \S.*!\s*$", "systemd"),  # systemd's "Welcome to Debian GNU/Linux 12 (bookworm)!"
+        (r"Welcome to \S", None),  # an /etc/issue, a vendor banner; "Welcome to GRUB!" is skipped below
         (r"\[ *OK *\] (?:Started|Reached|Finished|Mounted|Listening|Created) ", "systemd"),
         (r"INIT: version \d", "sysvinit"),
         (r"init started: +BusyBox", "busybox"),
