@@ -163,10 +163,11 @@ def analyze_boot(boot: Boot, top: int = 10, host_origin: str = "first_byte") -> 
     names = {e.name for e in by_kind[Kind.MILESTONE]}
     partial = _partial(boot, names)
     warnings = list(boot.warnings) + list(al.notes)
+    bootloader_only = bool(partial) and partial[0].startswith("no kernel output")
     if timed == 0:
-        warnings.append("no timestamps in this boot: durations only (enable printk.time=1 or capture "
-                        "with host timestamps)")
-    if not any(e.name == READY for e in markers):
+        warnings.append("no timestamps in this boot: durations only (capture with host timestamps: bootlens "
+                        "capture" + (")" if bootloader_only else "; or enable printk.time=1)"))
+    if not any(e.name == READY for e in markers) and not bootloader_only:
         warnings.append("no ready marker: pass --marker ready=REGEX to measure up to the application"
                         + (" (the login prompt ends the boot meanwhile)" if total.end_name != READY else ""))
     untimed = times.count(None)
