@@ -19,8 +19,9 @@ from ..runs import SPREAD_WARN, Stat
 from ..stages import MEASURED
 
 _ORIGIN = {"first_byte": "first byte received", "power_on": "power-on", "kernel_start": "kernel clock start"}
-_KEY_MILESTONES = ("firmware_banner", "spl_start", "uboot_start", "starting_kernel", "efi_stub",
-                   "kernel_start", "console_enabled", "root_mounted", "initmem_freed", "run_init", "kernel_panic")
+_KEY_MILESTONES = ("firmware_banner", "tpl_start", "spl_start", "uboot_start", "starting_kernel", "efi_stub",
+                   "kernel_start", "console_enabled", "root_mounted", "initmem_freed", "no_initial_console",
+                   "run_init", "userspace_first", "login_prompt", "kernel_panic")
 
 
 def _sec(ns: int | None, width: int = 0) -> str:
