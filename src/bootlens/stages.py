@@ -109,6 +109,10 @@ def compute_stages(boot: Boot, al: Alignment, times: Sequence[int | None] | None
     # its printk clock's zero, so kernel init up to a later milestone is measured on that clock;
     # what needs the first lines (early init before the first initcall) is not.
     k0 = Point(k0_ns, kstart_ev.line_no if kstart_ev else None, "kernel clock start") if has_kernel else None
+    if (k0 is None or k0.ns is None) and kstart_ev is not None and kstart_ev.ns is not None:
+        # no printk times (printk.time=0) but a host-stamped capture: the kernel's first line
+        # arrived when the kernel had started, give or take the console's delay
+        k0 = kstart_ev
     power = Point(al.power_on_ns, None, "power-on") if al.power_on_ns is not None else None
 
     def span(name: str, label: str, a: Point | None, b: Point | None, parent: str | None = None,

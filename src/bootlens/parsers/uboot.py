@@ -35,12 +35,15 @@ from .base import ParseOptions, Parser
 SELF_STAMP = re.compile(r"\[ *(\d{1,5})\.(\d{3})\] ?", re.ASCII)
 _AUTOBOOT = re.compile(
     r"(?:Hit any key to stop autoboot|Autobooting in|Press \S+ to (?:stop|abort) autoboot"
+    r"|Hit m for menu or any (?:other )?key to stop autoboot"  # barebox
     r"|autoboot in)\D*(\d+)",
     re.IGNORECASE,
 )
 # The interactive prompt, alone or with what was typed: "=> ", "U-Boot> ", "ar7240> ", "# ",
 # "MX6UL_VAR_DART(nand)==> " (not U-Boot's own "## Booting ..." messages)
 _PROMPT = re.compile(r"\s*[\w().=\-]*(?:=>|>|#)(?:\s|$)")
+# barebox, stopped at its countdown: "type exit to get to the menu", then "barebox@Board:/ "
+_BAREBOX_STOPPED = ("type exit to get to the menu", "barebox@")
 _ENV_BOOTDELAY = re.compile(r"\s*bootdelay=(-?\d+)\s*$")
 _LOAD = re.compile(r"(\d+) bytes read in (\d+) ms(?: \(([^)]*)\))?")
 _VERIFY = re.compile(r"Verifying (?:Checksum|Hash Integrity)")
@@ -62,7 +65,10 @@ _BOOT_IMAGE = re.compile(
     r"|(?P<moving>Moving Image from 0x)|(?P<bootz>Kernel image @ (?:0x)?[0-9a-fA-F]+ \[)")
 _FILE_COMPRESSION = {"gz": "gzip", "lz4": "lz4", "lzma": "lzma", "lzo": "lzo", "zst": "zstd", "bz2": "bzip2",
                      "xz": "xz"}
-_STARTING = re.compile(r"Starting kernel \.\.\.|## Starting application at")
+_STARTING = re.compile(r"Starting kernel \.\.\.")
+# "go ADDR": a standalone program (a bare-metal payload, or another bootloader such as barebox
+# chain-loaded from U-Boot), not the kernel: it ends nothing the stages measure.
+_APPLICATION = re.compile(r"## Starting (?:EFI )?application at (\S+)")
 _EFI_STUB = re.compile(r"EFI stub: (.*)")
 _BOOTSTAGE_HEAD = re.compile(r"Timer summary in microseconds \((\d+) records?\)")
 _BOOTSTAGE_ROW = re.compile(r"\s*([\d,]+)\s+([\d,]+)\s+(\S.*?)\s*$")
@@ -151,7 +157,8 @@ class UBootParser(Parser):
                 # printenv", "U-Boot> ", "# "): the wait ended at the key press, it is no delay
                 # of the boot. A booting countdown is followed by the boot command's output.
                 j = next((k for k in range(i + 1, min(n, i + 4)) if texts[k].strip()), None)
-                if j is not None and lines.kernel[j] is None and _PROMPT.match(texts[j]):
+                if j is not None and lines.kernel[j] is None and (
+                        _PROMPT.match(texts[j]) or texts[j].startswith(_BAREBOX_STOPPED)):
                     facts.append(Fact("autoboot_interrupted", texts[j].strip(), lines.no(j)))
                     # printenv at the prompt says what an uninterrupted countdown would last
                     for k in range(j, min(n, j + 400)):
@@ -215,6 +222,10 @@ class UBootParser(Parser):
                 events.append(Event(Kind.BOOTLOADER, "uncompress kernel", _host(lines, i), _until_next(lines, i), no))
             elif (m := _STARTING.search(t)) is not None:
                 events.append(Event(Kind.MILESTONE, Milestone.STARTING_KERNEL, _host(lines, i) or own, None, no))
+            elif "## Starting application" in t and (m := _APPLICATION.search(t)) is not None:
+                events.append(Event(Kind.BOOTLOADER, f"start application at {m[1]}", _host(lines, i) or own,
+                                    None, no))
+                facts.append(Fact("application_start", m[1], no))
             elif "EFI stub:" in t and (m := _EFI_STUB.search(t)) is not None:
                 if not any(e.name == Milestone.EFI_STUB for e in events):
                     events.append(Event(Kind.MILESTONE, Milestone.EFI_STUB, _host(lines, i), None, no))

@@ -13,6 +13,8 @@ first figure), the finding says so without a figure.
 
 from __future__ import annotations
 
+import re
+
 from collections.abc import Iterable
 
 from ...analyze import BootAnalysis
@@ -23,6 +25,14 @@ from ..evidence import evidence
 
 TRADEOFF = ("no time to interrupt autoboot from the console; keep a way in for the lab "
             "(bootdelay=-2 still checks for a key without waiting, or CONFIG_AUTOBOOT_KEYED)")
+# barebox (its own countdown, "Hit m for menu or any key to stop autoboot: 3"): the timeout is
+# the global.autoboot_timeout variable, kept in the non-volatile store as nv.autoboot_timeout
+CHANGE_BAREBOX = Change(ChangeKind.MANUAL, "nv autoboot_timeout=0",
+                        "set barebox's autoboot timeout to 0: nv autoboot_timeout=0 then saveenv at the barebox "
+                        "prompt, or global.autoboot_timeout=0 in the board's default environment")
+TRADEOFF_BAREBOX = ("no time to stop barebox from the console; global.autoboot=abort or a key held at reset "
+                    "still gets to the prompt")
+_COUNT = re.compile(r"autoboot:\s*(\d+)")
 CHANGE = Change(ChangeKind.UBOOT_ENV, "bootdelay=0", "set the U-Boot variable bootdelay=0 "
                 "(setenv bootdelay 0; saveenv), or CONFIG_BOOTDELAY=0 in the U-Boot build")
 
@@ -43,6 +53,9 @@ class AutobootDelay(Rule):
         for e in b.events:
             if e.kind is Kind.BOOTLOADER and e.name.startswith("autoboot delay") and e.duration_ns != 0:
                 text = b.lines.text[b.lines.index_of(e.line_no)].strip()
+                if text.startswith("Hit m for menu"):
+                    yield from self._barebox(e.line_no, text, e.duration_ns)
+                    return
                 fact = b.fact("bootdelay")
                 setting = f" (bootdelay={fact.value}, line {fact.line_no})" if fact else ""
                 delay_ns = int(fact.value) * 1_000_000_000 if fact is not None and fact.value.isdigit() else None
@@ -81,6 +94,28 @@ class AutobootDelay(Rule):
                 )
                 return
 
+    def _barebox(self, line_no: int, text: str, measured_ns: int | None) -> Iterable[Finding]:
+        """barebox's countdown: its own variable, not U-Boot's bootdelay, and nothing bootlens sets."""
+        m = _COUNT.search(text)
+        if m is None or int(m[1]) == 0:
+            return
+        delay_ns = int(m[1]) * 1_000_000_000
+        saving = delay_ns if measured_ns is None else min(measured_ns, delay_ns)
+        how = (f"the prompt at line {line_no} counts down from {m[1]} s (the log has no timestamps to measure it)"
+               if measured_ns is None else f"countdown measured at line {line_no}: {measured_ns / 1e9:.6f} s, "
+               f"at most the {m[1]} s it counts down from")
+        yield Finding(
+            rule=self.id,
+            title=f"barebox waits {saving / 1e9:.3f} s for a key press before booting",
+            stage="bootloader",
+            saving_ns=saving,
+            arithmetic=how + "; with a timeout of 0 it is 0",
+            confidence=Confidence.HIGH,
+            tradeoff=TRADEOFF_BAREBOX,
+            change=CHANGE_BAREBOX,
+            evidence=(Evidence(line_no, text),),
+        )
+
     def _interrupted(self, boot: BootAnalysis, stopped: Fact) -> Iterable[Finding]:
         """The countdown ended at a key press: say what an uninterrupted one waits, if the log tells."""
         b = boot.boot
@@ -92,17 +127,20 @@ class AutobootDelay(Rule):
         how = (f"bootdelay={delay} printed at the prompt (line {source.line_no})" if source is env
                else f"the countdown started from {delay} (line {source.line_no})")
         lines = [f.line_no for f in (shown, stopped, env) if f is not None]
+        barebox = shown is not None and b.lines.text[b.lines.index_of(shown.line_no)].lstrip().startswith(
+            "Hit m for menu")
+        who, setting = ("barebox", "a timeout of 0") if barebox else ("U-Boot", "bootdelay=0")
         yield Finding(
             rule=self.id,
-            title=f"U-Boot's countdown was interrupted at the prompt; a boot nobody interrupts waits {delay} s",
+            title=f"{who}'s countdown was interrupted at the prompt; a boot nobody interrupts waits {delay} s",
             stage="bootloader",
             saving_ns=None,
             arithmetic=(f"no estimate: the countdown was stopped by a key press and the prompt followed at line "
                         f"{stopped.line_no} ('{stopped.value}'), so this capture waited only until the key "
                         f"(the lab's time, not the board's); {how}: a boot nobody interrupts waits {delay} s, "
-                        "which bootdelay=0 removes"),
+                        f"which {setting} removes"),
             confidence=Confidence.MEDIUM,
-            tradeoff=TRADEOFF,
-            change=CHANGE,
+            tradeoff=TRADEOFF_BAREBOX if barebox else TRADEOFF,
+            change=CHANGE_BAREBOX if barebox else CHANGE,
             evidence=evidence(b, *lines),
         )

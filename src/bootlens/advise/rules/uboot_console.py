@@ -44,6 +44,9 @@ class BootloaderConsole(Rule):
             return
         a_no = b.events[start].line_no
         end = first_event(boot, Kind.MILESTONE, Milestone.STARTING_KERNEL)
+        if end is None:  # bootefi/go hand over with "## Starting (EFI) application at ..."
+            end = next((i for i, e in enumerate(b.events) if e.kind is Kind.BOOTLOADER
+                        and e.name.startswith("start application")), None)
         kernel = first_event(boot, Kind.MILESTONE, Milestone.KERNEL_START)
         lines = b.lines
         ai = lines.index_of(a_no)

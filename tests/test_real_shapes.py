@@ -1,0 +1,62 @@
+"""Shapes of real logs found outside the shared corpus, where bootlens was wrong.
+
+Each input under tests/data/shapes/ is hand-written in the shape of a public log whose source
+(repository, path, commit) heads the file; the real files are named in docs/real-logs.md for the
+shared corpus.
+"""
+
+from __future__ import annotations
+
+from conftest import ROOT, run_rule
+
+from bootlens.advise.base import ChangeKind
+from bootlens.advise.rules.uboot_autoboot import AutobootDelay
+from bootlens.analyze import BootAnalysis, analyze_paths
+from bootlens.model import Kind, Milestone
+
+SHAPES = ROOT / "data" / "shapes"
+
+
+def _boot(name: str) -> BootAnalysis:
+    (b,) = analyze_paths([str(SHAPES / name)]).boots
+    return b
+
+
+def _milestone(b: BootAnalysis, name: str) -> int | None:
+    return next((e.line_no for e in b.boot.events if e.kind is Kind.MILESTONE and e.name == name), None)
+
+
+def test_kernel_init_from_host_times_when_printk_time_is_off() -> None:
+    """LAVA, printk.time=0: the kernel's lines carry only the dispatcher's times; kernel init runs
+    from the 'Booting Linux' line (0.000 s) to 'Run /sbin/init' (1.024064 s later)."""
+    b = _boot("lava-no-printk-time.yaml")
+    ki = next(s for s in b.stages if s.name == "kernel_init")
+    assert ki.duration_ns == 1_024_064_000
+    assert ki.start is not None and ki.start.line_no == 3 and ki.end is not None and ki.end.line_no == 8
+    assert _milestone(b, Milestone.LOGIN_PROMPT) == 12 and b.total.end_name == "login prompt"
+
+
+def test_a_quiet_boot_without_linux_version_still_shows_user_space() -> None:
+    """A loglevel-quiet kernel after 'Starting kernel ...' prints only warnings from 0.378676 s:
+    no 'Linux version', no 'Run /init', but it is no fragment: initramfs-tools' line is user space."""
+    b = _boot("grabserial-quiet-boot.log")
+    assert _milestone(b, Milestone.USERSPACE_FIRST) == 8
+    assert "log starts mid-boot" not in "; ".join(b.partial_reasons)
+
+
+def test_go_starts_an_application_not_the_kernel() -> None:
+    """U-Boot's 'go' chain-loads barebox: '## Starting application at' ends nothing; barebox's own
+    banner and countdown are read."""
+    b = _boot("barebox-chainloaded.log")
+    assert _milestone(b, Milestone.STARTING_KERNEL) is None
+    assert b.boot.fact("application_start") is not None
+    assert [e.line_no for e in b.boot.events if e.kind is Kind.BOOTLOADER and e.name.startswith("autoboot")] == [19]
+    assert b.boot.fact("autoboot_interrupted") is not None  # "type exit to get to the menu"
+
+
+def test_barebox_countdown_is_barebox_advice() -> None:
+    """barebox's countdown is its own variable (global.autoboot_timeout), not U-Boot's bootdelay,
+    and this one was stopped at the prompt: no saving claimed, nothing applied automatically."""
+    (f,) = run_rule(AutobootDelay, SHAPES / "barebox-chainloaded.log")
+    assert f.title.startswith("barebox's countdown was interrupted") and f.saving_ns is None
+    assert f.change.kind is ChangeKind.MANUAL and "autoboot_timeout" in f.change.description
