@@ -579,7 +579,8 @@
     const cols = [
       { title: "saving", key: "saving", num: true, fmt: (x) => (x === null ? "no estimate" : fmtDur(x)) },
       { title: "confidence", key: "conf", fmt: (x) => ["", "low", "medium", "high"][x] || "" },
-      { title: "finding", key: "title" }, { title: "change", key: "change" },
+      // a change can be one long token (initcall_blacklist=a,b,...): it wraps anywhere
+      { title: "finding", key: "title" }, { title: "change", key: "change", cls: () => "wrap" },
       { title: "rule", key: "rule" }, { title: "lines", key: "lines" },
     ];
     if (merged) cols.splice(1, 0, { title: "boots", key: "seen", num: true, fmt: (x) => `${x} of ${fs[0].boots}` });
