@@ -134,10 +134,10 @@ def test_initcall_scan_and_events(name: str, text: str) -> None:
     lines = L.frame_text_py(text, "plain")
     cands = lines.grep(*NEEDLES)
     assert native.initcalls(lines.text, cands) == scan_initcalls_py(lines.text, cands)
-    built, unfinished, bad, first_bad = native.initcall_events(
+    built, unfinished, bad, first_bad, oor = native.initcall_events(
         lines.text, cands, lines.kernel, lines.host, lines.first, NATIVE_TYPES)
     ref = InitcallParser.events_py(lines)
-    assert (list(built), unfinished, bad, first_bad) == ref
+    assert (list(built), unfinished, bad, first_bad, oor) == ref
     assert [type(e) for e in built] == [type(e) for e in ref[0]]
 
 

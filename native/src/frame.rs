@@ -34,8 +34,10 @@ fn caller_id(b: &[u8], p: usize) -> Option<usize> {
 }
 
 /// `\[ *(\d{1,10})\.(\d{6})` at p: the seconds part shared by printk and grabserial stamps
-/// (both print exactly six decimals). Returns (end, nanoseconds).
-fn seconds(b: &[u8], p: usize) -> Option<(usize, i64)> {
+/// (both print exactly six decimals). Returns (end, nanoseconds), exact: ten digits of seconds
+/// fit a u64 in ns; whether the time is in range is for the Python pass after framing
+/// (quirks.settle), the same for both framings.
+fn seconds(b: &[u8], p: usize) -> Option<(usize, u64)> {
     let mut q = open_bracket(b, p)?;
     let d = digits(b, q);
     if d == 0 || d > 10 {
@@ -55,11 +57,11 @@ fn seconds(b: &[u8], p: usize) -> Option<(usize, i64)> {
     for _ in f..9 {
         frac *= 10;
     }
-    Some((q + f, sec.saturating_mul(1_000_000_000).saturating_add(frac)))
+    Some((q + f, sec * 1_000_000_000 + frac))
 }
 
 /// `\[ *(\d{1,10})\.(\d{6})\](?:\[ *[TC]\d+\])? ?` at p (the bracket part of a printk prefix).
-fn stamp(b: &[u8], p: usize) -> Option<(usize, i64)> {
+fn stamp(b: &[u8], p: usize) -> Option<(usize, u64)> {
     let (mut q, ns) = seconds(b, p)?;
     if b.get(q) != Some(&b']') {
         return None;
@@ -75,7 +77,7 @@ fn stamp(b: &[u8], p: usize) -> Option<(usize, i64)> {
 }
 
 /// `[ \t]*(?:<\d{1,3}>)?` + stamp: a printk prefix at the start of `b[p..]`.
-fn printk(b: &[u8], p: usize) -> Option<(usize, i64)> {
+fn printk(b: &[u8], p: usize) -> Option<(usize, u64)> {
     let mut q = p;
     while matches!(b.get(q), Some(b' ') | Some(b'\t')) {
         q += 1;
@@ -90,7 +92,7 @@ fn printk(b: &[u8], p: usize) -> Option<(usize, i64)> {
 }
 
 /// grabserial -t: `\[ *(\d{1,10})\.(\d{6}) +-?\d+\.\d{6}\] ?` at the start.
-fn grabserial_t(b: &[u8]) -> Option<(usize, i64)> {
+fn grabserial_t(b: &[u8]) -> Option<(usize, u64)> {
     let (mut q, ns) = seconds(b, 0)?;
     let sp = b[q..].iter().take_while(|c| **c == b' ').count();
     if sp == 0 {
@@ -150,7 +152,7 @@ fn journal(b: &[u8], p: usize) -> Option<usize> {
 }
 
 /// Frame one line: (text start, kernel ns, host ns).
-fn frame_line(b: &[u8], framing: u8) -> (usize, Option<i64>, Option<i64>) {
+fn frame_line(b: &[u8], framing: u8) -> (usize, Option<u64>, Option<u64>) {
     let mut pos = 0;
     let mut host = None;
     if framing == b't' {
@@ -206,8 +208,8 @@ pub(crate) fn frame<'py>(
     }
     let mut starts: Vec<Vec<usize>> = vec![Vec::new(); prefixes.len()];
     let mut texts: Vec<Bound<'py, PyString>> = Vec::new();
-    let mut kernel: Vec<Option<i64>> = Vec::new();
-    let mut host: Vec<Option<i64>> = Vec::new();
+    let mut kernel: Vec<Option<u64>> = Vec::new();
+    let mut host: Vec<Option<u64>> = Vec::new();
     let body = text.strip_suffix('\n').unwrap_or(text);  // a final newline ends the last line
     let mut max_len = 0usize;  // in characters, as Python's len()
     for (i, line) in body.split('\n').enumerate() {

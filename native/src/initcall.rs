@@ -9,7 +9,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString, PyTuple, PyType};
 use regex::bytes::Regex;
 
-use crate::{digits, num};
+use crate::{bounded, digits, to_ns, INT_MAX, INT_MIN, PID_MAX};
 
 // The initcall_debug patterns of parsers/initcall.py, with ASCII classes (`(?-u)`) as there.
 const FN: &str = r"(\S+?)(?:\+0x[0-9a-f]+/0x[0-9a-f]+)?(?: \[([^\]\s]+)\])?";
@@ -44,11 +44,14 @@ fn s(c: &regex::bytes::Captures, i: usize) -> Option<String> {
     c.get(i).map(|m| String::from_utf8_lossy(m.as_bytes()).into_owned())
 }
 
-fn int(c: &regex::bytes::Captures, i: usize) -> i64 {
-    let b = c.get(i).map(|m| m.as_bytes()).unwrap_or(b"0");
-    let (neg, d) = if b.first() == Some(&b'-') { (true, &b[1..]) } else { (false, b) };
-    let v = num(d);
-    if neg { -v } else { v }
+/// Capture i as numbers.to_int(text, hi, lo): None when absent or out of range.
+fn int(c: &regex::bytes::Captures, i: usize, hi: i64, lo: i64) -> Option<i64> {
+    bounded(c.get(i).map(|m| m.as_bytes()).unwrap_or(b""), hi, lo)
+}
+
+/// Capture i as numbers.to_ns(text, unit).
+fn ns(c: &regex::bytes::Captures, i: usize, unit: i64) -> Option<i64> {
+    to_ns(c.get(i).map(|m| m.as_bytes()).unwrap_or(b""), unit)
 }
 
 type CallRow = (String, Option<String>, i64, i64, Option<i64>, Option<i64>, Option<i64>);
@@ -109,32 +112,32 @@ fn fast_fn<'a>(b: &'a [u8], tail: &[u8]) -> Option<(&'a [u8], Option<&'a [u8]>, 
     Some((name, module, q + tail.len()))
 }
 
-/// `-?\d+` at p: (value, end) or None.
-fn signed(b: &[u8], p: usize) -> Option<(i64, usize)> {
+/// `-?\d+` at p: (the digits with their sign, end) or None.
+fn signed(b: &[u8], p: usize) -> Option<(&[u8], usize)> {
     let neg = b.get(p) == Some(&b'-');
     let q = if neg { p + 1 } else { p };
     let d = digits(b, q);
     if d == 0 {
         return None;
     }
-    let v = num(&b[q..q + d]);
-    Some((if neg { -v } else { v }, q + d))
+    Some((&b[p..q + d], q + d))
 }
 
-/// `calling  FN @ (\d+)` fast path: (name, module, pid).
-fn fast_call(t: &[u8]) -> Option<(&[u8], Option<&[u8]>, i64)> {
+/// `calling  FN @ (\d+)` fast path: (name, module, pid), the pid None when out of range.
+fn fast_call(t: &[u8]) -> Option<(&[u8], Option<&[u8]>, Option<i64>)> {
     let b = t.strip_prefix(b"calling  ")?;
     let (name, module, q) = fast_fn(b, b" @ ")?;
     let d = digits(b, q);
     if d == 0 {
         return None;
     }
-    Some((name, module, num(&b[q..q + d])))
+    Some((name, module, bounded(&b[q..q + d], PID_MAX, 0)))
 }
 
 /// `initcall FN returned (-?\d+) after (\d+) (usecs|msecs)` fast path at the line start:
-/// (name, module, ret, duration ns).
-fn fast_ret(t: &[u8]) -> Option<(&[u8], Option<&[u8]>, i64, i64)> {
+/// (name, module, ret, duration ns), the numbers None when out of range.
+#[allow(clippy::type_complexity)]
+fn fast_ret(t: &[u8]) -> Option<(&[u8], Option<&[u8]>, Option<i64>, Option<i64>)> {
     let b = t.strip_prefix(b"initcall ")?;
     let (name, module, q) = fast_fn(b, b" returned ")?;
     let (ret, q) = signed(b, q)?;
@@ -143,16 +146,15 @@ fn fast_ret(t: &[u8]) -> Option<(&[u8], Option<&[u8]>, i64, i64)> {
     if d == 0 {
         return None;
     }
-    let v = num(&rest[..d]);
     let unit = &rest[d..];
-    let ns = if unit.starts_with(b" usecs") {
-        v * 1_000
+    let unit = if unit.starts_with(b" usecs") {
+        1_000
     } else if unit.starts_with(b" msecs") {
-        v * 1_000_000
+        1_000_000
     } else {
         return None;
     };
-    Some((name, module, ret, ns))
+    Some((name, module, bounded(ret, INT_MAX, INT_MIN), to_ns(&rest[..d], unit)))
 }
 
 fn text(b: &[u8]) -> String {
@@ -165,6 +167,7 @@ struct Scan {
     fixups: Vec<DevRow>,
     bad: usize,
     first_bad: i64,
+    out_of_range: usize,
 }
 
 fn scan(texts: &Bound<'_, PyList>, candidates: &[usize]) -> PyResult<Scan> {
@@ -186,6 +189,7 @@ fn scan(texts: &Bound<'_, PyList>, candidates: &[usize]) -> PyResult<Scan> {
     let mut fixups: HashMap<(String, String), i64> = HashMap::new();
     let mut bad = 0usize;
     let mut first_bad: i64 = -1;
+    let mut out_of_range = 0usize;
     let contains = |h: &[u8], n: &[u8]| h.windows(n.len()).any(|w| w == n);
     for (k, &i) in candidates.iter().enumerate() {
         let t: &[u8] = strs[k];
@@ -195,11 +199,12 @@ fn scan(texts: &Bound<'_, PyList>, candidates: &[usize]) -> PyResult<Scan> {
             let parsed = fast_call(t).or_else(|| {
                 rx.call.captures(t).map(|c| {
                     let name = c.get(1).map(|m| m.as_bytes()).unwrap_or(b"");
-                    (name, c.get(2).map(|m| m.as_bytes()), int(&c, 3))
+                    (name, c.get(2).map(|m| m.as_bytes()), int(&c, 3, PID_MAX, 0))
                 })
             });
             match parsed {
-                Some((name, module, pid)) => {
+                Some((_, _, None)) => out_of_range += 1,
+                Some((name, module, Some(pid))) => {
                     let key = (name, module);
                     match pending.get_mut(&key) {
                         Some(v) => v.push((ii, pid)),
@@ -225,10 +230,10 @@ fn scan(texts: &Bound<'_, PyList>, candidates: &[usize]) -> PyResult<Scan> {
             } else if let Some(c) = rx.ret.captures(t) {
                 let unit = if c.get(5).map(|m| m.as_bytes()) == Some(b"usecs") { 1_000 } else { 1_000_000 };
                 (c.get(1).map(|m| m.as_bytes()).unwrap_or(b""), c.get(2).map(|m| m.as_bytes()),
-                 int(&c, 4) * unit, int(&c, 3))
+                 ns(&c, 4, unit), int(&c, 3, INT_MAX, INT_MIN))
             } else if let Some(c) = rx.ran.captures(t) {
                 (c.get(2).map(|m| m.as_bytes()).unwrap_or(b""), c.get(3).map(|m| m.as_bytes()),
-                 int(&c, 1) * 1_000_000, 0)
+                 ns(&c, 1, 1_000_000), Some(0))
             } else {
                 if contains(t, b" returned ") || contains(t, b" ran for ") {
                     bad += 1;
@@ -237,6 +242,13 @@ fn scan(texts: &Bound<'_, PyList>, candidates: &[usize]) -> PyResult<Scan> {
                     }
                 }
                 continue;
+            };
+            let (dur, ret) = match (dur, ret) {
+                (Some(d), Some(r)) => (d, r),
+                _ => {
+                    out_of_range += 1;
+                    continue;
+                }
             };
             let popped = pending.get_mut(&(fname, module)).and_then(|v| v.pop());
             let (ci, pid) = match popped {
@@ -260,15 +272,29 @@ fn scan(texts: &Bound<'_, PyList>, candidates: &[usize]) -> PyResult<Scan> {
                 let dev = s(&c, 1).unwrap_or_default();
                 let fname = s(&c, 2).unwrap_or_default();
                 let start = fixups.remove(&(dev.clone(), fname.clone())).unwrap_or(-1);
-                fixups_out.push((dev, Some(fname), start, ii, int(&c, 4) * 1_000, 0));
+                match ns(&c, 4, 1_000) {
+                    Some(dur) => fixups_out.push((dev, Some(fname), start, ii, dur, 0)),
+                    None => out_of_range += 1,
+                }
                 continue;
             }
         }
         if contains(t, b"probe ") {
-            if let Some(c) = rx.probe.captures(t) {
-                probes.push((s(&c, 1).unwrap_or_default(), None, -1, ii, int(&c, 3) * 1_000, int(&c, 2)));
-            } else if let Some(c) = rx.probe_drv.captures(t) {
-                probes.push((s(&c, 2).unwrap_or_default(), s(&c, 3), -1, ii, int(&c, 5) * 1_000, int(&c, 4)));
+            let row = |c: &regex::bytes::Captures, dev: usize, drv: Option<usize>, ret: usize, dur: usize| {
+                match (ns(c, dur, 1_000), int(c, ret, INT_MAX, INT_MIN)) {
+                    (Some(d), Some(r)) => Some((s(c, dev).unwrap_or_default(), drv.and_then(|k| s(c, k)), -1, ii, d, r)),
+                    _ => None,
+                }
+            };
+            let found = if let Some(c) = rx.probe.captures(t) {
+                Some(row(&c, 1, None, 2, 3))
+            } else {
+                rx.probe_drv.captures(t).map(|c| row(&c, 2, Some(3), 4, 5))
+            };
+            match found {
+                Some(Some(r)) => probes.push(r),
+                Some(None) => out_of_range += 1,
+                None => {}
             }
         }
     }
@@ -279,22 +305,24 @@ fn scan(texts: &Bound<'_, PyList>, candidates: &[usize]) -> PyResult<Scan> {
             }
         }
     }
-    Ok(Scan { calls, probes, fixups: fixups_out, bad, first_bad })
+    Ok(Scan { calls, probes, fixups: fixups_out, bad, first_bad, out_of_range })
 }
 
-/// initcalls(texts, candidates) -> (calls, probes, fixups, not_understood, first_bad_index)
+/// initcalls(texts, candidates) -> (calls, probes, fixups, not_understood, first_bad_index,
+/// out_of_range)
 ///
 /// Mirrors parsers/initcall.py scan_initcalls_py: calls are (fn, module, call_index|-1,
 /// return_index|-1, duration_ns|None, pid|None, ret|None) in the order the Python scan emits
 /// them (returned calls as they return, then unfinished ones); probes and fixups are
-/// (device, fn-or-driver, start_index|-1, end_index, duration_ns, ret).
+/// (device, fn-or-driver, start_index|-1, end_index, duration_ns, ret). A line whose
+/// pid, return value or duration is out of range (numbers.py) is not used, only counted.
 #[pyfunction]
 pub(crate) fn initcalls(
     texts: &Bound<'_, PyList>,
     candidates: Vec<usize>,
-) -> PyResult<(Vec<CallRow>, Vec<DevRow>, Vec<DevRow>, usize, i64)> {
+) -> PyResult<(Vec<CallRow>, Vec<DevRow>, Vec<DevRow>, usize, i64, usize)> {
     let r = scan(texts, &candidates)?;
-    Ok((r.calls, r.probes, r.fixups, r.bad, r.first_bad))
+    Ok((r.calls, r.probes, r.fixups, r.bad, r.first_bad, r.out_of_range))
 }
 
 /// Build an instance of a tuple subclass (a NamedTuple) from owned items, as CPython's own
@@ -321,7 +349,7 @@ fn named_tuple<'py>(py: Python<'py>, cls: &Bound<'py, PyType>, items: Vec<PyObje
 }
 
 /// initcall_events(texts, candidates, kernel, host, first, types) -> (events, unfinished,
-/// not_understood, first_bad_index)
+/// not_understood, first_bad_index, out_of_range)
 ///
 /// The events InitcallParser.parse builds from the rows of `initcalls`, built here (same
 /// objects, same order; tests/test_native.py compares them). `types` is (Event, Stamp,
@@ -335,7 +363,7 @@ pub(crate) fn initcall_events<'py>(
     host: &Bound<'py, PyList>,
     first: i64,
     types: &Bound<'py, PyTuple>,
-) -> PyResult<(Bound<'py, PyList>, usize, usize, i64)> {
+) -> PyResult<(Bound<'py, PyList>, usize, usize, i64, usize)> {
     let r = scan(texts, &candidates)?;
     let event_t = types.get_item(0)?.downcast_into::<PyType>()?;
     let stamp_t = types.get_item(1)?.downcast_into::<PyType>()?;
@@ -397,6 +425,6 @@ pub(crate) fn initcall_events<'py>(
         out.append(named_tuple(py, &event_t, vec![k_fixup.clone_ref(py), strobj(quirk.as_deref().unwrap_or("")),
                                                   start, int(*dur)?, int(line)?, int(first + ri)?, detail])?)?;
     }
-    Ok((out, unfinished, r.bad, r.first_bad))
+    Ok((out, unfinished, r.bad, r.first_bad, r.out_of_range))
 }
 

@@ -193,7 +193,7 @@ def _frame_recording(path: str, data: bytes, needles: Sequence[str]) -> tuple[Li
 
     rec = read_recording(path, data)
     lines, stats = frame_bytes(printable(path), to_grabserial(rec), needles)
-    notes: list[str] = []
+    notes: list[str] = list(rec.warnings)
     if rec.bad_records:
         notes.append(f"{rec.bad_records} damaged records in the recording were skipped")
     for n in rec.notes:
@@ -398,11 +398,11 @@ def frame_text(text: str, framing: str, needles: Sequence[str] = (), prefixes: S
             lines = Lines(cols[0], cols[1], cols[2])
             lines.max_len = cols[3]
             lines.set_hits(dict(zip(needles, cols[4])), dict(zip(prefixes, cols[5])))
-            settle(lines)
+            settle(lines, notes)
             return lines
     lines = _frame_core_py(text, framing, notes)
     lines.set_hits(*index_py(lines.text, needles, prefixes))
-    settle(lines)
+    settle(lines, notes)
     return lines
 
 

@@ -11,6 +11,8 @@ the format knowledge that is about what a stamp *means* rather than where it is.
 - A ``<6>`` level without a stamp is peeled off; a ring buffer cut in the middle of one leaves
   ``6>`` on its first line.
 - Host clocks that restart (grabserial ``-m``) are put back on one axis.
+- A stamp out of the range a time can take (numbers.TIME_NS_MAX; a ten-digit printk second can
+  exceed it) is no time: the line keeps its text, untimed, and the lines are counted in a note.
 
 Each step starts from an index (untimed lines holding ``[``, lines starting with a caller
 prefix's first characters), so the plain path pays nothing per line.
@@ -22,6 +24,7 @@ import re
 from collections.abc import Callable
 
 from .lines import Lines
+from .numbers import NS_PER_US, TIME_NS_MAX, in_range, to_int
 
 # The strict printk stamp anywhere in a line (six decimals, as printk prints them).
 _ANYWHERE = re.compile(r"\[ *(\d{1,10})\.(\d{6})\](?:\[ *[TC]\d+\])? ?", re.ASCII)
@@ -39,8 +42,12 @@ _LEVEL = re.compile(r"<[0-7]>(?=\S)")
 _GS_T = re.compile(r"\[ *\d{1,10}\.\d{6} +(-?)(\d+)\.(\d{6})\]", re.ASCII)
 
 
-def settle(lines: Lines) -> None:
-    """Glued and quoted stamps, caller prefixes, a torn first level: in place."""
+def settle(lines: Lines, notes: list[str] | None = None) -> None:
+    """Glued and quoted stamps, caller prefixes, a torn first level, times out of range: in
+    place. ``notes``: where to say how many stamps were out of range."""
+    dropped = _out_of_range(lines.kernel) + _out_of_range(lines.host)
+    if dropped and notes is not None:
+        notes.append(f"{dropped} timestamps out of range (over {TIME_NS_MAX // 10**9:,} s) were not used")
     texts, kernel = lines.text, lines.kernel
     changes: dict[int, str] = {}
     if texts and kernel[0] is None and _TORN_LEVEL.match(texts[0]):
@@ -62,7 +69,10 @@ def settle(lines: Lines) -> None:
             before = t[: m.start()]
             if before and quoted(before):
                 continue  # quoted kernel output (kselftest): text of the test, not a kernel line
-            kernel[i] = int(m[1] + m[2]) * 1000
+            k = int(m[1] + m[2]) * 1000  # at most 16 digits
+            if k > TIME_NS_MAX:
+                continue
+            kernel[i] = k
             changes[i] = t[m.end():]
             before = _LEVEL_TAIL.sub("", before)
             if before.strip():
@@ -77,6 +87,23 @@ def settle(lines: Lines) -> None:
             changes[i] = t[m.end():]
     if changes:
         lines.retext(changes)
+
+
+def _out_of_range(col: list[int | None]) -> int:
+    """Set the times outside -TIME_NS_MAX..TIME_NS_MAX to None (wall-clock framings give times
+    relative to the first line, which may be negative); returns how many. filter(), max() and
+    min() run in C, so an input without such a time pays passes at memory speed."""
+    if not col:
+        return 0
+    timed = list(filter(None, col))  # zeros left out too: in range
+    if not timed or (max(timed) <= TIME_NS_MAX and min(timed) >= -TIME_NS_MAX):
+        return 0
+    n = 0
+    for i, v in enumerate(col):
+        if v is not None and not -TIME_NS_MAX <= v <= TIME_NS_MAX:
+            col[i] = None
+            n += 1
+    return n
 
 
 def _nones(col: list[int | None]) -> list[int]:
@@ -116,13 +143,15 @@ def host_restarts(lines: Lines, raw: Callable[[], list[str]]) -> list[str]:
         v = h + off
         if last is not None and v < last:
             m = _GS_T.match(src[i]) if i < len(src) else None
-            delta = 0 if m is None or m[1] else int(m[2] + m[3]) * 1000
-            new = last + delta
+            d = None if m is None or m[1] else to_int(m[2] + m[3], TIME_NS_MAX // NS_PER_US)
+            delta = 0 if d is None else d * NS_PER_US
+            new = last + delta if in_range(last + delta) else last
             jumps.append((i, last - v))
             off += new - v
             v = new
         host[i] = v
         last = v
+    _out_of_range(host)  # many restarts can carry the last lines past any time
     shown = ", ".join(f"line {lines.no(i)} (back {back / 1e9:.6f} s)" for i, back in jumps[:5])
     more = f" and {len(jumps) - 5} more" if len(jumps) > 5 else ""
     return [f"host clock restarted {len(jumps)} time(s) (grabserial -m?) at {shown}{more}: later lines "

@@ -25,6 +25,7 @@ import re
 from collections.abc import Callable
 
 from ..lines import Lines
+from ..numbers import Tally, in_range, to_int
 from ..model import NS_PER_MS, NS_PER_US, Clock, Event, Fact, Kind, Milestone, ParseResult, Stamp
 from . import REGISTRY
 from .banners import (
@@ -114,39 +115,47 @@ class FirmwareParser(Parser):
         def sel(*needles: str) -> list[int]:
             return [i for i in cand if any(x in texts[i] for x in needles)]
 
-        self._clocks(lines, sel, names, events, facts)
+        tally = Tally("firmware")
+        self._clocks(lines, sel, names, events, facts, tally)
         self._handoffs(lines, sel, events, facts)
         events.sort(key=lambda e: e.line_no)
         facts.sort(key=lambda f: f.line_no)
-        return ParseResult(tuple(events), tuple(facts))
+        return ParseResult(tuple(events), tuple(facts), tally.warnings())
 
     @staticmethod
-    def _clocks(lines: Lines, sel: _Select, names: set[str], events: list[Event], facts: list[Fact]) -> None:
-        """The stamps vendor first stages and bootloaders print with their own timers."""
+    def _clocks(lines: Lines, sel: _Select, names: set[str], events: list[Event], facts: list[Fact],
+                tally: Tally) -> None:
+        """The stamps vendor first stages and bootloaders print with their own timers; ``tally``
+        counts the ones out of range, which are not used."""
         texts = lines.text
         untimed = sel("SBL1", "PBL, ", "#T#", " at:", "Total: ")
         if "Qualcomm SBL1" in names or any("SBL1, Start" in texts[i] for i in untimed):
-            FirmwareParser._sbl(lines, sel, events)
+            FirmwareParser._sbl(lines, sel, events, tally)
         for i in untimed:
             t = texts[i]
             if (m := _NVIDIA.search(t)) is not None:
                 what = Milestone.UBOOT_START if m[1] == "Bootloader Start" else Milestone.STARTING_KERNEL
-                events.append(Event(Kind.MILESTONE, what, Stamp(Clock.BOOTLOADER, int(m[2]) * NS_PER_MS), None,
-                                    lines.no(i)))
+                if (at := tally.ns(m[2], NS_PER_MS, line_no=lines.no(i))) is not None:
+                    events.append(Event(Kind.MILESTONE, what, Stamp(Clock.BOOTLOADER, at), None, lines.no(i)))
             elif "Total: " in t and "U-Boot SPL" in names and (m := _RK_TOTAL.match(t)) is not None:
                 # Rockchip's SPL prints its timer as it jumps out: the end of SPL, from reset
-                ns = int(m[1]) * NS_PER_MS + (int((m[2] + "000000")[:6]) if m[2] else 0)
-                events.append(Event(Kind.MILESTONE, SPL_END, Stamp(Clock.BOOTLOADER, ns), None, lines.no(i)))
+                ms = tally.ns(m[1], NS_PER_MS, line_no=lines.no(i))
+                frac = to_int((m[2] + "000000")[:6], NS_PER_MS) if m[2] else 0
+                if ms is not None and frac is not None and in_range(ms + frac):
+                    events.append(Event(Kind.MILESTONE, SPL_END, Stamp(Clock.BOOTLOADER, ms + frac), None,
+                                        lines.no(i)))
         steps = [(i, m) for i in untimed if (m := _MTK_STEP.match(texts[i])) is not None]
         if steps:
-            total = sum(int(m[2]) for _, m in steps)
-            events.append(Event(Kind.BOOTLOADER, STAGE_TOTAL + SPL, None, total * NS_PER_MS, lines.no(steps[0][0]),
-                                lines.no(steps[-1][0])))
+            each = [tally.ns(m[2], NS_PER_MS, line_no=lines.no(i)) for i, m in steps]
+            total = sum(v for v in each if v is not None)
+            if in_range(total):
+                events.append(Event(Kind.BOOTLOADER, STAGE_TOTAL + SPL, None, total, lines.no(steps[0][0]),
+                                    lines.no(steps[-1][0])))
             facts.append(Fact("preloader_steps", str(len(steps)), lines.no(steps[0][0])))
         FirmwareParser._bracketed(lines, sel, names, events, facts)
 
     @staticmethod
-    def _sbl(lines: Lines, sel: _Select, events: list[Event]) -> None:
+    def _sbl(lines: Lines, sel: _Select, events: list[Event], tally: Tally) -> None:
         """Qualcomm SBL1's log: ``B`` lines are microseconds since power-on reset, ``D`` lines a
         step's duration (its start is the ``B`` line that named it)."""
         texts = lines.text
@@ -156,18 +165,19 @@ class FirmwareParser(Parser):
         for i in sel(" - "):
             if (m := _SBL.match(texts[i])) is None:
                 continue
-            us, msg, no = int(m[2]), m[3], lines.no(i)
+            ns, msg, no = tally.ns(m[2], NS_PER_US, line_no=lines.no(i)), m[3], lines.no(i)
+            if ns is None:
+                continue
             if m[1] == "B":
                 if (what := marks.get(msg)) is not None:
-                    events.append(Event(Kind.MILESTONE, what, Stamp(Clock.BOOTLOADER, us * NS_PER_US), None, no))
+                    events.append(Event(Kind.MILESTONE, what, Stamp(Clock.BOOTLOADER, ns), None, no))
                 if msg.endswith(", Start"):
-                    started[msg[:-7]] = us
+                    started[msg[:-7]] = ns
             else:
                 step = msg[:-7] if msg.endswith(", Delta") else msg.split(" - ")[0]
                 at = started.get(step)
                 events.append(Event(Kind.BOOTLOADER, f"SBL1: {step}",
-                                    None if at is None else Stamp(Clock.BOOTLOADER, at * NS_PER_US),
-                                    us * NS_PER_US, no))
+                                    None if at is None else Stamp(Clock.BOOTLOADER, at), ns, no))
 
     @staticmethod
     def _bracketed(lines: Lines, sel: _Select, names: set[str], events: list[Event], facts: list[Fact]

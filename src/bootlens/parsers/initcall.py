@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 
 from ..lines import Lines, native_module, stamp_at
+from ..numbers import INT_MAX, INT_MIN, PID_MAX, to_int, to_ns
 from ..model import (
     NS_PER_MS,
     NS_PER_US,
@@ -59,19 +60,23 @@ _PROBE_DRV = re.compile(r"(?:(\S+) )?(\S+): probe with driver (\S+) returned (-?
 CallRow = tuple[str, str | None, int, int, int | None, int | None, int | None]
 # (device, fn or driver, start index | -1, end index, duration ns, ret)
 DevRow = tuple[str, str | None, int, int, int, int]
-ScanResult = tuple[list[CallRow], list[DevRow], list[DevRow], int, int]
+# (calls, probes, fixups, lines not understood, first such index | -1, lines with a number out of range)
+ScanResult = tuple[list[CallRow], list[DevRow], list[DevRow], int, int, int]
 
 NEEDLES = ("call", "usecs")
 
 
 def scan_initcalls_py(texts: list[str], cands: list[int]) -> ScanResult:
-    """Reference implementation of the native ``initcalls`` scan (same rows, same order)."""
+    """Reference implementation of the native ``initcalls`` scan (same rows, same order).
+
+    A line whose pid, return value or duration is out of range (numbers.py) is not used, only
+    counted: the pairing goes on as if the line were not there."""
     calls: list[CallRow] = []
     probes: list[DevRow] = []
     fixups_out: list[DevRow] = []
     pending: dict[tuple[str, str | None], list[tuple[int, int]]] = {}
     fixups: dict[tuple[str, str], int] = {}
-    bad = 0
+    bad = oor = 0
     first_bad = -1
     for i in cands:
         t = texts[i]
@@ -82,22 +87,31 @@ def scan_initcalls_py(texts: list[str], cands: list[int]) -> ScanResult:
                 bad += 1
                 first_bad = i if first_bad < 0 else first_bad
                 continue
+            if (pid := to_int(m[3], PID_MAX)) is None:
+                oor += 1
+                continue
             key = (m[1], m[2])
             stack = pending.get(key)
             if stack is None:
-                pending[key] = [(i, int(m[3]))]
+                pending[key] = [(i, pid)]
             else:
-                stack.append((i, int(m[3])))
+                stack.append((i, pid))
             continue
         if has_call and "initcall " in t:
+            dur: int | None
+            ret: int | None
             if (m := _RET_FAST.match(t) or _RET.search(t)) is not None:
-                fn, mod, dur, ret = m[1], m[2], int(m[4]) * (NS_PER_US if m[5] == "usecs" else NS_PER_MS), int(m[3])
+                fn, mod = m[1], m[2]
+                dur, ret = to_ns(m[4], NS_PER_US if m[5] == "usecs" else NS_PER_MS), to_int(m[3], INT_MAX, INT_MIN)
             elif (m := _RAN.search(t)) is not None:
-                fn, mod, dur, ret = m[2], m[3], int(m[1]) * NS_PER_MS, 0
+                fn, mod, dur, ret = m[2], m[3], to_ns(m[1], NS_PER_MS), 0
             else:
                 if " returned " in t or " ran for " in t:
                     bad += 1
                     first_bad = i if first_bad < 0 else first_bad
+                continue
+            if dur is None or ret is None:
+                oor += 1
                 continue
             stack = pending.get((fn, mod))
             ci, pid = stack.pop() if stack else (-1, None)
@@ -109,16 +123,28 @@ def scan_initcalls_py(texts: list[str], cands: list[int]) -> ScanResult:
         if "usecs" not in t:
             continue
         if " took " in t and (m := _FIXUP_TOOK.match(t)) is not None:
-            fixups_out.append((m[1], m[2], fixups.pop((m[1], m[2]), -1), i, int(m[4]) * NS_PER_US, 0))
+            start = fixups.pop((m[1], m[2]), -1)
+            if (took := to_ns(m[4], NS_PER_US)) is None:
+                oor += 1
+            else:
+                fixups_out.append((m[1], m[2], start, i, took, 0))
         elif "probe " in t:
+            row: tuple[str, str | None, int | None, int | None]
             if (m := _PROBE.search(t)) is not None:
-                probes.append((m[1], None, -1, i, int(m[3]) * NS_PER_US, int(m[2])))
+                row = (m[1], None, to_int(m[2], INT_MAX, INT_MIN), to_ns(m[3], NS_PER_US))
             elif (m := _PROBE_DRV.search(t)) is not None:
-                probes.append((m[2], m[3], -1, i, int(m[5]) * NS_PER_US, int(m[4])))
+                row = (m[2], m[3], to_int(m[4], INT_MAX, INT_MIN), to_ns(m[5], NS_PER_US))
+            else:
+                continue
+            dev, drv, pret, pdur = row
+            if pret is None or pdur is None:
+                oor += 1
+            else:
+                probes.append((dev, drv, -1, i, pdur, pret))
     for (fn, mod), stack in pending.items():
         for ci, pid in stack:
             calls.append((fn, mod, ci, -1, None, pid, None))
-    return calls, probes, fixups_out, bad, first_bad
+    return calls, probes, fixups_out, bad, first_bad, oor
 
 
 @REGISTRY.register
@@ -143,23 +169,26 @@ class InitcallParser(Parser):
         native = native_module()
         if native is not None:
             # the same scan, with the Event objects built natively (tests/test_native.py)
-            built, unfinished, bad, first_bad = native.initcall_events(
+            built, unfinished, bad, first_bad, oor = native.initcall_events(
                 lines.text, lines.grep(*NEEDLES), lines.kernel, lines.host, lines.first, NATIVE_TYPES)
             events = list(built)
         else:
-            events, unfinished, bad, first_bad = self.events_py(lines)
+            events, unfinished, bad, first_bad, oor = self.events_py(lines)
         warnings: list[str] = []
         if unfinished:
             warnings.append(f"{unfinished} initcalls were called but had not returned when the log ended")
         if bad:
             warnings.append(f"{bad} initcall lines not understood (first at line {lines.first + first_bad})")
+        if oor:
+            warnings.append(f"{oor} initcall lines with a number out of range (pid, return value or duration) "
+                            "were not used")
         events.sort(key=lambda e: e.line_no)
         return ParseResult(tuple(events), (), tuple(warnings))
 
     @staticmethod
-    def events_py(lines: Lines) -> tuple[list[Event], int, int, int]:
+    def events_py(lines: Lines) -> tuple[list[Event], int, int, int, int]:
         """Reference implementation of the native ``initcall_events``."""
-        calls, probes, fixups, bad, first_bad = scan_initcalls_py(lines.text, lines.grep(*NEEDLES))
+        calls, probes, fixups, bad, first_bad, oor = scan_initcalls_py(lines.text, lines.grep(*NEEDLES))
         kern, first = lines.kernel, lines.first
         events: list[Event] = []
         add = events.append
@@ -189,4 +218,4 @@ class InitcallParser(Parser):
             start = at(si) if si >= 0 else at(ri, dur)
             add(Event(Kind.FIXUP, quirk or "", start, dur, first + (si if si >= 0 else ri), first + ri,
                       ProbeDetail(dev, None, 0)))
-        return events, unfinished, bad, first_bad
+        return events, unfinished, bad, first_bad, oor

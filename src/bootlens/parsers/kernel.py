@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from ..lines import Lines, stamp_at
+from ..numbers import BAUD_MAX, LPJ_MAX, Tally
 from ..model import Event, Fact, Kind, Milestone, ParseResult
 from . import REGISTRY
 from .base import ParseOptions, Parser
@@ -59,6 +60,7 @@ class KernelParser(Parser):
         events: list[Event] = []
         facts: list[Fact] = []
         warnings: list[str] = []
+        tally = Tally("kernel")
         seen: set[str] = set()
 
         def once(name: str, i: int, duration: int | None = None) -> None:
@@ -88,8 +90,10 @@ class KernelParser(Parser):
                     # the serial console's line rate, "console=ttyS0,115200n8": the last console=
                     # that names one (the kernel's preferred console, /dev/console)
                     bauds = re.findall(r"(?:^|\s)console=[^,\s]+,(\d+)", t)
-                    if bauds and int(bauds[-1]) > 0:
-                        facts.append(Fact("console_baud", bauds[-1], no))
+                    if bauds:
+                        baud = tally.take(bauds[-1], BAUD_MAX, field="baud rate", line_no=no)
+                        if baud:  # console=ttyS0,0 names no rate
+                            facts.append(Fact("console_baud", str(baud), no))
             elif t.startswith("Command line:"):
                 if "early_cmdline" not in seen:
                     seen.add("early_cmdline")
@@ -102,7 +106,10 @@ class KernelParser(Parser):
                     how = "preset" if "preset value" in t else "timer"
                 else:
                     how = "calibrated"
-                facts.append(Fact("lpj", m[3], no))
+                lpj = tally.take(m[3], LPJ_MAX, field="lpj", line_no=no)
+                if lpj is None:
+                    continue
+                facts.append(Fact("lpj", str(lpj), no))
                 facts.append(Fact("lpj_source", how, no))
                 facts.append(Fact("bogomips", m[2], no))
                 dur = None
@@ -151,4 +158,4 @@ class KernelParser(Parser):
             elif t.startswith("Kernel panic"):
                 once(Milestone.KERNEL_PANIC, idx)
                 warnings.append(f"kernel panic at line {no}: {t.strip()[:120]}")
-        return ParseResult(tuple(events), tuple(facts), tuple(warnings))
+        return ParseResult(tuple(events), tuple(facts), tuple(warnings) + tally.warnings())

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 
 from ..lines import Lines, estimate_stamp
+from ..numbers import NS_PER_S, Tally, in_range, to_ns
 from ..model import NS_PER_MS, Clock, Event, Fact, Kind, ParseResult, Stamp
 from . import REGISTRY
 from .base import ParseOptions, Parser
@@ -44,8 +45,15 @@ def _floor(lines: Lines, idx: int) -> int | None:
             return None
         m = _UPTIME.match(texts[j]) if texts[j].startswith("uptime: ") else None
         if m is not None:
-            return int(m[1]) * 1_000_000_000 + int((m[2] + "000000000")[:9])
+            return _uptime_ns(m)
     return None
+
+
+def _uptime_ns(m: re.Match[str]) -> int | None:
+    """An ``uptime: S.F`` reading in ns, or None when out of range."""
+    s = to_ns(m[1], NS_PER_S)
+    ns = None if s is None else s + int((m[2] + "000000000")[:9])
+    return ns if in_range(ns) else None
 
 
 @REGISTRY.register
@@ -65,11 +73,14 @@ class MarkerParser(Parser):
         events: list[Event] = []
         facts: list[Fact] = []
         texts = lines.text
+        tally = Tally("uptime")
         uptimes = [i for i in lines.starting("uptime: ") if texts[i].startswith("uptime: ")]
         for i in uptimes:
             m = _UPTIME.match(texts[i])
             if m is not None:
-                ns = int(m[1]) * 1_000_000_000 + int((m[2] + "000000000")[:9])
+                if (ns := _uptime_ns(m)) is None:
+                    tally.refuse("uptime", lines.no(i))
+                    continue
                 # On a host-stamped capture the line's arrival is a measurement; the reading
                 # itself (CLOCK_BOOTTIME, behind printk) is kept as a fact either way.
                 h = lines.host[i]
@@ -102,5 +113,5 @@ class MarkerParser(Parser):
                     events.append(Event(Kind.MARKER, spec.name, _estimate(lines, i, _floor(lines, i)), None,
                                         lines.no(i)))
         events.sort(key=lambda e: e.line_no)
-        return ParseResult(tuple(events), tuple(facts), ())
+        return ParseResult(tuple(events), tuple(facts), tally.warnings())
 

@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 
 from ..lines import Lines, stamp_at
+from ..numbers import PID_MAX, Tally
 from ..model import Event, Kind, ParseResult, ProcessDetail, Stamp
 from . import REGISTRY
 from .base import ParseOptions, Parser
@@ -85,6 +86,7 @@ class ProcessParser(Parser):
         live: dict[int, _Proc] = {}
         done: list[_Proc] = []
         orphans = 0
+        tally = Tally("sched_process trace")
         texts = lines.text
         for i in lines.starting("sched_process_"):
             t = texts[i]
@@ -94,7 +96,10 @@ class ProcessParser(Parser):
             no = lines.no(i)
             kind = t[14:18]
             if kind == "fork" and (m := _FORK.match(t)) is not None:
-                ppid, cpid = int(m[2]), int(m[4])
+                ppid = tally.take(m[2], PID_MAX, field="pid", line_no=no)
+                cpid = tally.take(m[4], PID_MAX, field="pid", line_no=no)
+                if ppid is None or cpid is None:
+                    continue
                 parent = live.get(ppid)
                 if parent is not None:
                     parent.forks += 1
@@ -107,7 +112,8 @@ class ProcessParser(Parser):
                                                               and parent.exe is None)
                 live[cpid] = _Proc(cpid, ppid, m[3], st, no, kthread=kt)
             elif kind == "exec" and (m := _EXEC.match(t)) is not None:
-                pid = int(m[2])
+                if (pid := tally.take(m[2], PID_MAX, field="pid", line_no=no)) is None:
+                    continue
                 p = live.get(pid)
                 if p is None:
                     orphans += 1
@@ -115,7 +121,8 @@ class ProcessParser(Parser):
                 p.exe = m[1]
                 p.exec_at = st
             elif kind == "exit" and (m := _EXIT.match(t)) is not None:
-                pid = int(m[2])
+                if (pid := tally.take(m[2], PID_MAX, field="pid", line_no=no)) is None:
+                    continue
                 p = live.pop(pid, None)
                 if p is None:
                     orphans += 1
@@ -129,4 +136,4 @@ class ProcessParser(Parser):
         warnings: tuple[str, ...] = ()
         if orphans:
             warnings = (f"{orphans} process events for pids whose fork was not in the log",)
-        return ParseResult(tuple(p.event() for p in procs), (), warnings)
+        return ParseResult(tuple(p.event() for p in procs), (), warnings + tally.warnings())

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from ..lines import Lines
+from ..numbers import BYTES_MAX, INT_MAX, INT_MIN, Tally, to_int, to_ns
 from ..model import (
     NS_PER_MS,
     NS_PER_US,
@@ -131,6 +132,7 @@ class UBootParser(Parser):
         events: list[Event] = []
         facts: list[Fact] = []
         warnings: list[str] = []
+        tally = Tally("U-Boot")
         n = len(lines)
         in_kernel_image = False  # inside the header U-Boot prints for a kernel image
         resume = 0
@@ -144,7 +146,8 @@ class UBootParser(Parser):
             if "U-Boot" in t:
                 self._banner(t, no, _host(lines, i) or own, events, facts)
             elif (m := _AUTOBOOT.search(t)) is not None:
-                delay = int(m[1])
+                if (delay := tally.take(m[1], INT_MAX, field="autoboot delay", line_no=no)) is None:
+                    continue
                 st = _host(lines, i)
                 events.append(Event(Kind.MILESTONE, Milestone.AUTOBOOT, st, None, no))
                 events.append(
@@ -163,11 +166,15 @@ class UBootParser(Parser):
                     # printenv at the prompt says what an uninterrupted countdown would last
                     for k in range(j, min(n, j + 400)):
                         if lines.kernel[k] is None and (d := _ENV_BOOTDELAY.match(texts[k])) is not None:
-                            facts.append(Fact("bootdelay_env", d[1], lines.no(k)))
+                            env = tally.take(d[1], INT_MAX, INT_MIN, field="bootdelay", line_no=lines.no(k))
+                            if env is not None:
+                                facts.append(Fact("bootdelay_env", str(env), lines.no(k)))
                             break
             elif "bytes read in" in t and (m := _LOAD.search(t)) is not None:
-                size, ms = int(m[1]), int(m[2])
-                dur = ms * NS_PER_MS
+                size = tally.take(m[1], BYTES_MAX, field="byte count", line_no=no)
+                dur = tally.ns(m[2], NS_PER_MS, field="load time", line_no=no)
+                if size is None or dur is None:
+                    continue
                 st = _host(lines, i)
                 start = Stamp(Clock.HOST, st.ns - dur) if st is not None else None
                 events.append(
@@ -176,9 +183,10 @@ class UBootParser(Parser):
                 )
             elif "loading kernel to address" in t and (m := _QFW.search(t)) is not None:
                 facts.append(Fact("kernel_loader", "qfw", no))
-                facts.append(Fact("kernel_image_size", str(int(m[1], 16)), no))
-                if m[2]:
-                    facts.append(Fact("initrd_size", str(int(m[2], 16)), no))
+                if (ksize := tally.hex(m[1], BYTES_MAX, field="byte count", line_no=no)) is not None:
+                    facts.append(Fact("kernel_image_size", str(ksize), no))
+                if m[2] and (isize := tally.hex(m[2], BYTES_MAX, field="byte count", line_no=no)) is not None:
+                    facts.append(Fact("initrd_size", str(isize), no))
             elif "Type:" in t and (m := _IMAGE_TYPE.match(t)) is not None:
                 in_kernel_image = "Kernel Image" in m[1]
                 if in_kernel_image:
@@ -214,7 +222,8 @@ class UBootParser(Parser):
             elif in_kernel_image and "Compression:" in t and (m := _COMPRESSION.match(t)) is not None:
                 facts.append(Fact("kernel_compression", "none" if m[1] == "uncompressed" else m[1].lower(), no))
             elif in_kernel_image and "Data Size:" in t and (m := _DATA_SIZE.match(t)) is not None:
-                facts.append(Fact("kernel_image_size", m[1], no))
+                if (dsize := tally.take(m[1], BYTES_MAX, field="byte count", line_no=no)) is not None:
+                    facts.append(Fact("kernel_image_size", str(dsize), no))
                 in_kernel_image = False  # the size ends what is said about this image
             elif _VERIFY.search(t):
                 events.append(Event(Kind.BOOTLOADER, "verify image", _host(lines, i), _until_next(lines, i), no))
@@ -231,8 +240,8 @@ class UBootParser(Parser):
                     events.append(Event(Kind.MILESTONE, Milestone.EFI_STUB, _host(lines, i), None, no))
                 events.append(Event(Kind.BOOTLOADER, "EFI stub: " + m[1].strip(), _host(lines, i), None, no))
             elif "Timer summary" in t and (m := _BOOTSTAGE_HEAD.search(t)) is not None:
-                resume = self._bootstage(lines, i, int(m[1]), events, facts, warnings)
-        return ParseResult(tuple(events), tuple(facts), tuple(warnings))
+                resume = self._bootstage(lines, i, m[1], events, facts, warnings, tally)
+        return ParseResult(tuple(events), tuple(facts), tuple(warnings) + tally.warnings())
 
     @staticmethod
     def _banner(t: str, no: int, st: Stamp | None, events: list[Event], facts: list[Fact]) -> None:
@@ -255,9 +264,13 @@ class UBootParser(Parser):
 
     @staticmethod
     def _bootstage(
-        lines: Lines, i: int, records: int, events: list[Event], facts: list[Fact], warnings: list[str]
+        lines: Lines, i: int, records: str, events: list[Event], facts: list[Fact], warnings: list[str],
+        tally: Tally,
     ) -> int:
-        """Read a ``bootstage report`` table starting at line i; return the index after it."""
+        """Read a ``bootstage report`` table starting at line i; return the index after it.
+
+        A row whose mark or elapsed time is only commas is no row (the table ends there); one
+        out of range is skipped and counted in ``tally``."""
         head_no = lines.no(i)
         i += 1
         n = len(lines)
@@ -271,17 +284,22 @@ class UBootParser(Parser):
             m = _BOOTSTAGE_ROW.match(t)
             if m is None:
                 break
-            mark, elapsed = int(m[1].replace(",", "")), int(m[2].replace(",", ""))
+            mark_us, elapsed_us = m[1].replace(",", ""), m[2].replace(",", "")
+            if not mark_us or not elapsed_us:
+                break
+            mark = tally.ns(mark_us, NS_PER_US, field="bootstage time", line_no=lines.no(i))
+            elapsed = tally.ns(elapsed_us, NS_PER_US, field="bootstage time", line_no=lines.no(i))
+            if mark is None or elapsed is None:
+                i += 1
+                continue
             events.append(
-                Event(Kind.BOOTSTAGE, m[3], Stamp(Clock.BOOTLOADER, (mark - elapsed) * NS_PER_US),
-                      elapsed * NS_PER_US, lines.no(i))
+                Event(Kind.BOOTSTAGE, m[3], Stamp(Clock.BOOTLOADER, mark - elapsed), elapsed, lines.no(i))
             )
             # stage boundaries on U-Boot's timer (microseconds since reset): they measure
             # TPL, SPL and U-Boot from reset even on a console without host times
             ms = BOOTSTAGE_MILESTONES.get(m[3].lower().replace("_", " "))
             if ms is not None:
-                events.append(Event(Kind.MILESTONE, ms, Stamp(Clock.BOOTLOADER, mark * NS_PER_US), None,
-                                    lines.no(i)))
+                events.append(Event(Kind.MILESTONE, ms, Stamp(Clock.BOOTLOADER, mark), None, lines.no(i)))
             rows += 1
             i += 1
         while i < n and kern[i] is None and not texts[i].strip():
@@ -289,10 +307,14 @@ class UBootParser(Parser):
         if i < n and texts[i].strip().startswith("Accumulated time"):
             i += 1
             while i < n and (m := _ACCUM_ROW.match(texts[i])) is not None:
-                facts.append(Fact(f"bootstage_accumulated:{m[2]}", m[1].replace(",", ""), lines.no(i)))
+                us = m[1].replace(",", "")
+                if us and tally.ns(us, NS_PER_US, field="bootstage time", line_no=lines.no(i)) is not None:
+                    facts.append(Fact(f"bootstage_accumulated:{m[2]}", us, lines.no(i)))
                 i += 1
         if rows == 0:
-            warnings.append(f"bootstage report at line {head_no} ({records} records) has no readable rows")
+            shown = to_int(records, INT_MAX)
+            warnings.append(f"bootstage report at line {head_no} ({'?' if shown is None else shown} records) "
+                            "has no readable rows")
         return i
 
 

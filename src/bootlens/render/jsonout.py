@@ -16,6 +16,7 @@ from .. import __version__
 from ..align import Alignment
 from ..analyze import Analysis, BootAnalysis, paused_gc
 from ..lines import clip, native_module
+from ..numbers import LPJ_MAX, to_int
 
 dumps = orjson.dumps
 from ..model import (
@@ -149,7 +150,7 @@ def boot_dict(b: BootAnalysis, with_events: bool = True) -> dict[str, Any]:
         "kernel": {
             "version": facts.get("kernel_version", {}).get("value"),
             "cmdline": facts.get("cmdline", facts.get("early_cmdline", {})).get("value"),
-            "lpj": int(facts["lpj"]["value"]) if "lpj" in facts else None,
+            "lpj": to_int(facts["lpj"]["value"], LPJ_MAX) if "lpj" in facts else None,
             "lpj_source": facts.get("lpj_source", {}).get("value"),
         },
         "facts": facts,
