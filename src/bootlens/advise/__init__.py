@@ -8,10 +8,12 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from collections.abc import Iterator
+from dataclasses import replace
 from importlib.metadata import entry_points
 from typing import TypeVar
 
 from ..analyze import BootAnalysis
+from ..numbers import TIME_NS_MAX, in_range
 from .base import AUTOMATIC, Change, ChangeKind, Confidence, Context, Evidence, Finding, Rule
 
 R = TypeVar("R", bound=type[Rule])
@@ -70,13 +72,34 @@ def _order(f: Finding) -> tuple[int, int, str]:
     return (0 if f.saving_ns is not None else 1, -(f.saving_ns or 0), f.rule)
 
 
-def advise(boot: BootAnalysis, ctx: Context | None = None, registry: RuleRegistry | None = None) -> list[Finding]:
-    """Every rule's findings for one boot, worst first."""
+def advise(boot: BootAnalysis, ctx: Context | None = None, registry: RuleRegistry | None = None,
+           problems: list[str] | None = None) -> list[Finding]:
+    """Every rule's findings for one boot, worst first.
+
+    ``problems``: where a rule that failed on this boot is named (a bug in the rule, or data it
+    did not expect), its findings left out, so that one rule cannot take the others or a report
+    down; the caller counts them as warnings. Without it, a rule's exception propagates. A
+    finding whose saving lies outside any time (numbers.TIME_NS_MAX) is kept without the figure
+    and named there too.
+    """
     reg = registry or default_registry()
     c = ctx or Context()
     found: list[Finding] = []
     for cls in reg:
-        found.extend(cls().check(boot, c))
+        if problems is None:
+            found.extend(cls().check(boot, c))
+            continue
+        try:
+            these = list(cls().check(boot, c))
+        except Exception as e:  # noqa: BLE001 - the last resort the docstring describes
+            problems.append(f"rule {cls.id} failed on this boot ({type(e).__name__}: {str(e)[:200]}); "
+                            "its findings are missing")
+            continue
+        for f in these:
+            if f.saving_ns is not None and not in_range(f.saving_ns, TIME_NS_MAX, -TIME_NS_MAX):
+                problems.append(f"rule {cls.id} computed a saving out of range; the figure is not given")
+                f = replace(f, saving_ns=None, arithmetic="no estimate (figure out of range): " + f.arithmetic)
+            found.append(f)
     return sorted(found, key=_order)
 
 

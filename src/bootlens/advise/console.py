@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from ..analyze import BootAnalysis
+from ..numbers import BAUD_MAX, INT_MAX, to_int
 from .base import Context
 from .evidence import BITS_PER_BYTE, LINE_END_BYTES, PRINTK_PREFIX_BYTES, wire_ns
 from .memo import per_boot
@@ -110,8 +111,8 @@ def _quiet(args: list[str]) -> bool:
     for a in args:
         if a == "quiet":
             level = 4
-        elif a.startswith("loglevel=") and a[9:].isdigit():
-            level = int(a[9:])
+        elif a.startswith("loglevel=") and (lv := to_int(a[9:], INT_MAX)) is not None:
+            level = lv
     return level is not None and level <= 6  # KERN_INFO (6) is printed when console_loglevel > 6
 
 
@@ -128,17 +129,17 @@ def _baud(ba: BootAnalysis, ctx: Context, name: str, boot: bool) -> tuple[int | 
     if boot:
         for i in ba.boot.lines.grep("earlycon:"):
             m = _EARLYCON.search(texts[i])
-            if m is not None and (b := _BAUD.match(m[2])) is not None:
-                return int(b[1]), f"earlycon options '{m[2]}', line {ba.boot.lines.no(i)}"
+            if m is not None and (b := _BAUD.match(m[2])) is not None and (rate := to_int(b[1], BAUD_MAX)):
+                return rate, f"earlycon options '{m[2]}', line {ba.boot.lines.no(i)}"
     for a in _cmdline(ba):
         if a.startswith(f"console={name},"):
             b = _BAUD.match(a.partition(",")[2])
-            if b is not None:
-                return int(b[1]), f"{a} on the command line"
+            if b is not None and (rate := to_int(b[1], BAUD_MAX)):
+                return rate, f"{a} on the command line"
     f = ba.boot.fact("console_baud")
-    if f is not None and f.value.isdigit():
+    if f is not None and (rate := to_int(f.value, BAUD_MAX)):
         what = "the boot console keeps the rate the bootloader set, taken as " if boot else ""
-        return int(f.value), f"{what}the kernel command line's console=...,{f.value} (line {f.line_no})"
+        return rate, f"{what}the kernel command line's console=...,{f.value} (line {f.line_no})"
     return None, ""
 
 

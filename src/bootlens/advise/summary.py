@@ -93,12 +93,14 @@ def merge(boots: Sequence[BootAdvice]) -> tuple[MergedFinding, ...]:
                                             m.finding.rule)))
 
 
-def counted_warnings(boots: Sequence[BootAnalysis]) -> tuple[CountedWarning, ...]:
+def counted_warnings(boots: Sequence[BootAnalysis], problems: Sequence[Sequence[str]] = ()
+                     ) -> tuple[CountedWarning, ...]:
     """Each distinct warning of these boots once, with how many boots gave it, in first-seen order:
-    a capture of 270 boots without a ready marker says so once, not 270 times."""
+    a capture of 270 boots without a ready marker says so once, not 270 times. ``problems``: per
+    boot, the rules that failed on it (:func:`~bootlens.advise.advise`), counted the same way."""
     counts: dict[str, int] = {}
-    for b in boots:
-        for w in dict.fromkeys(b.warnings):
+    for b, extra in zip(boots, list(problems) + [()] * (len(boots) - len(problems))):
+        for w in dict.fromkeys([*b.warnings, *extra]):
             counts[w] = counts.get(w, 0) + 1
     return tuple(CountedWarning(w, n) for w, n in counts.items())
 
@@ -106,9 +108,13 @@ def counted_warnings(boots: Sequence[BootAnalysis]) -> tuple[CountedWarning, ...
 def advise_group(group: Group, ctx: Context, registry: RuleRegistry | None = None) -> GroupAdvice:
     """Every boot of one input advised with one context; merged when it holds several boots."""
     reg = registry or default_registry()
-    boots = tuple(BootAdvice(b, tuple(advise(b, ctx, reg))) for b in group.analysis.boots)
+    problems: list[list[str]] = []
+    boots = []
+    for b in group.analysis.boots:
+        problems.append([])
+        boots.append(BootAdvice(b, tuple(advise(b, ctx, reg, problems[-1]))))
     merged = merge(boots) if len(boots) > 1 else ()
-    return GroupAdvice(group, ctx, boots, merged, counted_warnings(group.analysis.boots))
+    return GroupAdvice(group, ctx, tuple(boots), merged, counted_warnings(group.analysis.boots, problems))
 
 
 def advise_inputs(inputs: Sequence[str], options: ParseOptions | None = None, baud: int | None = None,

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from ..analyze import BootAnalysis
 from ..model import READY, Event, Kind, Milestone, ProcessDetail
+from ..numbers import CPUS_MAX, to_int
 from ..parsers.process import SELF_EXE
 from .base import Context, Evidence, Finding, Rule
 from .memo import per_boot
@@ -167,7 +168,7 @@ def cpu_count(ba: BootAnalysis) -> int | None:
     for i in lines.grep("smp: Brought up "):
         m = re.search(r"Brought up \d+ nodes?, (\d+) CPUs?", lines.text[i])
         if m:
-            return int(m[1])
+            return to_int(m[1], CPUS_MAX)
     return None
 
 

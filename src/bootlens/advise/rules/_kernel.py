@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from ...analyze import BootAnalysis
 from ...lines import clip, stamp_at
 from ...model import Event, InitcallDetail, Kind, Milestone, ProbeDetail, ProcessDetail
+from ...numbers import CPUS_MAX, INT_MAX, to_int
 from ..base import Evidence
 from ..memo import per_boot
 
@@ -88,15 +89,16 @@ def kernel_version(ba: BootAnalysis) -> tuple[int, int] | None:
     """(major, minor) from ``Linux version``, or None."""
     f = ba.boot.fact("kernel_version")
     m = _VERSION.match(f.value) if f is not None else None
-    return (int(m[1]), int(m[2])) if m else None
+    major, minor = (to_int(m[1], INT_MAX), to_int(m[2], INT_MAX)) if m else (None, None)
+    return (major, minor) if major is not None and minor is not None else None
 
 
 def cpus(ba: BootAnalysis) -> tuple[int | None, int | None]:
     """(CPUs brought up, line number) from ``smp: Brought up N nodes, M CPUs``; (None, None)."""
     for i in grep(ba, "smp: Brought up"):
         m = _SMP_DONE.search(ba.boot.lines.text[i])
-        if m:
-            return int(m[2]), line_no(ba, i)
+        if m and (n := to_int(m[2], CPUS_MAX)) is not None:
+            return n, line_no(ba, i)
     return None, None
 
 

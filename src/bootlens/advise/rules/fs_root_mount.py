@@ -19,6 +19,7 @@ import re
 from collections.abc import Iterable
 
 from ...analyze import BootAnalysis
+from ...numbers import to_ns
 from .. import REGISTRY
 from ..base import Change, ChangeKind, Confidence, Context, Finding, Rule
 from . import _kernel as K
@@ -54,7 +55,9 @@ class RootMount(Rule):
         w = waits[-1]
         m = _DELAY.match(texts[w])
         assert m is not None
-        delay = int(m[1]) * NS
+        delay = to_ns(m[1], NS)
+        if delay is None:
+            return
         t_wait = K.line_time(boot, w)
         root = K.root_disk(boot)
         seen = None

@@ -16,8 +16,9 @@ from dataclasses import dataclass
 
 from ...analyze import BootAnalysis
 from ...model import Kind, LoadDetail, Milestone
+from ...numbers import BYTES_MAX, INT_MAX, TIME_NS_MAX, to_int
 from .. import REGISTRY
-from ..base import Change, ChangeKind, Confidence, Context, Finding, Rule
+from ..base import Change, ChangeKind, Confidence, Context, Evidence, Finding, Rule
 from ..evidence import evidence, secs, size
 
 
@@ -69,27 +70,30 @@ class KernelLoad:
 def _kernel_load(boot: BootAnalysis) -> KernelLoad | None:
     b = boot.boot
     lines = b.lines
-    ksize = b.fact("kernel_image_size")
+    ksize_fact = b.fact("kernel_image_size")
+    ksize = ksize_fact if ksize_fact is not None and to_int(ksize_fact.value, BYTES_MAX) is not None else None
+    kbytes = to_int(ksize.value, BYTES_MAX) if ksize is not None else None
     loader = b.fact("kernel_loader")
-    if loader is not None and loader.value == "qfw" and ksize is not None:
+    if loader is not None and loader.value == "qfw" and ksize is not None and kbytes is not None:
         initrd = b.fact("initrd_size")
-        total = int(ksize.value) + (int(initrd.value) if initrd is not None else 0)
+        total = kbytes + ((to_int(initrd.value, BYTES_MAX) or 0) if initrd is not None else 0)
         auto = next((e for e in b.events if e.kind is Kind.BOOTLOADER and e.name.startswith("autoboot delay")), None)
         delay = b.fact("bootdelay")
         end = lines.host[lines.index_of(loader.line_no)]
         read_ns = None
         how = f"QEMU fw_cfg load printed at line {loader.line_no} (not timed: no host timestamps)"
-        if auto is not None and auto.start is not None and delay is not None and end is not None:
+        delay_s = to_int(delay.value, INT_MAX) if delay is not None else None
+        if auto is not None and auto.start is not None and delay_s is not None and end is not None:
             # qfw prints its line once both images are read; the countdown before it lasts
             # bootdelay seconds: what is left is the read (an upper bound: it includes the
             # boot script's own work)
-            read_ns = end - auto.start.ns - int(delay.value) * 1_000_000_000
+            read_ns = end - auto.start.ns - delay_s * 1_000_000_000
             how = (f"kernel + initrd read through QEMU's fw_cfg: line {loader.line_no} arrived "
                    f"{secs(end - auto.start.ns)} after the autoboot prompt (line {auto.line_no}), less the "
-                   f"{delay.value} s countdown = at most {secs(read_ns)}")
+                   f"{delay_s} s countdown = at most {secs(read_ns)}")
             if read_ns <= 0:
                 read_ns = None
-        return KernelLoad(int(ksize.value), total, read_ns, how, (loader.line_no,) + ((auto.line_no,) if auto else ()),
+        return KernelLoad(kbytes, total, read_ns, how, (loader.line_no,) + ((auto.line_no,) if auto else ()),
                           qfw=True)
     # loads U-Boot made before starting the kernel (a "bytes read in" of user space is no image load)
     start = _starting(boot)
@@ -105,7 +109,7 @@ def _kernel_load(boot: BootAnalysis) -> KernelLoad | None:
     big = named or max(loads, key=lambda e: (e.detail.size_bytes if isinstance(e.detail, LoadDetail) else 0))
     assert isinstance(big.detail, LoadDetail)
     got = big.detail.size_bytes
-    image = int(ksize.value) if ksize is not None and int(ksize.value) <= got else got
+    image = kbytes if kbytes is not None and kbytes <= got else got
     if named is not None and fmt is not None:
         what = f"the kernel file extlinux retrieved at line {fmt.line_no}"
     elif image != got and ksize is not None:
@@ -245,21 +249,19 @@ class KernelCompression(Rule):
         arch = _arch(boot)
         ev = evidence(b, *load.lines, *now.lines)
         if load.read_ns is None:
-            yield Finding(
-                rule=self.id, title="kernel image compression: the image load is not timed",
-                stage="bootloader", saving_ns=None,
-                arithmetic=f"no estimate: {load.how}; without the read time the storage bandwidth is unknown",
-                confidence=Confidence.LOW, tradeoff="—",
-                change=Change(ChangeKind.MANUAL, "measure the load",
-                              "capture the console with host timestamps (bootlens capture) to time the load"),
-                evidence=ev)
+            yield self._no_estimate("the image load is not timed",
+                                    f"{load.how}; without the read time the storage bandwidth is unknown", ev)
+            return
+        if load.read_bytes <= 0 or load.size_bytes <= 0:
+            yield self._no_estimate("the image load gives no bandwidth",
+                                    f"{load.how}; a load of 0 bytes gives no storage bandwidth", ev)
             return
         read_bw = load.read_bytes / load.read_ns  # bytes per ns = GB/s
         stored = load.size_bytes
         size_u = stored * cur.ratio
         table_dec = size_u / (cur.decompress_mb_s * 1e6) * 1e9 if cur.decompress_mb_s else 0.0
         # scale the table's speeds to this CPU where the log times the current decompression
-        if cur.decompress_mb_s and measured:
+        if cur.decompress_mb_s and measured and table_dec > 0:
             factor = measured / table_dec
             dec_note = (f"{cur.name} decompression measured {secs(measured)} (table: {secs(table_dec)}), "
                         f"so this CPU decompresses {1 / factor:.2f}x the table's speed")
@@ -277,6 +279,10 @@ class KernelCompression(Rule):
             rows.append((c, t_read, t_dec, t_read + t_dec))
         best = min(rows, key=lambda r: r[3])
         bc, b_read, b_dec, b_total = best
+        if not current <= TIME_NS_MAX:  # e.g. a byte read in a year
+            yield self._no_estimate("the image load gives no usable bandwidth",
+                                    f"{load.how}: at that rate the image would take {secs(current)}", ev)
+            return
         saving = int(current - b_total)
         model = ", ".join(f"{c.name} {secs(tr)}" + (f" + {secs(td)}" if td else "") for c, tr, td, _ in rows)
         cur_txt = (f"the image is not compressed ({arch or 'unknown'} kernel booted as is: {now.how})"
@@ -308,6 +314,16 @@ class KernelCompression(Rule):
             change=_change(bc.name),
             evidence=ev,
         )
+
+    def _no_estimate(self, what: str, why: str, ev: tuple[Evidence, ...]) -> Finding:
+        """The finding of a load the figures cannot be computed from: it says why."""
+        return Finding(
+            rule=self.id, title=f"kernel image compression: {what}", stage="bootloader", saving_ns=None,
+            arithmetic=f"no estimate: {why}", confidence=Confidence.LOW, tradeoff="—",
+            change=Change(ChangeKind.MANUAL, "measure the load",
+                          "capture the console with host timestamps (bootlens capture) to time the load"),
+            evidence=ev)
+
 
 
 def _tradeoff(name: str, growth: float) -> str:

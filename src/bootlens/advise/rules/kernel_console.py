@@ -14,6 +14,7 @@ from collections.abc import Iterable
 
 from ...analyze import BootAnalysis
 from ...model import Kind, Milestone
+from ...numbers import INT_MAX, to_int
 from .. import REGISTRY
 from ..base import Change, ChangeKind, Confidence, Context, Finding, Rule
 from ..console import State, console_at, rate
@@ -37,7 +38,7 @@ class SerialConsole(Rule):
             return
         cmdline = b.fact("cmdline")
         args = cmdline.value.split() if cmdline is not None else []
-        if "quiet" in args or any(a.startswith("loglevel=") and a[9:].isdigit() and int(a[9:]) <= 4
+        if "quiet" in args or any(a.startswith("loglevel=") and (to_int(a[9:], INT_MAX) or 99) <= 4
                                   for a in args):
             return  # already quiet: what is left is errors and warnings
         a_no = b.events[start].line_no

@@ -19,6 +19,7 @@ from collections.abc import Iterable
 
 from ...analyze import BootAnalysis
 from ...model import Fact, Kind
+from ...numbers import INT_MAX, NS_PER_S, to_int
 from .. import REGISTRY
 from ..base import Change, ChangeKind, Confidence, Context, Evidence, Finding, Rule
 from ..evidence import evidence
@@ -58,7 +59,8 @@ class AutobootDelay(Rule):
                     return
                 fact = b.fact("bootdelay")
                 setting = f" (bootdelay={fact.value}, line {fact.line_no})" if fact else ""
-                delay_ns = int(fact.value) * 1_000_000_000 if fact is not None and fact.value.isdigit() else None
+                delay_s = to_int(fact.value, INT_MAX) if fact is not None else None
+                delay_ns = None if delay_s is None else delay_s * NS_PER_S
                 if delay_ns == 0:
                     return  # already 0: the time to the next line is the boot command's, not a wait
                 if e.duration_ns is None:
@@ -97,9 +99,10 @@ class AutobootDelay(Rule):
     def _barebox(self, line_no: int, text: str, measured_ns: int | None) -> Iterable[Finding]:
         """barebox's countdown: its own variable, not U-Boot's bootdelay, and nothing bootlens sets."""
         m = _COUNT.search(text)
-        if m is None or int(m[1]) == 0:
+        count = to_int(m[1], INT_MAX) if m is not None else None
+        if m is None or not count:
             return
-        delay_ns = int(m[1]) * 1_000_000_000
+        delay_ns = count * NS_PER_S
         saving = delay_ns if measured_ns is None else min(measured_ns, delay_ns)
         how = (f"the prompt at line {line_no} counts down from {m[1]} s (the log has no timestamps to measure it)"
                if measured_ns is None else f"countdown measured at line {line_no}: {measured_ns / 1e9:.6f} s, "
@@ -120,10 +123,10 @@ class AutobootDelay(Rule):
         """The countdown ended at a key press: say what an uninterrupted one waits, if the log tells."""
         b = boot.boot
         env, shown = b.fact("bootdelay_env"), b.fact("bootdelay")
-        source = next((f for f in (env, shown) if f is not None and f.value.isdigit() and int(f.value) > 0), None)
+        source = next((f for f in (env, shown) if f is not None and to_int(f.value, INT_MAX)), None)
         if source is None:
             return  # bootdelay 0 or unknown: nothing to say
-        delay = int(source.value)
+        delay = to_int(source.value, INT_MAX) or 0
         how = (f"bootdelay={delay} printed at the prompt (line {source.line_no})" if source is env
                else f"the countdown started from {delay} (line {source.line_no})")
         lines = [f.line_no for f in (shown, stopped, env) if f is not None]
