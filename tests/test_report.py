@@ -9,6 +9,7 @@ nothing is fetched or executed that the report did not ship.
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -21,7 +22,7 @@ import pytest
 
 from bootlens.inputs import analyze_inputs
 from bootlens.parsers import MarkerSpec, ParseOptions
-from bootlens.render.html import _embed, render_html, report_data
+from bootlens.render.html import _embed, _pack, render_html, report_data
 
 CORPUS = Path(__file__).parent / "data" / "corpus"
 GRAB = CORPUS / "qemu-arm64-uboot-initcall.grabserial-t.log"
@@ -281,6 +282,50 @@ def test_report_size_grows_linearly_with_events(tmp_path: Path) -> None:
     per_event = [(b - a) / n for a, b, n in zip(sizes, sizes[1:], (5_000, 10_000))]
     assert per_event[1] == pytest.approx(per_event[0], rel=0.1)
     assert per_event[0] < 200  # bytes per initcall: the two log lines and the event columns
+
+
+def first_fit(items: list[tuple[int, int, int]]) -> list[list[tuple[int, int, int]]]:
+    """The packing the report promises, the plain way: each span in order of start goes into the
+    lowest-numbered lane whose last span has ended (quadratic; _pack does it with heaps)."""
+    lanes: list[list[tuple[int, int, int]]] = []
+    ends: list[int] = []
+    for it in sorted(items):
+        s, d, _ = it
+        j = next((j for j, end in enumerate(ends) if end <= s), len(ends))
+        if j == len(ends):
+            lanes.append([])
+            ends.append(0)
+        lanes[j].append(it)
+        ends[j] = s + max(d, 0)
+    return lanes
+
+
+def test_lane_packing_is_first_fit() -> None:
+    """Instants (-1), zero-length spans, ties and nested spans: lane for lane what first fit
+    gives, and no lane holds two spans that overlap."""
+    r = random.Random(10)
+    for _ in range(500):
+        items = [(r.randrange(50), r.choice((-1, 0, r.randrange(30))), i) for i in range(r.randrange(80))]
+        lanes = _pack(list(items))
+        assert lanes == first_fit(items)
+        for lane in lanes:
+            assert all(s + max(d, 0) <= s2 for (s, d, _), (s2, _, _) in zip(lane, lane[1:]))
+
+
+def test_overlapping_initcalls_are_packed_into_lanes(tmp_path: Path) -> None:
+    """2,000 initcalls whose calling lines are missing (no pid: one row), each overlapping the
+    next 99: 100 lanes, each sorted and free of overlaps, every event in one."""
+    log = tmp_path / "overlap.log"
+    lines = [f"[{0.5 + i * 1e-5 + 1e-3:12.6f}] initcall fn_{i}+0x0/0x40 returned 0 after 1000 usecs"
+             for i in range(2000)]
+    log.write_text("\n".join(lines) + "\n")
+    boot = report_data(analyze_inputs([str(log)]))["boots"][0]
+    (row,) = [r for r in boot["rows"] if r["title"] == "initcalls"]
+    assert len(row["lanes"]) == 100
+    s, d = boot["ev"]["s"], boot["ev"]["d"]
+    assert sum(b - a for a, b in row["lanes"]) == 2000
+    for a, b in row["lanes"]:
+        assert all(s[i] + d[i] <= s[i + 1] for i in range(a, b - 1))
 
 
 @needs_browser

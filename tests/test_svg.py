@@ -10,6 +10,7 @@ final init) and 33 kernel threads that exit (43 more never exit and are not draw
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -22,6 +23,7 @@ import pytest
 from bootlens.inputs import Group, analyze_inputs
 from bootlens.parsers import MarkerSpec, ParseOptions
 from bootlens.render.svg import ASCENT_EM, CHAR_EM, DESCENT_EM, WIDTH, render_svg
+from bootlens.render.svglayout import LabelRows
 
 from conftest import CORPUS
 
@@ -143,6 +145,52 @@ def test_overlap_check_can_fail() -> None:
                          '<text x="60" y="24" font-size="10">initcall_b 2 ms</text>'
                          '<text x="60" y="40" font-size="10" text-anchor="end">clear</text></svg>')
     assert overlaps(root) == [("initcall_a 1 ms", "initcall_b 2 ms")]
+
+
+def place(rows: LabelRows, asks: list[tuple[tuple[float, ...], float, float, bool, bool]]
+          ) -> tuple[list[tuple[int, float] | None], int]:
+    """Each label in turn: find its spot and take it; the spots and the rows used."""
+    spots = []
+    for xs, w, lead, must, lead_in_row in asks:
+        spot = rows.find(xs, w, lead, must, lead_in_row)
+        spots.append(spot)
+        if spot is not None:
+            rows.take(spot, w, lead, lead_in_row)
+    return spots, rows.used
+
+
+def test_label_rows_index_gives_the_same_spots() -> None:
+    """Past a few rows LabelRows answers from an index: the same spots as asking row by row,
+    with or without the labels announced, on labels that stack at one x, spread, clamp at the
+    edges, must be shown or may be dropped."""
+    r = random.Random(11)
+    lo, hi = 196.0, 1588.0
+    for _ in range(400):
+        asks = []
+        for _ in range(r.randrange(1, 90)):
+            c = r.choice((700.0, lo + r.randrange(40) * 7.3, lo + r.random() * (hi - lo), lo - 20, hi + 20))
+            w = r.choice((62.0, 6.2 * r.randrange(30), 1500.0))
+            xs = r.choice(((c + 3, c - 3 - w), (c,), (c, c - w), ()))
+            asks.append((xs, w, c, r.random() < 0.4, r.random() < 0.5))
+        max_rows = r.choice((1, 3, 5))
+        plan = [(xs, w, c, lir) for xs, w, c, _, lir in asks] if r.random() < 0.5 else []
+        by_row = place(LabelRows(lo, hi, max_rows, index_after=10**9), asks)
+        indexed = place(LabelRows(lo, hi, max_rows, plan=plan, index_after=r.choice((0, 1, 4))), asks)
+        assert indexed == by_row
+
+
+def test_markers_at_one_time_all_labelled(tmp_path: Path) -> None:
+    """300 marker lines at one printk time: 300 labels in 300 rows (the index's case), none
+    overlapping another."""
+    log = tmp_path / "marks.log"
+    log.write_text("[    0.000000] Linux version 6.1.0\n" + "".join(f"[    1.000000] MARK {i}\n" for i in range(300))
+                   + "[    1.500000] Run /init as init process\n[    2.000000] APP READY\n")
+    opts = ParseOptions((MarkerSpec.parse("ready=APP READY"), MarkerSpec.parse("mark=MARK")))
+    root = ET.fromstring(render_svg(analyze_inputs([str(log)], opts)))
+    labels = [el for el in texts(root) if (el.text or "").startswith("mark 1.000 s")]
+    assert len(labels) == 300
+    assert len({el.get("y") for el in labels}) == 300
+    assert overlaps(root) == []
 
 
 def test_run_folder_boots_stacked(tmp_path: Path) -> None:

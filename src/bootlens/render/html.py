@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import heapq
 from collections.abc import Sequence
 from importlib import resources
 from typing import Any
@@ -104,20 +105,28 @@ def _row_key(e: Event) -> tuple[int, str, str]:
 
 def _pack(items: list[tuple[int, int, int]]) -> list[list[tuple[int, int, int]]]:
     """Greedy lane packing of (start, duration, index): each lane holds non-overlapping spans
-    sorted by start, which is what lets the viewer binary-search the visible ones."""
+    sorted by start, which is what lets the viewer binary-search the visible ones.
+
+    First fit: a span goes into the lowest-numbered lane that is free at its start. Starts come
+    in order, so a lane that is free at one start stays free until it is given a span: lanes
+    move from a heap of busy ones (by end) to a heap of free ones (by number) once, each time
+    they end. O(n log n); scanning every lane for every span took 16 s for 40,000 overlapping
+    initcalls (bench/bench_report.py --overlap)."""
     items.sort()
     lanes: list[list[tuple[int, int, int]]] = []
-    ends: list[int] = []
+    busy: list[tuple[int, int]] = []  # (end, lane)
+    free: list[int] = []  # lanes free at the current start
     for it in items:
         s, d, _ = it
-        for j, end in enumerate(ends):
-            if end <= s:
-                lanes[j].append(it)
-                ends[j] = s + max(d, 0)
-                break
+        while busy and busy[0][0] <= s:
+            heapq.heappush(free, heapq.heappop(busy)[1])
+        if free:
+            j = heapq.heappop(free)
+            lanes[j].append(it)
         else:
+            j = len(lanes)
             lanes.append([it])
-            ends.append(s + max(d, 0))
+        heapq.heappush(busy, (s + max(d, 0), j))
     return lanes
 
 
@@ -164,8 +173,9 @@ def boot_data(b: BootAnalysis, names: _Names, top: int = 25) -> dict[str, Any]:
             lanes_out.append([first, len(s_)])
         row_out.append({"title": key[1], "kind": key[2], "lanes": lanes_out})
 
+    pos = {id(e): i for i, e in enumerate(events)}
+
     def ref(evs: Sequence[Event]) -> list[int]:
-        pos = {id(e): i for i, e in enumerate(events)}
         return [index_of[j] for e in evs if (j := pos.get(id(e))) is not None and j in index_of]
 
     total = b.total

@@ -286,7 +286,9 @@ def _pack(bars: list[_Bar], slack: int) -> list[tuple[int, _Bar, bool]]:
     out: list[tuple[int, _Bar, bool]] = []
     ends: list[int] = []
     for bar in sorted(bars, key=lambda b: (b.start, -b.end)):
-        for j, e in enumerate(ends):
+        # (min in C first: with every lane taken, as under 40,000 overlapping initcalls, the
+        # loop below would try all of them for every bar)
+        for j, e in enumerate(ends) if ends and min(ends) - slack <= bar.start else ():
             if e - slack <= bar.start:
                 ends[j] = max(e, bar.end)
                 out.append((j, bar, True))
@@ -305,16 +307,20 @@ def _panel(doc: SvgDoc, y: float, sc: Scale, rows: Sequence[_RowSpec], marks: Se
     """Draw one panel from ``y``: the marks' labels, the rows, the axis. Returns the y below it."""
     lo, hi = sc.x0, sc.x0 + sc.width
     # marks: labels in rows above the plot, row 0 nearest to it
-    mrows = LabelRows(lo, hi, 3)
     placed_marks: list[tuple[_Mark, float, tuple[int, float] | None]] = []
     inside = [m for m in marks if sc.t0 <= m.t <= sc.t1]
+    asks = []  # (mark, leader x, label width, left edges), in labelling order
     for m in sorted(inside, key=lambda m: (m.rank, m.t)):
         c = sc.x(m.t)
+        w = text_width(m.label, LABEL)
+        asks.append((m, c, w, [x for x in (c + 3, c - 3 - w) if lo <= x and x + w <= hi]))
+    # markers and key milestones are always labelled, however many there are: the rows are told
+    # all the labels first, so that they can index a thousand rows as well as three
+    mrows = LabelRows(lo, hi, 3, plan=[(xs, w, c, True) for m, c, w, xs in asks if m.rank != UNLABELLED and xs])
+    for m, c, w, xs in asks:
         if m.rank == UNLABELLED:
             placed_marks.append((m, c, None))
             continue
-        w = text_width(m.label, LABEL)
-        xs = [x for x in (c + 3, c - 3 - w) if lo <= x and x + w <= hi]
         spot = mrows.find(xs, w, c, m.must, lead_in_row=True) if xs else None
         if spot is not None:
             mrows.take(spot, w, c, lead_in_row=True)

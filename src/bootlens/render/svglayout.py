@@ -12,7 +12,7 @@ import math
 import re
 import unicodedata
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from xml.sax.saxutils import escape
 
@@ -122,17 +122,122 @@ class SvgDoc:
 
 # -- layout ------------------------------------------------------------------------------------
 
+INDEX_AFTER = 16  # label rows; past this many, a LabelRows answers from an index, not row by row
+
+# What a label asks for: its candidate left edges, width, leader x and whether the leader runs
+# beside it in its own row (see LabelRows.find).
+LabelAsk = tuple[Sequence[float], float, float, bool]
+
+
+class _RowIndex:
+    """Which label rows hold something in an x range: a segment tree over the elementary
+    intervals between the coordinates it is built for, each node with two bit sets of rows
+    (Python ints): ``cover``, rows with a span covering the node's whole range, and ``any``,
+    rows with a span anywhere in it. Spans are open intervals (touching is not meeting), as in
+    :meth:`LabelRows._free`; every coordinate asked for must be one of those it was built on."""
+
+    def __init__(self, coords: set[float]) -> None:
+        self.xs = sorted(coords)
+        size = 1
+        while size < len(self.xs) - 1:
+            size *= 2
+        self.size = size
+        self.cover = [0] * (2 * size)
+        self.any = [0] * (2 * size)
+
+    def knows(self, x: float) -> bool:
+        """True when ``x`` is one of the coordinates the index is built on."""
+        i = bisect_left(self.xs, x)
+        return i < len(self.xs) and self.xs[i] == x
+
+    def _leaves(self, a: float, b: float) -> tuple[int, int]:
+        return bisect_left(self.xs, a) + self.size, bisect_left(self.xs, b) + self.size
+
+    def add(self, a: float, b: float, rows: int) -> None:
+        """Mark the span (a, b) taken in each row of the bit set ``rows``."""
+        lo, hi = self._leaves(a, b)
+        if lo >= hi:
+            return
+        cover, any_ = self.cover, self.any
+        l, r = lo, hi
+        while l < r:
+            if l & 1:
+                cover[l] |= rows
+                any_[l] |= rows
+                l += 1
+            if r & 1:
+                r -= 1
+                cover[r] |= rows
+                any_[r] |= rows
+            l >>= 1
+            r >>= 1
+        # every ancestor of the nodes above lies on the path from the first or the last leaf
+        for k in (lo >> 1, (hi - 1) >> 1):
+            while k:
+                any_[k] |= rows
+                k >>= 1
+
+    def rows(self, a: float, b: float) -> int:
+        """The rows (a bit set) holding a span that meets (a, b)."""
+        lo, hi = self._leaves(a, b)
+        if lo >= hi:
+            return 0
+        cover, any_ = self.cover, self.any
+        out = 0
+        l, r = lo, hi
+        while l < r:
+            if l & 1:
+                out |= any_[l]
+                l += 1
+            if r & 1:
+                r -= 1
+                out |= any_[r]
+            l >>= 1
+            r >>= 1
+        for k in (lo >> 1, (hi - 1) >> 1):
+            while k:
+                out |= cover[k]
+                k >>= 1
+        return out
+
+
+def _box(x: float, w: float, la: float, lb: float, lead_in_row: bool) -> tuple[float, float]:
+    """The span a label at ``x`` takes in its row: its box with room on either side, and the
+    leader's path (``la``, ``lb``) when that runs beside it."""
+    a, b = x - PAD / 2, x + w + PAD / 2
+    return (min(a, la), max(b, lb)) if lead_in_row else (a, b)
+
+
 class LabelRows:
     """Label rows beside a lane: the occupied x intervals of each row, sorted and disjoint.
 
     A label takes the first row (row 0 is next to the lane) where its box is free and where the
     leader line from the lane to it crosses nothing in the rows in between.
+
+    With a few rows, each row is asked in turn (a bisection per row). Labels that must be shown
+    can open any number of rows (4,000 markers at one time open 4,000), and asking row by row
+    is then quadratic: past ``index_after`` rows, one :class:`_RowIndex` answers for all rows
+    at once, with the same answers. It is built on the coordinates of the labels announced in
+    ``plan`` (and rebuilt when a label that was not announced comes).
     """
 
-    def __init__(self, lo: float, hi: float, max_rows: int) -> None:
+    def __init__(self, lo: float, hi: float, max_rows: int, plan: Iterable[LabelAsk] = (),
+                 index_after: int = INDEX_AFTER) -> None:
         self.lo, self.hi, self.max_rows = lo, hi, max_rows
         self.starts: list[list[float]] = []
         self.ends: list[list[float]] = []
+        self.index_after = index_after
+        self._plan = list(plan)
+        self._index: _RowIndex | None = None
+        self._spans: list[tuple[float, float, int]] = []  # what the index holds: (a, b, rows)
+        self._rows = 0
+
+    def _geometry(self, xs: Sequence[float], w: float, lead: float, lead_in_row: bool
+                  ) -> tuple[list[float], list[tuple[float, float]], tuple[float, float]]:
+        """Candidate left edges, the box each would take, and the leader's path."""
+        la, lb = lead - 1.5, lead + 1.5
+        cands = [min(max(x, self.lo), self.hi - w) for x in xs]
+        return cands, [_box(x, w, la, lb, lead_in_row) for x in cands], (la, lb)
 
     def _free(self, r: int, a: float, b: float) -> bool:
         i = bisect_left(self.starts[r], b)
@@ -143,18 +248,41 @@ class LabelRows:
         self.starts[r].insert(i, a)
         self.ends[r].insert(i, b)
 
+    def _build(self, extra: Iterable[float] = ()) -> _RowIndex:
+        """The index over every span taken so far, on their coordinates, the plan's and ``extra``."""
+        coords = set(extra)
+        for xs, w, lead, lead_in_row in self._plan:
+            _, boxes, leader = self._geometry(xs, w, lead, lead_in_row)
+            coords.update(leader)
+            for box in boxes:
+                coords.update(box)
+        if self._index is None:  # from the rows
+            self._spans = [(a, b, 1 << r) for r in range(len(self.starts))
+                           for a, b in zip(self.starts[r], self.ends[r])]
+            self.starts, self.ends = [], []
+        for a, b, _ in self._spans:
+            coords.update((a, b))
+        index = _RowIndex(coords)
+        for a, b, rows in self._spans:
+            index.add(a, b, rows)
+        self._index = index
+        return index
+
+    def _indexed(self, coords: Sequence[float]) -> _RowIndex:
+        index = self._index
+        assert index is not None
+        return index if all(index.knows(x) for x in coords) else self._build(coords)
+
     def find(self, xs: Sequence[float], w: float, lead: float, must: bool, lead_in_row: bool = False
              ) -> tuple[int, float] | None:
         """Row and left edge for a label of width ``w`` at one of the left edges ``xs``, with its
         leader at x=``lead`` (beside the label when ``lead_in_row``); None when there is no room.
         A ``must`` label may open rows past ``max_rows``."""
-        la, lb = lead - 1.5, lead + 1.5
-        cands = [min(max(x, self.lo), self.hi - w) for x in xs]
+        cands, boxes, (la, lb) = self._geometry(xs, w, lead, lead_in_row)
+        if self._index is not None:
+            return self._find_indexed(cands, boxes, (la, lb), must)
         for r in range(len(self.starts)):
-            for x in cands:
-                a, b = x - PAD / 2, x + w + PAD / 2
-                if lead_in_row:
-                    a, b = min(a, la), max(b, lb)
+            for x, (a, b) in zip(cands, boxes):
                 if self._free(r, a, b):
                     return r, x
             if not must and not self._free(r, la, lb):
@@ -162,25 +290,57 @@ class LabelRows:
         r = len(self.starts)
         return (r, cands[0]) if cands and (r < self.max_rows or must) else None
 
+    def _find_indexed(self, cands: list[float], boxes: list[tuple[float, float]], leader: tuple[float, float],
+                      must: bool) -> tuple[int, float] | None:
+        """:meth:`find` from the index: the first row where a box is free is the lowest zero
+        bit of the rows its range meets; a leader stops the search at its lowest one bit."""
+        if not cands:
+            return None
+        index = self._indexed([*(x for box in boxes for x in box), *leader])
+        n = self._rows
+        firsts = []
+        for a, b in boxes:
+            taken = index.rows(a, b)
+            firsts.append(min((~taken & (taken + 1)).bit_length() - 1, n))
+        r = min(firsts)
+        if not must:
+            taken = index.rows(*leader)
+            if taken and (taken & -taken).bit_length() - 1 < r:
+                return None
+        if r < n:
+            return r, cands[firsts.index(r)]
+        return (r, cands[0]) if r < self.max_rows or must else None
+
     def take(self, spot: tuple[int, float], w: float, lead: float, lead_in_row: bool = False) -> None:
         """Occupy what :meth:`find` found: the label's box and its leader's path."""
         r, x = spot
+        la, lb = lead - 1.5, lead + 1.5
+        a, b = _box(x, w, la, lb, lead_in_row)
+        self._rows = max(self._rows, r + 1)
+        if self._index is not None:
+            index = self._indexed((a, b, la, lb))
+            index.add(a, b, 1 << r)
+            self._spans.append((a, b, 1 << r))
+            # the leader crosses the rows below where it is free (a must label's may be blocked)
+            below = ~index.rows(la, lb) & ((1 << r) - 1)
+            if below:
+                index.add(la, lb, below)
+                self._spans.append((la, lb, below))
+            return
         while len(self.starts) <= r:
             self.starts.append([])
             self.ends.append([])
-        la, lb = lead - 1.5, lead + 1.5
-        a, b = x - PAD / 2, x + w + PAD / 2
-        if lead_in_row:
-            a, b = min(a, la), max(b, lb)
         self._take(r, a, b)
         for q in range(r):
             if self._free(q, la, lb):  # (not free: a must label's leader crosses a label there)
                 self._take(q, la, lb)
+        if self._rows > self.index_after:
+            self._build()
 
     @property
     def used(self) -> int:
         """Rows holding at least one label."""
-        return len(self.starts)
+        return self._rows
 
 
 @dataclass(frozen=True, slots=True)
