@@ -14,7 +14,57 @@ from .errors import BootlensError, UsageError
 from .lines import native_available
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _QuietPipeGroup(click.Group):
+    """Every command ends quietly with exit 0 when its reader goes away (``bootlens analyze
+    big.log | head -1``), as ``cat`` does: no traceback, no "Broken pipe" (click alone exits 1)."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        was_null = _is_devnull(1)
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            if not _release_closed_outputs():
+                raise  # some other pipe (a socket): not ours to hide
+            ctx.exit(0)
+        except SystemExit as e:
+            # rich's Console meets a closed pipe by pointing standard output at /dev/null and
+            # exiting 1 (Console.on_broken_pipe): that exit, and only that one, becomes 0
+            if e.code == 1 and not was_null and _is_devnull(1):
+                ctx.exit(0)
+            raise
+
+
+def _is_devnull(fd: int) -> bool:
+    """True if ``fd`` is /dev/null."""
+    try:
+        st, null = os.fstat(fd), os.stat(os.devnull)
+    except OSError:
+        return False
+    return (st.st_rdev, st.st_ino) == (null.st_rdev, null.st_ino)
+
+
+def _release_closed_outputs() -> bool:
+    """Point standard output and error at /dev/null where their reader has gone, so that
+    nothing (Python's final flush included) writes to them again; True if one had gone."""
+    import select
+
+    closed = False
+    for fd in (1, 2):
+        try:
+            p = select.poll()
+            p.register(fd, select.POLLOUT)
+            gone = any(ev & select.POLLERR for _, ev in p.poll(0))  # a pipe without readers
+        except (OSError, ValueError):
+            continue
+        if gone:
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, fd)
+            os.close(null)
+            closed = True
+    return closed
+
+
+@click.group(cls=_QuietPipeGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(
     __version__, prog_name="bootlens",
     message=f"%(prog)s, version %(version)s (native accelerator: {'on' if native_available() else 'off'})",
@@ -127,6 +177,8 @@ def capture(output: str, port: str | None, baud: int, bytesize: str, parity: str
                              low_latency=not no_low_latency)
     except BootlensError as e:
         _fail(e)
+    if result.reason == "output closed":
+        _release_closed_outputs()  # Python's final flush of the echo must not fail
     for pat, t_ns in result.instants:
         click.echo(f"bootlens: {pat!r} " + ("not seen" if t_ns is None else f"first seen at {t_ns / 1e9:.6f} s"),
                    err=True)
@@ -150,15 +202,12 @@ def export(recording: str, fmt: str, no_wire: bool, restart: bool, output: str |
         rec = read_recording(recording)
     except BootlensError as e:
         _fail(e)
-    data = rec.data if fmt == "text" else to_grabserial(rec, wire=not no_wire, restart=restart)
-    if output:
-        with open(output, "wb") as f:
-            f.write(data)
-    else:
-        sys.stdout.buffer.write(data)
-        sys.stdout.buffer.flush()
+    for w in rec.warnings:
+        click.echo(f"bootlens: warning: {w}", err=True)
     if rec.bad_records:
         click.echo(f"bootlens: warning: {rec.bad_records} damaged records skipped", err=True)
+    data = rec.data if fmt == "text" else to_grabserial(rec, wire=not no_wire, restart=restart)
+    _write_output(output or "-", data)
 
 
 @main.group()

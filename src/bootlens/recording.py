@@ -9,20 +9,44 @@ leaves every chunk it had read, and a reader skips at most one torn last line.
 from __future__ import annotations
 
 import base64
-import re
+import ctypes
+import errno
 import json
+import math
 import os
-from collections.abc import Iterator
+import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from collections.abc import Callable, Iterable
 from typing import Any
 
+import orjson
+
 from . import __version__
-from .errors import InputError
+from .errors import BootlensError, InputError, printable
 
 FORMAT = "bootlens-recording"
 FORMAT_VERSION = 1
 BITS_PER_BYTE_8N1 = 10  # start + 8 data + stop: what one byte costs on a UART line
+MAX_NS = (1 << 63) - 1  # times are signed 64-bit nanoseconds everywhere downstream
+BAUD_RANGE = (50, 100_000_000)  # what a UART, a USB adapter or an emulator can be set to
+BITS_PER_BYTE_RANGE = (7, 13)  # 5N1 = 7 ... 9 data bits, parity, 2 stop bits = 13
+HEADER_DEPTH_MAX = 32  # nesting of a header line handed to the (recursive) standard json parser
+NOTE_ROOM = 1024  # bytes kept allocated beyond the recording's end, so that the end note fits
+RESERVE_STEP = 64 * 1024  # reserve this much more at a time: one fallocate per 64 KiB written
+SPLIT_MIN = 64  # on a full disk, a read is split down to pieces of this many bytes
+END_DETAIL_MAX = 400  # an end note's detail is cut to this, so that it fits in NOTE_ROOM
+
+
+class RecordingWriteError(BootlensError):
+    """The recording could not be written (disk full, I/O error); what was written stays readable."""
+
+    exit_code = 1
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{printable(path)}: cannot write the recording: {reason}")
+        self.path = path
+        self.reason = reason
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +57,7 @@ class Header:
     baud: int | None  # line rate, when known: lets readers correct for time on the wire
     origin: str  # what t=0 is: "power_on" (capture released the target) or "start" (capture start)
     started_wall: str  # ISO 8601 wall-clock time of t=0, for humans
-    t0_monotonic_ns: int  # host CLOCK_MONOTONIC at t=0
+    t0_monotonic_ns: int | None  # host CLOCK_MONOTONIC at t=0 (None: a damaged header's, unknown)
     bits_per_byte: int = BITS_PER_BYTE_8N1
     version: str = __version__
     extra: dict[str, Any] = field(default_factory=dict)
@@ -73,7 +97,16 @@ class Note:
 
 
 class RecordingWriter:
-    """Append chunks to a recording as they arrive; each record is one ``os.write``."""
+    """Append chunks to a recording as they arrive; each record is one ``os.write``.
+
+    A write that fails (disk full, I/O error) is undone (the file is cut back to its last whole
+    record) and raises :class:`RecordingWriteError`; every record written before stays. So that
+    the end note still fits on a full disk, the writer keeps ``NOTE_ROOM`` bytes allocated beyond
+    the end of the file (``fallocate`` with ``FALLOC_FL_KEEP_SIZE``: invisible in the file's
+    size) and stops with "No space left on device" when it cannot renew that reserve; the
+    reserve is released by :meth:`close`. Where the file system cannot reserve (a pipe, some
+    network file systems), the end note is written if the disk still has room.
+    """
 
     def __init__(self, path: str, header: Header) -> None:
         self.path = path
@@ -82,30 +115,129 @@ class RecordingWriter:
             self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644)
         except OSError as e:
             raise InputError(path, f"cannot write the recording: {e.strerror or e}") from None
-        self._write(header.to_json())
+        self.size = 0  # bytes of whole records in the file
+        self._reserved = 0  # file offset up to which space is allocated
+        self._can_reserve = True
         self.bytes = 0
         self.chunks = 0
-
-    def _write(self, obj: dict[str, Any]) -> None:
-        os.write(self._fd, (json.dumps(obj, separators=(",", ":")) + "\n").encode())
+        try:
+            self._write(header.to_json())
+        except RecordingWriteError:
+            os.close(self._fd)
+            raise
 
     def chunk(self, t_ns: int, data: bytes) -> None:
-        """Record one read. The data reach the kernel before this returns."""
-        self._write({"t": t_ns, "b64": base64.b64encode(data).decode("ascii")})
-        self.bytes += len(data)
-        self.chunks += 1
+        """Record one read. The data reach the kernel before this returns.
+
+        A read whose record does not fit on the disk any more is recorded in smaller pieces,
+        each with the read's time, for as much of it as fits (``bytes`` counts what was
+        written); then :class:`RecordingWriteError`."""
+        step = max(len(data), 1)
+        done = 0
+        while done < len(data) or not data:
+            piece = data[done:done + step]
+            try:
+                self._write({"t": t_ns, "b64": base64.b64encode(piece).decode("ascii")})
+            except RecordingWriteError:
+                if step <= SPLIT_MIN:
+                    raise
+                step = max(SPLIT_MIN, step // 2)
+                continue
+            done += len(piece)
+            self.bytes += len(piece)
+            self.chunks += 1
+            if not data:
+                break
 
     def note(self, t_ns: int, event: str, detail: str = "") -> None:
-        """Record an event (a gap, the end, a marker)."""
+        """Record an event (a gap, a marker)."""
         self._write({"t": t_ns, "event": event, **({"detail": detail} if detail else {})})
 
+    def end(self, t_ns: int, reason: str) -> bool:
+        """Write the end note, into the reserve if the disk is full; False if it could not be."""
+        if len(reason) > END_DETAIL_MAX:
+            reason = reason[:END_DETAIL_MAX - 3] + "..."
+        try:
+            self._write({"t": t_ns, "event": "end", "detail": reason}, reserve=False)
+        except RecordingWriteError:
+            return False
+        return True
+
+    def _write(self, obj: dict[str, Any], reserve: bool = True) -> None:
+        line = (json.dumps(obj, separators=(",", ":")) + "\n").encode()
+        if reserve:
+            self._reserve(len(line) + NOTE_ROOM)
+        done = 0
+        while done < len(line):  # a regular file takes it whole, unless the disk fills meanwhile
+            try:
+                n = os.write(self._fd, line[done:])
+            except OSError as e:
+                self._undo()
+                raise RecordingWriteError(self.path, e.strerror or str(e)) from None
+            if n <= 0:
+                self._undo()
+                raise RecordingWriteError(self.path, os.strerror(errno.ENOSPC))
+            done += n
+        self.size += len(line)
+
+    def _reserve(self, need: int) -> None:
+        """Make sure ``need`` bytes past the end are allocated; raise when the disk is full."""
+        if not self._can_reserve or self.size + need <= self._reserved:
+            return
+        for length in (need + RESERVE_STEP, need):
+            err = _fallocate(self._fd, _FALLOC_FL_KEEP_SIZE, self.size, length)
+            if err == 0:
+                self._reserved = self.size + length
+                return
+            if err not in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+                self._can_reserve = False  # not supported here: write without a reserve
+                return
+        raise RecordingWriteError(self.path, os.strerror(errno.ENOSPC))
+
+    def _undo(self) -> None:
+        """Cut a record torn by a failed write off the file."""
+        try:
+            os.ftruncate(self._fd, self.size)
+        except OSError:
+            pass  # not a regular file: nothing to cut
+
     def close(self) -> None:
-        """Flush to disk and close."""
+        """Release the reserve, flush to disk and close."""
+        if self._reserved > self.size:
+            self._undo()  # truncating to its own size frees what lies beyond (ext4, xfs, tmpfs)
         try:
             os.fsync(self._fd)
         except OSError:
             pass
-        os.close(self._fd)
+        try:
+            os.close(self._fd)
+        except OSError:
+            pass
+
+
+_FALLOC_FL_KEEP_SIZE = 0x01
+_fallocate_fn: list[Callable[..., int] | None] = []  # looked up once; [None] where libc has none
+
+
+def _fallocate(fd: int, mode: int, offset: int, length: int) -> int:
+    """Linux fallocate(2) with a mode (``os.posix_fallocate`` has none); 0 or the errno."""
+    if not _fallocate_fn:
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            fn = getattr(libc, "fallocate64", None) or getattr(libc, "fallocate")
+            fn.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int64, ctypes.c_int64]
+            fn.restype = ctypes.c_int
+            _fallocate_fn.append(fn)
+        except (OSError, AttributeError):
+            _fallocate_fn.append(None)
+    fn = _fallocate_fn[0]
+    if fn is None:
+        return errno.EOPNOTSUPP
+    while fn(fd, mode, offset, length) != 0:
+        err = ctypes.get_errno()
+        if err != errno.EINTR:
+            return err
+    return 0
 
 
 def new_header(source: str, baud: int | None, origin: str, t0_monotonic_ns: int) -> Header:
@@ -122,7 +254,8 @@ class Recording:
     header: Header
     chunks: tuple[Chunk, ...]
     notes: tuple[Note, ...]
-    bad_records: int  # lines that were not valid records (e.g. torn by a kill)
+    bad_records: int  # lines that were not valid records (e.g. torn by a kill), skipped
+    warnings: tuple[str, ...] = ()  # header fields that were not valid and what was used instead
 
     @property
     def data(self) -> bytes:
@@ -136,7 +269,13 @@ def is_recording(head: bytes) -> bool:
 
 
 def read_recording(path: str, raw: bytes | None = None) -> Recording:
-    """Read a recording; damaged lines are counted, never fatal, as long as the header reads."""
+    """Read a recording, validating every field (docs/recording.md, "Reading").
+
+    A header that is not a bootlens header, or of a format version this bootlens cannot read,
+    raises :class:`InputError`; a header field that is not valid is replaced by what is safe
+    (unknown, or the capture's start) with a warning. A record that is not valid is skipped and
+    counted in ``bad_records``, never fatal.
+    """
     if raw is None:
         try:
             with open(path, "rb") as f:
@@ -144,55 +283,139 @@ def read_recording(path: str, raw: bytes | None = None) -> Recording:
         except OSError as e:
             raise InputError(path, f"cannot read: {e.strerror or e}") from None
     records = raw.split(b"\n")
-    try:
-        h = json.loads(records[0])
-        if h.get("format") != FORMAT:
-            raise ValueError
-        header = Header(
-            source=str(h.get("source", "")),
-            baud=h.get("baud"),
-            origin=str(h.get("origin", "start")),
-            started_wall=str(h.get("started_wall", "")),
-            t0_monotonic_ns=int(h.get("t0_monotonic_ns", 0)),
-            bits_per_byte=int(h.get("bits_per_byte", BITS_PER_BYTE_8N1)),
-            version=str(h.get("bootlens", "")),
-        )
-    except (ValueError, TypeError, AttributeError):
-        raise InputError(path, "not a bootlens recording (bad header line)") from None
-    if int(h.get("format_version", 1)) > FORMAT_VERSION:
-        raise InputError(path, f"recording format {h.get('format_version')} is newer than this bootlens")
+    header, warnings = _read_header(path, records[0])
     chunks: list[Chunk] = []
     notes: list[Note] = []
+    patterns: dict[str, bool] = {}  # start pattern -> whether it compiles
     bad = 0
-    for rec in _records(records[1:]):
-        if rec is None:
-            bad += 1
-            continue
-        t = rec.get("t")
-        if not isinstance(t, int):
-            bad += 1
-        elif "b64" in rec:
-            try:
-                chunks.append(Chunk(t, base64.b64decode(rec["b64"], validate=True)))
-            except (ValueError, TypeError):
-                bad += 1
-        elif "event" in rec:
-            notes.append(Note(t, str(rec["event"]), str(rec.get("detail", ""))))
-        else:
-            bad += 1
-    return Recording(path, header, tuple(chunks), tuple(notes), bad)
-
-
-def _records(lines: list[bytes]) -> Iterator[dict[str, Any] | None]:
-    for line in lines:
+    for line in records[1:]:
         if not line.strip():
             continue
+        rec = _record(line, patterns)
+        if rec is None:
+            bad += 1
+        elif isinstance(rec, Chunk):
+            chunks.append(rec)
+        else:
+            notes.append(rec)
+    return Recording(path, header, tuple(chunks), tuple(notes), bad, tuple(warnings))
+
+
+def _int(v: object, lo: int, hi: int) -> int | None:
+    """``v`` if it is a JSON integer in [lo, hi] (a bool is an int to Python, not to JSON), else None."""
+    return v if isinstance(v, int) and not isinstance(v, bool) and lo <= v <= hi else None
+
+
+def _show(v: object) -> str:
+    """A header value for a one-line warning, cut short."""
+    if isinstance(v, float) and not math.isfinite(v):
+        text = str(v)
+    else:
         try:
-            rec = json.loads(line)
-        except ValueError:
-            yield None
-            continue
-        yield rec if isinstance(rec, dict) else None
+            text = json.dumps(v)
+        except (TypeError, ValueError):
+            text = repr(v)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _loads_header(line: bytes) -> Any:
+    """The header line as JSON. orjson first (it never recurses on depth and rejects NaN,
+    Infinity and numbers beyond 64 bits); when it refuses a shallow line, the standard parser,
+    which reads those, so that one out-of-range header value is a warning, not an unreadable
+    recording. A deeply nested line never reaches the standard parser (it recurses)."""
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError:
+        if line.count(b"[") + line.count(b"{") > HEADER_DEPTH_MAX:
+            raise
+    try:
+        return json.loads(line)
+    except (ValueError, RecursionError) as e:  # int-limit overflow is a ValueError too
+        raise orjson.JSONDecodeError(str(e), line.decode("utf-8", "replace"), 0) from None
+
+
+def _read_header(path: str, line: bytes) -> tuple[Header, list[str]]:
+    """The header, and a warning for each field replaced by a safe value."""
+    try:
+        h = _loads_header(line)
+    except orjson.JSONDecodeError as e:
+        raise InputError(path, f"not a bootlens recording (bad header line: {str(e).split(':')[0]})") from None
+    if not isinstance(h, dict) or h.get("format") != FORMAT:
+        raise InputError(path, "not a bootlens recording (bad header line)")
+    raw_version = h.get("format_version", 1)
+    version = _int(raw_version, 1, MAX_NS)
+    if version is None:
+        raise InputError(path, f"bad header line: format_version {_show(raw_version)} is not a version number")
+    if version > FORMAT_VERSION:
+        raise InputError(path, f"recording format {version} is newer than this bootlens")
+    warnings: list[str] = []
+
+    def text(key: str, default: str) -> str:
+        v = h.get(key, default)
+        if isinstance(v, str):
+            return v
+        warnings.append(f"recording header: {key} {_show(v)} is not text; ignored")
+        return default
+
+    source, started_wall, version_text = text("source", ""), text("started_wall", ""), text("bootlens", "")
+    origin = h.get("origin", "start")
+    if origin not in ("start", "power_on"):
+        warnings.append(f"recording header: origin {_show(origin)} is unknown; times count from the capture's start")
+        origin = "start"
+    raw_baud, raw_bits = h.get("baud"), h.get("bits_per_byte", BITS_PER_BYTE_8N1)
+    baud, bits = _int(raw_baud, *BAUD_RANGE), _int(raw_bits, *BITS_PER_BYTE_RANGE)
+    if bits is None:
+        warnings.append(f"recording header: bits_per_byte {_show(raw_bits)} is not a UART frame; "
+                        "line times are not corrected for time on the wire")
+        baud = None
+    elif raw_baud is not None and baud is None:
+        warnings.append(f"recording header: baud {_show(raw_baud)} is not a line rate; "
+                        "line times are not corrected for time on the wire")
+    raw_t0 = h.get("t0_monotonic_ns")
+    t0 = _int(raw_t0, 0, MAX_NS)
+    if raw_t0 is not None and t0 is None:
+        warnings.append(f"recording header: t0_monotonic_ns {_show(raw_t0)} is not a time; unknown")
+    extra = h.get("extra", {})
+    if not isinstance(extra, dict):
+        warnings.append(f"recording header: extra {_show(extra)} is not an object; ignored")
+        extra = {}
+    header = Header(source, baud, origin, started_wall, t0, bits or BITS_PER_BYTE_8N1, version_text, extra)
+    return header, warnings
+
+
+def _record(line: bytes, patterns: dict[str, bool]) -> Chunk | Note | None:
+    """One chunk or note, or None for a line that is not a valid record (torn, nested,
+    out-of-range time, bad base64, a start pattern that does not compile)."""
+    try:
+        rec = orjson.loads(line)  # never recurses on depth; NaN, Infinity, > 64-bit numbers refused
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(rec, dict):
+        return None
+    t = _int(rec.get("t"), 0, MAX_NS)
+    if t is None:
+        return None
+    if "b64" in rec:
+        b64 = rec["b64"]
+        if not isinstance(b64, str):
+            return None
+        try:
+            return Chunk(t, base64.b64decode(b64, validate=True))
+        except ValueError:  # binascii.Error, or a non-ASCII string
+            return None
+    event, detail = rec.get("event"), rec.get("detail", "")
+    if not isinstance(event, str) or not isinstance(detail, str):
+        return None
+    if event == "start":  # export --restart compiles it: one a capture could not have written is damage
+        if detail not in patterns:
+            try:
+                re.compile(detail)
+                patterns[detail] = True
+            except (re.error, RecursionError, OverflowError, ValueError):
+                patterns[detail] = False
+        if not patterns[detail]:
+            return None
+    return Note(t, event, detail)
 
 
 def line_times(rec: Recording, wire: bool = True) -> tuple[list[bytes], list[int]]:
@@ -243,8 +466,7 @@ def to_grabserial(rec: Recording, wire: bool = True, restart: bool = False) -> b
     ``--start`` pattern (a ``start`` note) count from that line, as grabserial shows them.
     """
     lines, times = line_times(rec, wire)
-    starts = [re.compile(p) for p in dict.fromkeys(n.detail for n in rec.notes if n.event == "start" and n.detail)] \
-        if restart else []
+    starts = _compiled(n.detail for n in rec.notes if n.event == "start" and n.detail) if restart else []
     out = bytearray()
     prev = 0
     base = 0
@@ -259,3 +481,15 @@ def to_grabserial(rec: Recording, wire: bool = True, restart: bool = False) -> b
         out += data
         prev = t
     return bytes(out)
+
+
+def _compiled(patterns: Iterable[str]) -> list[re.Pattern[str]]:
+    """Each distinct pattern compiled; one that does not compile is left out (the reader
+    already counted its note as damaged)."""
+    out = []
+    for p in dict.fromkeys(patterns):
+        try:
+            out.append(re.compile(p))
+        except (re.error, RecursionError, OverflowError, ValueError):
+            pass
+    return out
