@@ -24,7 +24,7 @@ from types import FrameType
 from typing import Any, TextIO
 
 from .errors import BootlensError
-from .recording import RecordingWriter, new_header
+from .recording import RecordingWriteError, RecordingWriter, new_header
 
 READ_MAX = 1 << 16
 QUIT_GRACE_NS = 200_000_000  # how long to wait for the end of a line the quit pattern matched
@@ -124,7 +124,13 @@ class FdSource(Source):
 
 
 class CommandSource(FdSource):
-    """The standard output (and error) of a command, e.g. ``qemu-system-aarch64 -nographic``."""
+    """The standard output (and error) of a command, e.g. ``qemu-system-aarch64 -nographic``.
+
+    The command runs under the keeper (keeper.py), in a process group of its own: when bootlens
+    ends, however it ends (SIGKILL and disk full included), the kernel tells the keeper, which
+    ends the command and everything it started. ``proc`` is the keeper; its exit status is the
+    command's.
+    """
 
     def __init__(self, argv: Sequence[str]) -> None:
         super().__init__(-1, " ".join(argv))
@@ -132,11 +138,24 @@ class CommandSource(FdSource):
         self.proc: subprocess.Popen[bytes] | None = None
 
     def open(self) -> None:
+        keeper = os.path.join(os.path.dirname(os.path.abspath(__file__)), "keeper.py")
+        status_r, status_w = os.pipe()
         try:
-            self.proc = subprocess.Popen(self.argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                         stdin=subprocess.DEVNULL, start_new_session=True)
+            self.proc = subprocess.Popen(
+                [sys.executable, "-I", "-S", keeper, str(status_w), str(os.getpid()), "--", *self.argv],
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                start_new_session=True, pass_fds=(status_w,))
         except OSError as e:
-            raise CaptureError(f"{self.argv[0]}: cannot run: {e.strerror or e}") from None
+            os.close(status_r)
+            raise CaptureError(f"cannot start the command's keeper ({sys.executable}): {e.strerror or e}") from None
+        finally:
+            os.close(status_w)
+        status = _read_all(status_r, 30.0)  # empty once the command runs
+        if status:
+            self.close()
+            if status.startswith(b"E") and status[1:].isdigit():
+                raise CaptureError(f"{self.argv[0]}: cannot run: {os.strerror(int(status[1:]))}")
+            raise CaptureError(f"{self.argv[0]}: not started ({status[1:].decode('utf-8', 'replace')})")
         assert self.proc.stdout is not None
         self.fd = self.proc.stdout.fileno()
 
@@ -167,6 +186,21 @@ class CommandSource(FdSource):
                 p.wait()
         if p.stdout is not None:
             p.stdout.close()
+
+
+def _read_all(fd: int, limit_s: float) -> bytes:
+    """Everything written to a pipe until its writers close it (or ``limit_s`` passes); closes it."""
+    out = b""
+    deadline = time.monotonic() + limit_s
+    try:
+        while (left := deadline - time.monotonic()) > 0 and select.select([fd], [], [], left)[0]:
+            chunk = os.read(fd, 256)
+            if not chunk:
+                break
+            out += chunk
+    finally:
+        os.close(fd)
+    return out
 
 
 class ReplaySource(Source):
@@ -290,12 +324,25 @@ class CaptureResult:
     bytes: int
     chunks: int
     seconds: float
-    reason: str  # "quit pattern", "end time", "source ended: ...", "interrupted", "terminated"
+    reason: str  # "quit pattern", "end time", "source ended: ...", "interrupted", "terminated", "output closed"
     instants: tuple[tuple[str, int | None], ...] = ()  # each --instant pattern and when first seen (ns)
 
 
 class _Terminated(Exception):
     pass
+
+
+class _OutputClosed(Exception):
+    """The echo's reader went away (``bootlens capture ... | head -1``)."""
+
+
+def _echo(echo: TextIO, text: str, flush: bool = False) -> None:
+    try:
+        echo.write(text)
+        if flush:
+            echo.flush()
+    except BrokenPipeError:
+        raise _OutputClosed() from None
 
 
 def capture(
@@ -357,6 +404,8 @@ def capture(
             signal.signal(signal.SIGTERM, old_term)
         raise
     reason = "interrupted"
+    failed: RecordingWriteError | None = None
+    ended = False
     quit_pending: int | None = None  # deadline to finish a line the quit pattern matched early
     tail = b""  # the unfinished last line, for the quit pattern and the echo
     line_start_t = 0
@@ -407,7 +456,7 @@ def capture(
                     base = lt
                     writer.note(lt, "start", start_pattern or "")
                 if echo is not None:
-                    echo.write(f"[{(lt - base) / 1e9:11.6f}] {text}\n")
+                    _echo(echo, f"[{(lt - base) / 1e9:11.6f}] {text}\n")
                 if quit_rx is not None and quit_rx.search(text):
                     reason = "quit pattern"
             line_start_t = first_start if not lines else t
@@ -420,21 +469,36 @@ def capture(
                 reason = "quit pattern"
                 break
             if echo is not None:
-                echo.flush()
+                _echo(echo, "", flush=True)
     except KeyboardInterrupt:
         reason = "interrupted"
     except _Terminated:
         reason = "terminated"
+    except _OutputClosed:
+        reason = "output closed"
+    except RecordingWriteError as e:
+        failed = e
+        reason = f"write failed: {e.reason}"
     finally:
-        if tail and echo is not None:
-            echo.write(f"[{(line_start_t - base) / 1e9:11.6f}] {tail.decode('utf-8', 'replace')}\n")
-        end_t = time.monotonic_ns() - t0
-        writer.note(end_t, "end", reason)
-        writer.close()
-        source.close()
-        held.close()
-        if _is_main_thread():
-            signal.signal(signal.SIGTERM, old_term)
+        # whatever happened, the recording gets its end note if it can, and the command ends
+        try:
+            if tail and echo is not None and reason != "output closed":
+                try:
+                    _echo(echo, f"[{(line_start_t - base) / 1e9:11.6f}] {tail.decode('utf-8', 'replace')}\n",
+                          flush=True)
+                except _OutputClosed:
+                    pass
+            ended = writer.end(time.monotonic_ns() - t0, reason)
+            writer.close()
+        finally:
+            if _is_main_thread():  # first: a second SIGTERM must not interrupt the clean-up
+                signal.signal(signal.SIGTERM, old_term)
+            source.close()
+            held.close()
+    if failed is not None:
+        kept = f"it keeps the first {writer.bytes:,} bytes read"
+        raise RecordingWriteError(path, f"{failed.reason}; {kept}"
+                                  + ("" if ended else ", without an end note"))
     return CaptureResult(path, writer.bytes, writer.chunks, (time.monotonic_ns() - t0) / 1e9, reason,
                          tuple((p, seen.get(p)) for p, _ in instants))
 
