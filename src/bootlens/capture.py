@@ -129,7 +129,9 @@ class CommandSource(FdSource):
     The command runs under the keeper (keeper.py), in a process group of its own: when bootlens
     ends, however it ends (SIGKILL and disk full included), the kernel tells the keeper, which
     ends the command and everything it started. ``proc`` is the keeper; its exit status is the
-    command's.
+    command's. The kernel signals the keeper when the *thread* that called :meth:`open` ends, so
+    open and read from a thread that lives as long as the capture (``capture()`` does). Starting
+    the keeper costs about 40 ms, before t=0.
     """
 
     def __init__(self, argv: Sequence[str]) -> None:
