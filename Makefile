@@ -7,7 +7,7 @@ APT_PACKAGES ?= qemu-system-arm u-boot-qemu chromium
 # rustup installs cargo here; Debian's cargo lands in /usr/bin
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: install rust system demo test bench
+.PHONY: install rust system demo test bench fuzz
 
 # The native accelerator (native/, Rust) needs cargo at install time; without it bootlens still
 # installs and runs its pure-Python implementation (same results, about 3x slower on big logs).
@@ -45,6 +45,16 @@ demo: install
 test: install
 	$(PY) -m mypy
 	$(PY) -m pytest -q
+	$(PY) fuzz/run.py --seconds $(FUZZ_SHORT_S)
+
+# Fuzzing (fuzz/run.py, atheris when installed): every parser, the recording reader, the advisor
+# and every renderer, native and pure Python compared; a crash is saved to fuzz/crashes/, which
+# tests/test_fuzz.py replays. `make test` runs it for a minute, `make fuzz` for FUZZ_S seconds.
+FUZZ_SHORT_S ?= 60
+FUZZ_S ?= 1200
+fuzz: install
+	$(PIP) install --quiet --disable-pip-version-check atheris || echo "atheris not installed: random mutator"
+	$(PY) fuzz/run.py --seconds $(FUZZ_S)
 
 bench: install
 	$(PY) bench/bench_analyze.py

@@ -1,0 +1,163 @@
+"""The fuzz harness (fuzz/harness.py) over the seed corpus and every input a fuzz run crashed on
+(fuzz/crashes/), and the crashes of issue 10 as regression tests: each goes through every parser,
+the advisor and every renderer, native and pure Python compared."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "fuzz"))
+
+import harness  # noqa: E402
+
+from bootlens.advise.base import Context  # noqa: E402
+from bootlens.advise.summary import advise_group  # noqa: E402
+from bootlens.analyze import analyze_paths  # noqa: E402
+from bootlens.inputs import Group  # noqa: E402
+from bootlens.numbers import TIME_NS_MAX  # noqa: E402
+from bootlens.render.jsonout import render_json  # noqa: E402
+
+LINUX = "[    0.000000] Booting Linux on physical CPU 0x0\n[    0.000000] Linux version 6.1.0 (gcc) #1 SMP\n"
+BIG = "99999999999999999999"  # 20 digits: past 64 bits
+
+
+def _gs(t: float, s: str) -> str:
+    """A grabserial -t line (host time t)."""
+    return f"[{t:11.6f} {0:9.6f}] {s}\n"
+
+
+def _uboot_load(size: str, data_size: str, read: str = "1000000") -> str:
+    """A host-timed U-Boot boot of a gzip uImage that U-Boot decompresses (timed), then the kernel."""
+    return "".join([
+        _gs(0.0, "U-Boot 2023.01 (Jan 01 2023)"), _gs(0.5, "Hit any key to stop autoboot:  0"),
+        _gs(0.6, f"{read} bytes read in 100 ms (9.5 MiB/s)"),
+        _gs(0.7, "## Booting kernel from Legacy Image at 40400000 ..."),
+        _gs(0.7, "   Image Type:   ARM64 Linux Kernel Image (gzip compressed)"),
+        _gs(0.7, f"   Data Size:    {data_size} Bytes = {size}"), _gs(0.8, "   Uncompressing Kernel Image"),
+        _gs(0.9, "Starting kernel ..."),
+        _gs(0.9, "[    0.000000] Booting Linux on physical CPU 0x0000000000 [0x410fd034]"),
+        _gs(0.9, "[    0.000000] Linux version 6.1.0 (gcc) #1 SMP"), _gs(1.5, "[    0.600000] Run /init as init process"),
+    ])
+
+
+# name -> (log text, a warning the analysis must give: the value was seen, not used, counted)
+ISSUE_CASES = {
+    "initcall-returned-20-digits": (
+        LINUX + "[    0.100000] calling  foo_init+0x0/0x10 @ 1\n"
+        f"[    0.200000] initcall foo_init+0x0/0x10 returned {BIG} after 5 usecs\n",
+        "1 initcall lines with a number out of range"),
+    "initcall-duration-20-digits": (
+        LINUX + f"[    0.200000] initcall foo_init+0x0/0x10 returned 0 after {BIG} usecs\n",
+        "1 initcall lines with a number out of range"),
+    "initcall-pid-20-digits": (
+        LINUX + f"[    0.100000] calling  foo_init+0x0/0x10 @ {BIG}\n"
+        "[    0.200000] initcall foo_init+0x0/0x10 returned 0 after 5 usecs\n",
+        "1 initcall lines with a number out of range"),
+    "probe-20-digits": (
+        LINUX + "[    0.100000] initcall a+0x0/0x1 returned 0 after 5 usecs\n"
+        f"[    0.200000] probe of foo returned {BIG} after {BIG} usecs\n",
+        "1 initcall lines with a number out of range"),
+    "sched-process-pid-20-digits": (
+        LINUX + f"[    0.300000] sched_process_fork: comm=init pid=1 child_comm=sh child_pid={BIG}\n",
+        "sched_process trace: 1 numbers out of range were not used (1 pid; first at line 3)"),
+    "lpj-20-digits": (
+        LINUX + f"[    0.000000] Calibrating delay loop... 99.99 BogoMIPS (lpj={BIG})\n",
+        "kernel: 1 numbers out of range were not used (1 lpj; first at line 3)"),
+    "bytes-read-20-digits": (
+        f"U-Boot 2023.01\nHit any key to stop autoboot:  2 \n{BIG} bytes read in {BIG} ms (1 MiB/s)\n"
+        "Starting kernel ...\n" + LINUX,
+        "U-Boot: 2 numbers out of range were not used (1 byte count, 1 load time; first at line 3)"),
+    "bootstage-marks-20-digits": (
+        "U-Boot 2023.01\nTimer summary in microseconds (2 records):\n       Mark    Elapsed  Stage\n"
+        "          0          0  reset\n99,999,999,999,999,999,999  99,999,999,999,999,999,999  board_init_f\n\n"
+        "Starting kernel ...\n" + LINUX,
+        "U-Boot: 2 numbers out of range were not used (2 bootstage time; first at line 5)"),
+    "bootstage-row-of-commas": (
+        "U-Boot 2023.01\nTimer summary in microseconds (1 records):\n  , , x\nStarting kernel ...\n" + LINUX,
+        "bootstage report at line 2 (1 records) has no readable rows"),
+    "4301-digits": (
+        LINUX + "[    0.200000] initcall foo returned 0 after " + "9" * 4301 + " usecs\n"
+        "Hit any key to stop autoboot: " + "9" * 4301 + "\n",
+        "U-Boot: 1 numbers out of range were not used (1 autoboot delay; first at line 4)"),
+    "printk-ten-digit-seconds": (
+        "[9999999999.999999] Linux version 6.1\n[9999999999.999999] calling  a @ 1\n"
+        "[9999999999.999999] initcall a returned 0 after 5 usecs\n",
+        "3 timestamps out of range (over 1,152,921,504 s) were not used"),
+    "uptime-20-digits": (
+        LINUX + f"uptime: {BIG}.00 1.00\n", "uptime: 1 numbers out of range were not used"),
+    "grabserial-restart-4301-digit-delta": (
+        "".join(_gs(5.0 + i, t) for i, t in enumerate(LINUX.splitlines())) + "[   0.100000 " + "9" * 4301
+        + ".000000] [    0.500000] Run /init as init process\n", "host clock restarted 1 time(s)"),
+    "kernel-compression-0-bytes-read": (_uboot_load("0 Bytes", "0", read="0"), None),
+    "kernel-compression-data-size-0": (_uboot_load("0 Bytes", "0"), None),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ISSUE_CASES))
+def test_issue_crashes(name: str, tmp_path: Path) -> None:
+    text, warning = ISSUE_CASES[name]
+    harness.check(text.encode())  # every parser, rule and renderer; native against pure Python
+    log = tmp_path / f"{name}.log"
+    log.write_text(text)
+    a = analyze_paths([str(log)])
+    doc = json.loads(render_json(a))
+    said = [w for st in doc["inputs"] for w in st["warnings"]] + [w for b in doc["boots"] for w in b["warnings"]]
+    if warning is not None:
+        assert any(warning in w for w in said), said
+
+
+def test_kernel_compression_says_why_it_has_no_figure(tmp_path: Path) -> None:
+    """A 0-byte kernel (Data Size 0) with a timed decompression divided by zero (issue 10)."""
+    for name, text in (("size0", _uboot_load("0 Bytes", "0")), ("read0", _uboot_load("0 Bytes", "0", read="0"))):
+        log = tmp_path / f"{name}.log"
+        log.write_text(text)
+        g = Group(str(log), analyze_paths([str(log)]), False)
+        ga = advise_group(g, Context())
+        found = [f for b in ga.boots for f in b.findings if f.rule == "kernel.compression"]
+        assert len(found) == 1 and found[0].saving_ns is None, found
+        assert found[0].arithmetic.startswith("no estimate:") and "0 bytes" in found[0].arithmetic
+        assert not [w for w in ga.warnings if w.text.startswith("rule ")]
+
+
+def test_kernel_compression_still_advises_a_sane_load(tmp_path: Path) -> None:
+    log = tmp_path / "ok.log"
+    log.write_text(_uboot_load("976.6 KiB", "1000000"))
+    ga = advise_group(Group(str(log), analyze_paths([str(log)]), False), Context())
+    found = [f for b in ga.boots for f in b.findings if f.rule == "kernel.compression"]
+    assert found and found[0].saving_ns is not None and 0 < found[0].saving_ns < TIME_NS_MAX
+
+
+def test_a_failing_rule_is_a_counted_warning_not_a_crash(tmp_path: Path) -> None:
+    """advise_group's last resort: one rule's bug names the rule, the other rules still run."""
+    from bootlens.advise import RuleRegistry, default_registry
+    from bootlens.advise.base import Rule
+
+    reg = RuleRegistry()
+
+    @reg.register
+    class Broken(Rule):
+        id = "test.broken"
+        title = "always fails"
+
+        def check(self, boot, ctx):  # type: ignore[no-untyped-def]
+            raise ZeroDivisionError("float division by zero")
+
+    for cls in default_registry():
+        reg.register(cls)
+    log = tmp_path / "b.log"
+    log.write_text(_uboot_load("976.6 KiB", "1000000"))
+    ga = advise_group(Group(str(log), analyze_paths([str(log)]), False), Context(), reg)
+    assert [w.text for w in ga.warnings if w.text.startswith("rule ")] == [
+        "rule test.broken failed on this boot (ZeroDivisionError: float division by zero); its findings are missing"]
+    assert any(f.rule == "kernel.compression" for b in ga.boots for f in b.findings)
+
+
+@pytest.mark.parametrize("path", harness.seeds() + harness.regressions(), ids=lambda p: p.name)
+def test_corpus_and_past_crashes(path: Path) -> None:
+    """The seed corpus, and every input a fuzz run crashed on, through the whole harness."""
+    harness.check(path.read_bytes()[: 1 << 16])
