@@ -241,6 +241,32 @@ def test_hostile_log_runs_nothing(browser: Browser, tmp_path: Path) -> None:
 
 
 @needs_browser
+def test_bidi_controls_are_shown_escaped(browser: Browser, tmp_path: Path) -> None:
+    """A U+202E in an initcall's name, in a log line (with a zero-width space, a BOM and a C1
+    NEL) and in the file's name: the page shows each as an escape (\\u202e) in the headline,
+    the tables, the tooltip and the log, and no element's text holds the character itself."""
+    from test_visible import INVISIBLE, RLO_LOG
+
+    src = tmp_path / "rlo\u202egol.log"
+    src.write_text(RLO_LOG, encoding="utf-8")
+    p = Loaded(browser, report(tmp_path, str(src), "--marker", "ready=APP READY"))
+    try:
+        assert "rlo\\u202egol.log" in p.page.inner_text("#sub")
+        assert p.page.locator("#t-initcalls tbody tr").first.inner_text().startswith("evil\\u202e_init")
+        assert "note \\u202eflip\\u202c, zwsp\\u200b bom\\ufeff nel\\x85 end" in p.page.inner_text("#log")
+        i = p.js("bootlens.find('evil\\\\u202e_init')")  # the name the canvas draws, escaped
+        at = p.js(f"bootlens.locate({i})")
+        p.page.mouse.move(*p.canvas_point(at["x"], at["y"]))
+        assert "calling  evil\\u202e_init+0x0/0x10 @ 1" in p.page.locator("#tip").inner_text()
+        # nothing shown holds an invisible character: not the page, not its data, not the title
+        everything = p.js("document.title + document.documentElement.textContent")
+        assert not [c for c in INVISIBLE if c in everything]
+        assert p.errors == []
+    finally:
+        p.close()
+
+
+@needs_browser
 def test_run_folder_report_has_a_boot_picker_and_statistics(browser: Browser, tmp_path: Path) -> None:
     run = tmp_path / "run"
     run.mkdir()

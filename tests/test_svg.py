@@ -244,6 +244,22 @@ def test_hostile_log_is_escaped(tmp_path: Path) -> None:
     assert any("boot-\ufffd<script>.log" in s for s in labels)
 
 
+def test_bidi_controls_are_shown_escaped(tmp_path: Path) -> None:
+    """A U+202E in an initcall's name and in a line: shown as \\u202e in labels and tooltips,
+    measured as drawn (six characters), never written as the character itself."""
+    from test_visible import RLO_LOG
+
+    log = tmp_path / "rlo.log"
+    log.write_text(RLO_LOG, encoding="utf-8")
+    data = render_svg(groups(log))
+    assert not any(c in data.decode() for c in "\u202e\u202c\u200b\ufeff\x85")
+    root = ET.fromstring(data)
+    assert "evil\\u202e_init 800.0 ms" in [el.text for el in texts(root)]
+    tips = [el.text or "" for el in root.iter(NS + "title")]
+    assert any("initcall: evil\\u202e_init" in t for t in tips)
+    assert overlaps(root) == []
+
+
 def test_deterministic() -> None:
     g = groups(GRAB, X86_TRACE)
     assert render_svg(g) == render_svg(groups(GRAB, X86_TRACE))

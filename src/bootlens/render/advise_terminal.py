@@ -4,7 +4,9 @@ folder, a log of many boots) gets one merged set of findings, each with the numb
 applied to; its analysis warnings go to standard error once each, counted (:func:`warning_lines`).
 
 Every string from a log or a rule reaches the console as a rich ``Text`` (never parsed as
-markup), so a device printing ``[bold]`` or an escape sequence shows it as text.
+markup), so a device printing ``[bold]`` or an escape sequence shows it as text, and through
+:func:`~.visible.visible`, so a bidi control (U+202E) shows as ``\\u202e`` instead of turning the
+text around.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from rich.text import Text
 from ..advise.base import Change, Finding
 from ..advise.summary import BootAdvice, GroupAdvice, MergedFinding
 from ..runs import Stat
+from .visible import visible
 
 _CONF_STYLE = {"high": "bold green", "medium": "yellow", "low": "magenta"}
 _KIND = {"cmdline": "kernel command line", "uboot_env": "U-Boot variable", "overlay": "root filesystem files",
@@ -57,20 +60,20 @@ def _finding(console: Console, n: int, f: Finding, s: Stat | None = None, seen: 
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="dim", no_wrap=True)
     grid.add_column(overflow="fold")
-    grid.add_row("", Text(f.title, style="bold"))
-    grid.add_row("change", Text(change_text(f.change)))
-    grid.add_row("trade-off", Text(f.tradeoff))
+    grid.add_row("", Text(visible(f.title), style="bold"))
+    grid.add_row("change", Text(visible(change_text(f.change))))
+    grid.add_row("trade-off", Text(visible(f.tradeoff)))
     arithmetic = f.arithmetic
     if f.saving_ns is None and s is None and not arithmetic.startswith("no estimate"):
         arithmetic = "no estimate: " + arithmetic
-    grid.add_row("arithmetic", Text(arithmetic))
+    grid.add_row("arithmetic", Text(visible(arithmetic)))
     if f.evidence:
         ev = Text()
         for i, e in enumerate(f.evidence):
             if i:
                 ev.append("\n")
             ev.append(f"line {e.line_no}: ", style="cyan")
-            ev.append(e.text)
+            ev.append(visible(e.text))
         grid.add_row("evidence", ev)
     console.print(grid)
     console.print()
@@ -120,8 +123,8 @@ def render_advise(groups: Sequence[GroupAdvice], console: Console) -> None:
     for gi, ga in enumerate(groups):
         if gi:
             console.print()
-        console.rule(Text(ga.group.name))
-        console.print(Text(_context_line(ga), style="dim"))
+        console.rule(Text(visible(ga.group.name)))
+        console.print(Text(visible(_context_line(ga)), style="dim"))
         if ga.merged:
             _merged(ga.merged, console)
             total += len(ga.merged)
@@ -147,5 +150,5 @@ def warning_lines(groups: Sequence[GroupAdvice]) -> list[str]:
         n = len(ga.boots)
         for w in ga.warnings:
             count = f"{w.boots} of {n} boots: " if n > 1 else ""
-            out.append(f"bootlens: warning: {ga.group.name}: {count}{w.text}")
+            out.append(visible(f"bootlens: warning: {ga.group.name}: {count}{w.text}"))
     return out

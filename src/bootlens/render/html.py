@@ -4,7 +4,8 @@ The page is static: the analysis is embedded as JSON in a ``<script type="applic
 block and drawn by one inline script (``report.js``) on a canvas, so a boot with 100,000 events
 draws only what is visible. Nothing is fetched: a Content-Security-Policy allows no network
 access at all and no script but ours (by hash), and the script only ever sets text
-(``textContent``), never markup, so a device printing ``<script>`` shows it as text.
+(``textContent``), never markup, so a device printing ``<script>`` shows it as text; bidi
+controls and other invisible characters are shown as escapes (:mod:`.visible`).
 
 Layout of the embedded data (columnar, so the file grows linearly with events; times are
 integer microseconds on the boot's axis):
@@ -41,6 +42,7 @@ from ..compare import Comparison
 from ..inputs import Group
 from ..model import Clock, Event, InitcallDetail, Kind, LoadDetail, ProbeDetail, ProcessDetail
 from ..runs import statistics_of
+from .visible import visible, visible_data
 
 _US = 1000
 
@@ -269,7 +271,9 @@ def _asset(name: str) -> str:
 
 def _page(title: str, body: str, data: Any, js_name: str) -> bytes:
     """A self-contained page: our stylesheet and one script of ours (allowed by its hash), the
-    data as inert JSON, and a policy that allows no network access at all."""
+    data as inert JSON, and a policy that allows no network access at all. Every string of the
+    data is for display, so every one is made :func:`~.visible.visible` here: a U+202E in a log
+    line shows as ``\\u202e``, it does not turn the line around."""
     from html import escape
 
     js = _asset("table.js") + "\n" + _asset(js_name)
@@ -281,9 +285,9 @@ def _page(title: str, body: str, data: Any, js_name: str) -> bytes:
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n",
         f"<meta http-equiv=\"Content-Security-Policy\" content=\"{csp}\">\n",
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n",
-        f"<title>{escape(title)}</title>\n<style>{css}</style>\n</head><body>\n",
+        f"<title>{escape(visible(title))}</title>\n<style>{css}</style>\n</head><body>\n",
         body,
-        f"\n<script type=\"application/json\" id=\"bootlens-data\">{_embed(data)}</script>\n",
+        f"\n<script type=\"application/json\" id=\"bootlens-data\">{_embed(visible_data(data))}</script>\n",
         f"<script>{js}</script>\n</body></html>\n",
     )).encode()
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from xml.sax.saxutils import escape
 
 from ..model import NS_PER_MS, NS_PER_S
+from .visible import visible
 
 FONT_FAMILY = "'DejaVu Sans Mono', 'Liberation Mono', Menlo, Consolas, monospace"
 CHAR_EM = 0.62  # advance of one character in em: 0.60 in the monospace fonts above, rounded up
@@ -35,7 +36,9 @@ STYLE = (
 # -- text --------------------------------------------------------------------------------------
 
 def text_width(s: str, size: float) -> float:
-    """Estimated width in px of ``s`` at font ``size`` (wide East Asian characters count twice)."""
+    """Estimated width in px of ``s`` at font ``size`` as drawn (:func:`visible`, which
+    :func:`esc` applies: ``\\u202e`` is six characters); wide East Asian characters count twice."""
+    s = visible(s)
     cols = len(s) if s.isascii() else sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in s)
     return cols * CHAR_EM * size
 
@@ -51,8 +54,9 @@ def fit(s: str, size: float, width: float) -> str:
 
 
 def esc(s: str) -> str:
-    """Text for markup: characters XML cannot carry replaced, ``& < > "`` escaped."""
-    return escape(_NOT_XML.sub("\ufffd", s), {'"': "&quot;"})
+    """Text for markup: invisible characters shown (:func:`visible`), characters XML cannot
+    carry replaced, ``& < > "`` escaped."""
+    return escape(_NOT_XML.sub("\ufffd", visible(s)), {'"': "&quot;"})
 
 
 def num(v: float) -> str:

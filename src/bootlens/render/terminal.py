@@ -17,11 +17,17 @@ from ..lines import clip
 from ..model import READY, Clock, Event, InitcallDetail, Kind, ProcessDetail
 from ..runs import SPREAD_WARN, Stat
 from ..stages import MEASURED
+from .visible import visible
 
 _ORIGIN = {"first_byte": "first byte received", "power_on": "power-on", "kernel_start": "kernel clock start"}
 _KEY_MILESTONES = ("firmware_banner", "tpl_start", "spl_start", "uboot_start", "starting_kernel", "efi_stub",
                    "kernel_start", "console_enabled", "root_mounted", "initmem_freed", "no_initial_console",
                    "run_init", "userspace_first", "login_prompt", "kernel_panic")
+
+
+def _esc(s: str) -> str:
+    """Text from a log or a user inside rich markup: shown (:func:`visible`), never markup."""
+    return escape(visible(s))
 
 
 def _sec(ns: int | None, width: int = 0) -> str:
@@ -49,7 +55,7 @@ def render_terminal(a: Analysis, console: Console, top: int = 10) -> None:
     """Print every boot's summary."""
     for st in a.inputs:
         for w in st.warnings:
-            console.print(f"[yellow]warning:[/] {escape(st.source)}: {escape(w)}")
+            console.print(f"[yellow]warning:[/] {_esc(st.source)}: {_esc(w)}")
     n = len(a.boots)
     for i, b in enumerate(a.boots):
         if i:
@@ -59,7 +65,7 @@ def render_terminal(a: Analysis, console: Console, top: int = 10) -> None:
 
 def _boot(b: BootAnalysis, console: Console, top: int, which: str) -> None:
     boot, al = b.boot, b.alignment
-    console.rule(f"[bold]{escape(boot.source)}[/] · {which} · lines {boot.first_line}–{boot.last_line}")
+    console.rule(f"[bold]{_esc(boot.source)}[/] · {which} · lines {boot.first_line}–{boot.last_line}")
     axis = f"axis: [bold]{al.axis.value}[/] (t=0 = {_ORIGIN.get(al.origin, al.origin)})"
     k = al.anchor(Clock.KERNEL)
     if al.axis is Clock.HOST and k is not None:
@@ -70,11 +76,11 @@ def _boot(b: BootAnalysis, console: Console, top: int, which: str) -> None:
     if total.duration_ns is not None:
         shown = _range(total.duration_ns, total.estimated, total.error_ns)
         note = f", estimated: the {total.end_name} line has no timestamp" if total.estimated else ""
-        console.print(f"[bold]{total.origin} → {total.end_name}: {shown}[/]  ({escape(total.end)}{note})")
+        console.print(f"[bold]{total.origin} → {_esc(total.end_name)}: {shown}[/]  ({_esc(total.end)}{note})")
     else:
-        console.print(f"[bold]{total.origin} → ready: not measured[/]  ({escape(total.end)})")
+        console.print(f"[bold]{total.origin} → ready: not measured[/]  ({_esc(total.end)})")
     if b.partial:
-        console.print(f"[yellow]partial boot:[/] {escape('; '.join(b.partial_reasons))}")
+        console.print(f"[yellow]partial boot:[/] {_esc('; '.join(b.partial_reasons))}")
 
     t = Table(title="Stages", title_justify="left", show_edge=False)
     for col, j in (("stage", "left"), ("start s", "right"), ("duration", "right"), ("share", "right"),
@@ -89,9 +95,9 @@ def _boot(b: BootAnalysis, console: Console, top: int, which: str) -> None:
             last = s.end.line_no if s.end else None
             lines = f"{first}–{last}" if first and last else str(last or first or "")
             err = s.end.error_ns if s.end is not None and s.end.estimated else 0
-            t.add_row(escape(label), _sec(s.start_ns), _range(s.duration_ns, s.estimated, err), share, lines)
+            t.add_row(_esc(label), _sec(s.start_ns), _range(s.duration_ns, s.estimated, err), share, lines)
         else:
-            t.add_row(Text(label, style="dim"), _sec(s.start_ns), Text(s.status, style="dim"), "", "")
+            t.add_row(Text(visible(label), style="dim"), _sec(s.start_ns), Text(s.status, style="dim"), "", "")
     console.print(t)
 
     ms = Table(title="Milestones", title_justify="left", show_edge=False)
@@ -108,7 +114,7 @@ def _boot(b: BootAnalysis, console: Console, top: int, which: str) -> None:
         name = f"marker {e.name}" if e.kind is Kind.MARKER else e.name
         style = "bold green" if e.kind is Kind.MARKER and e.name == READY else ""
         dur = _dur(e.duration_ns) if e.duration_ns is not None else ""
-        ms.add_row(mark + _sec(tm), dur, str(e.line_no), Text(f"{name}: {clip(text, 90)}", style=style))
+        ms.add_row(mark + _sec(tm), dur, str(e.line_no), Text(visible(f"{name}: {clip(text, 90)}"), style=style))
     if rows:
         console.print(ms)
 
@@ -130,22 +136,22 @@ def _boot(b: BootAnalysis, console: Console, top: int, which: str) -> None:
             si.add_column(col, justify="right" if col != "last line before the silence" else "left")
         for gap in b.silences[: min(5, top)]:
             si.add_row(_sec(gap.start_ns), _dur(gap.duration_ns), f"{gap.line_before}–{gap.line_after}",
-                       Text(clip(gap.text_before or "(empty line)", 80)))
+                       Text(visible(clip(gap.text_before or "(empty line)", 80))))
         console.print(si)
     kv = boot.fact("kernel_version")
     cmd = boot.fact("cmdline") or boot.fact("early_cmdline")
     lpj = boot.fact("lpj")
     if kv:
-        console.print(f"kernel: {escape(kv.value)} (line {kv.line_no})")
+        console.print(f"kernel: {_esc(kv.value)} (line {kv.line_no})")
     if cmd:
-        console.print(f"command line: {escape(cmd.value)} (line {cmd.line_no})")
+        console.print(f"command line: {_esc(cmd.value)} (line {cmd.line_no})")
     if lpj:
         src = boot.fact("lpj_source")
         how = {"timer": "skipped, from the timer frequency", "preset": "preset with lpj=",
                "calibrated": "calibrated at boot"}.get(src.value if src else "", "")
-        console.print(f"lpj: {escape(lpj.value)} ({how}, line {lpj.line_no})")
+        console.print(f"lpj: {_esc(lpj.value)} ({how}, line {lpj.line_no})")
     for w in b.warnings:
-        console.print(f"[yellow]warning:[/] {escape(w)}")
+        console.print(f"[yellow]warning:[/] {_esc(w)}")
 
 
 def _events_table(title: str, events: tuple[Event, ...], b: BootAnalysis, initcall: bool = False,
@@ -163,14 +169,14 @@ def _events_table(title: str, events: tuple[Event, ...], b: BootAnalysis, initca
     t.add_column("duration", justify="right")
     t.add_column("line", justify="right")
     for e in events:
-        row: list[str | Text] = [Text(clip(e.name, 50))]
+        row: list[str | Text] = [Text(visible(clip(e.name, 50)))]
         det = e.detail
         if initcall:
             assert isinstance(det, InitcallDetail)
-            row += [Text(det.module or ""), "" if det.pid is None else str(det.pid)]
+            row += [Text(visible(det.module or "")), "" if det.pid is None else str(det.pid)]
         if process:
             assert isinstance(det, ProcessDetail)
-            row += [str(det.pid), Text(det.exe or "")]
+            row += [str(det.pid), Text(visible(det.exe or ""))]
         line = str(e.line_no) if e.end_line_no in (None, e.line_no) else f"{e.line_no}–{e.end_line_no}"
         row += [_sec(al.to_axis(e.start)), _dur(e.duration_ns), line]
         t.add_row(*row)
@@ -186,14 +192,14 @@ def render_stats(stats: Sequence[Stat], console: Console, boots: int) -> None:
     for s in stats:
         spread = f"{100 * s.spread:.1f}%"
         style = "yellow" if s.spread > SPREAD_WARN else ""
-        t.add_row(Text(s.name), str(s.n), _dur(s.min), _dur(round(s.median)), _dur(s.max), _dur(round(s.stdev)),
+        t.add_row(Text(visible(s.name)), str(s.n), _dur(s.min), _dur(round(s.median)), _dur(s.max), _dur(round(s.stdev)),
                   Text(spread, style=style))
         if s.spread > SPREAD_WARN:
             warn.append(s.name.strip())
     console.print(t)
     if warn:
         console.print(f"[yellow]warning:[/] spread above {100 * SPREAD_WARN:.0f}% of the median for: "
-                      f"{escape(', '.join(warn))}; boot more times before trusting a difference")
+                      f"{_esc(', '.join(warn))}; boot more times before trusting a difference")
 
 
 # ---- bootlens compare -----------------------------------------------------------------------
@@ -226,13 +232,13 @@ def _short(ns: float | None, signed: bool = False) -> str:
 def _verdict(d: Delta) -> Text:
     """The significance cell: yes / no / unknown (why)."""
     if d.change in (Change.NOT_MEASURED, Change.NOT_COMPARABLE):
-        return Text(d.reason, style="dim")
+        return Text(visible(d.reason), style="dim")
     if d.significance is Significance.SIGNIFICANT:
         slower = (d.delta_ns or 0) > 0
         return Text("yes", style="bold red" if slower else "bold green")
     if d.significance is Significance.NOT_SIGNIFICANT:
         return Text("no", style="dim")
-    return Text(f"unknown ({d.reason})", style="yellow")
+    return Text(visible(f"unknown ({d.reason})"), style="yellow")
 
 
 def _pct_cell(p: float | None) -> str:
@@ -254,7 +260,7 @@ def render_compare(c: Comparison, console: Console) -> None:
         what = f"{'run folder' if s.folder else 'log'}, {s.boots} boot{'s' if s.boots != 1 else ''}"
         if s.partial:
             what += f", {s.partial} partial"
-        it.add_row(s.label, Text(s.name), what + (" (baseline)" if s is inputs[0] else ""))
+        it.add_row(s.label, Text(visible(s.name)), what + (" (baseline)" if s is inputs[0] else ""))
     console.print(it)
     base = inputs[0].label
     for p in c.pairs:
@@ -264,7 +270,7 @@ def render_compare(c: Comparison, console: Console) -> None:
         for nd in (p.initcalls, p.processes, p.probes):
             console.print()
             if nd.note is not None:
-                console.print(Text(f"{nd.kind.capitalize()}, {other} vs {base}: not compared ({nd.note})",
+                console.print(Text(visible(f"{nd.kind.capitalize()}, {other} vs {base}: not compared ({nd.note})"),
                                    style="dim"))
             else:
                 _name_table(nd, base, other, console)
@@ -281,7 +287,7 @@ def _figure_table(c: Comparison, i: int, console: Console) -> None:
     deltas = [f.deltas[i - 1] for f in c.figures]
     spread = _add_columns(t, "quantity", base, other, deltas)
     for d in deltas:
-        t.add_row(Text(d.name), _median(d.baseline), _median(d.other), *_delta_cells(d, spread))
+        t.add_row(Text(visible(d.name)), _median(d.baseline), _median(d.other), *_delta_cells(d, spread))
     console.print(t)
 
 
@@ -324,6 +330,6 @@ def _name_table(nd: NameDeltas, base: str, other: str, console: Console) -> None
     t = Table(title=title, title_justify="left", **_PAIR_TABLE)
     spread = _add_columns(t, "name", base, other, nd.rows)
     for d in nd.rows:
-        t.add_row(Text(clip(_counted(d), 70)), _median(d.baseline, "absent"), _median(d.other, "absent"),
+        t.add_row(Text(visible(clip(_counted(d), 70))), _median(d.baseline, "absent"), _median(d.other, "absent"),
                   *_delta_cells(d, spread))
     console.print(t)

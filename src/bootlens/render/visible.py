@@ -1,0 +1,60 @@
+"""Text from a log made safe to show to a person: every renderer that shows text (terminal,
+HTML report, SVG) passes it through :func:`visible`.
+
+A console line can carry characters that are drawn as nothing but change what is drawn
+around them: bidi controls (U+202E RIGHT-TO-LEFT OVERRIDE makes ``evil_init`` read as
+``tini_live``, U+2066-U+2069 isolates, U+200E/U+200F/U+061C marks), zero-width characters
+(U+200B, U+2060, U+FEFF), tag characters, C1 controls (U+0080-U+009F; U+0085 is a line break
+to some readers) and line or paragraph separators (U+2028, U+2029). They are shown as escapes
+instead (``\\u202e``, ``\\x85``), so the reader sees that the text holds them and what it says.
+
+What is kept: tab and newline (tooltips are several lines), and every printable character.
+C0 controls and ANSI escapes are already removed from log text when it is read
+(:mod:`bootlens.lines`); they are escaped here too, for text that came another way (a file name,
+a recording's notes). Lone surrogates (undecodable file-name bytes) are left to the output's own
+encoding (the SVG writes U+FFFD, :func:`bootlens.errors.printable` too).
+
+Machine-readable outputs (``--json``, Perfetto) keep the text as it was: JSON escapes are
+unambiguous, and a tool reading them wants the log's own characters.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from typing import Any
+
+# Unicode general categories drawn as nothing: controls, format characters, line and paragraph
+# separators.
+_HIDDEN = frozenset(("Cc", "Cf", "Zl", "Zp"))
+_KEEP = frozenset("\t\n")
+
+
+def _escape(c: str) -> str:
+    o = ord(c)
+    return f"\\x{o:02x}" if o <= 0xFF else f"\\u{o:04x}" if o <= 0xFFFF else f"\\U{o:08x}"
+
+
+def visible(s: str) -> str:
+    """``s`` with every invisible control or formatting character shown as an escape
+    (U+202E as ``\\u202e``); idempotent, and ``s`` itself when it has none."""
+    if s.isprintable():  # the common case, in C: no control, format or separator character
+        return s
+    return "".join(_escape(c) if c not in _KEEP and not c.isprintable() and unicodedata.category(c) in _HIDDEN
+                   else c for c in s)
+
+
+def visible_data(obj: Any) -> Any:
+    """Every string in a JSON-like value (dicts, lists, strings, numbers) through :func:`visible`;
+    dict keys are the renderer's own and stay as they are."""
+    t = type(obj)
+    if t is str:
+        return visible(obj)
+    if t is dict:
+        return {k: visible_data(v) for k, v in obj.items()}
+    if t is list or t is tuple:
+        # columns of numbers and of log lines are long: no call for a number, one for a string
+        return [v if type(v) in _PLAIN else visible(v) if type(v) is str else visible_data(v) for v in obj]
+    return obj
+
+
+_PLAIN = frozenset((int, float, bool, type(None)))
