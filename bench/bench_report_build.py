@@ -22,6 +22,9 @@ What it measures
     perf_counter in this process (start-up and imports excluded; one warm-up run first). Prints
     the medians and the ratio report/analysis, and what the reports hold (events, HTML lanes,
     SVG marker label rows) so a wrong layout does not pass as a fast one.
+    Then, unless ``--no-cli``, the same through the command line, start-up included (what a user
+    waits for): ``bootlens analyze LOG``, ``bootlens report LOG`` and ``bootlens report LOG
+    --format svg``, median wall time of ``--runs`` runs each (output to /dev/null or a file).
     Target (issue 10): on the initcall cases, each report within a few times the analysis
     (reported, not fatal); the marker cases take milliseconds to analyse, their figure is the
     time itself (it was quadratic: 4,000 markers at one time took 6 s to draw).
@@ -38,6 +41,7 @@ import argparse
 import random
 import re
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -115,12 +119,34 @@ def run_case(name: str, log: Path, markers: tuple[str, ...], runs: int) -> dict[
     return med
 
 
+def run_cli(log: Path, markers: tuple[str, ...], runs: int, out: Path) -> dict[str, float]:
+    """Median wall times of analyze, report (HTML) and report --format svg on ``log``."""
+    marks = [a for m in markers for a in ("--marker", m)]
+    cmds = {"analyze": ["analyze", str(log), *marks],
+            "html": ["report", str(log), *marks, "-o", str(out.with_suffix(".html"))],
+            "svg": ["report", str(log), *marks, "--format", "svg", "-o", str(out.with_suffix(".svg"))]}
+    med = {}
+    for key, args in cmds.items():
+        times = []
+        for _ in range(runs):
+            t = time.perf_counter()
+            subprocess.run([sys.executable, "-m", "bootlens.cli", *args], check=True, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+            times.append(time.perf_counter() - t)
+        med[key] = statistics.median(times)
+    print(f"{'':8} command line, start-up included: analyze {med['analyze']:6.3f} s"
+          f" | report {med['html']:6.3f} s ({med['html'] / med['analyze']:4.1f}x)"
+          f" | report --format svg {med['svg']:6.3f} s ({med['svg'] / med['analyze']:4.1f}x)")
+    return med
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--initcalls", type=int, default=40_000)
     ap.add_argument("--marks", type=int, default=4_000)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--cases", default="overlap,async,marks,spread")
+    ap.add_argument("--no-cli", action="store_true", help="skip the command-line timings")
     args = ap.parse_args()
     cases = [c.strip() for c in args.cases.split(",") if c.strip()]
     ready = "ready=APP READY"
@@ -132,9 +158,13 @@ def main() -> int:
             if case in ("overlap", "async"):
                 make_initcalls(log, args.initcalls, calls=case == "async")
                 med = run_case(case, log, (ready,), args.runs)
+                if not args.no_cli:
+                    run_cli(log, (ready,), args.runs, Path(tmp) / case)
             elif case in ("marks", "spread"):
                 make_marks(log, args.marks, spread=case == "spread")
                 med = run_case(case, log, (ready, "mark=BENCH MARK"), args.runs)
+                if not args.no_cli:
+                    run_cli(log, (ready, "mark=BENCH MARK"), args.runs, Path(tmp) / case)
             else:
                 ap.error(f"unknown case {case!r}")
             if case in ("overlap", "async"):  # a few markers take no time to analyse: no ratio there

@@ -363,12 +363,13 @@ def _row(doc: SvgDoc, y: float, sc: Scale, row: _RowSpec) -> float:
     bands = (LabelRows(lo, hi, row.max_label_rows), LabelRows(lo, hi, row.max_label_rows))  # below, above
     order = sorted(range(len(lanes)), key=lambda i: (-lanes[i][1].weight, lanes[i][1].start))
     must = set(order[:MUST_LABEL])
+    xs_of = [(sc.x(bar.start), sc.x(bar.end)) for _, bar, _ in lanes]
     size_in = LABEL if row.lane >= LANE else LABEL - 1
     outside: list[tuple[str, float, int, int, float]] = []  # text, x, band, row, leader x
     inside: list[tuple[str, float, int, str]] = []  # text, x, lane, fill
     for i in order:
         ln, bar, alone = lanes[i]
-        x0, x1 = sc.x(bar.start), sc.x(bar.end)
+        x0, x1 = xs_of[i]
         fitting = [s for s in (bar.label, bar.short) if s and text_width(s, size_in) + 6 <= x1 - x0]
         if fitting and alone:
             inside.append((fitting[0], x0 + 3, ln, bar.fill))
@@ -377,16 +378,17 @@ def _row(doc: SvgDoc, y: float, sc: Scale, row: _RowSpec) -> float:
         # the leader must end on the label: from the bar's middle, or for a bar wider than its
         # label (one that shares its lane), from the middle of a label starting with the bar
         xs, c = ((x0,), x0 + w / 2) if x1 - x0 > w else ((x0, x1 - w), (x0 + x1) / 2)
-        spots = [(spot[0], k, spot[1]) for k, band in enumerate(bands)
-                 if (spot := band.find(xs, w, c, i in must)) is not None]
+        spots = [(spot[0], 0, spot[1])] if (spot := bands[0].find(xs, w, c, i in must)) is not None else []
+        if not spots or spots[0][0]:  # (the first row below the lanes is as near as it gets)
+            if (spot := bands[1].find(xs, w, c, i in must)) is not None:
+                spots.append((spot[0], 1, spot[1]))
         if spots:
             r, k, x = min(spots)
             bands[k].take((r, x), w, c)
             outside.append((bar.label, x, k, r, c))
     lanes_top = y + bands[1].used * ROW
     lanes_bottom = lanes_top + n_lanes * row.lane
-    for ln, bar, _ in lanes:
-        x0, x1 = sc.x(bar.start), sc.x(bar.end)
+    for (ln, bar, _), (x0, x1) in zip(lanes, xs_of):
         by, bh = lanes_top + ln * row.lane + 1, row.lane - 2
         if bar.split is not None and bar.split < bar.end:
             sx = sc.x(bar.split)

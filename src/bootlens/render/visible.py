@@ -37,7 +37,9 @@ def _escape(c: str) -> str:
 def visible(s: str) -> str:
     """``s`` with every invisible control or formatting character shown as an escape
     (U+202E as ``\\u202e``); idempotent, and ``s`` itself when it has none."""
-    if s.isprintable():  # the common case, in C: no control, format or separator character
+    # the common cases, in C: no control, format or separator character but tabs and newlines
+    # (a tooltip's lines)
+    if s.isprintable() or s.replace("\n", " ").replace("\t", " ").isprintable():
         return s
     return "".join(_escape(c) if c not in _KEEP and not c.isprintable() and unicodedata.category(c) in _HIDDEN
                    else c for c in s)
