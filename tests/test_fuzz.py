@@ -157,6 +157,20 @@ def test_a_failing_rule_is_a_counted_warning_not_a_crash(tmp_path: Path) -> None
     assert any(f.rule == "kernel.compression" for b in ga.boots for f in b.findings)
 
 
+@pytest.mark.parametrize("escape", ["\\UFFFFFFFF", "\\uD800", "\\udfff", "\\U0010FFFF"])
+def test_lava_escapes_past_unicode_or_surrogates(escape: str, tmp_path: Path) -> None:
+    """A LAVA message's YAML escape past U+10FFFF crashed chr(); a lone surrogate crashed every
+    UTF-8 writer. Both read as U+FFFD."""
+    text = (ROOT / "tests" / "golden" / "lines" / "lava-job.log").read_text()
+    assert "Linux version" in text
+    text = text.replace("Linux version", f"Linux {escape} version", 1)
+    harness.check(text.encode())
+    log = tmp_path / "lava.log"
+    log.write_text(text)
+    texts = [e["name"] for b in json.loads(render_json(analyze_paths([str(log)])))["boots"] for e in b["events"]]
+    assert texts
+
+
 @pytest.mark.parametrize("path", harness.seeds() + harness.regressions(), ids=lambda p: p.name)
 def test_corpus_and_past_crashes(path: Path) -> None:
     """The seed corpus, and every input a fuzz run crashed on, through the whole harness."""

@@ -105,7 +105,10 @@ def _unyaml(body: str) -> str | None:
     def esc(m: re.Match[str]) -> str:
         e = m[1]
         if len(e) > 1:
-            return chr(int(e[1:], 16))
+            # at most 8 hex digits (the pattern); past Unicode or a lone surrogate (which no UTF-8
+            # writer takes) reads as U+FFFD, as undecodable bytes do
+            code = int(e[1:], 16)
+            return "\ufffd" if code > 0x10FFFF or 0xD800 <= code <= 0xDFFF else chr(code)
         return _YAML_SIMPLE.get(e, e)
 
     return _YAML_ESC.sub(esc, s)
