@@ -37,6 +37,9 @@ NS_PER_S = 1_000_000_000
 def to_int(text: str, hi: int, lo: int = 0) -> int | None:
     """The integer ``text`` writes (ASCII digits, a leading '-' when ``lo`` < 0), when it lies
     in ``lo..hi``; None for anything else (empty, not digits, out of range)."""
+    if len(text) < 10 and text.isdigit() and text.isascii():  # the common case, in C: a short unsigned run
+        v = int(text)
+        return v if lo <= v <= hi else None
     neg = text[:1] == "-"
     digits = text[1:] if neg else text
     if not digits or not digits.isascii() or not digits.isdigit() or (neg and lo >= 0):
