@@ -153,6 +153,7 @@ def boot_data(b: BootAnalysis, names: _Names, top: int = 25) -> dict[str, Any]:
     s_, d_, n_, l_, e_, x_, i_ = (cols[k] for k in "sdnlexi")
     row_out = []
     index_of: dict[int, int] = {}
+    detail_of: dict[tuple[type, Any], int] = {}  # most details repeat ("pid 1, returned 0"): text them once
     for key in sorted(rows):
         lanes_out = []
         # one thread runs its initcalls one after another: a pid's row is one lane even where
@@ -171,7 +172,10 @@ def boot_data(b: BootAnalysis, names: _Names, top: int = 25) -> dict[str, Any]:
                 det = e.detail
                 x_.append(_us(det.exec_ns) or 0 if isinstance(det, ProcessDetail) and det.exec_ns is not None
                           else -1)
-                i_.append(names(_detail(e)))
+                di = detail_of.get(dk := (type(det), det))
+                if di is None:
+                    di = detail_of[dk] = names(_detail(e))
+                i_.append(di)
             lanes_out.append([first, len(s_)])
         row_out.append({"title": key[1], "kind": key[2], "lanes": lanes_out})
 
