@@ -47,6 +47,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 SEED = 20261210
 TARGET_RATIO = 5.0  # "a few times" the analysis
@@ -83,14 +84,17 @@ def make_marks(path: Path, n: int, spread: bool) -> None:
     _write(path, out, 3.6)
 
 
-def _timed(f: Callable[[], object]) -> tuple[float, object]:
+T = TypeVar("T")
+
+
+def _timed(f: Callable[[], T]) -> tuple[float, T]:
     t = time.perf_counter()
     v = f()
     return time.perf_counter() - t, v
 
 
 def run_case(name: str, log: Path, markers: tuple[str, ...], runs: int) -> dict[str, float]:
-    from bootlens.inputs import analyze_inputs
+    from bootlens.inputs import Group, analyze_inputs
     from bootlens.parsers import MarkerSpec, ParseOptions
     from bootlens.render.html import report_data, render_html
     from bootlens.render.svg import render_svg
@@ -98,17 +102,17 @@ def run_case(name: str, log: Path, markers: tuple[str, ...], runs: int) -> dict[
     opts = ParseOptions(tuple(MarkerSpec.parse(m) for m in markers))
     times: dict[str, list[float]] = {"analyse": [], "html": [], "svg": []}
     html = svg = b""
+    groups: list[Group] = []
     for k in range(runs + 1):  # the first run warms imports and caches: not counted
         ta, groups = _timed(lambda: analyze_inputs([str(log)], opts))
-        th, html = _timed(lambda: render_html(groups))  # type: ignore[arg-type]
-        ts, svg = _timed(lambda: render_svg(groups))  # type: ignore[arg-type]
+        th, html = _timed(lambda: render_html(groups))
+        ts, svg = _timed(lambda: render_svg(groups))
         if k:
             for key, t in (("analyse", ta), ("html", th), ("svg", ts)):
                 times[key].append(t)
-    data = report_data(groups)  # type: ignore[arg-type]
+    data = report_data(groups)
     boot = data["boots"][0]
     lanes = max((len(r["lanes"]) for r in boot["rows"]), default=0)
-    assert isinstance(svg, bytes) and isinstance(html, bytes)
     # marker labels: texts after the first mark line; count their distinct baselines
     mark_rows = len({m for m in re.findall(rb'<text x="[^"]+" y="([^"]+)" font-size="10" class="halo">mark ', svg)})
     med = {k: statistics.median(v) for k, v in times.items()}
@@ -150,27 +154,30 @@ def main() -> int:
     args = ap.parse_args()
     cases = [c.strip() for c in args.cases.split(",") if c.strip()]
     ready = "ready=APP READY"
-    worst = 0.0
+    worst: dict[str, float] = {}  # over the initcall cases: in process, command line
     print(f"median of {args.runs} runs; report time as a multiple of the analysis time (target <= {TARGET_RATIO:g}x)")
     with tempfile.TemporaryDirectory(prefix="bootlens-bench-build-") as tmp:
         for case in cases:
             log = Path(tmp) / f"{case}.log"
             if case in ("overlap", "async"):
                 make_initcalls(log, args.initcalls, calls=case == "async")
-                med = run_case(case, log, (ready,), args.runs)
-                if not args.no_cli:
-                    run_cli(log, (ready,), args.runs, Path(tmp) / case)
+                markers: tuple[str, ...] = (ready,)
             elif case in ("marks", "spread"):
                 make_marks(log, args.marks, spread=case == "spread")
-                med = run_case(case, log, (ready, "mark=BENCH MARK"), args.runs)
-                if not args.no_cli:
-                    run_cli(log, (ready, "mark=BENCH MARK"), args.runs, Path(tmp) / case)
+                markers = (ready, "mark=BENCH MARK")
             else:
                 ap.error(f"unknown case {case!r}")
+            med = run_case(case, log, markers, args.runs)
+            cli = {} if args.no_cli else run_cli(log, markers, args.runs, Path(tmp) / case)
             if case in ("overlap", "async"):  # a few markers take no time to analyse: no ratio there
-                worst = max(worst, med["html"] / med["analyse"], med["svg"] / med["analyse"])
-    if worst:
-        print(f"initcalls: worst report/analysis ratio {worst:.1f}x: {'PASS' if worst <= TARGET_RATIO else 'MISS'}")
+                worst["in process"] = max(worst.get("in process", 0), med["html"] / med["analyse"],
+                                          med["svg"] / med["analyse"])
+                if cli:
+                    worst["command line"] = max(worst.get("command line", 0), cli["html"] / cli["analyze"],
+                                                cli["svg"] / cli["analyze"])
+    for how, ratio in worst.items():
+        print(f"initcalls, {how}: worst report/analysis ratio {ratio:.1f}x: "
+              f"{'PASS' if ratio <= TARGET_RATIO else 'MISS'}")
     return 0
 
 
