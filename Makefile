@@ -44,12 +44,13 @@ demo: install
 
 test: install
 	$(PY) -m mypy
-	$(PY) -m pytest -q
 	$(PY) fuzz/run.py --seconds $(FUZZ_SHORT_S)
+	$(PY) -m pytest -q
 
 # Fuzzing (fuzz/run.py, atheris when installed): every parser, the recording reader, the advisor
 # and every renderer, native and pure Python compared; a crash is saved to fuzz/crashes/, which
-# tests/test_fuzz.py replays. `make test` runs it for a minute, `make fuzz` for FUZZ_S seconds.
+# tests/test_fuzz.py replays. `make test` runs it for a minute (before pytest, so that pytest's
+# summary closes the output), `make fuzz` for FUZZ_S seconds.
 FUZZ_SHORT_S ?= 60
 FUZZ_S ?= 1200
 fuzz: install

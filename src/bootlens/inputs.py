@@ -46,7 +46,8 @@ def run_markers(folder: Path) -> tuple[MarkerSpec, ...]:
 
 def folder_files(folder: Path) -> list[Path]:
     """The boots of a run folder, in boot order: ``boot-N.rec``, else every ``*.rec``/``*.log``."""
-    recs = [p for p in folder.glob("boot-*.rec") if p.stem[5:].isdigit()]
+    # ASCII digits only: str.isdigit() also takes "²", which int() refuses
+    recs = [p for p in folder.glob("boot-*.rec") if p.stem[5:].isascii() and p.stem[5:].isdigit()]
     if recs:
         return sorted(recs, key=lambda p: int(p.stem[5:]))
     return sorted(p for p in folder.iterdir() if p.suffix in (".rec", ".log") and p.is_file())
