@@ -111,10 +111,11 @@ class AbsentHardware(Rule):
         deferred: list[K.Timed] = []
         probes = list(K.events(boot, Kind.PROBE))
         working = working_devices(boot, probes)
+        parents = {_parent(w) for w in working}
         for t in probes:
             ret = abs(K.probe_detail(t).ret)
             if ret in (ENODEV, ENXIO):
-                if not working_family(t.event.name, working):
+                if not working_family(t.event.name, working, parents):
                     absent.append(t)
             elif ret == EPROBE_DEFER:
                 deferred.append(t)
@@ -186,11 +187,18 @@ def _parent(name: str) -> str:
     return next(g for g in m.groups() if g) if m is not None else name
 
 
-def working_family(name: str, working: set[str]) -> bool:
-    """True if ``name`` works, or is a function (or a ``PARENT:child``) of a device that works."""
+def working_family(name: str, working: set[str], parents: set[str] | None = None) -> bool:
+    """True if ``name`` works, or is a function (or a ``PARENT:child``) of a device that works.
+
+    ``parents``: ``{_parent(w) for w in working}``, computed once by a caller that asks for many
+    names (a log of thousands of failed probes would otherwise cost working x failed steps).
+    """
     if name in working:
         return True
+    if parents is None:
+        parents = {_parent(w) for w in working}
     parent = _parent(name)
-    if parent != name and (parent in working or any(w != name and _parent(w) == parent for w in working)):
+    # name is not in working, so a working device with the same parent is another function
+    if parent != name and (parent in working or parent in parents):
         return True
-    return any(name.startswith(w + ":") for w in working)
+    return any(name[:i] in working for i, c in enumerate(name) if c == ":")
