@@ -42,15 +42,17 @@ class SerialConsole(Rule):
                                   for a in args):
             return  # already quiet: what is left is errors and warnings
         a_no = b.events[start].line_no
-        end = first_event(boot, Kind.MILESTONE, Milestone.RUN_INIT)
-        freed = first_event(boot, Kind.MILESTONE, Milestone.INITMEM_FREED)
         lines = b.lines
-        if end is not None:
+        # where kernel init ends is the stages' knowledge (stages.py): Run /init, else the
+        # Freeing line or the initial-console warning that come right before init is exec'd
+        ki_end = next((s.end for s in boot.stages if s.name == "kernel_init"), None)
+        if ki_end is not None and ki_end.line_no is not None and ki_end.what == Milestone.RUN_INIT:
             init = b.fact("init")
-            z_no, upto = b.events[end].line_no, f"`Run {init.value if init is not None else '/init'}`"
-        elif freed is not None:
-            # kernels without "Run /init" (before 4.x, vendor BSPs) exec init right after this
-            z_no, upto = b.events[freed].line_no, "`Freeing ... memory`, right before init runs"
+            z_no, upto = ki_end.line_no, f"`Run {init.value if init is not None else '/init'}`"
+        elif ki_end is not None and ki_end.line_no is not None:
+            what = ("`Freeing ... memory`" if ki_end.what == Milestone.INITMEM_FREED
+                    else "the initial-console warning")
+            z_no, upto = ki_end.line_no, f"{what}, right before init runs"
         elif (first := first_event(boot, Kind.MILESTONE, Milestone.USERSPACE_FIRST)) is not None and (
                 last := next((i for i in range(lines.index_of(b.events[first].line_no) - 1, -1, -1)
                               if lines.kernel[i] is not None), None)) is not None and lines.no(last) > a_no:
