@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +27,12 @@ WILD = ROOT.resolve().parents[1] / "shared" / "corpus" / "wild"
 WILD_LOGS = sorted(WILD.glob("*.log")) if WILD.is_dir() else []
 needs_wild = pytest.mark.skipif(not WILD_LOGS and not os.environ.get("CI"),
                                 reason=f"the shared corpus is not at {WILD}")
+
+
+def cli(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    """``bootlens ARGS...`` through the real entry point in a subprocess, output as text."""
+    return subprocess.run([sys.executable, "-m", "bootlens.cli", *args], capture_output=True, text=True,
+                          timeout=timeout)
 
 
 def wild_log(num: str) -> Path:

@@ -20,14 +20,12 @@ these tests pin down is the issue-9 list of wrong advice made right or silent:
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import orjson
 import pytest
 from conftest import WILD_LOGS as LOGS
-from conftest import needs_wild, one, run_rule, wild_log
+from conftest import cli, needs_wild, one, run_rule, wild_log
 
 from bootlens.advise import Context
 from bootlens.advise.rules.kernel_absent_hardware import AbsentHardware
@@ -305,22 +303,18 @@ def test_many_boots_in_one_log_give_one_set_of_findings(tmp_path: Path) -> None:
     assert all(w.boots == 3 for w in ga.warnings if "ready marker" in w.text)
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "bootlens.cli", *args], capture_output=True, text=True,
-                          timeout=600)
-
 
 def test_many_boots_on_the_command_line(tmp_path: Path) -> None:
     text = log("13").read_text(errors="replace")
     many = tmp_path / "boots.log"
     many.write_text((text.rstrip("\n") + "\n") * 4)
-    r = _cli("advise", str(many))
+    r = cli("advise", str(many))
     assert r.returncode == 0, r.stderr
     assert r.stdout.count("kernel.compression") == 1 and "seen in 4 of 4 boots" in r.stdout
     assert "4 boots in one input" in r.stdout and "bootlens: warning" not in r.stdout
     warned = [w for w in r.stderr.splitlines() if "warning" in w]
     assert len(warned) == len(set(warned)) and all("4 of 4 boots: " in w for w in warned if "ready" in w)
-    d = orjson.loads(_cli("advise", "--json", str(many)).stdout)
+    d = orjson.loads(cli("advise", "--json", str(many)).stdout)
     (inp,) = d["inputs"]
     assert len(inp["boots"]) == 4 and all(b["findings"] for b in inp["boots"])  # per boot, still there
     m = {x["rule"]: x for x in inp["merged"]}["kernel.compression"]
@@ -329,7 +323,7 @@ def test_many_boots_on_the_command_line(tmp_path: Path) -> None:
 
 
 def test_every_corpus_log_advises_as_json() -> None:
-    r = _cli("advise", "--json", *map(str, LOGS))
+    r = cli("advise", "--json", *map(str, LOGS))
     assert r.returncode == 0, r.stderr
     d = orjson.loads(r.stdout)
     assert len(d["inputs"]) == len(LOGS)

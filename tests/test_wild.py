@@ -11,14 +11,12 @@ Every log must analyse, advise and report with exit 0 through the real command l
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from conftest import WILD_LOGS as LOGS
-from conftest import needs_wild, wild_log
+from conftest import cli, needs_wild, wild_log
 
 from bootlens.analyze import BootAnalysis, analyze_paths
 from bootlens.model import Kind, Milestone
@@ -140,14 +138,10 @@ def test_login_prompt_ends_the_boot_without_a_ready_marker() -> None:
     assert us.start is not None and us.start.line_no == 406 and us.end is not None and us.end.line_no == 527
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "bootlens.cli", *args], capture_output=True, text=True,
-                          timeout=600)
-
 
 @pytest.mark.parametrize("command", ["analyze", "advise"])
 def test_every_corpus_log_exits_0(command: str) -> None:
-    r = _cli(command, *map(str, LOGS))
+    r = cli(command, *map(str, LOGS))
     assert r.returncode == 0, r.stderr[-2000:]
     assert "Traceback" not in r.stderr
 
@@ -155,7 +149,7 @@ def test_every_corpus_log_exits_0(command: str) -> None:
 def test_every_corpus_log_reports(tmp_path: Path) -> None:
     for log in LOGS:
         out = tmp_path / (log.stem + ".html")
-        r = _cli("report", str(log), "-o", str(out))
+        r = cli("report", str(log), "-o", str(out))
         assert r.returncode == 0, (log.name, r.stderr[-2000:])
         assert out.stat().st_size > 10_000
 
@@ -163,7 +157,7 @@ def test_every_corpus_log_reports(tmp_path: Path) -> None:
 @pytest.mark.parametrize("fmt", ["svg", "perfetto"])
 def test_corpus_logs_report_as(fmt: str, tmp_path: Path) -> None:
     out = tmp_path / f"all.{fmt}"
-    r = _cli("report", *map(str, LOGS), "--format", fmt, "-o", str(out))
+    r = cli("report", *map(str, LOGS), "--format", fmt, "-o", str(out))
     assert r.returncode == 0, r.stderr[-2000:]
     assert out.stat().st_size > 10_000
 

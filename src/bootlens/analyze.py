@@ -14,15 +14,10 @@ from dataclasses import dataclass
 from .align import Alignment, align
 from .boots import boots_from_lines
 from .lines import gaps, read_path
-from .model import NS_PER_S, READY, Boot, Clock, Event, InputStats, Kind, Milestone
+from .model import CUT_START_NS, NS_PER_S, READY, Boot, Clock, Event, InputStats, Kind, Milestone
 from .parsers import ParseOptions, Registry
 from .stages import Stage, Total, compute_stages
 
-
-# A log whose first printk time is past this and that has no "Linux version" starts mid-boot.
-# Early boot lines are stamped 0.000000 until sched_clock runs, and the console handover of a
-# normal boot comes well under it.
-CUT_START_NS = NS_PER_S
 
 
 @dataclass(frozen=True, slots=True)

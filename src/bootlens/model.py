@@ -96,6 +96,11 @@ class Milestone(StrEnum):
 
 READY = "ready"  # the user marker name that means "application ready"
 
+# A log whose first printk time is past this and that has no "Linux version" starts mid-boot (a
+# cut ring buffer, a fragment). Early boot lines are stamped 0.000000 until sched_clock runs, and
+# a normal boot's console handover or a quiet kernel's first warning comes well under it.
+CUT_START_NS = NS_PER_S
+
 
 class InitcallDetail(NamedTuple):
     """What initcall_debug says about one initcall."""

@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 
 from ..lines import Lines, estimate_stamp
-from ..model import Clock, Event, Fact, Kind, Milestone, ParseResult, Stamp
+from ..model import CUT_START_NS, Clock, Event, Fact, Kind, Milestone, ParseResult, Stamp
 from . import REGISTRY
 from .base import ParseOptions, Parser
 
@@ -66,10 +66,6 @@ _INIT_LOOKAHEAD = 5000  # lines after the first evidence searched for the init s
 # "hostname login:" (getty, BusyBox login), and BusyBox/procd's "Please press Enter".
 _LOGIN = re.compile(r"(?:[\w().-]+ )?login: ?(?:$|\S)")
 _PRESS_ENTER = "Please press Enter to activate this console"
-# A log with neither "Linux version" nor init's exec whose first printk time is past this starts
-# mid-boot (analyze.CUT_START_NS says the same to the user); a quiet boot's kernel (loglevel
-# keeps only warnings) starts printing well under it.
-_FRAGMENT_NS = 1_000_000_000
 
 
 def _start_index(lines: Lines) -> tuple[int, bool]:
@@ -138,7 +134,7 @@ class UserspaceParser(Parser):
         start, kernel_start_seen = _start_index(lines)
         exec_i = _exec_index(lines, start)
         first_k = next((k for k in kern[start:] if k is not None), None)
-        if exec_i is None and not kernel_start_seen and first_k is not None and first_k >= _FRAGMENT_NS:
+        if exec_i is None and not kernel_start_seen and first_k is not None and first_k >= CUT_START_NS:
             # a fragment (a ring buffer's tail): user space may have run long before its first line,
             # so what it shows is not user space's first output
             return ParseResult()
