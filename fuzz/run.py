@@ -1,6 +1,7 @@
 """Fuzz bootlens with atheris (libFuzzer, coverage-guided): ``make fuzz``, or
 
-    python3 fuzz/run.py [--seconds N] [--runs N] [--deep-every N] [--terminal-every N] [--no-recordings]
+    python3 fuzz/run.py [--seconds N] [--runs N] [--workers N] [--max-len BYTES] [--deep-every N]
+                        [--terminal-every N] [--no-recordings]
 
 Every input goes through :func:`harness.check`: framing (native and pure Python compared), every
 parser, the recording reader for inputs that look like one, the JSON document; one input in
@@ -10,7 +11,9 @@ JSON, and a second, pure-Python analysis whose document must be the same; one in
 inputs (tests/data, tests/golden), copied into a working corpus (fuzz/corpus/, not committed)
 that libFuzzer grows as it finds new coverage. A crash prints the input and its traceback, is
 saved to fuzz/crashes/ (commit it: tests/test_fuzz.py replays every file there) and stops the
-run with exit status 1. At the end the run prints one line of figures:
+run with exit status 1. ``--workers N`` runs N fuzzers at once (one process each, its own libFuzzer
+seed, one shared working corpus; a machine's cores are the limit) and sums their figures. At the
+end the run prints one line of figures:
 
     fuzz: 123456 inputs in 1200 s (103/s), 0 crashes, 0 native/Python disagreements
 
@@ -24,6 +27,8 @@ import argparse
 import hashlib
 import os
 import random
+import re
+import subprocess
 import shutil
 import sys
 import time
@@ -35,6 +40,7 @@ sys.path.insert(0, str(HERE))
 
 DICT = HERE / "bootlens.dict"  # the words and numbers the parsers look for
 MAX_LEN = 1 << 14  # bytes: a small boot, or a window of a big one; longer inputs analyse slower
+FIGURES = re.compile(r"fuzz: (\d+) inputs in \d+ s \(\d+/s\), (\d+) crashes, (\d+) native/Python disagreements")
 COUNTS = {"inputs": 0, "crashes": 0, "disagreements": 0}
 
 
@@ -99,8 +105,14 @@ def main() -> int:
     ap.add_argument("--terminal-every", type=int, default=8, metavar="N",
                     help="terminal listings for one in N of those (default 8; rich's layout is slow)")
     ap.add_argument("--random", action="store_true", help="the random mutator even when atheris is installed")
-    ap.add_argument("--seed", type=int, default=1, help="seed of the random mutator")
+    ap.add_argument("--seed", type=int, default=1, help="seed of the fuzzer (libFuzzer's -seed, the random mutator's)")
+    ap.add_argument("--workers", type=int, default=1, metavar="N", help="fuzzers run at once, one process each (default 1)")
+    ap.add_argument("--max-len", type=int, default=MAX_LEN, metavar="BYTES",
+                    help=f"longest input (default {MAX_LEN}); shorter inputs go faster")
+    ap.add_argument("--corpus-ready", action="store_true", help=argparse.SUPPRESS)  # a worker of --workers
     args = ap.parse_args()
+    if args.workers > 1:
+        return _parallel(args)
 
     try:
         import atheris
@@ -114,7 +126,8 @@ def main() -> int:
     from bootlens.lines import native_available
 
     seeds = harness.seeds() + harness.regressions()
-    _prepare_corpus(args.corpus, seeds)
+    if not args.corpus_ready:
+        _prepare_corpus(args.corpus, seeds)
     recordings = not args.no_recordings
     print(f"fuzz: {len(seeds)} seeds, corpus {args.corpus}, native accelerator "
           f"{'on' if native_available() else 'off'}, {'atheris' if atheris and not args.random else 'random mutator'}",
@@ -141,14 +154,44 @@ def main() -> int:
             stop(0)
 
     if atheris is not None and not args.random:
-        argv = [sys.argv[0], str(args.corpus), f"-max_len={MAX_LEN}", f"-dict={DICT}", "-print_final_stats=0", "-print_pcs=0",
+        argv = [sys.argv[0], str(args.corpus), f"-max_len={args.max_len}", f"-seed={args.seed}", f"-dict={DICT}", "-print_final_stats=0", "-print_pcs=0",
                 "-reload=0", "-timeout=60", "-rss_limit_mb=4096", "-len_control=200"]
         atheris.Setup(argv, one)
         atheris.Fuzz()
     else:
-        _random_run(one, sorted(args.corpus.iterdir()), args.seconds, args.runs, args.seed)
+        _random_run(one, sorted(args.corpus.iterdir()), args.seconds, args.runs, args.seed, args.max_len)
     stop(0)
     return 0
+
+
+def _parallel(args: argparse.Namespace) -> int:
+    """N fuzzers at once, each this script in a process of its own with its own seed, over the one
+    working corpus (prepared here, before they start); their figures summed into the one line."""
+    sys.path.insert(0, str(HERE))
+    import harness
+
+    _prepare_corpus(args.corpus, harness.seeds() + harness.regressions())
+    t0 = time.monotonic()
+    base = [a for a in sys.argv[1:]]
+    procs = []
+    for i in range(args.workers):
+        argv = [sys.executable, str(Path(__file__).resolve()), *base, "--workers", "1", "--seed", str(args.seed + i), "--corpus-ready"]
+        if args.runs:
+            argv += ["--runs", str(-(-args.runs // args.workers))]
+        procs.append(subprocess.Popen(argv, stdout=subprocess.PIPE, text=True))
+    status = 0
+    for p in procs:
+        out, _ = p.communicate()
+        m = FIGURES.search(out or "")
+        if m is None:
+            print(f"fuzz: worker {p.args[-1]} ended with status {p.returncode} and no figures", file=sys.stderr)
+            status = 1
+            continue
+        for key, value in zip(("inputs", "crashes", "disagreements"), m.groups()):
+            COUNTS[key] += int(value)
+        status = status or p.returncode
+    print(_figures(t0) + f" ({args.workers} workers)")
+    return status or (1 if COUNTS["crashes"] else 0)
 
 
 def _dictionary() -> list[bytes]:
@@ -161,7 +204,7 @@ def _dictionary() -> list[bytes]:
     return out
 
 
-def _random_run(one: object, corpus: list[Path], seconds: int, runs: int, seed: int) -> None:
+def _random_run(one: object, corpus: list[Path], seconds: int, runs: int, seed: int, max_len: int) -> None:
     """Byte and line mutations of the corpus: what libFuzzer does, without its coverage guidance."""
     assert callable(one)
     rnd = random.Random(seed)
@@ -184,7 +227,7 @@ def _random_run(one: object, corpus: list[Path], seconds: int, runs: int, seed: 
                 other = rnd.choice(pool)
                 a = rnd.randint(0, len(other))
                 data[pos:pos] = other[a:a + rnd.randint(1, 4096)]
-        one(bytes(data[:MAX_LEN]))
+        one(bytes(data[:max_len]))
         n += 1
 
 
