@@ -1,0 +1,5 @@
+"""``python -m bootlens``: the same as ``bootlens``."""
+
+from .cli import main
+
+main()

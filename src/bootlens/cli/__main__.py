@@ -1,0 +1,5 @@
+"""``python -m bootlens.cli``: the same as ``bootlens``."""
+
+from . import main
+
+main()

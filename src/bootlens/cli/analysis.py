@@ -1,0 +1,213 @@
+"""analyze, report, compare, advise and export: the commands that read what was captured."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from ..errors import BootlensError, UsageError
+from . import main
+from .common import exit_now as _exit_now, fail as _fail, write_output as _write_output
+
+
+@main.command()
+@click.argument("inputs", nargs=-1, required=True, metavar="FILE... | -")
+@click.option("--json", "as_json", is_flag=True, help="Print the JSON contract (docs/json.md) instead of tables.")
+@click.option("--top", default=10, show_default=True, type=click.IntRange(1, 10_000),
+              help="How many initcalls, probes and processes to list.")
+@click.option("--marker", "markers", multiple=True, metavar="NAME=REGEX",
+              help="Mark lines matching REGEX as NAME; 'ready' ends the boot, e.g. --marker ready='APP READY'.")
+def analyze(inputs: tuple[str, ...], as_json: bool, top: int, markers: tuple[str, ...]) -> None:
+    """Analyse boot logs: stages on one axis, top initcalls, probes and processes, silences.
+
+    FILE is a console log (serial capture, grabserial -t/-T, dmesg, journalctl -k -o
+    short-monotonic) or a recording from `bootlens capture`; '-' reads standard input. One
+    file may hold several boots.
+    """
+    from ..analyze import analyze_paths
+    from ..parsers import MarkerSpec, ParseOptions
+
+    try:
+        opts = ParseOptions(tuple(MarkerSpec.parse(m) for m in markers))
+        result = analyze_paths(list(inputs), opts, top)
+    except BootlensError as e:
+        _fail(e)
+    if as_json:
+        from ..render.jsonout import write_json
+
+        write_json(result, sys.stdout.buffer)
+        sys.stdout.buffer.flush()
+        _exit_now()
+    else:
+        from rich.console import Console  # only the tables need rich: keep --json start-up lean
+
+        from ..render.terminal import render_terminal
+
+        render_terminal(result, Console(highlight=False), top)
+
+
+
+@main.command()
+@click.argument("recording", metavar="RECORDING")
+@click.option("--format", "fmt", type=click.Choice(["text", "grabserial"]), default="text", show_default=True,
+              help="text: the bytes as received; grabserial: '[elapsed delta] ' before each line (grabserial -t).")
+@click.option("--no-wire", is_flag=True, help="Do not correct line times for time on the wire (baud rate).")
+@click.option("--restart", is_flag=True, help="grabserial: count times from each line that matched the capture's "
+              "--start pattern, as grabserial -m shows them.")
+@click.option("-o", "--output", metavar="FILE", help="Write here instead of standard output.")
+def export(recording: str, fmt: str, no_wire: bool, restart: bool, output: str | None) -> None:
+    """Turn a recording into plain text or grabserial -t format."""
+    from ..recording import read_recording, to_grabserial
+
+    try:
+        rec = read_recording(recording)
+    except BootlensError as e:
+        _fail(e)
+    for w in rec.warnings:
+        click.echo(f"bootlens: warning: {w}", err=True)
+    if rec.bad_records:
+        click.echo(f"bootlens: warning: {rec.bad_records} damaged records skipped", err=True)
+    data = rec.data if fmt == "text" else to_grabserial(rec, wire=not no_wire, restart=restart)
+    _write_output(output or "-", data)
+
+
+
+@main.command()
+@click.argument("inputs", nargs=-1, required=True, metavar="INPUT...")
+@click.option("-o", "--output", metavar="FILE", help="Where to write (default: report.html, report.svg or "
+              "report.perfetto.json in the current folder; '-' for standard output).")
+@click.option("--format", "fmt", type=click.Choice(["html", "svg", "perfetto"]), default="html", show_default=True,
+              help="html: interactive, self-contained report; svg: static boot graph; perfetto: Chrome Trace "
+              "Event JSON for ui.perfetto.dev and chrome://tracing.")
+@click.option("--marker", "markers", multiple=True, metavar="NAME=REGEX",
+              help="Mark lines matching REGEX as NAME; 'ready' ends the boot (run folders remember theirs).")
+@click.option("--top", default=25, show_default=True, type=click.IntRange(1, 10_000),
+              help="Rows in the tables of top initcalls and processes.")
+def report(inputs: tuple[str, ...], output: str | None, fmt: str, markers: tuple[str, ...], top: int) -> None:
+    """Write a report of one or more boots: INPUT is a log, a recording or a run folder.
+
+    The HTML report is one file that works offline: the whole boot on one zoomable timeline,
+    the stages, the top initcalls and processes, and the log itself.
+    """
+    from ..inputs import analyze_inputs
+    from ..parsers import MarkerSpec, ParseOptions
+
+    default = {"html": "report.html", "svg": "report.svg", "perfetto": "report.perfetto.json"}[fmt]
+    out = output or default
+    try:
+        opts = ParseOptions(tuple(MarkerSpec.parse(m) for m in markers))
+        groups = analyze_inputs(list(inputs), opts, top)
+        if fmt == "html":
+            from ..render.html import render_html
+
+            data = render_html(groups)
+        elif fmt == "svg":
+            from ..render.svg import render_svg
+
+            data = render_svg(groups)
+        else:
+            from ..render.perfetto import render_perfetto
+
+            data = render_perfetto(groups)
+    except BootlensError as e:
+        _fail(e)
+    _write_output(out, data)
+    if out != "-":
+        boots = sum(len(g.analysis.boots) for g in groups)
+        click.echo(f"bootlens: {fmt} report of {boots} boot{'s' if boots != 1 else ''} -> {out}", err=True)
+
+
+@main.command()
+@click.argument("inputs", nargs=-1, required=True, metavar="BASELINE INPUT...")
+@click.option("--json", "as_json", is_flag=True, help="Print the JSON contract (docs/json.md, "
+              "'bootlens compare --json') instead of tables.")
+@click.option("--top", default=20, show_default=True, type=click.IntRange(1, 10_000),
+              help="Rows in the tables of initcall, process and probe differences.")
+@click.option("--html", metavar="FILE", help="Also write the HTML compare report (a waterfall of the stage "
+              "differences, sortable tables) to FILE; '-' writes only it, to standard output.")
+@click.option("--marker", "markers", multiple=True, metavar="NAME=REGEX",
+              help="Mark lines matching REGEX as NAME; 'ready' ends the boot (run folders remember theirs).")
+def compare(inputs: tuple[str, ...], as_json: bool, top: int, markers: tuple[str, ...], html: str | None) -> None:
+    """Compare boots: each INPUT against the first, the baseline.
+
+    An INPUT is a log, a recording or a run folder (repeated boots, from `bootlens run
+    --repeat N`). Per total, stage and marker: the median over each input's boots and the
+    difference to the baseline; then the initcalls, user processes and probes that changed most.
+    A difference no larger than the run-to-run spread (max - min over the boots of either side)
+    is shown as not significant; with one boot on a side it is unknown.
+    """
+    from ..compare import compare_groups
+    from ..inputs import analyze_inputs
+    from ..parsers import MarkerSpec, ParseOptions
+
+    if len(inputs) < 2:
+        _fail(UsageError("compare needs at least two inputs: a baseline and one to compare with it"))
+    try:
+        opts = ParseOptions(tuple(MarkerSpec.parse(m) for m in markers))
+        result = compare_groups(analyze_inputs(list(inputs), opts), top)
+    except BootlensError as e:
+        _fail(e)
+    if html:
+        from ..render.html import render_compare_html
+
+        _write_output(html, render_compare_html(result))
+        if html != "-":
+            click.echo(f"bootlens: compare report -> {html}", err=True)
+        if html == "-" or as_json:
+            return
+    if as_json:
+        from ..render.compare_json import write_compare_json
+
+        write_compare_json(result, sys.stdout.buffer)
+        _exit_now()
+    from rich.console import Console
+
+    from ..render.terminal import render_compare
+
+    render_compare(result, Console(highlight=False))
+
+
+@main.command("advise")
+@click.argument("inputs", nargs=-1, required=True, metavar="INPUT...")
+@click.option("--json", "as_json", is_flag=True, help="Print the JSON contract (docs/json.md, "
+              "'bootlens advise --json') instead of the listing.")
+@click.option("--marker", "markers", multiple=True, metavar="NAME=REGEX",
+              help="Mark lines matching REGEX as NAME; 'ready' ends the boot (run folders remember theirs).")
+@click.option("--baud", type=click.IntRange(50, 20_000_000), metavar="RATE",
+              help="The console's line rate, for the console rules (default: what a recording's header "
+                   "says; unknown otherwise, and those rules give no number).")
+def advise_cmd(inputs: tuple[str, ...], as_json: bool, markers: tuple[str, ...], baud: int | None) -> None:
+    """Say what to change to boot faster, with the saving each change would bring.
+
+    INPUT is a log, a recording or a run folder. Every rule (docs/advise.md) reads each boot and
+    reports findings worst first: the estimated saving and the arithmetic behind it from this
+    boot's own data, its confidence, the concrete change (kernel command line, U-Boot variable,
+    init script, Kconfig) and its trade-off. The findings of an input of several boots (a run
+    folder, a log of many boots) are merged: one set, each finding with the boots it applied to
+    and its median saving (min and max). Warnings go to standard error, each once, counted.
+    Where the log cannot support a figure, the finding says why.
+    """
+    from ..advise import default_registry
+    from ..advise.summary import advise_inputs
+    from ..parsers import MarkerSpec, ParseOptions
+
+    try:
+        opts = ParseOptions(tuple(MarkerSpec.parse(m) for m in markers))
+        result = advise_inputs(list(inputs), opts, baud)
+    except BootlensError as e:
+        _fail(e)
+    from ..render.advise_terminal import warning_lines
+
+    for w in warning_lines(result):  # each once, counted over the boots, never in the listing
+        click.echo(w, err=True)
+    if as_json:
+        from ..render.advise_json import write_advise_json
+
+        write_advise_json(result, default_registry().ids(), sys.stdout.buffer)
+        _exit_now()
+    from rich.console import Console
+
+    from ..render.advise_terminal import render_advise
+
+    render_advise(result, Console(highlight=False))
