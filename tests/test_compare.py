@@ -25,7 +25,7 @@ from bootlens.compare import Change, Comparison, Delta, Significance, compare_gr
 from bootlens.errors import UsageError
 from bootlens.inputs import analyze_inputs, write_run_meta
 from bootlens.parsers import MarkerSpec, ParseOptions
-from bootlens.render.terminal import render_compare
+from bootlens.render.compare_terminal import render_compare
 
 HERE = Path(__file__).parent
 CORPUS = HERE / "data" / "corpus"

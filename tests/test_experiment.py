@@ -187,7 +187,7 @@ def test_reference_target_default_bootdelay_is_read_from_uboot() -> None:
 
 def _measured(total_ms: Sequence[int], stage_ms: Sequence[int], ready: int | None = None) -> Measured:
     from bootlens.analyze import Analysis
-    from bootlens.runs import stat
+    from bootlens.stats import stat
 
     t, st = stat("total", [x * 1_000_000 for x in total_ms]), stat("userspace", [x * 1_000_000 for x in stage_ms])
     assert t is not None and st is not None

@@ -11,7 +11,8 @@ import pytest
 from conftest import needs_qemu
 
 from bootlens import target as T
-from bootlens.runs import analyze_folder, statistics_of
+from bootlens.runs import analyze_folder
+from bootlens.stats import statistics_of
 
 
 def parse_newc(data: bytes) -> dict[str, tuple[int, bytes]]:

@@ -45,7 +45,7 @@ from .analyze import BootAnalysis
 from .errors import UsageError
 from .inputs import Group
 from .model import Event, InitcallDetail, Kind, ProcessDetail
-from .runs import Stat, stat, statistics_of
+from .stats import Stat, stat, statistics_of
 
 MIN_BOOTS = 2  # boots a side needs before its spread, and so a verdict, is known
 

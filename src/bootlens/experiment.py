@@ -38,7 +38,7 @@ from .benches import Bench, BoardBench, QemuBench
 from .compare import Comparison, Significance, compare_groups, figure_delta
 from .errors import printable
 from .inputs import Group, analyze_folder
-from .runs import Stat, statistics_of
+from .stats import Stat, statistics_of
 from .setups import (
     HOOK_KIND, NOT_AUTOMATIC, RESERVED, ExperimentError, Setup, TrySpec, change_dict, change_key, combine,
     equalise, overlay_change, parse_try, read_applied, valid_name, write_overlay,

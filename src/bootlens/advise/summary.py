@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from ..analyze import BootAnalysis
 from ..inputs import Group, analyze_inputs
 from ..parsers import ParseOptions
-from ..runs import Stat, stat
+from ..stats import Stat, stat
 from . import RuleRegistry, advise, default_registry
 from .base import Context, Finding
 from .context import context_for_group

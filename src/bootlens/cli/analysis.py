@@ -163,7 +163,7 @@ def compare(inputs: tuple[str, ...], as_json: bool, top: int, markers: tuple[str
         _exit_now()
     from rich.console import Console
 
-    from ..render.terminal import render_compare
+    from ..render.compare_terminal import render_compare
 
     render_compare(result, Console(highlight=False))
 

@@ -81,8 +81,10 @@ def run_cmd(name: str, repeat: int, append: str, cmdline: str | None, overlay: s
 
     from ..render.progress import boot_bar
 
-    from ..render.terminal import render_stats, render_terminal
-    from ..runs import run_target, statistics_of
+    from ..render.compare_terminal import render_stats
+    from ..render.terminal import render_terminal
+    from ..runs import run_target
+    from ..stats import statistics_of
     from ..target import parse_env_overrides, setup
 
     console = Console(highlight=False, stderr=as_json)

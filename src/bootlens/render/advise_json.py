@@ -14,7 +14,7 @@ import orjson
 from .. import __version__
 from ..advise.base import Change, Finding
 from ..advise.summary import GroupAdvice, MergedFinding
-from ..runs import Stat
+from ..stats import Stat
 
 SCHEMA_VERSION = 1
 KIND = "advise"

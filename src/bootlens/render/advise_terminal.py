@@ -19,7 +19,7 @@ from rich.text import Text
 
 from ..advise.base import Change, Finding
 from ..advise.summary import BootAdvice, GroupAdvice, MergedFinding
-from ..runs import Stat
+from ..stats import Stat
 from .visible import visible
 
 _CONF_STYLE = {"high": "bold green", "medium": "yellow", "low": "magenta"}

@@ -12,7 +12,7 @@ import orjson
 
 from .. import __version__
 from ..compare import MIN_BOOTS, Comparison, Delta, InputSummary, NameDeltas
-from ..runs import Stat
+from ..stats import Stat
 
 SCHEMA_VERSION = 1
 KIND = "compare"

@@ -22,7 +22,7 @@ from ..experiment import (
 from ..lines import clip
 from ..setups import EQUALISED, change_dict
 from .compare_json import RULE, compare_json_obj, stat_dict
-from .terminal import _short, render_compare
+from .compare_terminal import _short, render_compare
 
 SCHEMA_VERSION = 1
 AGREEMENT_RULE = f"within ±{AGREEMENT:.0%}: |saving_s - estimate.saving_s| <= {AGREEMENT} x estimate.saving_s"

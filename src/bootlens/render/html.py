@@ -41,7 +41,7 @@ from ..analyze import BootAnalysis
 from ..compare import Comparison
 from ..inputs import Group
 from ..model import Clock, Event, InitcallDetail, Kind, LoadDetail, ProbeDetail, ProcessDetail
-from ..runs import statistics_of
+from ..stats import statistics_of
 from .visible import visible, visible_data
 
 _US = 1000
