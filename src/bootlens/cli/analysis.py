@@ -14,38 +14,55 @@ from .common import exit_now as _exit_now, fail as _fail, write_output as _write
 @main.command()
 @click.argument("inputs", nargs=-1, required=True, metavar="FILE... | -")
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON contract (docs/json.md) instead of tables.")
+@click.option("--summary", is_flag=True, help="Print one line per boot, as systemd-analyze does: 'Startup finished "
+              "in 2.498s (bootloader) + ... = 8.850s (power-on → ready)' (docs/analyze.md).")
 @click.option("--top", default=10, show_default=True, type=click.IntRange(1, 10_000),
               help="How many initcalls, probes and processes to list.")
 @click.option("--marker", "markers", multiple=True, metavar="NAME=REGEX",
-              help="Mark lines matching REGEX as NAME; 'ready' ends the boot, e.g. --marker ready='APP READY'.")
-def analyze(inputs: tuple[str, ...], as_json: bool, top: int, markers: tuple[str, ...]) -> None:
+              help="Mark lines matching REGEX as NAME; 'ready' ends the boot, e.g. --marker ready='APP READY' "
+              "(run folders remember theirs).")
+def analyze(inputs: tuple[str, ...], as_json: bool, summary: bool, top: int, markers: tuple[str, ...]) -> None:
     """Analyse boot logs: stages on one axis, top initcalls, probes and processes, silences.
 
     FILE is a console log (serial capture, grabserial -t/-T, dmesg, journalctl -k -o
-    short-monotonic) or a recording from `bootlens capture`; '-' reads standard input. One
-    file may hold several boots.
+    short-monotonic), a recording from `bootlens capture` or a run folder from `bootlens run`
+    (its boots, measured to the ready marker it was run with); '-' reads standard input. One
+    file may hold several boots. Each boot opens with its headline, what took how long from
+    where to where; warnings go to standard error.
     """
-    from ..analyze import analyze_paths
+    from ..analyze import Analysis
+    from ..inputs import analyze_inputs
     from ..parsers import MarkerSpec, ParseOptions
 
+    if as_json and summary:
+        _fail(UsageError("--json and --summary: choose one"))
     try:
         opts = ParseOptions(tuple(MarkerSpec.parse(m) for m in markers))
-        result = analyze_paths(list(inputs), opts, top)
+        groups = analyze_inputs(list(inputs), opts, top)
     except BootlensError as e:
         _fail(e)
     if as_json:
         from ..render.jsonout import write_json
 
-        write_json(result, sys.stdout.buffer)
+        whole = Analysis(tuple(st for g in groups for st in g.analysis.inputs),
+                         tuple(b for g in groups for b in g.analysis.boots))
+        write_json(whole, sys.stdout.buffer)
         sys.stdout.buffer.flush()
         _exit_now()
-    else:
-        from rich.console import Console  # only the tables need rich: keep --json start-up lean
+    from ..render.terminal import render_groups, summary_lines, warning_lines
 
-        from ..render.terminal import render_terminal
+    if summary:  # for scripts: the lines on standard output, and one line on standard error at most
+        warned = sum(len(warning_lines(g.analysis)) for g in groups)
+        if warned:
+            click.echo(f"bootlens: {warned} warning{'s' if warned != 1 else ''} (without --summary: each "
+                       "one)", err=True)
+        for line in summary_lines([b for g in groups for b in g.analysis.boots]):
+            click.echo(line)
+        _exit_now()
+    from rich.console import Console  # only the tables need rich: keep --json start-up lean
 
-        render_terminal(result, Console(highlight=False), top)
-
+    render_groups(groups, Console(highlight=False), top, Console(stderr=True, highlight=False))
+    _exit_now()
 
 
 @main.command()

@@ -1,7 +1,9 @@
-"""The terminal listing of ``bootlens advise``: findings worst first, each with its saving,
-confidence, change, trade-off, arithmetic and evidence lines. An input of several boots (a run
-folder, a log of many boots) gets one merged set of findings, each with the number of boots it
-applied to; its analysis warnings go to standard error once each, counted (:func:`warning_lines`).
+"""The terminal listing of ``bootlens advise``: first a summary, one line per finding (saving,
+confidence, the change) that fits one screen at 80 columns; then each finding in full, worst
+first, with its saving, confidence, change, trade-off, arithmetic and evidence lines. An input of
+several boots (a run folder, a log of many boots) gets one merged set of findings, each with the
+number of boots it applied to; its analysis warnings go to standard error once each, counted
+(:func:`warning_lines`).
 
 Every string from a log or a rule reaches the console as a rich ``Text`` (never parsed as
 markup), so a device printing ``[bold]`` or an escape sequence shows it as text, and through
@@ -20,11 +22,15 @@ from rich.text import Text
 from ..advise.base import Change, Finding
 from ..advise.summary import BootAdvice, GroupAdvice, MergedFinding
 from ..stats import Stat
+from .terminal import fit_table
+from .units import short
 from .visible import visible
 
 _CONF_STYLE = {"high": "bold green", "medium": "yellow", "low": "magenta"}
 _KIND = {"cmdline": "kernel command line", "uboot_env": "U-Boot variable", "overlay": "root filesystem files",
          "kconfig": "Kconfig", "manual": "by hand"}
+_KIND_SHORT = {"cmdline": "cmdline", "uboot_env": "U-Boot", "overlay": "rootfs", "kconfig": "Kconfig",
+               "manual": "by hand"}
 
 
 def _dur(ns: float) -> str:
@@ -55,12 +61,14 @@ def _finding(console: Console, n: int, f: Finding, s: Stat | None = None, seen: 
     head.append(saving_text(f, s), style="bold")
     head.append("  ")
     head.append(f.confidence.value.upper(), style=_CONF_STYLE.get(f.confidence.value, ""))
-    head.append(f"  {f.rule} · {f.stage}{seen}", style="dim")
+    head.append(f"  {f.rule} · {f.stage}", style="dim")
     console.print(head)
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="dim", no_wrap=True)
     grid.add_column(overflow="fold")
     grid.add_row("", Text(visible(f.title), style="bold"))
+    if seen:
+        grid.add_row("boots", Text(seen))
     grid.add_row("change", Text(visible(change_text(f.change))))
     grid.add_row("trade-off", Text(visible(f.tradeoff)))
     arithmetic = f.arithmetic
@@ -113,25 +121,71 @@ def _merged(ms: Sequence[MergedFinding], console: Console) -> None:
     console.print(Text(f"findings merged over {ms[0].boots} boots, worst median saving first "
                        "(evidence lines are those of the boot named)", style="bold"))
     for n, m in enumerate(ms, 1):
-        seen = f" · seen in {m.seen} of {m.boots} boots · shown from boot {m.boot + 1}"
+        seen = f"seen in {m.seen} of {m.boots} boots; shown from boot {m.boot + 1}"
         _finding(console, n, m.finding, m.saving, seen)
 
 
+def _summary(ga: GroupAdvice, console: Console) -> None:
+    """One line per finding of an input, worst first: number, saving, confidence, the change."""
+    items: list[tuple[Finding, Stat | None, str]]
+    if ga.merged:
+        items = [(m.finding, m.saving, f"{m.seen}/{m.boots}") for m in ga.merged]
+    else:
+        items = [(f, None, "") for ba in ga.boots for f in ba.findings]
+    if not items:
+        return
+    auto = sum(1 for f, _, _ in items if f.change.automatic)
+    rows: list[list[str | Text]] = []
+    for n, (f, st, seen) in enumerate(items, 1):
+        saving = short(st.median) if st is not None else ("no estimate" if f.saving_ns is None else short(f.saving_ns))
+        conf = Text(f.confidence.value, style=_CONF_STYLE.get(f.confidence.value, ""))
+        change = f"{_KIND_SHORT.get(f.change.kind.value, f.change.kind.value)}: {f.change.value}"
+        rows.append([str(n), saving, conf, seen, Text(visible(change))])
+    if ga.merged and all(m.seen == m.boots for m in ga.merged):
+        for r in rows:
+            r[3] = ""  # found in every boot: the column would say n/n on every row
+    several = len(ga.boots) > 1 and not ga.merged  # one finding list per boot: numbers go on
+    every = bool(ga.merged) and not rows[0][3]
+    title = (f"{len(items)} finding{'s' if len(items) != 1 else ''}{', boot by boot' if several else ''}"
+             f"{', each in every boot' if every else ''}, largest saving first; {auto} automatic")
+    cols = (("#", "right"), ("saving", "right"), ("confidence", "left"), ("boots", "right"), ("change", "left"))
+    console.print(fit_table(title, cols, rows, console.width, flex=(4,), keep=(0, 1, 2, 4)))
+
+
+def _header(ga: GroupAdvice, console: Console) -> None:
+    console.rule(Text(visible(ga.group.name)))
+    console.print(Text(visible(_context_line(ga)), style="dim"))
+
+
 def render_advise(groups: Sequence[GroupAdvice], console: Console) -> None:
-    """Print the findings of every input: per boot, or merged over a run folder's boots."""
-    total = automatic = 0
+    """Print a summary of every input's findings, then each finding in full: per boot, or merged
+    over a run folder's boots."""
     for gi, ga in enumerate(groups):
         if gi:
             console.print()
-        console.rule(Text(visible(ga.group.name)))
-        console.print(Text(visible(_context_line(ga)), style="dim"))
+        _header(ga, console)
+        if not ga.boots:
+            console.print(Text("no boot found in this input", style="dim"))
+        elif not any(ba.findings for ba in ga.boots):
+            console.print(Text("no findings: no rule found anything to change", style="dim"))
+        else:
+            _summary(ga, console)
+    if not any(ba.findings for ga in groups for ba in ga.boots):
+        return
+    console.print()
+    console.print(Text("Each finding in full", style="bold"))
+    total = automatic = 0
+    for gi, ga in enumerate(groups):
+        if not any(ba.findings for ba in ga.boots):
+            continue
+        console.print()
+        if len(groups) > 1:
+            _header(ga, console)
         if ga.merged:
             _merged(ga.merged, console)
             total += len(ga.merged)
             automatic += sum(1 for m in ga.merged if m.finding.change.automatic)
             continue
-        if not ga.boots:
-            console.print(Text("no boot found in this input", style="dim"))
         n = len(ga.boots)
         for i, ba in enumerate(ga.boots):
             _boot_findings(ba, console, f"boot {i + 1} of {n}")

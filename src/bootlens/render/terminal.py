@@ -1,23 +1,45 @@
-"""The terminal summary of ``bootlens analyze``, drawn with rich tables."""
+"""The terminal summary of ``bootlens analyze``, built for 80 columns and for pipes.
+
+Each boot opens with its headline (what took how long, from where to where), then the stage
+table with the total as its last row, then the top initcalls, probes and processes, then the
+milestones and silences, and last how it was measured (axis, clocks, formats: the jargon).
+Tables are sized to the console: a column with nothing in it is left out, long names lose their
+middle (``of_platform_…_populate_init``) rather than wrap, and the headline and the stage and
+total rows are one line each at 80 columns. Warnings are not part of it: :func:`warning_lines`
+gives them for standard error, each once per input, counted over its boots.
+
+:func:`summary_lines` is ``analyze --summary``: one systemd-analyze-style line per boot.
+"""
 
 from __future__ import annotations
 
-from rich.console import Console
+import statistics
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from rich import box
+from rich.cells import cell_len
+from rich.console import Console, Group as Stack
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-
 from ..analyze import Analysis, BootAnalysis
-from ..lines import clip
-from ..model import READY, Clock, Event, InitcallDetail, Kind, ProcessDetail
-from ..stages import MEASURED
+from ..model import READY, Clock, Event, InitcallDetail, Kind, Milestone, ProbeDetail, ProcessDetail
+from ..stages import MEASURED, Total
+from .units import mid_clip, short, short_range
 from .visible import visible
+
+if TYPE_CHECKING:
+    from ..inputs import Group
 
 _ORIGIN = {"first_byte": "first byte received", "power_on": "power-on", "kernel_start": "kernel clock start"}
 _KEY_MILESTONES = ("firmware_banner", "tpl_start", "spl_start", "uboot_start", "starting_kernel", "efi_stub",
                    "kernel_start", "console_enabled", "root_mounted", "initmem_freed", "no_initial_console",
                    "run_init", "userspace_first", "login_prompt", "kernel_panic")
+# No vertical rules and two spaces between columns, as the compare and experiment tables.
+_TABLE = {"box": box.SIMPLE_HEAD, "show_edge": False, "pad_edge": False, "padding": (0, 0, 0, 1)}
+_GAP = 2
 
 
 def _esc(s: str) -> str:
@@ -37,142 +59,357 @@ def _dur(ns: int | None) -> str:
     return f"{ns / 1e6:.3f} ms"
 
 
+def _at(ns: int | None, estimated: bool = False) -> str:
+    """A time on the boot's axis, in seconds to the millisecond; '~' where the line had no time."""
+    return "—" if ns is None else f"{'~' if estimated else ''}{ns / 1e9:.3f}"
+
+
 def _range(ns: int | None, estimated: bool, error_ns: int | None) -> str:
     """A duration, or for an estimate the interval it lies in."""
     if not estimated or ns is None:
-        return _dur(ns)
+        return short(ns)
     if error_ns is None:
-        return f"≥ {_dur(ns)}"
-    return f"{_dur(ns)} … {_dur(ns + error_ns)}"
+        return f"≥ {short(ns)}"
+    return short_range(ns, ns + error_ns)
 
 
-def render_terminal(a: Analysis, console: Console, top: int = 10) -> None:
-    """Print every boot's summary."""
-    for st in a.inputs:
-        for w in st.warnings:
-            console.print(f"[yellow]warning:[/] {_esc(st.source)}: {_esc(w)}")
-    n = len(a.boots)
-    for i, b in enumerate(a.boots):
-        if i:
-            console.print()
-        _boot(b, console, top, f"boot {i + 1} of {n}")
+# --- the headline ------------------------------------------------------------------------------
 
 
-def _boot(b: BootAnalysis, console: Console, top: int, which: str) -> None:
-    boot, al = b.boot, b.alignment
-    console.rule(f"[bold]{_esc(boot.source)}[/] · {which} · lines {boot.first_line}–{boot.last_line}")
-    axis = f"axis: [bold]{al.axis.value}[/] (t=0 = {_ORIGIN.get(al.origin, al.origin)})"
-    k = al.anchor(Clock.KERNEL)
-    if al.axis is Clock.HOST and k is not None:
-        axis += f" · kernel clock 0 at {_sec(k.offset_ns)} s (line {k.line_no}, {k.method})"
-    console.print(axis)
-    console.print(f"formats: {', '.join(boot.formats) or 'none'}")
-    total = b.total
-    if total.duration_ns is not None:
-        shown = _range(total.duration_ns, total.estimated, total.error_ns)
-        note = f", estimated: the {total.end_name} line has no timestamp" if total.estimated else ""
-        console.print(f"[bold]{total.origin} → {_esc(total.end_name)}: {shown}[/]  ({_esc(total.end)}{note})")
+def _end_event(b: BootAnalysis) -> Event | None:
+    """The line that ended the boot: the ready marker, else the login prompt."""
+    kind, name = (Kind.MARKER, READY) if b.total.end_name == READY else (Kind.MILESTONE, Milestone.LOGIN_PROMPT)
+    return next((e for e in b.boot.events if e.kind is kind and e.name == name), None)
+
+
+def _total_figure(t: Total) -> str:
+    if t.duration_ns is None:
+        return "not measured"
+    fig = _range(t.duration_ns, t.estimated, t.error_ns)
+    return f"{fig} (estimated)" if t.estimated else fig
+
+
+def headline(b: BootAnalysis, which: str, width: int = 80) -> Text:
+    """'Boot 1 · power-on → ready: 8.850 s · line 255: APP READY', fitted to ``width``: the
+    figure is never cut, the line it ends at is shortened or left out."""
+    t = b.total
+    end = t.end_name if t.duration_ns is not None else READY
+    head = Text(f"{which} · ", style="bold")
+    head.append(f"{t.origin} → {visible(end)}: {_total_figure(t)}", style="bold")
+    if t.duration_ns is not None:
+        e = _end_event(b)
+        tail = f"line {e.line_no}: {b.boot.lines.text[b.boot.lines.index_of(e.line_no)].strip()}" if e else ""
     else:
-        console.print(f"[bold]{total.origin} → ready: not measured[/]  ({_esc(total.end)})")
-    if b.partial:
-        console.print(f"[yellow]partial boot:[/] {_esc('; '.join(b.partial_reasons))}")
+        tail = t.end
+    tail = visible(tail)
+    room = width - head.cell_len - 3
+    if len(tail) > room and tail.endswith(")") and " (" in tail:
+        tail = tail[: tail.rindex(" (")]  # "no ready marker (use --marker ...)": the hint is on stderr
+    if tail and room >= 12:
+        head.append(" · " + (tail if len(tail) <= room else tail[: room - 1] + "…"))
+    return head
 
-    t = Table(title="Stages", title_justify="left", show_edge=False)
-    for col, j in (("stage", "left"), ("start s", "right"), ("duration", "right"), ("share", "right"),
-                   ("lines", "right")):
-        t.add_column(col, justify=j)  # type: ignore[arg-type]
+
+def _where(b: BootAnalysis, width: int) -> Text:
+    boot = b.boot
+    tail = f" · lines {boot.first_line}–{boot.last_line}"
+    return Text(mid_clip(visible(boot.source), max(20, width - len(tail))) + tail, style="dim")
+
+
+# --- tables fitted to the width -----------------------------------------------------------------
+
+Cell = str | Text
+
+
+def fit_table(title: str, cols: Sequence[tuple[str, str]], rows: Sequence[Sequence[Cell]], width: int,
+         flex: Sequence[int] = (), keep: Sequence[int] = (0,), row_styles: Sequence[str] = (),
+         tail: int | None = None) -> Stack:
+    """A table of ``rows`` under ``cols`` (header, justify) in ``width`` columns: a column whose
+    every cell is empty is left out (but those in ``keep``); while the table is too wide, the
+    ``tail`` column (log text) loses the end of its longest cells down to 24 characters, then the
+    widest ``flex`` column (names) the middle of its longest. Every cell stays on one line."""
+    def w(c: Cell) -> int:
+        return c.cell_len if isinstance(c, Text) else cell_len(c)
+
+    shown = [i for i in range(len(cols)) if i in keep or any(w(r[i]) for r in rows)]
+    grid = [list(r) for r in rows]
+
+    def col_width(i: int) -> int:
+        return max([cell_len(cols[i][0])] + [w(r[i]) for r in grid])
+
+    def shrink(i: int, target: int, middle: bool) -> None:
+        for r in grid:
+            c = r[i]
+            text = c.plain if isinstance(c, Text) else c
+            if cell_len(text) > target:
+                cut = mid_clip(text, target) if middle else text[: max(target - 1, 0)] + "…"
+                r[i] = Text(cut, style=c.style) if isinstance(c, Text) else cut
+
+    widths = {i: col_width(i) for i in shown}
+    budget = width - _GAP * (len(shown) - 1)
+    if tail is not None and tail in widths and sum(widths.values()) > budget:
+        shrink(tail, max(24, widths[tail] - (sum(widths.values()) - budget)), False)
+        widths[tail] = col_width(tail)
+    for _ in range(len(flex) * 4):
+        over = sum(widths.values()) - budget
+        cands = [i for i in flex if i in widths and widths[i] > max(12, cell_len(cols[i][0]))]
+        if over <= 0 or not cands:
+            break
+        i = max(cands, key=lambda c: widths[c])
+        shrink(i, max(12, cell_len(cols[i][0]), widths[i] - over), True)
+        widths[i] = col_width(i)
+    t = Table(**_TABLE)  # type: ignore[arg-type]
+    for i in shown:
+        head, justify = cols[i]
+        t.add_column(head, justify=justify, no_wrap=True, overflow="ellipsis",  # type: ignore[arg-type]
+                     min_width=widths[i] if i != tail else None)
+    for n, r in enumerate(grid):
+        t.add_row(*[r[i] for i in shown], style=row_styles[n] if n < len(row_styles) else None)
+    # the title above the table, not in it: rich wraps a title to its table's width
+    return Stack(Text(title, style="bold", no_wrap=True, overflow="ellipsis"), t)
+
+
+def _lines(first: int | None, last: int | None) -> str:
+    if first and last and first != last:
+        return f"{first}–{last}"
+    return str(last or first or "")
+
+
+def _stages(b: BootAnalysis, width: int) -> Stack:
+    total = b.total
     tot = total.duration_ns
+    rows: list[list[Cell]] = []
+    styles: list[str] = []
     for s in b.stages:
-        label = ("  " + s.label) if s.parent else s.label
+        label = visible(("  " + s.label) if s.parent else s.label)
+        lines = _lines(s.start.line_no if s.start else None, s.end.line_no if s.end else None)
         if s.status == MEASURED:
             share = f"{100 * (s.duration_ns or 0) / tot:.1f}%" if tot and s.parent is None else ""
-            first = s.start.line_no if s.start else None
-            last = s.end.line_no if s.end else None
-            lines = f"{first}–{last}" if first and last else str(last or first or "")
             err = s.end.error_ns if s.end is not None and s.end.estimated else 0
-            t.add_row(_esc(label), _sec(s.start_ns), _range(s.duration_ns, s.estimated, err), share, lines)
+            start_est = s.start is not None and s.start.estimated
+            rows.append([label, _at(s.start_ns, start_est), _range(s.duration_ns, s.estimated, err), share, lines])
+            styles.append("")
         else:
-            t.add_row(Text(visible(label), style="dim"), _sec(s.start_ns), Text(s.status, style="dim"), "", "")
-    console.print(t)
+            rows.append([label, _at(s.start_ns), s.status, "", ""])
+            styles.append("dim")
+    e = _end_event(b)
+    rows.append([f"total ({total.origin} → {total.end_name if tot is not None else READY})", _at(total.start_ns),
+                 _total_figure(total).replace(" (estimated)", ""), "100.0%" if tot else "",
+                 _lines(b.boot.first_line, e.line_no) if e and tot is not None else ""])
+    styles.append("bold")
+    cols = (("stage", "left"), ("start s", "right"), ("duration", "right"), ("share", "right"),
+            ("lines", "right"))
+    return fit_table("Stages", cols, rows, width, flex=(0,), row_styles=styles)
 
-    ms = Table(title="Milestones", title_justify="left", show_edge=False)
-    ms.add_column("time s", justify="right")
-    ms.add_column("duration", justify="right")
-    ms.add_column("line", justify="right")
-    ms.add_column("milestone")
-    rows = [e for e in boot.events
-            if (e.kind is Kind.MILESTONE and e.name in _KEY_MILESTONES) or e.kind in (Kind.MARKER, Kind.BOOTLOADER)]
-    for e in rows[:40]:
-        tm = al.to_axis(e.start)
-        mark = "~" if e.start is not None and e.start.estimated else ""
+
+def _events(title: str, events: Sequence[Event], b: BootAnalysis, width: int) -> Stack:
+    """Initcalls, probes or processes: name, what else is known of them, start, duration, lines."""
+    al = b.alignment
+    rows: list[list[Cell]] = []
+    for e in events:
+        det = e.detail
+        extra: list[Cell]
+        if isinstance(det, InitcallDetail):
+            extra = [visible(det.module or ""), "" if det.pid is None else str(det.pid), ""]
+        elif isinstance(det, ProcessDetail):
+            extra = ["", str(det.pid), visible(det.exe or "")]
+        elif isinstance(det, ProbeDetail):
+            extra = [visible(det.driver or ""), "", ""]
+        else:
+            extra = ["", "", ""]
+        est = e.start is not None and e.start.estimated
+        rows.append([visible(e.name), *extra, _at(al.to_axis(e.start), est), short(e.duration_ns),
+                     _lines(e.line_no, e.end_line_no)])
+    kind = events[0].kind if events else Kind.INITCALL
+    second = {Kind.INITCALL: "module", Kind.PROBE: "driver"}.get(kind, "")
+    # a pid every row shares (1: initcalls on the init thread) says nothing row by row
+    if kind is Kind.INITCALL and len({r[2] for r in rows}) == 1:
+        for r in rows:
+            r[2] = ""
+    cols = (("name", "left"), (second, "left"), ("pid", "right"), ("exe", "left"), ("start s", "right"),
+            ("duration", "right"), ("lines", "right"))
+    return fit_table(title, cols, rows, width, flex=(3, 0, 1))
+
+
+def _milestones(b: BootAnalysis, width: int) -> Stack | None:
+    boot, al = b.boot, b.alignment
+    events = [e for e in boot.events
+              if (e.kind is Kind.MILESTONE and e.name in _KEY_MILESTONES) or e.kind in (Kind.MARKER, Kind.BOOTLOADER)]
+    if not events:
+        return None
+    rows: list[list[Cell]] = []
+    for e in events[:40]:
+        est = e.start is not None and e.start.estimated
         text = boot.lines.text[boot.lines.index_of(e.line_no)].strip()
         name = f"marker {e.name}" if e.kind is Kind.MARKER else e.name
         style = "bold green" if e.kind is Kind.MARKER and e.name == READY else ""
-        dur = _dur(e.duration_ns) if e.duration_ns is not None else ""
-        ms.add_row(mark + _sec(tm), dur, str(e.line_no), Text(visible(f"{name}: {clip(text, 90)}"), style=style))
-    if rows:
-        console.print(ms)
+        dur = short(e.duration_ns) if e.duration_ns is not None else ""
+        rows.append([_at(al.to_axis(e.start), est), dur, str(e.line_no), Text(visible(f"{name}: {text}"), style=style)])
+    cols = (("time s", "right"), ("duration", "right"), ("line", "right"), ("milestone: the line", "left"))
+    return fit_table("Milestones", cols, rows, width, tail=3)
 
+
+def _silences(b: BootAnalysis, n: int, width: int) -> Stack | None:
+    if not b.silences:
+        return None
+    rows: list[list[Cell]] = [[_at(g.start_ns), short(g.duration_ns), f"{g.line_before}–{g.line_after}",
+                               visible(g.text_before or "(empty line)")] for g in b.silences[:n]]
+    cols = (("start s", "right"), ("silent for", "right"), ("lines", "right"),
+            ("last line before the silence", "left"))
+    return fit_table("Longest silences", cols, rows, width, tail=3)
+
+
+# --- a boot, an input, several inputs -----------------------------------------------------------
+
+
+def render_boot(b: BootAnalysis, console: Console, top: int, which: str) -> None:
+    """One boot: headline, stages, what took longest, milestones, silences, how it was measured."""
+    width = console.width
+    boot, al = b.boot, b.alignment
+    console.print(headline(b, which, width), no_wrap=True, overflow="ellipsis")
+    console.print(_where(b, width), no_wrap=True, overflow="ellipsis")
+    if b.partial:
+        console.print(Text("partial boot: ", style="yellow") + Text(visible("; ".join(b.partial_reasons))))
+    console.print()
+    console.print(_stages(b, width))
+    counts = b.counts
     if b.top_initcalls:
-        console.print(_events_table(f"Top {len(b.top_initcalls)} initcalls (of {b.counts.initcalls})",
-                                    b.top_initcalls, b, initcall=True))
-    if b.counts.initcalls_unfinished:
-        console.print(f"[yellow]{b.counts.initcalls_unfinished} initcalls had not returned when the log ended[/]")
+        console.print()
+        console.print(_events(f"Top {len(b.top_initcalls)} initcalls (of {counts.initcalls})", b.top_initcalls, b,
+                              width))
+    if counts.initcalls_unfinished:
+        console.print(Text(f"{counts.initcalls_unfinished} initcalls had not returned when the log ended",
+                           style="yellow"))
     if b.top_probes:
-        console.print(_events_table(f"Top {len(b.top_probes)} device probes (of {b.counts.probes})",
-                                    b.top_probes, b))
+        console.print()
+        console.print(_events(f"Top {len(b.top_probes)} device probes (of {counts.probes})", b.top_probes, b, width))
     if b.top_processes:
-        console.print(_events_table(
-            f"Top {len(b.top_processes)} user processes (of {b.counts.user_processes}; "
-            f"{b.counts.processes - b.counts.user_processes} kernel threads)", b.top_processes, b, process=True))
-    if b.silences:
-        si = Table(title="Longest silences", title_justify="left", show_edge=False)
-        for col in ("start s", "silent for", "lines", "last line before the silence"):
-            si.add_column(col, justify="right" if col != "last line before the silence" else "left")
-        for gap in b.silences[: min(5, top)]:
-            si.add_row(_sec(gap.start_ns), _dur(gap.duration_ns), f"{gap.line_before}–{gap.line_after}",
-                       Text(visible(clip(gap.text_before or "(empty line)", 80))))
-        console.print(si)
+        console.print()
+        console.print(_events(f"Top {len(b.top_processes)} user processes (of {counts.user_processes}; "
+                              f"{counts.processes - counts.user_processes} kernel threads)", b.top_processes, b,
+                              width))
+    for table in (_milestones(b, width), _silences(b, min(5, top), width)):
+        if table is not None:
+            console.print()
+            console.print(table)
+    console.print()
+    axis = f"axis: {al.axis.value}, t=0 = {_ORIGIN.get(al.origin, al.origin)}"
+    k = al.anchor(Clock.KERNEL)
+    if al.axis is Clock.HOST and k is not None:
+        axis += f"; kernel clock 0 at {_sec(k.offset_ns)} s (line {k.line_no}, {k.method})"
+    console.print(Text(visible(axis)))
+    console.print(Text(visible(f"formats: {', '.join(boot.formats) or 'none'}")))
     kv = boot.fact("kernel_version")
     cmd = boot.fact("cmdline") or boot.fact("early_cmdline")
     lpj = boot.fact("lpj")
     if kv:
-        console.print(f"kernel: {_esc(kv.value)} (line {kv.line_no})")
+        console.print(Text(visible(f"kernel: {kv.value} (line {kv.line_no})")))
     if cmd:
-        console.print(f"command line: {_esc(cmd.value)} (line {cmd.line_no})")
+        console.print(Text(visible(f"command line: {cmd.value} (line {cmd.line_no})")))
     if lpj:
         src = boot.fact("lpj_source")
         how = {"timer": "skipped, from the timer frequency", "preset": "preset with lpj=",
                "calibrated": "calibrated at boot"}.get(src.value if src else "", "")
-        console.print(f"lpj: {_esc(lpj.value)} ({how}, line {lpj.line_no})")
-    for w in b.warnings:
-        console.print(f"[yellow]warning:[/] {_esc(w)}")
+        console.print(Text(visible(f"lpj: {lpj.value} ({how}, line {lpj.line_no})")))
 
 
-def _events_table(title: str, events: tuple[Event, ...], b: BootAnalysis, initcall: bool = False,
-                  process: bool = False) -> Table:
-    al = b.alignment
-    t = Table(title=title, title_justify="left", show_edge=False)
-    t.add_column("name")
-    if initcall:
-        t.add_column("module")
-        t.add_column("pid", justify="right")
-    if process:
-        t.add_column("pid", justify="right")
-        t.add_column("exe")
-    t.add_column("start s", justify="right")
-    t.add_column("duration", justify="right")
-    t.add_column("line", justify="right")
-    for e in events:
-        row: list[str | Text] = [Text(visible(clip(e.name, 50)))]
-        det = e.detail
-        if initcall:
-            assert isinstance(det, InitcallDetail)
-            row += [Text(visible(det.module or "")), "" if det.pid is None else str(det.pid)]
-        if process:
-            assert isinstance(det, ProcessDetail)
-            row += [str(det.pid), Text(visible(det.exe or ""))]
-        line = str(e.line_no) if e.end_line_no in (None, e.line_no) else f"{e.line_no}–{e.end_line_no}"
-        row += [_sec(al.to_axis(e.start)), _dur(e.duration_ns), line]
-        t.add_row(*row)
-    return t
+def render_terminal(a: Analysis, console: Console, top: int = 10, err: Console | None = None) -> None:
+    """Print every boot; the warnings go to ``err`` (standard error unless given), each once."""
+    _warn(warning_lines(a), err)
+    _boots(a, console, top)
+
+
+def _boots(a: Analysis, console: Console, top: int) -> None:
+    n = len(a.boots)
+    for i, b in enumerate(a.boots):
+        if i:
+            console.print()
+            console.rule(style="dim")
+        render_boot(b, console, top, f"Boot {i + 1}" + (f" of {n}" if n > 1 else ""))
+
+
+def render_groups(groups: Sequence[Group], console: Console, top: int = 10, err: Console | None = None) -> None:
+    """``bootlens analyze INPUT...``: every input's boots; a run folder opens with the median."""
+    _warn([w for g in groups for w in warning_lines(g.analysis)], err)
+    for gi, g in enumerate(groups):
+        if gi:
+            console.print()
+            console.rule(style="dim")
+        if g.folder:
+            console.print(folder_headline(g), no_wrap=True, overflow="ellipsis")
+            console.print(Text(visible(g.name), style="dim"), no_wrap=True, overflow="ellipsis")
+            console.rule(style="dim")
+        _boots(g.analysis, console, top)
+
+
+def folder_headline(g: Group) -> Text:
+    """'Run folder, 3 boots · power-on → ready: median 7.701 s (7.377–8.079 s)'."""
+    boots = g.analysis.boots
+    n = len(boots)
+    done = [b.total for b in boots if b.total.duration_ns is not None and b.total.end_name == READY]
+    head = Text(f"Run folder, {n} boot{'s' if n != 1 else ''} · ", style="bold")
+    if not done:
+        return head + Text("power-on → ready: not measured (no boot reached its ready marker)", style="bold")
+    d = [t.duration_ns or 0 for t in done]
+    origins = sorted({t.origin for t in done})
+    fig = f"median {short(statistics.median(d))} ({short_range(min(d), max(d))})" if len(d) > 1 else short(d[0])
+    head.append(f"{'/'.join(origins)} → ready: {fig}", style="bold")
+    if len(done) < n:
+        head.append(f" · {len(done)} of {n} boots reached ready", style="yellow")
+    return head
+
+
+def warning_lines(a: Analysis) -> list[str]:
+    """The analysis warnings for standard error: each input's own, then each boot warning once
+    per input with how many of its boots gave it ("3 of 3 boots: no ready marker ...")."""
+    out = [visible(f"bootlens: warning: {st.source}: {w}") for st in a.inputs for w in st.warnings]
+    per: dict[str, dict[str, int]] = {}
+    boots: dict[str, int] = {}
+    for b in a.boots:
+        src = b.boot.source
+        boots[src] = boots.get(src, 0) + 1
+        counts = per.setdefault(src, {})
+        for w in dict.fromkeys(b.warnings):
+            counts[w] = counts.get(w, 0) + 1
+    for src, counts in per.items():
+        for w, k in counts.items():
+            count = f"{k} of {boots[src]} boots: " if boots[src] > 1 else ""
+            out.append(visible(f"bootlens: warning: {src}: {count}{w}"))
+    return out
+
+
+def _warn(lines: Sequence[str], err: Console | None) -> None:
+    if not lines:
+        return
+    con = err or Console(stderr=True, highlight=False)
+    for w in lines:  # wrapped to a terminal's width; one line each into a file or a pipe, for grep
+        con.print(Text(w, style="yellow"), soft_wrap=not con.is_terminal)
+
+
+# --- analyze --summary ----------------------------------------------------------------------------
+
+
+def _s(ns: int) -> str:
+    return f"{ns / 1e9:.3f}s"
+
+
+def summary_line(b: BootAnalysis) -> str:
+    """One boot in one line, as systemd-analyze prints it (docs/analyze.md): ``Startup finished
+    in 2.498s (bootloader) + 2.555s (kernel_init) + 3.143s (userspace) = 8.850s (power-on →
+    ready)``: the measured top-level stages by their JSON names, then the total ('~' before an
+    estimated figure); ``Startup not finished: <why>; measured <stages>`` without a total."""
+    parts = [f"{'~' if s.estimated else ''}{_s(s.duration_ns)} ({s.name})" for s in b.stages
+             if s.parent is None and s.status == MEASURED and s.duration_ns is not None]
+    t = b.total
+    if t.duration_ns is None:
+        return visible(f"Startup not finished: {t.end}" + (f"; measured {' + '.join(parts)}" if parts else ""))
+    total = f"{'~' if t.estimated else ''}{_s(t.duration_ns)} ({t.origin} → {t.end_name})"
+    return visible(f"Startup finished in {' + '.join(parts)} = {total}" if parts else f"Startup finished in {total}")
+
+
+def summary_lines(boots: Sequence[BootAnalysis]) -> list[str]:
+    """``analyze --summary``: one line per boot; where there are several, each ends with
+    `` · SOURCE boot N`` (N counts the boots of that input from 1)."""
+    many = len(boots) > 1
+    return [summary_line(b) + (visible(f" · {b.boot.source} boot {b.boot.index + 1}") if many else "")
+            for b in boots]
