@@ -9,9 +9,9 @@ from __future__ import annotations
 from typing import Any, BinaryIO
 
 import orjson
-from rich import box
+from rich.cells import cell_len
 from rich.console import Console
-from rich.table import Table
+from rich.padding import Padding
 from rich.text import Text
 
 from .. import __version__
@@ -22,17 +22,21 @@ from ..experiment import (
 from ..lines import clip
 from ..setups import EQUALISED, change_dict
 from .compare_json import RULE, compare_json_obj, stat_dict
-from .compare_terminal import _short, render_compare
+from .compare_terminal import render_compare
+from .terminal import fit_table
+from .units import short, short_range
+from .visible import visible
 
 SCHEMA_VERSION = 1
 AGREEMENT_RULE = f"within ±{AGREEMENT:.0%}: |saving_s - estimate.saving_s| <= {AGREEMENT} x estimate.saving_s"
 
-_TABLE: dict[str, Any] = {"box": box.SIMPLE_HEAD, "show_edge": False, "pad_edge": False, "padding": (0, 0, 0, 1),
-                          "title_justify": "left"}
 _AGREE_STYLE = {Agreement.WITHIN: "green", Agreement.OUTSIDE: "yellow"}
 
 
 # --- terminal ------------------------------------------------------------------------------
+# Built for 80 columns: a headline first (what the changes did to power-on → ready), tables
+# whose key cells stay on one line (the configuration, its figure) with the prose column last,
+# where it wraps; the details indented under their change.
 
 
 def _applied(s: Setup) -> Text:
@@ -52,21 +56,46 @@ def _applied(s: Setup) -> Text:
 
 def _total(m: Measured) -> str:
     t = m.total
-    return "not measured" if t is None else f"{_short(t.median)} ({_short(t.min)} … {_short(t.max)})"
+    if t is None:
+        return "not measured"
+    return short(t.median) if t.n < 2 else f"{short(t.median)} ({short_range(t.min, t.max)})"
+
+
+def _say(console: Console, text: str | Text, indent: int = 0, style: str = "") -> None:
+    """A line of prose, wrapped under its own indent."""
+    body = text if isinstance(text, Text) else Text(text, style=style)
+    console.print(Padding(body, (0, 0, 0, indent)) if indent else body)
+
+
+def _change_headline(console: Console, o: Outcome | None, base: Measured, what: str) -> None:
+    """'power-on → ready: 7.380 s → 3.156 s (−57.2%, significant) with 2 changes kept': the
+    figures on the first line, whole; what they are for after them, or under them if it would
+    not fit."""
+    b = base.total
+    if o is None or b is None or o.measured.total is None:
+        head, what = f"power-on → ready: {short(b.median) if b else 'not measured'} (median)", "; " + what
+    else:
+        pct = "" if o.saving_pct is None else f"{-o.saving_pct:+.1f}%, ".replace("-", "−")
+        head = f"power-on → ready: {short(b.median)} → {short(o.measured.total.median)} ({pct}{o.significance.value})"
+        what = " " + what
+    if cell_len(head + what) <= console.width:
+        console.print(Text(head + what, style="bold"))
+    else:
+        console.print(Text(head, style="bold"))
+        _say(console, Text(what.lstrip(" ;"), style="bold"))
 
 
 def _configurations(ms: list[Measured], console: Console) -> None:
-    t = Table(title="Configurations (power-on → ready: median, min … max)", **_TABLE)
-    for col in ("configuration", "applied", "ready", "power-on → ready"):
-        t.add_column(col, overflow="fold", justify="right" if col == "ready" else "left",
-                     no_wrap=col != "applied")
+    rows: list[list[str | Text]] = []
     for m in ms:
         ready = Text(f"{m.ready_boots}/{m.boots}", style="" if m.ready_boots == m.boots else "bold red")
-        t.add_row(Text(m.setup.name), _applied(m.setup), ready, _total(m))
-    console.print(t)
+        rows.append([Text(visible(m.setup.name)), ready, _total(m), _applied(m.setup)])
+    cols = (("configuration", "left"), ("ready", "right"), ("power-on → ready", "right"), ("applied", "left"))
+    console.print(fit_table("Configurations (power-on → ready: median (min–max))", cols, rows, console.width,
+                            flex=(0,), wrap=3))
     eq = next((m.setup for m in ms if m.setup.equalised), None)
     if eq is not None:
-        console.print(Text("* " + EQUALISED.format(dict(eq.env_image).get("bootdelay")), style="dim"))
+        _say(console, "* " + EQUALISED.format(dict(eq.env_image).get("bootdelay")), style="dim")
 
 
 def _sig(o: Outcome) -> Text:
@@ -89,52 +118,54 @@ def _agree(o: Outcome) -> Text:
 
 
 def _savings_table(title: str, outs: list[Outcome], console: Console, kept: list[bool] | None = None) -> None:
-    t = Table(title=title, **_TABLE)
-    for col in ("change", "saving", "Δ%", "spread", "signif.", "estimate", "±30%"):
-        t.add_column(col, justify="left" if col in ("change", "signif.", "±30%") else "right",
-                     overflow="fold", style="dim" if col == "spread" else "", no_wrap=True)
-    if kept is not None:
-        t.add_column("kept")
+    rows: list[list[str | Text]] = []
     for i, o in enumerate(outs):
         pct = "" if o.saving_pct is None else f"{o.saving_pct:.1f}%".replace("-", "−")
         est = o.estimate.saving_ns if o.estimate else None
-        row: list[str | Text] = [Text(o.name), _short(o.saving_ns), pct, _short(o.spread_ns), _sig(o),
-                                 _short(est), _agree(o)]
+        row: list[str | Text] = [Text(visible(o.name)), short(o.saving_ns), pct, Text(short(o.spread_ns), style="dim"),
+                                 _sig(o), short(est), _agree(o)]
         if kept is not None:
             row.append(Text("yes", style="bold green") if kept[i] else Text("no", style="dim"))
-        t.add_row(*row)
-    console.print(t)
+        rows.append(row)
+    cols = [("change", "left"), ("saving", "right"), ("Δ%", "right"), ("spread", "right"), ("signif.", "left"),
+            ("estimate", "right"), ("±30%", "left")] + ([("kept", "left")] if kept is not None else [])
+    console.print(fit_table(title, cols, rows, console.width, flex=(0,), keep=tuple(range(len(cols)))))
 
 
 def _details(o: Outcome, console: Console, decision: str | None = None) -> None:
-    head = Text(o.name, style="bold")
+    head = Text(visible(o.name), style="bold")
     if o.spec:
-        head.append(f"  ({clip(o.spec, 100)})", style="dim")
-    console.print(head)
+        head.append(f"  ({visible(clip(o.spec, 100))})", style="dim")
+    _say(console, head)
     for n in o.measured.setup.notes:
-        console.print(Text(f"  note: {n}", style="dim"))
+        _say(console, f"note: {n}", 2, "dim")
     if decision:
-        console.print(Text(f"  {decision}"))
+        _say(console, decision, 2)
     e = o.estimate
     if e is not None:
-        fig = "no figure" if e.saving_ns is None else _short(e.saving_ns)
-        console.print(Text(f"  estimate: {fig} from {e.rule}, {e.confidence.value} confidence, {e.source}"))
-        console.print(Text(f"    {e.title}", style="dim"))
-        console.print(Text(f"    arithmetic: {e.arithmetic}", style="dim"))
+        fig = "no figure" if e.saving_ns is None else short(e.saving_ns)
+        _say(console, f"estimate: {fig} from {e.rule}, {e.confidence.value} confidence, {e.source}", 2)
+        _say(console, visible(e.title), 4, "dim")
+        _say(console, visible(f"arithmetic: {e.arithmetic}"), 4, "dim")
         if o.stage_saving_ns is not None:
-            console.print(Text(f"  measured in its stage ({e.stage}): {_short(o.stage_saving_ns)}"))
+            _say(console, f"measured in its stage ({e.stage}): {short(o.stage_saving_ns)}", 2)
     elif o.spec != ALL_SPEC:
-        console.print(Text("  estimate: none (no rule proposes this change)", style="dim"))
+        _say(console, "estimate: none (no rule proposes this change)", 2, "dim")
     if o.explanation:
-        console.print(Text(f"  why: {o.explanation}", style="yellow" if o.agreement is Agreement.OUTSIDE else ""))
+        _say(console, f"why: {o.explanation}", 2, "yellow" if o.agreement is Agreement.OUTSIDE else "")
 
 
 def render_experiment(r: ExperimentResult, console: Console) -> None:
-    """The configurations, the savings table, then each change's estimate and explanation."""
-    console.print(Text(f"Experiment on {r.target}: {r.repeat} boot{'s' if r.repeat != 1 else ''} per "
-                       f"configuration, interleaved; run folders in {r.folder}/", style="bold"))
-    console.print()
+    """The headline, the configurations, the savings table, then each change's estimate and
+    explanation."""
     outs = list(r.changes) + ([r.together] if r.together else [])
+    if r.together is not None:
+        _change_headline(console, r.together, r.baseline, f"with all {len(r.changes)} changes")
+    elif r.changes:
+        _change_headline(console, r.changes[0], r.baseline, f"with {visible(r.changes[0].name)}")
+    _say(console, f"Experiment on {r.target}: {r.repeat} boot{'s' if r.repeat != 1 else ''} per configuration, "
+         f"interleaved; run folders in {r.folder}/")
+    console.print()
     _configurations([r.baseline] + [o.measured for o in outs], console)
     console.print()
     _savings_table("Savings (baseline median − configuration median)", outs, console)
@@ -142,23 +173,29 @@ def render_experiment(r: ExperimentResult, console: Console) -> None:
     for o in outs:
         _details(o, console)
     for n in r.notes:
-        console.print(Text(f"note: {n}", style="dim"))
+        _say(console, f"note: {n}", style="dim")
     _legend(console)
 
 
 def _legend(console: Console) -> None:
-    console.print(Text("signif.: the saving is larger than the run-to-run spread (max − min) of either side "
-                       f"(needs {MIN_BOOTS} boots or more a side); ±30%: the measured saving is within "
-                       f"±{AGREEMENT:.0%} of the estimate (and by how much it differs)", style="dim"))
+    _say(console, "signif.: the saving is larger than the run-to-run spread (max − min) of either side "
+         f"(needs {MIN_BOOTS} boots or more a side); ±30%: the measured saving is within "
+         f"±{AGREEMENT:.0%} of the estimate (and by how much it differs)", style="dim")
 
 
 def render_optimize(r: OptimizeResult, console: Console) -> None:
-    """What was tried and kept, the final configuration, the before/after comparison."""
+    """The headline, what was tried and kept, the final configuration, the before/after
+    comparison, then each change's estimate against its measurement."""
+    kept = sum(1 for t in r.tried if t.kept)
+    if r.final_outcome is not None:
+        _change_headline(console, r.final_outcome, r.baseline, f"with {kept} change{'s' if kept != 1 else ''} kept")
+    else:
+        _change_headline(console, None, r.baseline, "no change saved time significantly")
     auto = len(r.tried)
-    console.print(Text(f"Optimize {r.target}: {r.repeat} boot{'s' if r.repeat != 1 else ''} per configuration, "
-                       f"interleaved; run folders in {r.folder}/", style="bold"))
-    console.print(Text(f"{len(r.findings)} findings on the boot with tracing on ({r.advise_folder}): {auto} "
-                       f"tried automatically, {len(r.not_tried)} not tried"))
+    _say(console, f"Optimize {r.target}: {r.repeat} boot{'s' if r.repeat != 1 else ''} per configuration, "
+         f"interleaved; run folders in {r.folder}/")
+    _say(console, f"{len(r.findings)} findings on the boot with tracing on ({r.advise_folder}): {auto} "
+         f"tried automatically, {len(r.not_tried)} not tried")
     console.print()
     _configurations([r.baseline] + [t.outcome.measured for t in r.tried], console)
     console.print()
@@ -167,12 +204,11 @@ def render_optimize(r: OptimizeResult, console: Console) -> None:
                        [t.outcome for t in r.tried], console, [t.kept for t in r.tried])
         console.print()
     if r.not_tried:
-        t = Table(title="Not tried", **_TABLE)
-        for col in ("rule", "change", "estimate", "why"):
-            t.add_column(col, overflow="fold")
-        for f, why in r.not_tried:
-            t.add_row(Text(f.rule), Text(f"{f.change.kind.value}: {f.change.value}"), _short(f.saving_ns), Text(why))
-        console.print(t)
+        rows: list[list[str | Text]] = [
+            [Text(visible(f.rule)), Text(visible(f"{f.change.kind.value}: {f.change.value}")), short(f.saving_ns),
+             Text(visible(why))] for f, why in r.not_tried]
+        cols = (("rule", "left"), ("change", "left"), ("estimate", "right"), ("why", "left"))
+        console.print(fit_table("Not tried", cols, rows, console.width, flex=(1, 0), wrap=3))
         console.print()
     _final_config(r, console)
     if r.comparison is not None:
@@ -185,19 +221,19 @@ def render_optimize(r: OptimizeResult, console: Console) -> None:
         after = o.measured.total
         console.print()
         if base is not None and after is not None and o.saving_ns is not None:
-            console.print(Text(f"power-on → ready (median): {_short(base.median)} → {_short(after.median)}, "
-                               f"{_short(o.saving_ns)} or {o.saving_pct or 0:.1f}% less ({o.significance.value}); "
+            _say(console, Text(f"power-on → ready (median): {short(base.median)} → {short(after.median)}, "
+                               f"{short(o.saving_ns)} or {o.saving_pct or 0:.1f}% less ({o.significance.value}); "
                                f"{o.measured.ready_boots} of {o.measured.boots} boots reached ready", style="bold"))
         if r.sum_single_ns is not None:
-            console.print(Text(f"the kept changes saved {_short(r.sum_single_ns)} one by one"))
+            _say(console, f"the kept changes saved {short(r.sum_single_ns)} one by one")
         if o.explanation:
-            console.print(Text(f"why: {o.explanation}"))
+            _say(console, f"why: {o.explanation}")
     console.print()
     console.print(Text("Per change: estimate against measurement", style="bold"))
     for tr in r.tried:
         _details(tr.outcome, console, tr.decision)
     for n in r.notes:
-        console.print(Text(f"note: {n}", style="dim"))
+        _say(console, f"note: {n}", style="dim")
     _legend(console)
 
 
@@ -209,16 +245,16 @@ def _final_config(r: OptimizeResult, console: Console) -> None:
     console.print(Text(f"Final configuration ({len(s.changes)} change{'s' if len(s.changes) != 1 else ''} kept)",
                        style="bold"))
     if s.append:
-        console.print(Text(f"  kernel command line: add  {s.append}"))
+        _say(console, f"kernel command line: add  {s.append}", 2)
     if s.uboot_env:
-        console.print(Text("  U-Boot: " + "; ".join(f"setenv {k} {v}" for k, v in s.uboot_env) + "; saveenv"))
+        _say(console, "U-Boot: " + "; ".join(f"setenv {k} {v}" for k, v in s.uboot_env) + "; saveenv", 2)
     if s.files:
         where = f" (in {r.final_overlay}/)" if r.final_overlay else ""
-        console.print(Text("  root filesystem: " + ", ".join(p for p, _, _ in s.files) + where))
+        _say(console, "root filesystem: " + ", ".join(p for p, _, _ in s.files) + where, 2)
     for label, c in s.changes:
-        console.print(Text(f"  {label}: {c.description}", style="dim"))
+        _say(console, visible(f"{label}: {c.description}"), 2, "dim")
     for n in s.notes:
-        console.print(Text(f"  note: {n}", style="dim"))
+        _say(console, f"note: {n}", 2, "dim")
 
 
 # --- JSON ------------------------------------------------------------------------------------

@@ -123,11 +123,12 @@ Cell = str | Text
 
 def fit_table(title: str, cols: Sequence[tuple[str, str]], rows: Sequence[Sequence[Cell]], width: int,
          flex: Sequence[int] = (), keep: Sequence[int] = (0,), row_styles: Sequence[str] = (),
-         tail: int | None = None) -> Stack:
+         tail: int | None = None, wrap: int | None = None) -> Stack:
     """A table of ``rows`` under ``cols`` (header, justify) in ``width`` columns: a column whose
     every cell is empty is left out (but those in ``keep``); while the table is too wide, the
     ``tail`` column (log text) loses the end of its longest cells down to 24 characters, then the
-    widest ``flex`` column (names) the middle of its longest. Every cell stays on one line."""
+    widest ``flex`` column (names) the middle of its longest. Every cell stays on one line but
+    those of the ``wrap`` column (the last, prose), which wraps in the room the others leave."""
     def w(c: Cell) -> int:
         return c.cell_len if isinstance(c, Text) else cell_len(c)
 
@@ -147,6 +148,8 @@ def fit_table(title: str, cols: Sequence[tuple[str, str]], rows: Sequence[Sequen
 
     widths = {i: col_width(i) for i in shown}
     budget = width - _GAP * (len(shown) - 1)
+    if wrap is not None and wrap in widths:
+        widths[wrap] = min(widths[wrap], max(16, budget - sum(v for k, v in widths.items() if k != wrap)))
     if tail is not None and tail in widths and sum(widths.values()) > budget:
         shrink(tail, max(24, widths[tail] - (sum(widths.values()) - budget)), False)
         widths[tail] = col_width(tail)
@@ -161,6 +164,9 @@ def fit_table(title: str, cols: Sequence[tuple[str, str]], rows: Sequence[Sequen
     t = Table(**_TABLE)  # type: ignore[arg-type]
     for i in shown:
         head, justify = cols[i]
+        if i == wrap:
+            t.add_column(head, justify=justify, overflow="fold")  # type: ignore[arg-type]
+            continue
         t.add_column(head, justify=justify, no_wrap=True, overflow="ellipsis",  # type: ignore[arg-type]
                      min_width=widths[i] if i != tail else None)
     for n, r in enumerate(grid):
