@@ -216,15 +216,19 @@ def advise_cmd(inputs: tuple[str, ...], as_json: bool, markers: tuple[str, ...],
         _fail(e)
     from ..render.advise_terminal import warning_lines
 
-    for w in warning_lines(result):  # each once, counted over the boots, never in the listing
-        click.echo(w, err=True)
     if as_json:
+        for w in warning_lines(result):  # each once, counted over the boots, never in the document
+            click.echo(w, err=True)
         from ..render.advise_json import write_advise_json
 
         write_advise_json(result, default_registry().ids(), sys.stdout.buffer)
         _exit_now()
     from rich.console import Console
+    from rich.text import Text
 
     from ..render.advise_terminal import render_advise
 
     render_advise(result, Console(highlight=False))
+    err = Console(stderr=True, highlight=False)
+    for w in warning_lines(result):  # after the listing: its summary opens the first screen
+        err.print(Text(w, style="yellow"), soft_wrap=not err.is_terminal)

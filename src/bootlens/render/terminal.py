@@ -320,9 +320,11 @@ def render_boot(b: BootAnalysis, console: Console, top: int, which: str) -> None
 
 
 def render_terminal(a: Analysis, console: Console, top: int = 10, err: Console | None = None) -> None:
-    """Print every boot; the warnings go to ``err`` (standard error unless given), each once."""
-    _warn(warning_lines(a), err)
+    """Print every boot, then the warnings to ``err`` (standard error unless given), each once:
+    after the boots, so that in a terminal the headline comes first and the warnings stay on
+    the last screen."""
     _boots(a, console, top)
+    _warn(warning_lines(a), err)
 
 
 def _boots(a: Analysis, console: Console, top: int) -> None:
@@ -335,8 +337,8 @@ def _boots(a: Analysis, console: Console, top: int) -> None:
 
 
 def render_groups(groups: Sequence[Group], console: Console, top: int = 10, err: Console | None = None) -> None:
-    """``bootlens analyze INPUT...``: every input's boots; a run folder opens with the median."""
-    _warn([w for g in groups for w in warning_lines(g.analysis)], err)
+    """``bootlens analyze INPUT...``: every input's boots (a run folder opens with the median
+    total over its boots), then the warnings, as :func:`render_terminal`."""
     for gi, g in enumerate(groups):
         if gi:
             console.print()
@@ -346,6 +348,7 @@ def render_groups(groups: Sequence[Group], console: Console, top: int = 10, err:
             console.print(Text(visible(g.name), style="dim"), no_wrap=True, overflow="ellipsis")
             console.rule(style="dim")
         _boots(g.analysis, console, top)
+    _warn([w for g in groups for w in warning_lines(g.analysis)], err)
 
 
 def folder_headline(g: Group) -> Text:
