@@ -101,7 +101,7 @@ def test_analyze_headline_first_and_whole_rows(tmp_path: Path) -> None:
     # jargon after the tables; the warning (standard error) after everything
     axis = lines.index(next(ln for ln in lines if ln.startswith("axis: host")))
     assert axis > total
-    warned = [i for i, ln in enumerate(lines) if ln.startswith("bootlens: warning: ")]
+    warned = [i for i, ln in enumerate(lines) if ln.startswith("bootlens: warning:")]
     assert len(warned) == 1 and warned[0] > axis and lines[-1].endswith("the capture was cut mid-line")
 
 
@@ -150,7 +150,7 @@ def test_advise_opens_with_a_one_screen_summary(tmp_path: Path) -> None:
     assert any(re.search(r"cmdline: initcall_blackl.*….*_init", r) for r in rows)  # a long value keeps both ends
     details = lines.index("Each finding in full")
     assert details > lines.index(rows[-1])
-    warned = [i for i, ln in enumerate(lines) if ln.startswith("bootlens: warning: ")]
+    warned = [i for i, ln in enumerate(lines) if ln.startswith("bootlens: warning:")]
     assert warned and warned[0] > details  # standard error, after the listing
 
 
