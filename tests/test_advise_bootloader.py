@@ -107,8 +107,8 @@ def test_serial_console_counts_the_bytes_the_console_really_sent() -> None:
 def test_serial_console_without_a_baud_rate_says_why() -> None:
     f = one(SerialConsole, RUN / "boot-1.rec")
     assert f.saving_ns is None
-    assert f.arithmetic.startswith("no estimate: console baud unknown: pass --baud or capture with "
-                                   "bootlens capture --baud")
+    assert f.arithmetic.startswith("no estimate: console baud unknown: pass --baud to bootlens advise or capture "
+                                   "with bootlens capture --baud")
     assert "14,732 bytes" in f.arithmetic
 
 

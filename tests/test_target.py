@@ -11,7 +11,7 @@ import pytest
 from conftest import needs_qemu
 
 from bootlens import target as T
-from bootlens.runs import analyze_folder
+from bootlens.inputs import analyze_folder
 from bootlens.stats import statistics_of
 
 

@@ -133,11 +133,13 @@ def _partial(boot: Boot, names: set[str]) -> list[str]:
     return out
 
 
-def analyze_boot(boot: Boot, top: int = 10, host_origin: str = "first_byte") -> BootAnalysis:
-    """Align one boot and compute its stages, top offenders and silences."""
+def analyze_boot(boot: Boot, top: int = 10, host_origin: str = "first_byte", ready_given: bool = False
+                 ) -> BootAnalysis:
+    """Align one boot and compute its stages, top offenders and silences; ``ready_given``: a
+    ready marker was asked for (then a boot without it has no total, and says so)."""
     al = align(boot, host_origin)
     times = al.times(boot.events)
-    stages, total = compute_stages(boot, al, times)
+    stages, total = compute_stages(boot, al, times, ready_given)
     by_kind: dict[Kind, list[Event]] = {k: [] for k in Kind}
     for e in boot.events:
         by_kind[e.kind].append(e)
@@ -162,7 +164,9 @@ def analyze_boot(boot: Boot, top: int = 10, host_origin: str = "first_byte") -> 
     if timed == 0:
         warnings.append("no timestamps in this boot: durations only (capture with host timestamps: bootlens "
                         "capture" + (")" if bootloader_only else "; or enable printk.time=1)"))
-    if not any(e.name == READY for e in markers) and not bootloader_only:
+    if not any(e.name == READY for e in markers) and ready_given:
+        warnings.append("the ready marker was not seen: the boot did not reach it, or its pattern does not match")
+    elif not any(e.name == READY for e in markers) and not bootloader_only:
         warnings.append("no ready marker: pass --marker ready=REGEX to measure up to the application"
                         + (" (the login prompt ends the boot meanwhile)" if total.end_name != READY else ""))
     untimed = times.count(None)
@@ -193,6 +197,7 @@ def analyze_paths(
 ) -> Analysis:
     """Read, split, parse, align and analyse every input. Raises InputError on unusable input."""
     opts = options or ParseOptions()
+    ready_given = any(m.name == READY for m in opts.markers)
     stats_all: list[InputStats] = []
     results: list[BootAnalysis] = []
     with paused_gc():
@@ -201,7 +206,7 @@ def analyze_paths(
             boots = boots_from_lines(stats.source, lines, stats, opts, registry)
             stats_all.append(stats)
             for boot in boots:
-                results.append(analyze_boot(boot, top, stats.host_origin))
+                results.append(analyze_boot(boot, top, stats.host_origin, ready_given))
     return Analysis(tuple(stats_all), tuple(results))
 
 

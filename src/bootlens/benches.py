@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import shlex
 import subprocess
-import tempfile
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from pathlib import Path
@@ -73,10 +72,11 @@ class QemuBench(Bench):
     """A reference target (:mod:`bootlens.target`): bootlens builds the kernel command line,
     the U-Boot environment image and the initramfs itself."""
 
-    def __init__(self, tf: TargetFiles, append: str = "", baud: int | None = None, timeout_s: float = 180.0) -> None:
+    def __init__(self, tf: TargetFiles, append: str = "", baud: int | None = None, timeout_s: float = 300.0,
+                 ready: str = READY_MARKER) -> None:
         self.tf = tf
         self.name = tf.spec.name
-        self.ready = READY_MARKER
+        self.ready = ready
         self.append = append
         self.baud = baud
         self.rate_limited = baud is not None
@@ -108,7 +108,7 @@ class QemuBench(Bench):
         args = " ".join(x for x in (self.append, setup.append) if x)
         overlay = folder / OVERLAY_DIR if setup.files else None
         boot(self.tf, str(folder / f"boot-{index}.rec"), args, self.timeout_s,
-             uboot_env=dict(setup.env_image) or None, overlay=overlay, baud=self.baud)
+             uboot_env=dict(setup.env_image) or None, overlay=overlay, baud=self.baud, ready=self.ready)
 
 
 class BoardBench(Bench):
@@ -146,7 +146,7 @@ class BoardBench(Bench):
             raise ExperimentError(f"{what} exited with {p.returncode}: {last}")
 
     def boot(self, setup: Setup, folder: Path, index: int) -> None:
-        from .runs import run_board
+        from .runs import board_boot, power_cycle_argv
 
         if self._applied != setup.name:
             self.run_hook(["reset"], setup.name)
@@ -156,11 +156,8 @@ class BoardBench(Bench):
                     self.run_hook(["apply", HOOK_KIND[c.kind], c.value], setup.name)
             if setup.files:  # the merged overlay, conflicts already settled
                 self.run_hook(["apply", "overlay", str((folder / OVERLAY_DIR).resolve())], setup.name)
-        # run_board owns the power-cycle and capture logic; it writes boot-1.rec in a folder
-        # of its own, which becomes this configuration's boot-INDEX.rec
-        with tempfile.TemporaryDirectory(dir=folder, prefix=".boot-") as tmp:
-            run_board(self.port, self.line_rate, self.power_cycle, Path(tmp), 1, self.ready, self.timeout_s)
-            os.replace(Path(tmp) / "boot-1.rec", folder / f"boot-{index}.rec")
+        board_boot(self.port, self.line_rate, power_cycle_argv(self.power_cycle), folder / f"boot-{index}.rec",
+                   self.ready, self.timeout_s)
 
     def finish(self) -> None:
         if self._applied is not None and self._applied != "baseline":

@@ -36,6 +36,23 @@ class CaptureError(BootlensError):
     exit_code = 2
 
 
+class Interrupted(BootlensError):
+    """Ctrl-C or SIGTERM ended a capture in a series of boots (``run``, ``experiment``): the
+    series stops there too, its recordings kept; the exit code is the shell's, 128 + signal."""
+
+    def __init__(self, result: CaptureResult) -> None:
+        sig = "SIGTERM" if result.reason == "terminated" else "Ctrl-C"
+        super().__init__(f"{sig} during {result.path}; the recordings made so far are kept")
+        self.exit_code = 143 if result.reason == "terminated" else 130
+
+
+def stop_if_interrupted(result: CaptureResult) -> CaptureResult:
+    """``result``, unless Ctrl-C or SIGTERM ended it: then :class:`Interrupted`."""
+    if result.reason in ("interrupted", "terminated"):
+        raise Interrupted(result)
+    return result
+
+
 class SourceGone(Exception):
     """The source ended (EOF, process exit, device removed)."""
 
@@ -76,7 +93,7 @@ class SerialSource(Source):
         try:
             self._port = serial.serial_for_url(self.name, timeout=0.1, **self._args)
         except (serial.SerialException, ValueError, OSError) as e:
-            raise CaptureError(f"{self.name}: cannot open: {e}") from None
+            raise CaptureError(f"{self.name}: {open_failure(self.name, e)}") from None
 
     def read(self, timeout: float) -> bytes:
         import serial
@@ -94,6 +111,36 @@ class SerialSource(Source):
     def close(self) -> None:
         if self._port is not None:
             self._port.close()
+
+
+def open_failure(name: str, e: Exception) -> str:
+    """Why a serial port did not open, said for a person: the device missing (with the ones
+    that exist), no permission (with the group to join), busy; else pyserial's words."""
+    import errno
+    import glob
+
+    code = getattr(e, "errno", None)
+    if code == errno.ENOENT and "://" not in name:
+        have = sorted(glob.glob("/dev/ttyUSB*") + glob.glob("/dev/ttyACM*"))
+        if name.upper().startswith("COM") and name[3:].isdigit():
+            why = "no such serial device (COMn is Windows' name for a port; Linux's are /dev/ttyUSB0, /dev/ttyACM0, ...)"
+        else:
+            why = "no such serial device"
+        return why + (f"; present: {', '.join(have)}" if have else "; no USB serial adapter is plugged in")
+    if code == errno.EACCES:
+        try:
+            import grp
+
+            group = grp.getgrgid(os.stat(name).st_gid).gr_name
+            return f"permission denied (join its group: sudo usermod -aG {group} $USER, then log in again)"
+        except (OSError, KeyError):
+            return "permission denied"
+    if code == errno.EBUSY:
+        return "in use by another program"
+    text = str(e)
+    if code is not None and e.args and isinstance(e.args[-1], str):  # pyserial repeats the path
+        text = e.args[-1].replace(f"could not open port {name}: ", "")
+    return f"cannot open: {text}"
 
 
 class FdSource(Source):
@@ -318,6 +365,54 @@ def low_wakeup_latency(enabled: bool = True) -> Iterator[bool]:
             os.close(fd)
 
 
+@dataclass(slots=True)
+class Stamper:
+    """How the echo stamps each line. bootlens's own: ``[   1.234567] `` seconds since the
+    capture began (or since the last line matching the start pattern, that line included).
+    grabserial's (``time`` for its -t, ``systime`` for its -T, both for both): ``[elapsed delta]
+    ``, ``[HH:MM:SS.ffffff delta] `` or ``[HH:MM:SS.ffffff elapsed delta] ``, elapsed counted from
+    the first byte (``launch``: from the start, grabserial's -l), delta from the line before
+    (``delta`` False: none, its -n); a start-pattern line is shown on the old base and the lines
+    after it on the new, as grabserial does. The recording is the same whatever the echo."""
+
+    time: bool = False
+    systime: bool = False
+    timeformat: str = "%H:%M:%S.%f"
+    delta: bool = True
+    launch: bool = False
+    wall0_ns: int = 0  # the wall clock at t=0 (set by capture)
+    base: int | None = None
+    prev: float = 0.0
+
+    @property
+    def grabserial(self) -> bool:
+        return self.time or self.systime
+
+    def stamp(self, t_ns: int, restart: bool) -> str:
+        """The prefix of a line whose first byte came at ``t_ns``; ``restart``: it matched the
+        start pattern."""
+        if not self.grabserial:
+            if restart or self.base is None:
+                self.base = t_ns if restart else 0
+            return f"[{(t_ns - self.base) / 1e9:11.6f}] "
+        if self.base is None:
+            self.base = 0 if self.launch else t_ns
+        elapsed = (t_ns - self.base) / 1e9
+        parts = []
+        if self.systime:
+            import datetime
+
+            parts.append(datetime.datetime.fromtimestamp((self.wall0_ns + t_ns) / 1e9).strftime(self.timeformat))
+        if self.time:
+            parts.append(f"{elapsed:4.6f}")
+        if self.delta:
+            parts.append(f"{elapsed - self.prev:2.6f}")
+        self.prev = elapsed
+        if restart:
+            self.base, self.prev = t_ns, 0
+        return f"[{' '.join(parts)}] "
+
+
 @dataclass(frozen=True, slots=True)
 class CaptureResult:
     """How a capture ended."""
@@ -361,6 +456,7 @@ def capture(
     start_pattern: str | None = None,
     instant_patterns: Sequence[str] = (),
     low_latency: bool = True,
+    stamper: Stamper | None = None,
 ) -> CaptureResult:
     """Capture ``source`` into the recording at ``path`` until it ends, ``quit_pattern`` is seen
     in a line, ``end_s`` seconds pass, or SIGINT/SIGTERM. ``on_ready`` runs once the source is
@@ -372,7 +468,8 @@ def capture(
     grabserial's ``-m`` and ``-i``: each line matching ``start_pattern`` writes a ``start`` note
     at the time of the line's first byte, and the echo shows times from there on relative to it;
     each of ``instant_patterns`` writes an ``instant`` note the first time it matches, even in
-    the middle of a line (a login prompt). The recording's times stay absolute.
+    the middle of a line (a login prompt). The recording's times stay absolute. ``stamper``:
+    how the echo stamps lines (bootlens's own format by default, grabserial's -t/-T on request).
 
     With ``low_latency`` (and the permission), the capture holds a PM QoS request that keeps
     idle CPUs awake (see :func:`low_wakeup_latency`); the header notes it."""
@@ -395,6 +492,7 @@ def capture(
             on_ready()
             on_ready = None
         t0 = time.monotonic_ns()
+        wall0 = time.time_ns()
         header = new_header(source.name, source.baud, origin, t0)
         if qos:
             header = replace(header, extra={"cpu_wakeup_latency_us": 0})
@@ -411,7 +509,8 @@ def capture(
     quit_pending: int | None = None  # deadline to finish a line the quit pattern matched early
     tail = b""  # the unfinished last line, for the quit pattern and the echo
     line_start_t = 0
-    base = 0  # echo times are relative to this: the last line matching start_pattern
+    stamper = stamper if stamper is not None else Stamper()
+    stamper.wall0_ns = wall0
     t = 0
     try:
         if on_ready is not None:
@@ -454,11 +553,11 @@ def capture(
             for k, ln in enumerate(lines):
                 text = ln.decode("utf-8", "replace").rstrip("\r")
                 lt = first_start if k == 0 else t
-                if start_rx is not None and start_rx.search(text):
-                    base = lt
+                restart = start_rx is not None and start_rx.search(text) is not None
+                if restart:
                     writer.note(lt, "start", start_pattern or "")
                 if echo is not None:
-                    _echo(echo, f"[{(lt - base) / 1e9:11.6f}] {text}\n")
+                    _echo(echo, f"{stamper.stamp(lt, restart)}{text}\n")
                 if quit_rx is not None and quit_rx.search(text):
                     reason = "quit pattern"
             line_start_t = first_start if not lines else t
@@ -486,7 +585,7 @@ def capture(
         try:
             if tail and echo is not None and reason != "output closed":
                 try:
-                    _echo(echo, f"[{(line_start_t - base) / 1e9:11.6f}] {tail.decode('utf-8', 'replace')}\n",
+                    _echo(echo, f"{stamper.stamp(line_start_t, False)}{tail.decode('utf-8', 'replace')}\n",
                           flush=True)
                 except _OutputClosed:
                     pass
@@ -503,6 +602,94 @@ def capture(
                                   + ("" if ended else ", without an end note"))
     return CaptureResult(path, writer.bytes, writer.chunks, (time.monotonic_ns() - t0) / 1e9, reason,
                          tuple((p, seen.get(p)) for p, _ in instants))
+
+
+def capture_files(
+    source: Source,
+    output: str,
+    *,
+    end_s: float | None = None,
+    again: bool = False,
+    rotate_s: float | None = None,
+    rotate_round: bool = False,
+    stamper: Callable[[], Stamper] = Stamper,
+    on_result: Callable[[CaptureResult], None] | None = None,
+    retry_s: float = 1.0,
+    **options: Any,
+) -> list[CaptureResult]:
+    """One capture into ``output`` as :func:`capture` makes it, or, for grabserial's -a and -R,
+    a series of recordings: with ``rotate_s`` a new one every ``rotate_s`` seconds (on the wall
+    clock's multiples of it with ``rotate_round``) until ``end_s``; with ``again``, once ``end_s``
+    has passed, the quit pattern was seen or the device went away (waited for, polled every
+    ``retry_s``), everything starts over in a new recording, until Ctrl-C or SIGTERM.
+
+    ``output`` is a file name in which strftime's codes are replaced when each recording begins
+    (``%`` alone: grabserial's ``%Y-%m-%d_%H:%M:%S``); a name met twice in one series gets
+    ``-2``, ``-3``... before its extension, so that no recording replaces another."""
+    results: list[CaptureResult] = []
+    used: set[str] = set()
+    last_reason = ""
+    while True:
+        session_end = time.monotonic() + end_s if end_s is not None else None
+        rotate_at = _first_rotation(rotate_s, rotate_round) if rotate_s else None
+        while True:
+            limits = [x for x in (session_end, rotate_at) if x is not None]
+            until = max(min(limits) - time.monotonic(), 0.001) if limits else None
+            path = _file_name(output, used)
+            if os.path.dirname(path):  # as grabserial makes -o's folders (strftime codes in them)
+                try:
+                    os.makedirs(os.path.dirname(path), exist_ok=True)
+                except OSError as e:
+                    raise CaptureError(f"{path}: cannot create its folder: {e.strerror or e}") from None
+            try:
+                r = capture(source, path, end_s=until, stamper=stamper(), **options)
+            except CaptureError:
+                if not (again and last_reason.startswith("source ended")):
+                    raise
+                time.sleep(retry_s)  # the device is gone: wait for it to come back, as grabserial -a does
+                continue
+            used.add(path)
+            results.append(r)
+            last_reason = r.reason
+            if on_result is not None:
+                on_result(r)
+            rotation_due = rotate_at is not None and time.monotonic() >= rotate_at - 0.002
+            if r.reason == "end time" and rotation_due and rotate_s and \
+                    (session_end is None or time.monotonic() < session_end - 0.002):
+                assert rotate_at is not None
+                rotate_at += rotate_s
+                continue
+            break
+        if not again or r.reason in ("interrupted", "terminated", "output closed"):
+            return results
+
+
+def _first_rotation(period_s: float, rounded: bool) -> float:
+    """When the first rotation is due, on the monotonic clock: ``period_s`` from now, or the
+    next multiple of ``period_s`` on the wall clock (grabserial's -R 30m: at :00 and :30)."""
+    if not rounded:
+        return time.monotonic() + period_s
+    now = time.time()
+    return time.monotonic() + ((now // period_s) + 1) * period_s - now
+
+
+def _file_name(pattern: str, used: set[str]) -> str:
+    """The file name for a recording starting now (strftime codes replaced), never one of ``used``."""
+    from datetime import datetime
+
+    head, sep, tail = pattern.rpartition("/")
+    if tail == "%":
+        tail = "%Y-%m-%d_%H:%M:%S"
+    name = datetime.now().strftime(head + sep + tail) if "%" in pattern else pattern
+    if name not in used:
+        return name
+    stem, dot, ext = name.rpartition(".")
+    if not dot or "/" in ext:
+        stem, dot, ext = name, "", ""
+    k = 2
+    while f"{stem}-{k}{dot}{ext}" in used:
+        k += 1
+    return f"{stem}-{k}{dot}{ext}"
 
 
 def _reopen(source: Source, t0: int, end_s: float | None) -> bool:

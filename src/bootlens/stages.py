@@ -87,9 +87,11 @@ def _point(firsts: dict[tuple[Kind, str], Event], al: Alignment, name: str,
     return Point(ns, e.line_no, name, est, e.start.error_ns if e.start is not None and est else 0)
 
 
-def compute_stages(boot: Boot, al: Alignment, times: Sequence[int | None] | None = None
-                   ) -> tuple[tuple[Stage, ...], Total]:
-    """Stages and the headline total of one boot (``times``: al.times(boot.events), if known)."""
+def compute_stages(boot: Boot, al: Alignment, times: Sequence[int | None] | None = None,
+                   ready_given: bool = False) -> tuple[tuple[Stage, ...], Total]:
+    """Stages and the headline total of one boot (``times``: al.times(boot.events), if known).
+    ``ready_given``: a ready marker was asked for, so that the boot ends there or has no total
+    (without one, a login prompt ends it)."""
     firsts: dict[tuple[Kind, str], Event] = {}
     for e in boot.events:
         if e.kind is Kind.MILESTONE or e.kind is Kind.MARKER:
@@ -167,6 +169,8 @@ def compute_stages(boot: Boot, al: Alignment, times: Sequence[int | None] | None
                       ready.error_ns)
     elif ready is not None:
         total = Total(origin, start, None, f"ready marker at line {ready.line_no} has no time on this axis")
+    elif ready_given:
+        total = Total(origin, start, None, "the ready marker was not seen")
     elif login is not None and login.ns is not None:
         total = Total(origin, start, login.ns, f"login prompt at line {login.line_no}; no ready marker "
                       "(--marker ready=REGEX to choose)", login.estimated, login.error_ns, "login prompt")

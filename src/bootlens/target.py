@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .capture import CaptureResult, CommandSource, Source, ThrottledSource, capture
+from .capture import CaptureResult, CommandSource, Source, ThrottledSource, capture, stop_if_interrupted
 from .errors import BootlensError
 
 READY_MARKER = "APP READY"
@@ -389,8 +389,9 @@ def qemu_command(tf: TargetFiles, monitor: str, append: str = "", flash: str | N
 
 def boot(tf: TargetFiles, out: str, append: str = "", timeout_s: float = 180.0,
          uboot_env: dict[str, str] | None = None, cmdline: str | None = None,
-         overlay: Path | None = None, baud: int | None = None) -> CaptureResult:
-    """Boot once and capture the console from power-on into the recording ``out``;
+         overlay: Path | None = None, baud: int | None = None, ready: str = READY_MARKER) -> CaptureResult:
+    """Boot once and capture the console from power-on into the recording ``out``, until a line
+    matches ``ready`` (QEMU is stopped then), the target powers off or ``timeout_s`` passes;
     ``baud`` reads the console no faster than a serial line at that rate (ThrottledSource);
     ``uboot_env`` overrides variables of U-Boot's default environment (e.g. bootdelay=0),
     ``cmdline`` replaces the kernel arguments, ``overlay`` is laid over the initramfs."""
@@ -415,7 +416,8 @@ def boot(tf: TargetFiles, out: str, append: str = "", timeout_s: float = 180.0,
         def release() -> None:
             _monitor_command(monitor, b"cont\n")
 
-        return capture(source, out, origin="power_on", end_s=timeout_s, on_ready=release, echo=None)
+        return stop_if_interrupted(capture(source, out, origin="power_on", quit_pattern=ready, end_s=timeout_s,
+                                           on_ready=release, echo=None))
 
 
 def _monitor_command(path: str, command: bytes, wait_s: float = 10.0) -> None:

@@ -17,8 +17,8 @@ PRINTK_PREFIX_BYTES = 15  # "[    1.234567] "
 LINE_END_BYTES = 2  # CR LF
 BITS_PER_BYTE = 10  # 8N1: start bit, 8 data bits, stop bit
 
-BAUD_UNKNOWN = ("console baud unknown: pass --baud or capture with bootlens capture --baud "
-                "(a recording remembers its line rate)")
+BAUD_UNKNOWN = ("console baud unknown: pass --baud to bootlens advise or capture with bootlens capture --baud "
+                "(a recording remembers its line rate)")  # report has no --baud: the hint names its command
 
 
 def line_text(boot: Boot, line_no: int) -> str:

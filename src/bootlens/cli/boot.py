@@ -11,11 +11,44 @@ import click
 
 from ..errors import BootlensError, UsageError
 from . import main
-from .common import fail as _fail, write_output as _write_output
+from .common import EXIT_NOT_READY, fail as _fail, say as _say, write_output as _write_output
 
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from ..experiment import Bench
+    from ..runs import NotReady
+
+
+def _check_board_options(name: str, ready: str, **given: str | None) -> None:
+    """--ready must compile; --port, --power-cycle and --hook typed on the command line for a
+    reference target are a mistake (from bootlens.toml they are the board's: left alone)."""
+    import re
+
+    from click.core import ParameterSource
+
+    try:
+        re.compile(ready)
+    except re.error as e:
+        raise UsageError(f"--ready {ready!r}: bad regular expression: {e}") from None
+    if name == "board":
+        return
+    ctx = click.get_current_context()
+    for param, value in given.items():
+        if value is not None and ctx.get_parameter_source(param) is ParameterSource.COMMANDLINE:
+            raise UsageError(f"--{param.replace('_', '-')} is for TARGET board; {name} is a reference target "
+                             "(bootlens boots it itself)")
+
+
+def _exit_if_not_ready(failed: list[NotReady], ready: str) -> None:
+    """Name every boot that never reached the ready marker, one line each on standard error,
+    and exit 3 (README, "Exit codes"); nothing when every boot reached it."""
+    if not failed:
+        return
+    for f in failed:
+        _say(f"bootlens: {f.path}: never reached the ready marker {ready!r}: {f.why}")
+    sys.exit(EXIT_NOT_READY)
 
 
 @main.group()
@@ -60,10 +93,10 @@ def target_setup(name: str, force: bool) -> None:
               help="TARGET 'board': a command that power-cycles it and returns when power is back "
               "(a relay, uhubctl); t=0 is when it returns.")
 @click.option("--ready", default="APP READY", show_default=True, metavar="REGEX",
-              help="TARGET 'board': the line that means the application is ready (ends each boot; "
-              "the reference targets print APP READY).")
+              help="The line that means the application is ready: it ends each boot and the measurement "
+              "(the reference targets print APP READY). A boot that never prints it makes the exit code 3.")
 @click.option("--timeout", "timeout_s", default=300.0, show_default=True, type=click.FloatRange(1),
-              help="Seconds to wait for the ready line before giving up on a boot.")
+              help="Seconds to wait for the ready line before giving up on a boot (exit code 3).")
 def run_cmd(name: str, repeat: int, append: str, cmdline: str | None, overlay: str | None,
             uboot_env: tuple[str, ...], output: str | None, as_json: bool, port: str | None, baud: int | None,
             power_cycle: str | None, ready: str, timeout_s: float, report_path: str | None) -> None:
@@ -72,7 +105,9 @@ def run_cmd(name: str, repeat: int, append: str, cmdline: str | None, overlay: s
     TARGET is a reference target (qemu-arm64, qemu-x86_64; set up first if needed) or `board`:
     real hardware, with --port for its console and --power-cycle for a command that restarts it.
     With --repeat N: N boots, one recording per boot in the run folder, and statistics per stage
-    and marker.
+    and marker. Exit code 3 when a boot never reached the ready line (--ready): the boots are
+    still analysed and printed, and each failing one is named on standard error with its
+    recording.
     """
     import time as _time
     from pathlib import Path
@@ -94,25 +129,28 @@ def run_cmd(name: str, repeat: int, append: str, cmdline: str | None, overlay: s
     def progress(i: int, seconds: float) -> None:
         boot_done(i, repeat, "", seconds)
 
-    bar.start()
     try:
+        _check_board_options(name, ready, port=port, power_cycle=power_cycle)
+        if name == "board" and (not port or not power_cycle):
+            raise UsageError("run board needs --port (its console) and --power-cycle (a command)")
+        bar.start()
         if name == "board":
-            if not port or not power_cycle:
-                _fail(UsageError("run board needs --port (its console) and --power-cycle (a command)"))
             from ..runs import run_board
 
-            result = run_board(port, baud or 115200, power_cycle, folder, repeat, ready, timeout_s, progress)
+            assert port is not None and power_cycle is not None
+            run = run_board(port, baud or 115200, power_cycle, folder, repeat, ready, timeout_s, progress)
         else:
             env = parse_env_overrides(uboot_env)
             tf = setup(name)
-            result = run_target(tf, folder, repeat, append, progress, env or None, cmdline,
-                                Path(overlay) if overlay else None, baud)
+            run = run_target(tf, folder, repeat, append, progress, env or None, cmdline,
+                             Path(overlay) if overlay else None, baud, ready, timeout_s)
     except BootlensError as e:
         bar.stop()
         _fail(e)
     finally:
         bar.stop()
-    if report_path:
+    result = run.analysis
+    if report_path and result.boots:
         from ..inputs import Group
         from ..render.html import render_html
 
@@ -122,20 +160,27 @@ def run_cmd(name: str, repeat: int, append: str, cmdline: str | None, overlay: s
 
         write_json(result, sys.stdout.buffer)
         sys.stdout.buffer.flush()
-        return
-    if repeat == 1:
-        render_terminal(result, console, 10)
-    else:
-        render_stats(statistics_of(result.boots), console, repeat)
-    console.print(f"recordings in {folder}/" + (f"; report in {report_path}" if report_path else ""))
+    elif result.boots:
+        if repeat == 1:
+            render_terminal(result, console, 10)
+        else:
+            render_stats(statistics_of(result.boots), console, repeat)
+    if not as_json:
+        console.print(f"recordings in {folder}/" + (f"; report in {report_path}" if report_path and result.boots
+                                                    else ""))
+    _exit_if_not_ready(list(run.not_ready), ready)
 
 
 
 def _bench_options(f: Callable[..., None]) -> Callable[..., None]:
     """The options ``experiment`` and ``optimize`` share: how many boots, where, which target."""
     opts = [
-        click.option("--repeat", default=3, show_default=True, type=click.IntRange(1, 1000),
-                     help="Boots per configuration (2 or more for a significance verdict)."),
+        click.option("--repeat", default="3", show_default=True, type=_REPEAT, metavar="N|auto",
+                     help="Boots per configuration (2 or more for a significance verdict; 3 decide a clear "
+                     "change). 'auto': 3, then more, interleaved, until every change's verdict is decided "
+                     "or --max-repeat."),
+        click.option("--max-repeat", "max_repeat", default=10, show_default=True, type=click.IntRange(2, 1000),
+                     metavar="N", help="With --repeat auto: the most boots per configuration."),
         click.option("-o", "--output", metavar="DIR", help="Where the run folders go, one per configuration "
                      "(default: runs/COMMAND-TARGET-DATE-TIME); must be new or empty."),
         click.option("--append", default="", metavar="ARGS", help="Kernel arguments every configuration gets "
@@ -149,15 +194,57 @@ def _bench_options(f: Callable[..., None]) -> Callable[..., None]:
         click.option("--power-cycle", "power_cycle", metavar="CMD", help="TARGET 'board': a command that "
                      "power-cycles it and returns when power is back."),
         click.option("--ready", default="APP READY", show_default=True, metavar="REGEX",
-                     help="TARGET 'board': the line that means the application is ready."),
+                     help="The line that means the application is ready: it ends each boot and the measurement "
+                     "(the reference targets print APP READY)."),
         click.option("--hook", metavar="SCRIPT", help="TARGET 'board': the script that changes the board: "
                      "`SCRIPT reset`, then `SCRIPT apply KIND VALUE` per change (docs/experiment.md)."),
         click.option("--timeout", "timeout_s", default=300.0, show_default=True, type=click.FloatRange(1),
-                     help="Seconds to wait for the ready line before giving up on a boot."),
+                     help="Seconds to wait for the ready line before giving up on a boot (exit code 3)."),
     ]
     for o in reversed(opts):
         f = o(f)
     return f
+
+
+if TYPE_CHECKING:
+    _ParamBase = click.ParamType[int | str]  # generic from click 8.2 on; a plain class before
+else:
+    _ParamBase = click.ParamType
+
+
+class _RepeatType(_ParamBase):
+    """--repeat: a number of boots (1 to 1000) or 'auto'."""
+
+    name = "N|auto"
+
+    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> int | str:
+        text = str(value).strip().lower()
+        if text == "auto":
+            return "auto"
+        try:
+            n = int(text)
+        except ValueError:
+            self.fail(f"{value!r} is neither a number of boots nor 'auto'", param, ctx)
+        if not 1 <= n <= 1000:
+            self.fail(f"{n} is not in the range 1<=x<=1000 (or 'auto')", param, ctx)
+        return n
+
+
+_REPEAT = _RepeatType()
+
+
+def _repeat_plan(repeat: int | str, max_repeat: int) -> tuple[int, int | None]:
+    """(boots first, the cap or None): --repeat auto boots 3 (fewer if --max-repeat is lower)
+    and at most --max-repeat; a number boots exactly that many, and --max-repeat typed with it
+    is a mistake."""
+    from click.core import ParameterSource
+
+    if repeat == "auto":
+        return min(3, max_repeat), max_repeat
+    ctx = click.get_current_context()
+    if ctx.get_parameter_source("max_repeat") is ParameterSource.COMMANDLINE:
+        raise UsageError(f"--max-repeat goes with --repeat auto (--repeat {repeat} boots exactly {repeat})")
+    return int(repeat), None
 
 
 def _bench(name: str, append: str, baud: int | None, port: str | None, power_cycle: str | None, ready: str,
@@ -166,6 +253,7 @@ def _bench(name: str, append: str, baud: int | None, port: str | None, power_cyc
     from ..experiment import BoardBench, QemuBench
     from ..target import setup
 
+    _check_board_options(name, ready, port=port, power_cycle=power_cycle, hook=hook)
     if name == "board":
         if not port or not power_cycle or not hook:
             raise UsageError("board needs --port (its console), --power-cycle (a command) and --hook (a script "
@@ -173,7 +261,7 @@ def _bench(name: str, append: str, baud: int | None, port: str | None, power_cyc
         if append:
             raise UsageError("--append is for reference targets; on a board the hook changes the command line")
         return BoardBench(port, baud or 115200, power_cycle, ready, hook, timeout_s)
-    return QemuBench(setup(name), append, baud, min(timeout_s, 180.0))
+    return QemuBench(setup(name), append, baud, timeout_s, ready)
 
 
 
@@ -183,7 +271,7 @@ def _bench(name: str, append: str, baud: int | None, port: str | None, power_cyc
               help="A change to measure, repeatable: NAME=cmdline:ARGS, NAME=uboot-env:VAR=VALUE, "
               "NAME=overlay:DIR (files laid over the root filesystem) or NAME=rule:RULE_ID (the advisor's change).")
 @_bench_options
-def experiment_cmd(name: str, tries: tuple[str, ...], repeat: int, output: str | None, append: str, as_json: bool,
+def experiment_cmd(name: str, tries: tuple[str, ...], repeat: int | str, max_repeat: int, output: str | None, append: str, as_json: bool,
                    baud: int | None, port: str | None, power_cycle: str | None, ready: str, hook: str | None,
                    timeout_s: float) -> None:
     """Measure what each change saves: boot the baseline, each change alone and all changes
@@ -210,7 +298,8 @@ def experiment_cmd(name: str, tries: tuple[str, ...], repeat: int, output: str |
         specs = [parse_try(t) for t in tries]
         bench = _bench(name, append, baud, port, power_cycle, ready, hook, timeout_s)
         bar.start()
-        result = experiment(bench, specs, folder, repeat, progress=progress)
+        first, most = _repeat_plan(repeat, max_repeat)
+        result = experiment(bench, specs, folder, first, progress=progress, max_repeat=most)
     except BootlensError as e:
         bar.stop()
         _fail(e)
@@ -219,8 +308,18 @@ def experiment_cmd(name: str, tries: tuple[str, ...], repeat: int, output: str |
     if as_json:
         write_json_obj(experiment_json_obj(result), sys.stdout.buffer)
         sys.stdout.buffer.flush()
-        return
-    render_experiment(result, console)
+    else:
+        render_experiment(result, console)
+    measured = [result.baseline, *(o.measured for o in result.changes),
+                *((result.together.measured,) if result.together is not None else ())]
+    _exit_if_not_ready(_not_ready([m.folder for m in measured if m.ready_boots < m.boots]), ready)
+
+
+def _not_ready(folders: list[Path]) -> list[NotReady]:
+    """The boots of these run folders that never reached the ready marker."""
+    from ..runs import analyze_run
+
+    return [f for folder in folders for f in analyze_run(folder).not_ready]
 
 
 @main.command("optimize")
@@ -228,7 +327,7 @@ def experiment_cmd(name: str, tries: tuple[str, ...], repeat: int, output: str |
 @_bench_options
 @click.option("--html", metavar="FILE", help="Also write the before/after compare report (HTML) to FILE; '-' "
               "writes only it, to standard output.")
-def optimize_cmd(name: str, repeat: int, output: str | None, append: str, as_json: bool, baud: int | None,
+def optimize_cmd(name: str, repeat: int | str, max_repeat: int, output: str | None, append: str, as_json: bool, baud: int | None,
                  port: str | None, power_cycle: str | None, ready: str, hook: str | None, timeout_s: float,
                  html: str | None) -> None:
     """Find and keep the changes that make TARGET boot faster.
@@ -238,7 +337,8 @@ def optimize_cmd(name: str, repeat: int, output: str | None, append: str, as_jso
     --repeat boots each against as many of the baseline; keeps those that save time
     significantly and still reach the ready line; boots them together and prints the final
     configuration with the before/after comparison. Kconfig and manual findings are listed,
-    not tried.
+    not tried. Exit code 3 when a boot of the traced boot, the baseline or the final
+    configuration never reached the ready line (a change that breaks the boot is only not kept).
     """
     import time as _time
     from pathlib import Path
@@ -256,7 +356,8 @@ def optimize_cmd(name: str, repeat: int, output: str | None, append: str, as_jso
     try:
         bench = _bench(name, append, baud, port, power_cycle, ready, hook, timeout_s)
         bar.start()
-        result = optimize(bench, folder, repeat, progress=progress)
+        first, most = _repeat_plan(repeat, max_repeat)
+        result = optimize(bench, folder, first, progress=progress, max_repeat=most)
     except BootlensError as e:
         bar.stop()
         _fail(e)
@@ -273,8 +374,16 @@ def optimize_cmd(name: str, repeat: int, output: str | None, append: str, as_jso
     if as_json:
         write_json_obj(optimize_json_obj(result), sys.stdout.buffer)
         sys.stdout.buffer.flush()
-        return
-    render_optimize(result, console)
-    if html and result.comparison is not None:
-        console.print(f"before/after compare report in {html}")
+    else:
+        render_optimize(result, console)
+        if html and result.comparison is not None:
+            console.print(f"before/after compare report in {html}")
+    # a tried change that breaks the boot is a result (not kept), not a failure of the run
+    folders = [result.advise_folder]
+    if result.baseline.ready_boots < result.baseline.boots:
+        folders.append(result.baseline.folder)
+    fo = result.final_outcome
+    if fo is not None and fo.measured.ready_boots < fo.measured.boots:
+        folders.append(fo.measured.folder)
+    _exit_if_not_ready(_not_ready(folders), ready)
 

@@ -1,19 +1,100 @@
 """What every command of the ``bootlens`` command line shares: the group class that ends quietly
-on a closed pipe, the one-line error, writing an output file."""
+on a closed pipe and says a usage error in one line, the exit codes, the one-line error,
+writing an output file."""
 
 from __future__ import annotations
 
 import os
 import sys
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import click
 
 from ..errors import BootlensError, UsageError
 
+# Exit codes (README, "Exit codes"): 0 done; 1 a bug (a traceback); 2 an error (bad input or
+# option, a console or target that cannot be used); 3 a boot never reached its ready marker
+# (run, experiment, optimize: the other output is still printed); 128+N ended by signal N.
+EXIT_ERROR = 2
+EXIT_NOT_READY = 3
+
+
+class OneLineUsageError(click.UsageError):
+    """A usage error (unknown option, missing argument, bad value) said in one line, as every
+    other bootlens error is: ``bootlens: error: capture: no such option --buad (did you mean
+    --baud?)``; click's own is four lines (usage, a hint, a blank line, the error)."""
+
+    def __init__(self, message: str, ctx: click.Context | None = None) -> None:
+        super().__init__(message, ctx)
+        self.exit_code = EXIT_ERROR
+
+    @classmethod
+    def of(cls, e: click.UsageError) -> OneLineUsageError:
+        """Click's error in one line."""
+        return e if isinstance(e, OneLineUsageError) else cls(one_line_message(e), e.ctx)
+
+    def show(self, file: Any = None) -> None:
+        say(f"bootlens: error: {self.message}")
+
+
+# an option of one command typed on another that says the same thing its own way
+SAME_MEANING = {"--marker": "--ready"}
+
+
+def one_line_message(e: click.UsageError) -> str:
+    """Click's message for ``e``, on one line, with the command it is about."""
+    possibilities = getattr(e, "possibilities", None)
+    if isinstance(e, click.NoSuchOption):
+        msg = f"no such option {e.option_name}"
+        meant = SAME_MEANING.get(e.option_name)
+        if meant is not None and e.ctx is not None and any(meant in p.opts for p in e.ctx.command.params):
+            possibilities = [meant]
+    elif isinstance(e, click.exceptions.NoSuchCommand):
+        msg = f"no such command {e.command_name!r}"
+    else:
+        msg = " ".join(e.format_message().split())
+        msg = msg[:1].lower() + (msg[1:-1] if msg.endswith(".") and not msg.endswith("..") else msg[1:])
+        possibilities = None
+    if possibilities:
+        msg += f" (did you mean {' or '.join(sorted(possibilities))}?)"
+    names = []
+    c = e.ctx
+    while c is not None and c.parent is not None:  # the root's name is the program's, not a command
+        names.append(c.info_name or "")
+        c = c.parent
+    path = " ".join(reversed(names))
+    if path:
+        msg = f"{path}: {msg}"
+    if possibilities is None and not isinstance(e, click.NoSuchOption):
+        msg += f" (see bootlens {path + ' ' if path else ''}-h)"
+    return msg
+
+
+def say(text: str) -> None:
+    """One line on standard error; nothing if its reader has gone (the exit code still counts)."""
+    try:
+        click.echo(text, err=True)
+    except BrokenPipeError:
+        release_closed_outputs()
+
+
 class QuietPipeGroup(click.Group):
-    """Every command ends quietly with exit 0 when its reader goes away (``bootlens analyze
-    big.log | head -1``), as ``cat`` does: no traceback, no "Broken pipe" (click alone exits 1)."""
+    """Every command ends quietly when its reader goes away (``bootlens analyze big.log | head
+    -1``, ``bootlens --help | head -3``), as ``cat`` does: no traceback, no "Broken pipe", exit 0
+    (click alone exits 1); a usage error is one line (:class:`OneLineUsageError`)."""
+
+    group_class = type  # ``target`` and any other subgroup behave the same
+
+    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
+                     **extra: Any) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except BrokenPipeError:  # --help into a closed pipe
+            if not release_closed_outputs():
+                raise
+            raise click.exceptions.Exit(0) from None
+        except click.UsageError as e:
+            raise OneLineUsageError.of(e) from None
 
     def invoke(self, ctx: click.Context) -> object:
         was_null = is_devnull(1)
@@ -23,6 +104,8 @@ class QuietPipeGroup(click.Group):
             if not release_closed_outputs():
                 raise  # some other pipe (a socket): not ours to hide
             ctx.exit(0)
+        except click.UsageError as e:
+            raise OneLineUsageError.of(e) from None
         except SystemExit as e:
             # rich's Console meets a closed pipe by pointing standard output at /dev/null and
             # exiting 1 (Console.on_broken_pipe): that exit, and only that one, becomes 0
@@ -83,6 +166,147 @@ def exit_now() -> None:
 
 
 def fail(e: BootlensError) -> NoReturn:
-    click.echo(f"bootlens: error: {e}", err=True)
+    """The one-line error and its exit code (kept when standard error has no reader)."""
+    say(f"bootlens: error: {e}")
     sys.exit(e.exit_code)
 
+
+
+# --- bootlens.toml -------------------------------------------------------------------------
+
+CONFIG_META = "bootlens.config"  # ctx.meta key: the configuration file in use (a Path)
+
+
+class BootlensCommand(click.Command):
+    """A command that says, in one line on standard error, which of its options came from
+    ``bootlens.toml`` and from which file (its --help says it too)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        cfg = ctx.meta.get(CONFIG_META)
+        if cfg is not None:
+            from click.core import ParameterSource
+
+            used = [f"--{opt_name(p)}" for p in self.params
+                    if p.name and ctx.get_parameter_source(p.name) is ParameterSource.DEFAULT_MAP]
+            if used:
+                say(f"bootlens: {', '.join(used)} from {cfg}")
+        return super().invoke(ctx)
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        super().format_epilog(ctx, formatter)
+        cfg = ctx.meta.get(CONFIG_META)
+        if cfg is not None:
+            formatter.write_paragraph()
+            formatter.write(f"Defaults shown include those of {cfg}.\n")  # unwrapped: a path is copied whole
+
+
+QuietPipeGroup.command_class = BootlensCommand
+
+
+def opt_name(p: click.Parameter) -> str:
+    """An option's long name without dashes: its key in bootlens.toml."""
+    longs = [o for o in p.opts if o.startswith("--")]
+    return (longs[0] if longs else p.opts[0]).lstrip("-")
+
+
+def apply_config(ctx: click.Context, explicit: str | None, disabled: bool) -> None:
+    """Find and read bootlens.toml (or ``explicit``), check every key against the options of
+    the commands, and make its values the defaults of the command about to run (click's
+    ``default_map``); a one-line error names the file and the key."""
+    from pathlib import Path
+
+    from ..config import find_config, read_config
+
+    if disabled:
+        return
+    path = Path(explicit) if explicit else find_config(Path.cwd())
+    if path is None:
+        return
+    assert isinstance(ctx.command, click.Group)
+    try:
+        ctx.default_map = config_default_map(ctx.command, read_config(path))
+    except BootlensError as e:
+        fail(e)
+    ctx.meta[CONFIG_META] = path
+
+
+def config_default_map(root: click.Group, cfg: Any) -> dict[str, Any]:
+    """click's ``default_map`` for every command from a :class:`bootlens.config.Config`."""
+    from difflib import get_close_matches
+
+    from ..config import ConfigError
+
+    commands: dict[str, click.Command] = {}
+
+    def walk(g: click.Group, prefix: str) -> None:
+        for n, c in g.commands.items():
+            if isinstance(c, click.Group):
+                walk(c, f"{prefix}{n}.")
+            else:
+                commands[f"{prefix}{n}"] = c
+
+    walk(root, "")
+    for name in cfg.commands:
+        if name not in commands:
+            near = get_close_matches(name, list(commands), 1)
+            raise ConfigError(cfg.path, f"[{name}]: no such command" + (f" (did you mean [{near[0]}]?)" if near else ""))
+    def options(c: click.Command) -> dict[str, click.Option]:  # every long name, as a key
+        return {o.lstrip("-"): p for p in c.params if isinstance(p, click.Option) for o in p.opts if o[:2] == "--"}
+
+    everywhere = {k for c in commands.values() for k in options(c)}
+    for key in cfg.shared:
+        if key not in everywhere:
+            near = get_close_matches(key, sorted(everywhere), 1)
+            raise ConfigError(cfg.path, f"{key}: no command has the option --{key}"
+                              + (f" (did you mean {near[0]}?)" if near else ""))
+    out: dict[str, Any] = {}
+    for name, cmd in commands.items():
+        opts = options(cmd)
+        values: dict[str, Any] = {}
+        own = cfg.commands.get(name, {})
+        for key in own:
+            if key not in opts:
+                near = get_close_matches(key, sorted(opts), 1)
+                raise ConfigError(cfg.path, f"[{name}] {key}: bootlens {name.replace('.', ' ')} has no --{key}"
+                                  + (f" (did you mean {near[0]}?)" if near else ""))
+        for where, src in (("", cfg.shared), (f"[{name}] ", own)):
+            for key, v in src.items():
+                if key in opts:
+                    values[opts[key].name or key] = _checked(cfg.path, f"{where}{key}", opts[key], cmd, v)
+        # the shared ready pattern is the ready marker of the commands that take --marker
+        ready = cfg.shared.get("ready")
+        if ready is not None and "marker" in opts and "ready" not in opts and "marker" not in own:
+            key = opts["marker"].name or "marker"
+            markers = list(values.get(key, ()))
+            if not any(str(m).startswith("ready=") for m in markers):
+                values[key] = _checked(cfg.path, "ready", opts["marker"], cmd, [*markers, f"ready={ready}"])
+        if values:
+            node = out
+            *groups, leaf = name.split(".")
+            for g in groups:
+                node = node.setdefault(g, {})
+            node[leaf] = values
+    return out
+
+
+def _checked(path: Any, where: str, p: click.Option, cmd: click.Command, value: Any) -> Any:
+    """``value`` as the option would take it from the command line, or a ConfigError."""
+    from ..config import ConfigError
+
+    if p.multiple and not isinstance(value, list):
+        value = [value]
+    if isinstance(value, list) and not p.multiple:
+        raise ConfigError(path, f"{where}: one value expected, not a list")
+    items = value if isinstance(value, list) else [value]
+    if any(isinstance(x, (dict, list)) for x in items):
+        raise ConfigError(path, f"{where}: expected {'a list of ' if p.multiple else ''}plain values")
+    if p.is_flag and not all(isinstance(x, bool) for x in items):
+        raise ConfigError(path, f"{where}: expected true or false")
+    if not p.is_flag:  # as typed on a command line: a TOML number for a choice of "8", "1.5"
+        items = [str(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else x for x in items]
+    value = items if p.multiple else items[0]
+    try:
+        p.type_cast_value(click.Context(cmd), value)
+    except click.BadParameter as e:
+        raise ConfigError(path, f"{where}: {' '.join(e.message.split())}") from None
+    return value

@@ -1,0 +1,100 @@
+"""``bootlens.toml``: a project's defaults for command-line options, so that a board's port,
+baud rate, power-cycle command and ready pattern are written once.
+
+The file is looked for in the working directory, then in each parent, stopping after the first
+folder that holds ``.git`` (the top of a repository: a checkout never picks up a file from
+outside it) or at the filesystem root; ``BOOTLENS_CONFIG`` or ``bootlens --config FILE`` name one
+explicitly. Keys are long option names without their dashes (``power-cycle``; ``power_cycle``
+is the same key). Keys before any table are shared: every command that has the option takes
+them. A table per command (``[run]``, ``[capture]``, ``[target.setup]``) holds that command's
+own, which win over the shared ones; options on the command line win over both. Which keys
+exist is the command line's business (:mod:`bootlens.cli`); this module finds and reads.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import BootlensError, printable
+
+CONFIG_NAME = "bootlens.toml"
+REPO_MARKERS = (".git", ".hg")  # a folder holding one of these is the top of a project
+
+
+class ConfigError(BootlensError):
+    """A configuration file that cannot be used: bad TOML, an unknown key, a bad value."""
+
+    exit_code = 2
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"{printable(str(path))}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """A read ``bootlens.toml``: the shared keys and each command's table (a subcommand's
+    under its dotted name, ``target.setup``); keys normalised to the options' spelling."""
+
+    path: Path
+    shared: dict[str, Any]
+    commands: dict[str, dict[str, Any]]
+
+
+def find_config(start: Path) -> Path | None:
+    """``bootlens.toml`` in ``start`` or its nearest parent; the search stops after a folder
+    holding ``.git`` or ``.hg`` (a repository's top), or at the filesystem root."""
+    d = start.resolve()
+    while True:
+        f = d / CONFIG_NAME
+        if f.is_file():
+            return f
+        if any((d / m).exists() for m in REPO_MARKERS) or d.parent == d:
+            return None
+        d = d.parent
+
+
+def key_name(key: str) -> str:
+    """A key as the option is spelt (``power_cycle`` and ``power-cycle`` are one key)."""
+    return key.replace("_", "-")
+
+
+def read_config(path: Path) -> Config:
+    """Read and shape-check a configuration file; one-line errors naming the file and key."""
+    try:
+        with open(path, "rb") as f:
+            doc = tomllib.load(f)
+    except OSError as e:
+        raise ConfigError(path, f"cannot read: {e.strerror or e}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(path, f"not valid TOML: {e}") from None
+    shared: dict[str, Any] = {}
+    commands: dict[str, dict[str, Any]] = {}
+
+    def table(name: str, t: dict[str, Any]) -> None:
+        mine: dict[str, Any] = {}
+        for k, v in t.items():
+            if isinstance(v, dict):  # [target.setup]: a subcommand's table
+                table(f"{name}.{k}", v)
+            else:
+                _put(path, mine, k, v, f"[{name}] ")
+        if mine or not any(isinstance(v, dict) for v in t.values()):  # [target] holding only [target.setup]: none
+            commands[name] = mine
+
+    for k, v in doc.items():
+        if isinstance(v, dict):
+            table(k, v)
+        else:
+            _put(path, shared, k, v, "")
+    return Config(path, shared, commands)
+
+
+def _put(path: Path, into: dict[str, Any], key: str, value: Any, where: str) -> None:
+    name = key_name(key)
+    if name in into:
+        raise ConfigError(path, f"{where}{key}: given twice ({name} and {key} are the same option)")
+    into[name] = value
