@@ -69,7 +69,7 @@ def test_the_shared_ready_pattern_is_the_ready_marker_of_analyze(tmp_path: Path)
 
 def test_explicit_file_environment_and_capture_table(tmp_path: Path) -> None:
     other = tmp_path / "lab.toml"
-    other.write_text('[capture]\nquit = "two"\nquiet = true\n')
+    other.write_text('port = "/dev/ttyNOPE"\n[capture]\nquit = "two"\nquiet = true\n')  # a command beats the port
     env = {**ENV, "BOOTLENS_CONFIG": str(other)}
     for extra, environ in ((["--config", str(other)], None), ([], env)):
         r = run(tmp_path, *extra, "capture", "-o", "c.rec", "--", "printf", "one\\ntwo\\nthree\\n", env=environ)

@@ -61,6 +61,11 @@ class CaptureCommand(BootlensCommand):
                     msg = (f"unexpected argument {stray!r}: -q is --quiet here (grabserial's -Q); grabserial's "
                            f"-q PATTERN is --quitpat PATTERN")
                 raise OneLineUsageError(f"capture: {msg}", ctx)
+            from click.core import ParameterSource
+
+            if ctx.get_parameter_source("port") is ParameterSource.DEFAULT_MAP:
+                ctx.params["port"] = None  # bootlens.toml's port, and a command typed now: the command
+                ctx.set_parameter_source("port", ParameterSource.DEFAULT)
         return rest
 
 
