@@ -84,7 +84,7 @@ def _rotation(text: str) -> tuple[float, bool]:
 @main.command(cls=CaptureCommand, context_settings={"allow_interspersed_args": False})
 @click.option("-o", "--output", metavar="FILE", help="The recording to write (JSON Lines: every byte with its time; "
               "bootlens export turns it into text). strftime codes are replaced, '%' alone is grabserial's "
-              f"date-time name. Default: {DEFAULT_OUTPUT.replace('%', '%%')}.")
+              f"date-time name. Default: {DEFAULT_OUTPUT}.")
 @click.option("-d", "--port", "--device", "port", metavar="URL", help="A serial device or pyserial URL: "
               "/dev/ttyUSB0, socket://host:port, rfc2217://host:port. Without a port or a command, standard "
               "input is read.")
