@@ -438,7 +438,7 @@ def _directory(tmp_path: Path) -> Path:
         (_random_binary, "binary or garbled input"),
         (_no_boot, "no boot found"),
         (_missing, "no such file"),
-        (_directory, "is a directory"),
+        (_directory, "no recordings (boot-N.rec) or logs in this folder"),
     ],
     ids=["empty", "whitespace", "random-binary", "no-boot", "nonexistent", "directory"],
 )
