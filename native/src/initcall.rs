@@ -331,20 +331,28 @@ fn named_tuple<'py>(py: Python<'py>, cls: &Bound<'py, PyType>, items: Vec<PyObje
     if !cls.is_subclass_of::<PyTuple>()? {
         return Err(pyo3::exceptions::PyTypeError::new_err("expected a tuple subclass"));
     }
+    // Only the stable ABI (abi3): the type's tp_alloc through PyType_GetSlot, the slots filled
+    // through PyTuple_SetItem rather than the PyTuple_SET_ITEM macro.
     // SAFETY: cls is a tuple subclass, so its instances have the PyTupleObject layout and
-    // tp_alloc gives one with items.len() zeroed slots, each filled exactly once below
-    // (PyTuple_SET_ITEM steals the reference).
+    // tp_alloc gives one with items.len() empty slots and a reference count of 1 (as
+    // PyTuple_SetItem requires), each slot filled exactly once below (PyTuple_SetItem steals
+    // the reference, also when it fails).
     unsafe {
         let tp = cls.as_type_ptr();
-        let alloc = (*tp).tp_alloc.unwrap_or(ffi::PyType_GenericAlloc);
+        let slot = ffi::PyType_GetSlot(tp, ffi::Py_tp_alloc);
+        let alloc: ffi::allocfunc =
+            if slot.is_null() { ffi::PyType_GenericAlloc } else { std::mem::transmute(slot) };
         let obj = alloc(tp, items.len() as ffi::Py_ssize_t);
         if obj.is_null() {
             return Err(PyErr::fetch(py));
         }
+        let obj = PyObject::from_owned_ptr(py, obj);
         for (i, it) in items.into_iter().enumerate() {
-            ffi::PyTuple_SET_ITEM(obj, i as ffi::Py_ssize_t, it.into_ptr());
+            if ffi::PyTuple_SetItem(obj.as_ptr(), i as ffi::Py_ssize_t, it.into_ptr()) != 0 {
+                return Err(PyErr::fetch(py));
+            }
         }
-        Ok(PyObject::from_owned_ptr(py, obj))
+        Ok(obj)
     }
 }
 
