@@ -1,13 +1,21 @@
 # The README's two commands: `make demo` and `make test`. Both install what they need first.
+# Everything runs from the project's own virtualenv, .venv (made with $(PY) -m venv), so that no
+# package goes into the system's Python (Debian's is "externally managed", PEP 668) and the
+# commands below never depend on what else is installed. Use it afterwards with
+# `. .venv/bin/activate`, or run `.venv/bin/bootlens` directly.
 PY ?= python3
-PIP ?= $(PY) -m pip
+VENV ?= .venv
+BIN := $(abspath $(VENV))/bin
+PIP := $(BIN)/python -m pip --disable-pip-version-check
 # Debian packages: QEMU and U-Boot for the reference target (the kernel itself is fetched by
-# bootlens), Chromium for the HTML report tests (driven by Playwright, never its own browser)
-APT_PACKAGES ?= qemu-system-arm u-boot-qemu chromium
-# rustup installs cargo here; Debian's cargo lands in /usr/bin
-export PATH := $(HOME)/.cargo/bin:$(PATH)
+# bootlens), Chromium for the HTML report tests (driven by Playwright, never its own browser),
+# python3-venv for .venv, tmux for the tests that read bootlens's output in a real terminal
+APT_PACKAGES ?= python3-venv qemu-system-arm u-boot-qemu chromium tmux
+# the virtualenv's commands (bootlens, pytest, mypy) first; rustup installs cargo in ~/.cargo/bin,
+# Debian's cargo lands in /usr/bin
+export PATH := $(BIN):$(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: install rust system demo test bench fuzz
+.PHONY: install venv rust system demo test bench fuzz
 
 # The native accelerator (native/, Rust) needs cargo at install time; without it bootlens still
 # installs and runs its pure-Python implementation (same results, about 3x slower on big logs).
@@ -20,17 +28,34 @@ rust:
 	    echo "cargo not found: bootlens will run without its native accelerator"; \
 	  fi; }
 
-# QEMU and U-Boot for the reference target, when missing (needs root and apt)
+# The Debian packages above, when missing (needs root and apt)
 system:
-	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	@command -v dpkg >/dev/null 2>&1 || { echo "not Debian: install$(foreach p,$(APT_PACKAGES), $(p)) or their equivalents"; exit 0; }; \
+	missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then \
 	    echo "installing$$missing"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	  else echo "missing Debian packages:$$missing (apt-get install them as root)"; fi; \
 	fi
 
-install: rust system
-	$(PIP) install --quiet --disable-pip-version-check -e '.[test]'
+# .venv, made again when it no longer runs (its Python was removed or upgraded), has no pip, or was
+# made by another Python than $(PY) (looked up on the PATH without .venv/bin).
+venv: system
+	@PATH="$${PATH#$(BIN):}"; \
+	base() { "$$1" -c 'import os, sys; print(os.path.realpath(getattr(sys, "_base_executable", sys.executable)))' 2>/dev/null; }; \
+	want=$$(base "$(PY)") || { echo "$(PY) does not run: name a Python >= 3.11 with PY=..."; exit 1; }; \
+	if [ -x "$(BIN)/python" ] && [ "$$(base "$(BIN)/python")" = "$$want" ] \
+	  && "$(BIN)/python" -m pip --version >/dev/null 2>&1; then exit 0; fi; \
+	if [ -f "$(VENV)/pyvenv.cfg" ]; then echo "$(VENV) is broken or was made by another Python: making it again"; rm -rf "$(VENV)"; \
+	elif [ -e "$(VENV)" ]; then echo "$(VENV) exists and is not a virtualenv: move it away or set VENV=..."; exit 1; fi; \
+	echo "$(PY) -m venv $(VENV)"; "$(PY)" -m venv "$(VENV)" || { rm -rf "$(VENV)"; exit 1; }
+
+# An editable install (src/ is what runs) with the test tools. The native module in src/ is built
+# again each time (cargo recompiles only what changed): one left there by an earlier build (for
+# another Python, or before cargo went away) would otherwise be imported.
+install: rust venv
+	rm -f src/bootlens/_scan*.so
+	$(PIP) install --quiet -e '.[test]'
 
 # the demo boots with the kernel's own tracing on (initcalls, device probes, process fork/exec/exit),
 # so that the report shows every row of the timeline
@@ -38,14 +63,14 @@ DEMO_TRACE ?= initcall_debug ignore_loglevel \
 	trace_event=sched:sched_process_fork,sched:sched_process_exec,sched:sched_process_exit tp_printk
 
 demo: install
-	bootlens target setup qemu-arm64
+	$(BIN)/bootlens target setup qemu-arm64
 	rm -rf runs/demo
-	bootlens run qemu-arm64 --repeat 3 --append "$(DEMO_TRACE)" -o runs/demo --report report.html
+	$(BIN)/bootlens run qemu-arm64 --repeat 3 --append "$(DEMO_TRACE)" -o runs/demo --report report.html
 
 test: install
-	$(PY) -m mypy
-	$(PY) fuzz/run.py --seconds $(FUZZ_SHORT_S)
-	$(PY) -m pytest -q
+	$(BIN)/python -m mypy
+	$(BIN)/python fuzz/run.py --seconds $(FUZZ_SHORT_S)
+	$(BIN)/python -m pytest -q
 
 # Fuzzing (fuzz/run.py, atheris when installed): every parser, the recording reader, the advisor
 # and every renderer, native and pure Python compared; a crash is saved to fuzz/crashes/, which
@@ -56,8 +81,8 @@ FUZZ_SHORT_S ?= 60
 FUZZ_RUNS ?= 1000000
 FUZZ_WORKERS ?= $(shell nproc)
 fuzz: install
-	$(PIP) install --quiet --disable-pip-version-check atheris || echo "atheris not installed: random mutator"
-	$(PY) fuzz/run.py --runs $(FUZZ_RUNS) --seconds 86400 --workers $(FUZZ_WORKERS) --max-len 4096 --deep-every 16
+	$(PIP) install --quiet atheris || echo "atheris not installed: random mutator"
+	$(BIN)/python fuzz/run.py --runs $(FUZZ_RUNS) --seconds 86400 --workers $(FUZZ_WORKERS) --max-len 4096 --deep-every 16
 
 bench: install
-	$(PY) bench/bench_analyze.py
+	$(BIN)/python bench/bench_analyze.py
