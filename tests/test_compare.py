@@ -1,8 +1,9 @@
 """``bootlens compare``: the library (bootlens.compare) and the real command line.
 
 The run folders here are written by hand: small printk logs with initcall_debug lines and
-process trace events, one log per boot, whose durations are chosen so that a difference is
-larger than the spread of the boots (significant) or inside it (not significant).
+process trace events, one log per boot, whose durations are chosen so that a difference is far
+beyond the noise of the boots (significant), inside it (not significant), under the floor, or
+in between (need more boots). tests/test_significance.py runs the rule on real boots.
 Corpus figures (tests/data/corpus): the arm64 grabserial log has one boot with
 of_platform_default_populate_init at 108000 usecs, which the x86_64 initcall log lacks; the
 x86_64 log has acpi_init at 104000 usecs, which the arm64 log ran in 0 usecs.
@@ -21,7 +22,8 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from bootlens.compare import Change, Comparison, Delta, Significance, compare_groups
+from bootlens.compare import HORIZON, Change, Comparison, Delta, Significance, compare_groups
+from bootlens.stats import boots_needed, stat
 from bootlens.errors import UsageError
 from bootlens.inputs import analyze_inputs, write_run_meta
 from bootlens.parsers import MarkerSpec, ParseOptions
@@ -110,7 +112,8 @@ def test_two_corpus_logs_single_boot_is_unknown() -> None:
     assert [s.boots for s in c.inputs] == [1, 1]
     k = figure(c, "kernel_init")
     assert k.change is Change.CHANGED and k.delta_ns is not None
-    assert k.significance is Significance.UNKNOWN and k.reason == "1 boot"
+    assert k.significance is Significance.UNKNOWN and k.reason == "1 boot a side: need 2 more boots a side"
+    assert k.need_boots == 2 and k.p_value is None and k.test is None and k.threshold_ns is None
     assert k.delta_ns == k.other.median - k.baseline.median  # type: ignore[union-attr]
     # the grabserial log counts from its first byte, the console log from kernel start
     assert figure(c, "total (first byte → ready)").change is Change.NOT_MEASURED
@@ -133,7 +136,7 @@ def test_two_corpus_logs_single_boot_is_unknown() -> None:
     assert c.pairs[0].probes.rows  # both logs print probe times
 
 
-def test_slower_initcall_beyond_spread_is_significant(tmp_path: Path) -> None:
+def test_slower_initcall_far_beyond_the_noise_is_significant(tmp_path: Path) -> None:
     a = run_folder(tmp_path / "a", slow_boots([100_000, 102_000, 101_000]))
     b = run_folder(tmp_path / "b", slow_boots([150_000, 151_000, 149_000]))
     c = compare_paths(a, b)
@@ -142,8 +145,11 @@ def test_slower_initcall_beyond_spread_is_significant(tmp_path: Path) -> None:
     slow = ic.rows[0]
     assert slow.name == "slow_init" and slow.change is Change.CHANGED
     assert slow.delta_ns == 49_000_000  # 150000 - 101000 usecs
-    assert slow.threshold_ns == 2_000_000  # both sides spread over 2 ms
-    assert slow.significance is Significance.SIGNIFICANT
+    assert slow.threshold_ns == 2_000_000  # both sides spread over 2 ms: shown, not the rule
+    assert slow.significance is Significance.SIGNIFICANT and slow.test == "student"
+    # 49 ms against a noise of 1 ms: t = 49 / sqrt(2/3) = 60 with 4 df; p ~ 5e-7, then
+    # Benjamini-Hochberg over the table's 2 names doubles the smaller p
+    assert slow.p_value is not None and 5e-7 < slow.p_value < 2e-6 and slow.reason.startswith("p = ")
     fast = row(ic.rows, "fast_init")
     assert fast.delta_ns == 0 and fast.significance is Significance.NOT_SIGNIFICANT
     assert ic.significant == 1 and (ic.added, ic.removed) == (0, 0)
@@ -160,8 +166,38 @@ def test_delta_inside_spread_is_not_significant(tmp_path: Path) -> None:
     b = run_folder(tmp_path / "b", slow_boots([125_000, 105_000, 135_000]))
     slow = row(compare_paths(a, b).pairs[0].initcalls.rows, "slow_init")
     assert slow.delta_ns == 5_000_000 and slow.threshold_ns == 40_000_000
-    assert slow.significance is Significance.NOT_SIGNIFICANT
-    assert slow.reason == "within the run-to-run spread"
+    assert slow.significance is Significance.NOT_SIGNIFICANT and slow.need_boots is None
+    assert slow.reason.startswith("within the noise (p = ")
+
+
+def test_between_clear_and_noise_says_how_many_more_boots(tmp_path: Path) -> None:
+    """25 ms against a noise of 10 ms a side: p ~ 0.04 with 3 boots a side, too weak for the
+    rule, but the projection says how many boots would decide it."""
+    a = run_folder(tmp_path / "a", slow_boots([100_000, 110_000, 120_000]))
+    b = run_folder(tmp_path / "b", slow_boots([125_000, 135_000, 145_000]))
+    c = compare_paths(a, b)
+    tot = figure(c, "total (kernel start → ready)")
+    assert tot.significance is Significance.UNKNOWN and tot.p_value is not None and 0.02 < tot.p_value < 0.06
+    sa, sb = stat("a", [100, 110, 120]), stat("b", [125, 135, 145])
+    assert sa is not None and sb is not None
+    n = boots_needed(sa, sb, 25.0, 0.0005, HORIZON)
+    assert n is not None and tot.need_boots == n - 3 and tot.reason.startswith(f"need {n - 3} more boots a side")
+    # unequal sizes: Welch's test, and the side with fewer boots is named
+    b4 = run_folder(tmp_path / "b4", slow_boots([125_000, 135_000, 145_000, 135_000, 130_000]))
+    tot4 = figure(compare_paths(a, b4), "total (kernel start → ready)")
+    assert tot4.test == "welch" and tot4.significance is Significance.UNKNOWN and " of A (" in tot4.reason
+
+
+def test_a_difference_under_the_floor_is_not_significant_however_sure(tmp_path: Path) -> None:
+    """0.5 ms more in every boot, with no noise at all: certain, and too small to matter
+    (the floor is 1 ms, or 1% of the baseline median)."""
+    a = run_folder(tmp_path / "a", slow_boots([10_000] * 3))
+    b = run_folder(tmp_path / "b", slow_boots([10_500] * 3))
+    slow = row(compare_paths(a, b).pairs[0].initcalls.rows, "slow_init")
+    assert slow.p_value == 0.0 and slow.floor_ns == 1_000_000
+    assert slow.significance is Significance.NOT_SIGNIFICANT and slow.reason == "under the floor (p = 0)"
+    c = compare_paths(a, run_folder(tmp_path / "c", slow_boots([12_000] * 3)))
+    assert row(c.pairs[0].initcalls.rows, "slow_init").significance is Significance.SIGNIFICANT  # 2 ms
 
 
 def test_single_boot_against_a_folder_is_unknown(tmp_path: Path) -> None:
@@ -170,7 +206,9 @@ def test_single_boot_against_a_folder_is_unknown(tmp_path: Path) -> None:
     one.write_text(slow_boots([300_000])[0])
     slow = row(compare_paths(a, one).pairs[0].initcalls.rows, "slow_init")
     assert slow.delta_ns == 200_000_000
-    assert slow.significance is Significance.UNKNOWN and slow.threshold_ns is None
+    # A's two boots show no noise at all: the projection from them asks for one boot more of B
+    assert slow.significance is Significance.UNKNOWN and slow.threshold_ns is None and slow.p_value is None
+    assert slow.reason == "need 1 more boot of B" and slow.need_boots == 1
 
 
 def test_added_removed_initcalls_and_processes(tmp_path: Path) -> None:
@@ -246,9 +284,14 @@ def test_terminal_rendering_escapes_and_marks(tmp_path: Path) -> None:
     text = console.export_text()
     assert "[red]evil" in text  # a name from the log is text, never markup
     slow = next(line for line in text.splitlines() if line.startswith("slow_init"))
-    assert slow.split()[1:] == ["101.0", "ms", "150.0", "ms", "+49.0", "ms", "+48.5%", "2.0", "ms", "yes"]
+    assert slow.split()[1:] == ["101.0", "ms", "150.0", "ms", "+49.0", "ms", "+48.5%", "yes", "(p", "9e-7)"]
     fast = next(line for line in text.splitlines() if line.startswith("fast_init"))
-    assert fast.split()[-1] == "no"
+    assert fast.split()[-3:] == ["no", "(<", "floor)"]  # 0 ms: under the floor
+    # the headline first: the total, its change and its verdict
+    assert text.splitlines()[0].startswith("B vs A · kernel start → ready: 213.9 ms → 263.0 ms (+49.1 ms, +23.0%)")
+    assert "significant (p = " in "\n".join(text.splitlines()[:2])
+    # the medians with their intervals: 3 boots, (min, max) at 75%
+    assert "A: 3 boots, 75%" in text and "101.6 [100.6–102.6] ms" in text  # the initcalls sub-stage
 
 
 # ---- command line ----------------------------------------------------------------------------
@@ -260,7 +303,7 @@ def test_cli_terminal_two_corpus_logs() -> None:
     assert "Traceback" not in r.stderr
     out = r.stdout
     assert "Stages, B vs A" in out and "Initcalls, B vs A: top 3 of" in out
-    assert "unknown (1 boot)" in out and "not measured in B" in out
+    assert "need 2 more" in out and "not in B" in out
     assert "of_platform" in out and "−108.0 ms" in out and "absent" in out  # removed in B
 
 
@@ -272,7 +315,9 @@ def test_cli_json_shape(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     doc: dict[str, Any] = json.loads(r.stdout)
     assert doc["schema_version"] == 1 and doc["kind"] == "compare" and doc["top"] == 1
-    assert doc["significance_rule"]["min_boots"] == 2
+    rule = doc["significance_rule"]
+    assert rule["min_boots"] == 2 and rule["alpha"] == 0.0005 and rule["floor_s"] == 0.001
+    assert rule["floor_pct"] == 1.0 and rule["per_name_adjustment"] == "benjamini-hochberg"
     assert [(i["label"], i["boots"], i["baseline"]) for i in doc["inputs"]] == [("A", 3, True), ("B", 3, False)]
     names = [f["name"] for f in doc["figures"]]
     assert names[0] == "total (kernel start → ready)" and names[-1] == "marker ready"
@@ -281,17 +326,21 @@ def test_cli_json_shape(tmp_path: Path) -> None:
     total = doc["figures"][0]
     assert [s["n"] for s in total["stats"]] == [3, 3]
     assert total["stats"][0]["spread_s"] == pytest.approx(0.002)
+    assert total["stats"][0]["median_ci_level"] == 0.75 and total["stats"][0]["median_ci_s"] == [
+        pytest.approx(total["stats"][0]["min_s"]), pytest.approx(total["stats"][0]["max_s"])]
     d = total["deltas"][0]
     assert d["input"] == 1 and d["label"] == "B" and d["change"] == "changed"
     assert d["delta_s"] == pytest.approx(0.049) and d["spread_s"] == pytest.approx(0.002)
-    assert d["significance"] == "significant"
+    assert d["significance"] == "significant" and d["test"] == "student" and d["need_boots"] is None
+    assert d["p_value"] < 1e-5 and d["floor_s"] == pytest.approx(0.002137)  # 1% of A's median
     (cmp,) = doc["comparisons"]
     assert cmp["input"] == 1 and cmp["label"] == "B"
     ic = cmp["initcalls"]
     assert (ic["names"], ic["added"], ic["removed"], ic["significant"], ic["note"]) == (2, 0, 0, 1, None)
     (slow,) = ic["rows"]
     assert slow["name"] == "slow_init" and slow["baseline"]["median_s"] == pytest.approx(0.101)
-    assert set(slow) >= {"other", "change", "delta_s", "delta_pct", "spread_s", "significance", "reason"}
+    assert set(slow) >= {"other", "change", "delta_s", "delta_pct", "spread_s", "significance", "reason",
+                         "p_value", "test", "floor_s", "need_boots"}
     assert "baseline_count" not in slow
     assert cmp["processes"]["rows"][0]["name"] == "init"
     assert "baseline_count" in cmp["processes"]["rows"][0]

@@ -14,7 +14,15 @@ times, interleaved round by round and rotating (baseline, A, B, all; A, B, all, 
 so that a slow minute on a shared machine hits every configuration alike instead of one block,
 and no configuration always boots first. The measured saving of a configuration is
 median(baseline total) - median(its total), power-on to ready; its significance is
-:func:`bootlens.compare.judge`'s rule (larger than the run-to-run spread of either side).
+:func:`bootlens.compare.judge`'s rule (a t-test at p < 0.001 and a floor of max(1 ms, 1%)).
+
+With ``max_repeat`` (``--repeat auto``) the rounds go on past ``repeat`` while some change's
+verdict is "need N more boots": the next batch is the largest N asked for (every configuration
+boots it, still interleaved, so that the sides keep as many boots), until every verdict is
+decided (significant, or not significant) or ``max_repeat`` boots a configuration. Looking at
+the data between batches and stopping when decided raises the false-positive rate above the
+test's 0.001 by at most the number of looks (a few: each batch jumps to the projected N), so
+it stays under 1% with the default cap of 10.
 Conditions stay equal: when any configuration sets a U-Boot variable, the others boot with an
 environment image too, holding U-Boot's default ``bootdelay``: attaching the image has a cost
 of its own, which must not count as a saving.
@@ -35,10 +43,10 @@ from .advise import RuleRegistry, advise, default_registry
 from .advise.base import Change, ChangeKind, Confidence, Context, Finding
 from .analyze import Analysis, BootAnalysis
 from .benches import Bench, BoardBench, QemuBench
-from .compare import Comparison, Significance, compare_groups, figure_delta
+from .compare import Change as CompareChange, Comparison, Significance, compare_groups, figure_delta
 from .errors import printable
 from .inputs import Group, analyze_folder
-from .stats import Stat, statistics_of
+from .stats import Stat, diff_interval, statistics_of
 from .setups import (
     HOOK_KIND, NOT_AUTOMATIC, RESERVED, ExperimentError, Setup, TrySpec, change_dict, change_key, combine,
     equalise, overlay_change, parse_try, read_applied, valid_name, write_overlay,
@@ -132,13 +140,20 @@ class Outcome:
     agreement: Agreement
     explanation: str | None
     spec: str = ""  # the --try text, or the finding's change for optimize
+    p_value: float | None = None  # the test's two-sided p; None with fewer than 2 boots a side
+    need_boots: int | None = None  # UNKNOWN: more boots a side the verdict needs
+    test: str | None = None  # "student" | "welch"
 
 
 def measure(setup: Setup, folder: Path) -> Measured:
-    """Analyse a configuration's run folder."""
-    a = analyze_folder(folder)
+    """Analyse a configuration's run folder; a recording with no boot in it (a silent console)
+    or without the ready marker counts as a boot that did not reach ready (runs.analyze_run)."""
+    from .runs import analyze_run
+
+    run = analyze_run(folder)
+    a = run.analysis
     stats = {s.name: s for s in statistics_of(a.boots)}
-    return Measured(setup, folder, a, stats, len(a.boots), sum(b.total.duration_ns is not None for b in a.boots))
+    return Measured(setup, folder, a, stats, run.recordings, run.ready_count)
 
 
 def agreement(estimate_ns: float | None, saving_ns: float | None) -> Agreement:
@@ -156,16 +171,20 @@ def _s(ns: float) -> str:
 
 def explain(m: Measured, saving: float | None, sig: Significance, spread: int | None, est: Estimate | None,
             stage_saving: float | None, agree: Agreement, rate_limited: bool,
-            base_stage: Stat | None = None, base_n: int = 0) -> str | None:
-    """Why a measurement does not confirm its estimate, from the data at hand; None when it does."""
+            base_stage: Stat | None = None, base_n: int = 0, reason: str = "",
+            interval: tuple[float, float] | None = None) -> str | None:
+    """Why a measurement does not confirm its estimate, from the data at hand; None when it
+    does. ``reason`` is the verdict's (compare.judge); ``interval`` the 95% interval of the
+    saving (stats.diff_interval), None when unknown."""
     why: list[str] = []
     if m.ready_boots < m.boots:
         why.append(f"{m.boots - m.ready_boots} of {m.boots} boots did not reach the ready marker")
     if saving is not None and sig is Significance.UNKNOWN:
-        why.append("one boot a side: the run-to-run spread, and so the significance, is unknown")
+        why.append(f"these boots cannot decide yet: {reason}; --repeat auto boots until they can")
     elif saving is not None and sig is Significance.NOT_SIGNIFICANT:
-        why.append(f"the difference is within the run-to-run spread ({_s(spread or 0)}): boot more (--repeat) "
-                   "to tell")
+        what = "under the floor of 1 ms or 1% of the baseline" if reason.startswith("under the floor") else \
+            "within the noise of these boots"
+        why.append(f"the difference is {what} ({reason})")
     elif saving is not None and saving < 0:
         why.append("the change made the boot slower")
     if agree is Agreement.OUTSIDE and est is not None and est.saving_ns is not None and saving is not None:
@@ -185,9 +204,9 @@ def explain(m: Measured, saving: float | None, sig: Significance, spread: int | 
         if not rate_limited and "baud" in est.arithmetic.lower():
             why.append("the estimate prices console output at a serial line's rate; this console is not rate "
                        "limited (QEMU), so the printing costs less here (boot with --baud to model a line)")
-        if spread is not None and abs(saving - est.saving_ns) <= spread and sig is Significance.SIGNIFICANT:
-            why.append(f"the measurement differs from the estimate by {_s(abs(saving - est.saving_ns))}, no more "
-                       f"than the run-to-run spread ({_s(spread)}): these boots cannot tell the two apart")
+        if interval is not None and interval[0] <= est.saving_ns <= interval[1] and sig is Significance.SIGNIFICANT:
+            why.append(f"the estimate is inside the 95% interval of the measured saving ({_s(interval[0])} to "
+                       f"{_s(interval[1])}): these boots cannot tell the two apart")
         if est.confidence is Confidence.LOW:
             why.append("the estimate rests on a model (low confidence), not on a measured delay")
         if len(why) == 0:
@@ -200,16 +219,32 @@ def explain(m: Measured, saving: float | None, sig: Significance, spread: int | 
 def outcome(name: str, base: Measured, m: Measured, est: Estimate | None, rate_limited: bool,
             spec: str = "") -> Outcome:
     """One configuration against the baseline, with the estimate verdict."""
-    d = figure_delta("total", base.total, m.total)
+    d = figure_delta("total", base.total, m.total, ("baseline", name))
     saving = None if d.delta_ns is None else -d.delta_ns
     stage_saving = None
     if est is not None and est.stage in base.stats and est.stage in m.stats:
         stage_saving = base.stats[est.stage].median - m.stats[est.stage].median
     agree = agreement(est.saving_ns if est else None, saving)
+    # mean(base) - mean(m): the saving's interval
+    interval = diff_interval(m.total, base.total) if base.total is not None and m.total is not None else None
     why = explain(m, saving, d.significance, d.threshold_ns, est, stage_saving, agree, rate_limited,
-                  base.stats.get(est.stage) if est is not None else None, base.boots)
+                  base.stats.get(est.stage) if est is not None else None, base.boots, d.reason, interval)
     return Outcome(name, m, saving, None if d.delta_pct is None else -d.delta_pct, d.significance,
-                   d.threshold_ns, d.reason, est, stage_saving, agree, why, spec)
+                   d.threshold_ns, d.reason, est, stage_saving, agree, why, spec, d.p_value, d.need_boots, d.test)
+
+
+def undecided(base: Measured, others: Sequence[Measured]) -> int | None:
+    """The most boots a side that some configuration's verdict against the baseline still
+    asks for ("need N more boots"); None when every verdict is decided or cannot be (a
+    configuration whose boots missed the ready line is not kept whatever its figures)."""
+    need = []
+    for m in others:
+        if m.ready_boots < m.boots or base.ready_boots < base.boots:
+            continue
+        d = figure_delta("total", base.total, m.total)
+        if d.significance is Significance.UNKNOWN and d.change is CompareChange.CHANGED:
+            need.append(d.need_boots or 1)
+    return max(need) if need else None
 
 
 def findings_per_boot(a: Analysis, ctx: Context, registry: RuleRegistry) -> list[list[Finding]]:
@@ -263,18 +298,32 @@ class _Counter:
         if self.progress is not None:
             self.progress(self.done, self.total, f"{setup.name} {index}", time.monotonic() - t)
 
-    def rounds(self, plan: Sequence[tuple[Setup, Path]], repeat: int) -> list[Measured]:
+    def rounds(self, plan: Sequence[tuple[Setup, Path]], repeat: int, max_repeat: int | None = None,
+               base: Measured | None = None) -> tuple[list[Measured], int]:
         """Boot every configuration ``repeat`` times, interleaved round by round, the order
-        rotating from one round to the next."""
+        rotating from one round to the next; with ``max_repeat``, more rounds while a verdict
+        against the baseline (``base``, else the plan's first) asks for more boots, up to
+        ``max_repeat`` (module docstring). Returns the measurements and the rounds booted."""
         for s, folder in plan:
             self.bench.check(s)
         for s, folder in plan:
             self.bench.prepare(s, folder)
-        for i in range(repeat):
-            k = i % len(plan)  # each round starts one configuration later: none always boots first
-            for s, folder in [*plan[k:], *plan[:k]]:
-                self.boot(s, folder, i + 1)
-        return [measure(s, folder) for s, folder in plan]
+        done, target = 0, repeat
+        while True:
+            for i in range(done, target):
+                k = i % len(plan)  # each round starts one configuration later: none always boots first
+                for s, folder in [*plan[k:], *plan[:k]]:
+                    self.boot(s, folder, i + 1)
+            done = target
+            measured = [measure(s, folder) for s, folder in plan]
+            if max_repeat is None or done >= max_repeat:
+                return measured, done
+            ref, others = (base, measured) if base is not None else (measured[0], measured[1:])
+            need = undecided(ref, others)
+            if need is None:
+                return measured, done
+            target = min(max(done + 1, min(x.boots for x in others) + need), max_repeat)
+            self.total += (target - done) * len(plan)
 
 
 def fresh_folder(out: Path) -> None:
@@ -302,17 +351,20 @@ class ExperimentResult:
 
     target: str
     folder: Path
-    repeat: int
+    repeat: int  # boots per configuration, as booted (with --repeat auto: where it stopped)
     baseline: Measured
     changes: tuple[Outcome, ...]
     together: Outcome | None  # None with a single change
     sum_single_ns: float | None  # the single changes' measured savings added up
     notes: tuple[str, ...]
+    max_repeat: int | None = None  # --repeat auto: the cap (--max-repeat); None: a fixed --repeat
 
 
 def experiment(bench: Bench, specs: Sequence[TrySpec], out: Path, repeat: int,
-               registry: RuleRegistry | None = None, progress: Progress | None = None) -> ExperimentResult:
-    """Boot the baseline, each change and all changes together ``repeat`` times each."""
+               registry: RuleRegistry | None = None, progress: Progress | None = None,
+               max_repeat: int | None = None) -> ExperimentResult:
+    """Boot the baseline, each change and all changes together ``repeat`` times each; with
+    ``max_repeat``, more until every verdict is decided or that many (module docstring)."""
     reg = registry or default_registry()
     if not specs:
         raise ExperimentError("nothing to try: give --try NAME=CHANGE")
@@ -341,7 +393,8 @@ def experiment(bench: Bench, specs: Sequence[TrySpec], out: Path, repeat: int,
         if together:
             setups.append(combine("all", labelled))
         setups = equalise(setups, bench.default_bootdelay())
-        measured = counter.rounds([(s, out / s.name) for s in setups], repeat)
+        measured, rounds = counter.rounds([(s, out / s.name) for s in setups], repeat, max_repeat)
+        _auto_note(notes, repeat, rounds, max_repeat, undecided(measured[0], measured[1:]))
         base = measured[0]
         per_boot = findings_per_boot(base.analysis, ctx, reg)
         ests = [estimate_for(c, sp.rule, per_boot, traced) for sp, (_, c) in zip(resolved, labelled)]
@@ -364,7 +417,22 @@ def experiment(bench: Bench, specs: Sequence[TrySpec], out: Path, repeat: int,
         all_out = replace(all_out, explanation=_overlap(all_out, sum_single, all_out.explanation))
     else:
         notes.append("a single change: no 'all' configuration (it would be the same)")
-    return ExperimentResult(bench.name, out, repeat, base, tuple(outs), all_out, sum_single, tuple(notes))
+    return ExperimentResult(bench.name, out, rounds, base, tuple(outs), all_out, sum_single, tuple(notes),
+                            max_repeat)
+
+
+def _auto_note(notes: list[str], repeat: int, rounds: int, max_repeat: int | None, need: int | None,
+               what: str = "boots per configuration") -> None:
+    """What --repeat auto did, in the notes."""
+    if max_repeat is None:
+        return
+    if need is not None:
+        notes.append(f"--repeat auto: stopped at the cap, {rounds} {what} (--max-repeat {max_repeat}); some "
+                     f"verdicts still need about {need} more boots a side")
+    elif rounds > repeat:
+        notes.append(f"--repeat auto: {rounds} {what} ({repeat} first, then more until every verdict was decided)")
+    else:
+        notes.append(f"--repeat auto: {repeat} {what} decided every verdict")
 
 
 def _resolve(sp: TrySpec, traced: Traced | None, notes: list[str]) -> TrySpec:
@@ -415,7 +483,7 @@ class OptimizeResult:
 
     target: str
     folder: Path
-    repeat: int
+    repeat: int  # boots per configuration tried, as booted (with --repeat auto: where it stopped)
     advise_folder: Path
     findings: tuple[Finding, ...]  # every finding on the traced boot
     not_tried: tuple[tuple[Finding, str], ...]  # (finding, why)
@@ -427,6 +495,7 @@ class OptimizeResult:
     sum_single_ns: float | None
     comparison: Comparison | None
     notes: tuple[str, ...]
+    max_repeat: int | None = None  # --repeat auto: the cap (--max-repeat); None: a fixed --repeat
 
 
 def _candidate_names(findings: Sequence[Finding]) -> list[str]:
@@ -442,9 +511,10 @@ def _candidate_names(findings: Sequence[Finding]) -> list[str]:
 
 
 def optimize(bench: Bench, out: Path, repeat: int, registry: RuleRegistry | None = None,
-             progress: Progress | None = None) -> OptimizeResult:
+             progress: Progress | None = None, max_repeat: int | None = None) -> OptimizeResult:
     """Advise on a traced boot, try every automatic finding alone, keep the significant ones
-    that still reach ready, then boot them all together."""
+    that still reach ready, then boot them all together; with ``max_repeat``, each step boots
+    more until its verdicts are decided or that many (module docstring)."""
     reg = registry or default_registry()
     fresh_folder(out)
     ctx = bench.context()
@@ -473,7 +543,8 @@ def optimize(bench: Bench, out: Path, repeat: int, registry: RuleRegistry | None
         setups = equalise([combine("baseline", [])] + [combine(n, [(n, f.change)]) for n, f in zip(names, cands)],
                           bench.default_bootdelay())
         counter.total += repeat * len(setups)
-        measured = counter.rounds([(s, out / s.name) for s in setups], repeat)
+        measured, rounds = counter.rounds([(s, out / s.name) for s in setups], repeat, max_repeat)
+        _auto_note(notes, repeat, rounds, max_repeat, undecided(measured[0], measured[1:]))
         base = measured[0]
         per_boot = findings_per_boot(base.analysis, ctx, reg)
         tried: list[Tried] = []
@@ -485,11 +556,12 @@ def optimize(bench: Bench, out: Path, repeat: int, registry: RuleRegistry | None
                                    "reach the ready marker"))
             elif o.significance is not Significance.SIGNIFICANT or o.saving_ns is None or o.saving_ns <= 0:
                 what = "slower" if o.saving_ns is not None and o.saving_ns <= 0 and \
-                    o.significance is Significance.SIGNIFICANT else "not significant"
+                    o.significance is Significance.SIGNIFICANT else "undecided" \
+                    if o.significance is Significance.UNKNOWN else "not significant"
                 tried.append(Tried(f, o, False, f"not kept: {what} ({o.reason})"))
             else:
                 tried.append(Tried(f, o, True, "kept: saves significantly and every boot reached ready"))
-        final, final_out, sum_single = _final(bench, counter, out, base, tried, repeat, notes)
+        final, final_out, sum_single = _final(bench, counter, out, base, tried, repeat, notes, max_repeat)
     finally:
         bench.finish()
     overlay = None
@@ -500,12 +572,12 @@ def optimize(bench: Bench, out: Path, repeat: int, registry: RuleRegistry | None
             write_overlay(final.files, overlay)
         comparison = compare_groups([Group(str(base.folder), base.analysis, True),
                                      Group(str(final_out.measured.folder), final_out.measured.analysis, True)])
-    return OptimizeResult(bench.name, out, repeat, traced.folder, findings, tuple(not_tried), base, tuple(tried),
-                          final, final_out, overlay, sum_single, comparison, tuple(notes))
+    return OptimizeResult(bench.name, out, rounds, traced.folder, findings, tuple(not_tried), base, tuple(tried),
+                          final, final_out, overlay, sum_single, comparison, tuple(notes), max_repeat)
 
 
 def _final(bench: Bench, counter: _Counter, out: Path, base: Measured, tried: list[Tried], repeat: int,
-           notes: list[str]) -> tuple[Setup | None, Outcome | None, float | None]:
+           notes: list[str], max_repeat: int | None = None) -> tuple[Setup | None, Outcome | None, float | None]:
     """Combine the kept changes (the larger saving first; a change touching the same file or
     U-Boot variable as one already chosen is left out) and boot them together."""
     kept = sorted((t for t in tried if t.kept), key=lambda t: -(t.outcome.saving_ns or 0))
@@ -531,7 +603,8 @@ def _final(bench: Bench, counter: _Counter, out: Path, base: Measured, tried: li
         return final, replace(only, name="final"), sum_single
     final = equalise([base.setup, final], bench.default_bootdelay())[1]
     counter.total += repeat
-    m = counter.rounds([(final, out / "final")], repeat)[0]
+    (m,), rounds = counter.rounds([(final, out / "final")], repeat, max_repeat, base)
+    _auto_note(notes, repeat, rounds, max_repeat, undecided(base, [m]), "boots of the final configuration")
     o = outcome("final", base, m, None, bench.rate_limited, FINAL_SPEC)
     if m.ready_boots < m.boots:
         notes.append(f"the kept changes together did not reach the ready line in {m.boots - m.ready_boots} of "

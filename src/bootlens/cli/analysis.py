@@ -151,8 +151,9 @@ def compare(inputs: tuple[str, ...], as_json: bool, top: int, markers: tuple[str
     An INPUT is a log, a recording or a run folder (repeated boots, from `bootlens run
     --repeat N`). Per total, stage and marker: the median over each input's boots and the
     difference to the baseline; then the initcalls, user processes and probes that changed most.
-    A difference no larger than the run-to-run spread (max - min over the boots of either side)
-    is shown as not significant; with one boot on a side it is unknown.
+    Each median comes with the interval that holds it; each difference with a verdict: yes when
+    a t-test gives p < 0.0005 and it is at least 1 ms and 1% of the baseline, no when it is under
+    that or within the noise, or "need N more" boots a side to decide it.
     """
     from ..compare import compare_groups
     from ..inputs import analyze_inputs

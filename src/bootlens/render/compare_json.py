@@ -11,13 +11,19 @@ from typing import Any, BinaryIO
 import orjson
 
 from .. import __version__
-from ..compare import MIN_BOOTS, Comparison, Delta, InputSummary, NameDeltas
-from ..stats import Stat
+from ..compare import ALPHA, FLOOR_NS, FLOOR_REL, HORIZON, MIN_BOOTS, RULE, Comparison, Delta, InputSummary, NameDeltas
+from ..stats import CI_TARGET, Stat
 
 SCHEMA_VERSION = 1
 KIND = "compare"
-RULE = ("significant when both inputs have at least 2 boots and |delta_s| > spread_s, the larger "
-        "max - min of the two; unknown with 1 boot on either side")
+SIGNIFICANCE_RULE: dict[str, Any] = {
+    "min_boots": MIN_BOOTS, "text": RULE,
+    "test": "t-test: Student's (pooled) with as many boots a side, else Welch's; two-sided",
+    "alpha": ALPHA, "floor_s": FLOOR_NS / 1e9, "floor_pct": 100 * FLOOR_REL, "horizon_boots": HORIZON,
+    "per_name_adjustment": "benjamini-hochberg",
+    "median_ci": f"order-statistic interval of the median, the narrowest at {CI_TARGET:.0%} or more; "
+                 "with fewer than 6 boots (min, max) at its own level",
+}
 
 
 def _s(ns: float | None) -> float | None:
@@ -29,7 +35,9 @@ def stat_dict(s: Stat | None) -> dict[str, Any] | None:
     if s is None:
         return None
     return {"n": s.n, "median_s": s.median / 1e9, "min_s": s.min / 1e9, "max_s": s.max / 1e9,
-            "stdev_s": s.stdev / 1e9, "spread_s": s.range_ns / 1e9}
+            "stdev_s": s.stdev / 1e9, "spread_s": s.range_ns / 1e9, "mean_s": s.mean / 1e9,
+            "median_ci_s": None if s.n < 2 else [s.ci_low / 1e9, s.ci_high / 1e9],
+            "median_ci_level": None if s.n < 2 else round(s.ci_level, 6)}
 
 
 def verdict_dict(d: Delta) -> dict[str, Any]:
@@ -41,6 +49,10 @@ def verdict_dict(d: Delta) -> dict[str, Any]:
         "spread_s": _s(d.threshold_ns),
         "significance": d.significance.value,
         "reason": d.reason,
+        "p_value": d.p_value,
+        "test": d.test,
+        "floor_s": _s(d.floor_ns),
+        "need_boots": d.need_boots,
     }
 
 
@@ -72,7 +84,7 @@ def compare_json_obj(c: Comparison) -> dict[str, Any]:
         "schema_version": SCHEMA_VERSION,
         "kind": KIND,
         "generator": f"bootlens {__version__}",
-        "significance_rule": {"min_boots": MIN_BOOTS, "text": RULE},
+        "significance_rule": SIGNIFICANCE_RULE,
         "top": c.top,
         "inputs": [_input(s, i == 0) for i, s in enumerate(c.inputs)],
         "figures": [

@@ -1,78 +1,115 @@
-"""The terminal tables of repeated boots (``bootlens run --repeat``) and of ``bootlens compare``."""
+"""The terminal tables of repeated boots (``bootlens run --repeat``) and of ``bootlens compare``.
+
+Built for 80 columns, like the other tables (render/terminal.py ``fit_table``): every row one
+line, the quantity's name whole ("total (power-on → ready)"), the numbers in their short form.
+A median comes with its order-statistic interval (stats.median_interval) and the level that
+interval has for that many boots; a difference with its verdict (compare.judge): "yes (p 3e-05)",
+"no (p 0.4)", "no (< floor)" or "need 4 more" boots a side.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
-from rich import box
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
-from ..compare import Change, Comparison, Delta, NameDeltas, Significance
-from ..lines import clip
+from ..compare import ALPHA, FLOOR_NS, FLOOR_REL, Change, Comparison, Delta, NameDeltas, Significance
 from ..stats import SPREAD_WARN, Stat
-from .terminal import _dur, _esc
+from .terminal import fit_table
+from .units import mid_clip, short
 from .visible import visible
 
 
+def level(s: Stat) -> str:
+    """The interval's confidence, as few digits as tell it: 75%, 93.8%, 96.9%."""
+    pct = 100 * s.ci_level
+    return f"{pct:.0f}%" if abs(pct - round(pct)) < 0.05 else f"{pct:.1f}%"
+
+
+def interval(s: Stat | None) -> str:
+    """The median's interval, its unit said once: '10.359–14.173 s'; '—' for one boot."""
+    if s is None or s.n < 2:
+        return "—"
+    return _span(s.ci_low, s.ci_high)
+
+
+def _span(lo: float, hi: float) -> str:
+    a, b = short(lo), short(hi)
+    ua, ub = a.rsplit(" ", 1), b.rsplit(" ", 1)
+    if len(ua) == len(ub) == 2 and ua[1] == ub[1]:
+        return f"{ua[0]}–{b}"
+    return f"{a}–{b}"
+
+
+def median_with_interval(s: Stat | None) -> str:
+    """'12.599 [10.359–14.173] s': the median, then its interval, one unit when they share it."""
+    if s is None:
+        return "—"
+    if s.n < 2:
+        return short(s.median)
+    m, lo, hi = short(s.median), short(s.ci_low), short(s.ci_high)
+    units = {x.rsplit(" ", 1)[-1] for x in (m, lo, hi)}
+    if len(units) == 1 and " " in m:
+        unit = units.pop()
+        return f"{m.rsplit(' ', 1)[0]} [{lo.rsplit(' ', 1)[0]}–{hi.rsplit(' ', 1)[0]}] {unit}"
+    return f"{m} [{_span(s.ci_low, s.ci_high)}]"
+
+
 def render_stats(stats: Sequence[Stat], console: Console, boots: int) -> None:
-    """Per-stage and per-marker statistics over repeated boots."""
-    t = Table(title=f"Statistics over {boots} boots", title_justify="left", show_edge=False)
-    for col in ("quantity", "n", "min", "median", "max", "std dev", "spread"):
-        t.add_column(col, justify="left" if col == "quantity" else "right")
-    warn = []
+    """Per-stage and per-marker statistics over repeated boots: the median, the interval that
+    holds the true median at the level shown, the standard deviation and the spread."""
+    rows: list[list[str | Text]] = []
+    noisy = []
     for s in stats:
         spread = f"{100 * s.spread:.1f}%"
         style = "yellow" if s.spread > SPREAD_WARN else ""
-        t.add_row(Text(visible(s.name)), str(s.n), _dur(s.min), _dur(round(s.median)), _dur(s.max), _dur(round(s.stdev)),
-                  Text(spread, style=style))
+        rows.append([Text(visible(s.name)), str(s.n), short(s.median), interval(s), level(s) if s.n > 1 else "",
+                     short(s.stdev) if s.n > 1 else "", Text(spread if s.n > 1 else "", style=style)])
         if s.spread > SPREAD_WARN:
-            warn.append(s.name.strip())
-    console.print(t)
-    if warn:
-        console.print(f"[yellow]warning:[/] spread above {100 * SPREAD_WARN:.0f}% of the median for: "
-                      f"{_esc(', '.join(warn))}; boot more times before trusting a difference")
+            noisy.append(visible(s.name.strip()))
+    cols = (("quantity", "left"), ("n", "right"), ("median", "right"), ("interval", "right"), ("conf.", "right"),
+            ("std dev", "right"), ("spread", "right"))
+    console.print(fit_table(f"Statistics over {boots} boots: the median and the interval that holds it", cols, rows,
+                            console.width, flex=(0,), keep=tuple(range(len(cols)))))
+    ns = sorted({s.n for s in stats if s.n > 1})
+    if ns:
+        lv = {n: next(level(s) for s in stats if s.n == n) for n in ns}
+        how = "; ".join(f"{n} boots: {'min–max' if n < 9 else 'inner boots'}, {lv[n]}" for n in ns)
+        console.print(Text(f"interval: it holds the true median with the confidence shown, whatever the "
+                           f"distribution of boot times ({how})", style="dim"))
+    if noisy:
+        console.print(Text(f"spread above {100 * SPREAD_WARN:.0f}% of the median for: {', '.join(noisy)}; boot more "
+                           "times before trusting a difference (bootlens compare tests it)", style="yellow"))
 
 
 # ---- bootlens compare -----------------------------------------------------------------------
 
-# No vertical rules, one space of padding and only the first column wraps: a pair's table
-# fits 80 columns.
-_PAIR_TABLE: dict[str, Any] = {"box": box.SIMPLE_HEAD, "show_edge": False, "pad_edge": False,
-                               "padding": (0, 0, 0, 1)}
 
-_VERDICT_STYLE = {"significant": "bold", "not significant": "dim", "unknown": "yellow"}
-
-
-def _short(ns: float | None, signed: bool = False) -> str:
-    """A duration to four significant figures or so: 2.390 s, 348.7 ms, 987 µs."""
-    if ns is None:
-        return "—"
-    sign = ("+" if ns > 0 else "−" if ns < 0 else "±") if signed else ("−" if ns < 0 else "")
-    a = abs(ns)
-    if a >= 1e9:
-        body = f"{a / 1e9:.3f} s"
-    elif a >= 1e6:
-        body = f"{a / 1e6:.1f} ms"
-    elif a >= 1e3:
-        body = f"{a / 1e3:.0f} µs"
-    else:
-        body = f"{a:.0f} ns"
-    return sign + body
+def _p(p: float | None) -> str:
+    if p is None:
+        return ""
+    if p == 0:
+        return "no noise"
+    return f"p {p:.0e}".replace("e-0", "e-") if p < 0.001 else f"p {p:.1g}" if p < 0.1 else f"p {p:.1f}"
 
 
-def _verdict(d: Delta) -> Text:
-    """The significance cell: yes / no / unknown (why)."""
-    if d.change in (Change.NOT_MEASURED, Change.NOT_COMPARABLE):
+def verdict(d: Delta) -> Text:
+    """The verdict cell: yes (p) / no (p) / no (< floor) / need N more / why there is none."""
+    if d.change is Change.NOT_MEASURED:
+        side = d.reason.rsplit(" ", 1)[-1] if d.reason.startswith("not measured in ") else ""
+        return Text(f"not in {side}" if side else "not measured", style="dim")
+    if d.change is Change.NOT_COMPARABLE:
         return Text(visible(d.reason), style="dim")
     if d.significance is Significance.SIGNIFICANT:
         slower = (d.delta_ns or 0) > 0
-        return Text("yes", style="bold red" if slower else "bold green")
+        return Text(f"yes ({_p(d.p_value)})", style="bold red" if slower else "bold green")
     if d.significance is Significance.NOT_SIGNIFICANT:
-        return Text("no", style="dim")
-    return Text(visible(f"unknown ({d.reason})"), style="yellow")
+        under = d.reason.startswith("under the floor")
+        return Text("no (< floor)" if under else f"no ({_p(d.p_value)})" if d.p_value is not None else "no",
+                    style="dim")
+    n = d.need_boots
+    return Text(f"need {n} more" if n is not None else "unknown", style="yellow")
 
 
 def _pct_cell(p: float | None) -> str:
@@ -81,21 +118,44 @@ def _pct_cell(p: float | None) -> str:
     return (f"{p:+.0f}%" if abs(p) >= 100 else f"{p:+.1f}%").replace("-", "−")
 
 
+def headline(c: Comparison, i: int, width: int) -> list[Text]:
+    """'B vs A · power-on → ready: 12.827 s → 10.574 s (−2.253 s, −17.6%)', then the verdict on
+    the same line when it fits, else on the next: the total first, as the tables below give it."""
+    d = next((f.deltas[i - 1] for f in c.figures if f.name.startswith("total ")
+              and f.deltas[i - 1].change is Change.CHANGED), None)
+    if d is None or d.baseline is None or d.other is None:
+        return []
+    what = d.name[len("total ("):-1] if d.name.startswith("total (") and d.name.endswith(")") else d.name
+    pct = _pct_cell(d.delta_pct)
+    head = (f"{c.inputs[i].label} vs {c.inputs[0].label} · {visible(what)}: {short(d.baseline.median)} → "
+            f"{short(d.other.median)} ({short(d.delta_ns, signed=True)}{f', {pct}' if pct else ''})")
+    r = visible(d.reason)
+    tail = f"significant ({r})" if d.significance is Significance.SIGNIFICANT else \
+        f"not significant: {r}" if d.significance is Significance.NOT_SIGNIFICANT else r
+    style = verdict(d).style or ""
+    if len(head) + 2 + len(tail) <= width:
+        return [Text(head + ": ", style="bold") + Text(tail, style=style)]
+    return [Text(head, style="bold"), Text("  " + tail, style=style)]
+
+
 def render_compare(c: Comparison, console: Console) -> None:
-    """Every input against the first: per other input, the table of totals, stages and markers,
-    then its largest initcall, process and probe differences. One pair per table keeps two
-    inputs' columns within 80 characters, however many inputs there are."""
+    """Every input against the first: the headline (total) per other input, the inputs, then
+    per other input the table of totals, stages and markers and its largest initcall, process
+    and probe differences, then the medians with their intervals and the legend. One pair per
+    table keeps the columns within 80 characters, however many inputs there are."""
     inputs = c.inputs
-    it = Table(title="Inputs", title_justify="left", show_edge=False, show_header=False)
-    it.add_column("label", style="bold")
-    it.add_column("input", overflow="fold")
-    it.add_column("boots")
+    for i in range(1, len(inputs)):
+        for line in headline(c, i, console.width):
+            console.print(line)
+    rows: list[list[str | Text]] = []
     for s in inputs:
         what = f"{'run folder' if s.folder else 'log'}, {s.boots} boot{'s' if s.boots != 1 else ''}"
         if s.partial:
             what += f", {s.partial} partial"
-        it.add_row(s.label, Text(visible(s.name)), what + (" (baseline)" if s is inputs[0] else ""))
-    console.print(it)
+        rows.append([Text(s.label, style="bold"), what + (" (baseline)" if s is inputs[0] else ""),
+                     Text(visible(s.name))])
+    console.print(fit_table("Inputs", (("", "left"), ("what", "left"), ("input", "left")), rows, console.width,
+                            keep=(0, 1, 2), wrap=2))
     base = inputs[0].label
     for p in c.pairs:
         other = inputs[p.other].label
@@ -109,42 +169,31 @@ def render_compare(c: Comparison, console: Console) -> None:
             else:
                 _name_table(nd, base, other, console)
     console.print()
-    console.print(Text("spread: the larger max − min over the boots of the two inputs; a Δ of the medians "
-                       "no larger than the spread is not significant (needs 2 boots or more on each side)",
-                       style="dim"))
+    _intervals(c, console)
+    console.print(Text(
+        f"verdict: yes when a t-test gives p < {ALPHA} and |Δ| is at least max({FLOOR_NS // 1_000_000} ms, "
+        f"{FLOOR_REL:.0%} of {base}); no when |Δ| is under that floor or within the noise; need N more: the "
+        "boots a side that would decide it at the noise seen (per-name p adjusted for the number of names)",
+        style="dim"))
 
 
 def _figure_table(c: Comparison, i: int, console: Console) -> None:
     """Totals, stages and markers of input ``i`` against the baseline."""
     base, other = c.inputs[0].label, c.inputs[i].label
-    t = Table(title=f"Stages, {other} vs {base}: median over boots", title_justify="left", **_PAIR_TABLE)
     deltas = [f.deltas[i - 1] for f in c.figures]
-    spread = _add_columns(t, "quantity", base, other, deltas)
-    for d in deltas:
-        t.add_row(Text(visible(d.name)), _median(d.baseline), _median(d.other), *_delta_cells(d, spread))
-    console.print(t)
+    rows = [[Text(visible(d.name)), _median(d.baseline), _median(d.other), short(d.delta_ns, signed=True)
+             if d.delta_ns is not None else "", _pct_cell(d.delta_pct), verdict(d)] for d in deltas]
+    console.print(fit_table(f"Stages, {other} vs {base}: median over boots", _columns("quantity", base, other), rows,
+                            console.width, flex=(0,), keep=(0, 1, 2, 3, 5)))
 
 
-def _add_columns(t: Table, first: str, base: str, other: str, deltas: Sequence[Delta]) -> bool:
-    """The columns of a pair table; the spread column only when some row has one (True)."""
-    t.add_column(first, overflow="fold", min_width=12)
-    spread = any(d.threshold_ns is not None for d in deltas)
-    for col in (base, other, "Δ", "Δ%") + (("spread",) if spread else ()):
-        t.add_column(col, justify="right", no_wrap=True, style="dim" if col == "spread" else "")
-    t.add_column("significant", no_wrap=True)
-    return spread
-
-
-def _delta_cells(d: Delta, spread: bool) -> list[str | Text]:
-    cells: list[str | Text] = [_short(d.delta_ns, signed=True), _pct_cell(d.delta_pct)]
-    if spread:
-        cells.append(_short(d.threshold_ns))
-    cells.append(_verdict(d))
-    return cells
+def _columns(first: str, base: str, other: str) -> tuple[tuple[str, str], ...]:
+    return ((first, "left"), (base, "right"), (other, "right"), ("Δ", "right"), ("Δ%", "right"),
+            ("verdict", "left"))
 
 
 def _median(s: Stat | None, absent: str = "—") -> str | Text:
-    return Text(absent, style="dim") if s is None else _short(s.median)
+    return Text(absent, style="dim") if s is None else short(s.median)
 
 
 def _counted(d: Delta) -> str:
@@ -159,11 +208,29 @@ def _counted(d: Delta) -> str:
 
 def _name_table(nd: NameDeltas, base: str, other: str, console: Console) -> None:
     """The largest per-name differences of one kind, one input against the baseline."""
-    title = (f"{nd.kind.capitalize()}, {other} vs {base}: top {len(nd.rows)} of {nd.names} names by |Δ| "
+    title = (f"{nd.kind.capitalize()}, {other} vs {base}: top {len(nd.rows)} of {nd.names} by |Δ| "
              f"({nd.added} added, {nd.removed} removed, {nd.significant} significant)")
-    t = Table(title=title, title_justify="left", **_PAIR_TABLE)
-    spread = _add_columns(t, "name", base, other, nd.rows)
-    for d in nd.rows:
-        t.add_row(Text(visible(clip(_counted(d), 70))), _median(d.baseline, "absent"), _median(d.other, "absent"),
-                  *_delta_cells(d, spread))
-    console.print(t)
+    rows = [[Text(visible(mid_clip(_counted(d), 70))), _median(d.baseline, "absent"), _median(d.other, "absent"),
+             short(d.delta_ns, signed=True), _pct_cell(d.delta_pct), verdict(d)] for d in nd.rows]
+    console.print(fit_table(title, _columns("name", base, other), rows, console.width, flex=(0,),
+                            keep=(0, 1, 2, 3, 5)))
+
+
+def _intervals(c: Comparison, console: Console) -> None:
+    """Each input's medians with their intervals, two inputs to a table (80 columns)."""
+    labels = [s.label for s in c.inputs]
+    for k in range(0, len(labels), 2):
+        idx = list(range(k, min(k + 2, len(labels))))
+        rows: list[list[str | Text]] = []
+        for f in c.figures:
+            rows.append([Text(visible(f.name)), *(median_with_interval(f.stats[j]) for j in idx)])
+        heads = []
+        for j in idx:
+            lv = sorted({level(s) for f in c.figures if (s := f.stats[j]) is not None and s.n > 1})
+            n = c.inputs[j].boots
+            heads.append((f"{labels[j]}: {n} boot{'s' if n != 1 else ''}" + (f", {lv[0]}" if len(lv) == 1 else ""),
+                          "right"))
+        console.print(fit_table("Medians [intervals that hold them at the confidence shown]",
+                                (("quantity", "left"), *heads), rows, console.width, flex=(0,),
+                                keep=tuple(range(len(idx) + 1))))
+        console.print()

@@ -21,7 +21,7 @@ from ..experiment import (
 )
 from ..lines import clip
 from ..setups import EQUALISED, change_dict
-from .compare_json import RULE, compare_json_obj, stat_dict
+from .compare_json import SIGNIFICANCE_RULE, compare_json_obj, stat_dict
 from .compare_terminal import render_compare
 from .terminal import fit_table
 from .units import short, short_range
@@ -286,6 +286,7 @@ def outcome_dict(o: Outcome) -> dict[str, Any]:
         "name": o.name, "spec": o.spec, **measured_dict(o.measured),
         "saving_s": _ns(o.saving_ns), "saving_pct": None if o.saving_pct is None else round(o.saving_pct, 3),
         "spread_s": _ns(o.spread_ns), "significance": o.significance.value, "reason": o.reason,
+        "p_value": o.p_value, "test": o.test, "need_boots": o.need_boots,
         "estimate": None if e is None else {
             "rule": e.rule, "title": e.title, "saving_s": _ns(e.saving_ns), "arithmetic": e.arithmetic,
             "confidence": e.confidence.value, "stage": e.stage, "source": e.source, "traced": e.traced},
@@ -293,15 +294,16 @@ def outcome_dict(o: Outcome) -> dict[str, Any]:
     }
 
 
-def _head(kind: str, target: str, folder: str, repeat: int) -> dict[str, Any]:
+def _head(kind: str, target: str, folder: str, repeat: int, max_repeat: int | None) -> dict[str, Any]:
     return {"schema_version": SCHEMA_VERSION, "kind": kind, "generator": f"bootlens {__version__}",
-            "target": target, "folder": folder, "repeat": repeat,
-            "significance_rule": {"min_boots": MIN_BOOTS, "text": RULE}, "agreement_rule": AGREEMENT_RULE}
+            "target": target, "folder": folder, "repeat": repeat, "max_repeat": max_repeat,
+            "significance_rule": SIGNIFICANCE_RULE, "agreement_rule": AGREEMENT_RULE}
 
 
 def experiment_json_obj(r: ExperimentResult) -> dict[str, Any]:
     """``bootlens experiment --json`` (docs/json.md)."""
-    return {**_head("experiment", r.target, str(r.folder), r.repeat), "baseline": measured_dict(r.baseline),
+    return {**_head("experiment", r.target, str(r.folder), r.repeat, r.max_repeat),
+            "baseline": measured_dict(r.baseline),
             "changes": [outcome_dict(o) for o in r.changes],
             "all": None if r.together is None else outcome_dict(r.together),
             "sum_of_single_savings_s": _ns(r.sum_single_ns), "notes": list(r.notes)}
@@ -315,7 +317,7 @@ def optimize_json_obj(r: OptimizeResult) -> dict[str, Any]:
                 "automatic": f.change.automatic}
 
     return {
-        **_head("optimize", r.target, str(r.folder), r.repeat), "advise_folder": str(r.advise_folder),
+        **_head("optimize", r.target, str(r.folder), r.repeat, r.max_repeat), "advise_folder": str(r.advise_folder),
         "findings": [finding(f) for f in r.findings],
         "not_tried": [{**finding(f), "why": why} for f, why in r.not_tried],
         "baseline": measured_dict(r.baseline),
