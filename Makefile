@@ -44,6 +44,7 @@ venv: system
 	@PATH="$${PATH#$(BIN):}"; \
 	base() { "$$1" -c 'import os, sys; print(os.path.realpath(getattr(sys, "_base_executable", sys.executable)))' 2>/dev/null; }; \
 	want=$$(base "$(PY)") || { echo "$(PY) does not run: name a Python >= 3.11 with PY=..."; exit 1; }; \
+	"$(PY)" -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "$(PY) is older than 3.11: name a newer one with PY=..."; exit 1; }; \
 	if [ -x "$(BIN)/python" ] && [ "$$(base "$(BIN)/python")" = "$$want" ] \
 	  && "$(BIN)/python" -m pip --version >/dev/null 2>&1; then exit 0; fi; \
 	if [ -f "$(VENV)/pyvenv.cfg" ]; then echo "$(VENV) is broken or was made by another Python: making it again"; rm -rf "$(VENV)"; \
