@@ -43,17 +43,20 @@ def _span(lo: float, hi: float) -> str:
 
 
 def median_with_interval(s: Stat | None) -> str:
-    """'12.599 [10.359–14.173] s': the median, then its interval, one unit when they share it."""
+    """'12.599 [10.359–14.173] s', '0.868 [0.512–1.222] s': the median, then its interval, all
+    three in the unit of the largest, said once (at most 24 characters below 1000 s)."""
     if s is None:
         return "—"
     if s.n < 2:
         return short(s.median)
-    m, lo, hi = short(s.median), short(s.ci_low), short(s.ci_high)
-    units = {x.rsplit(" ", 1)[-1] for x in (m, lo, hi)}
-    if len(units) == 1 and " " in m:
-        unit = units.pop()
-        return f"{m.rsplit(' ', 1)[0]} [{lo.rsplit(' ', 1)[0]}–{hi.rsplit(' ', 1)[0]}] {unit}"
-    return f"{m} [{_span(s.ci_low, s.ci_high)}]"
+    top = max(abs(s.median), abs(s.ci_high), abs(s.ci_low))
+    div, unit, digits = (1e9, "s", 3) if top >= 1e9 else (1e6, "ms", 1) if top >= 1e6 else \
+        (1e3, "µs", 0) if top >= 1e3 else (1.0, "ns", 0)
+
+    def f(x: float) -> str:
+        return f"{x / div:.{digits}f}".replace("-", "−")
+
+    return f"{f(s.median)} [{f(s.ci_low)}–{f(s.ci_high)}] {unit}"
 
 
 def render_stats(stats: Sequence[Stat], console: Console, boots: int) -> None:
@@ -74,10 +77,9 @@ def render_stats(stats: Sequence[Stat], console: Console, boots: int) -> None:
                             console.width, flex=(0,), keep=tuple(range(len(cols)))))
     ns = sorted({s.n for s in stats if s.n > 1})
     if ns:
-        lv = {n: next(level(s) for s in stats if s.n == n) for n in ns}
-        how = "; ".join(f"{n} boots: {'min–max' if n < 9 else 'inner boots'}, {lv[n]}" for n in ns)
-        console.print(Text(f"interval: it holds the true median with the confidence shown, whatever the "
-                           f"distribution of boot times ({how})", style="dim"))
+        how = "; ".join(f"{n} boots: {'min–max' if n < 9 else 'inner boots'}" for n in ns)
+        console.print(Text(f"interval: holds the true median at the confidence shown, whatever the "
+                           f"distribution ({how})", style="dim"))
     if noisy:
         console.print(Text(f"spread above {100 * SPREAD_WARN:.0f}% of the median for: {', '.join(noisy)}; boot more "
                            "times before trusting a difference (bootlens compare tests it)", style="yellow"))
@@ -86,7 +88,8 @@ def render_stats(stats: Sequence[Stat], console: Console, boots: int) -> None:
 # ---- bootlens compare -----------------------------------------------------------------------
 
 
-def _p(p: float | None) -> str:
+def p_text(p: float | None) -> str:
+    """A p-value in a table cell: 'p 4e-20', 'p 0.02', 'p 0.4'; '' when there is none."""
     if p is None:
         return ""
     if p == 0:
@@ -103,10 +106,10 @@ def verdict(d: Delta) -> Text:
         return Text(visible(d.reason), style="dim")
     if d.significance is Significance.SIGNIFICANT:
         slower = (d.delta_ns or 0) > 0
-        return Text(f"yes ({_p(d.p_value)})", style="bold red" if slower else "bold green")
+        return Text(f"yes ({p_text(d.p_value)})", style="bold red" if slower else "bold green")
     if d.significance is Significance.NOT_SIGNIFICANT:
         under = d.reason.startswith("under the floor")
-        return Text("no (< floor)" if under else f"no ({_p(d.p_value)})" if d.p_value is not None else "no",
+        return Text("no (< floor)" if under else f"no ({p_text(d.p_value)})" if d.p_value is not None else "no",
                     style="dim")
     n = d.need_boots
     return Text(f"need {n} more" if n is not None else "unknown", style="yellow")

@@ -15,14 +15,14 @@ from rich.padding import Padding
 from rich.text import Text
 
 from .. import __version__
-from ..compare import MIN_BOOTS, Significance
+from ..compare import ALPHA, Significance
 from ..experiment import (
     AGREEMENT, ALL_SPEC, Agreement, ExperimentResult, Measured, OptimizeResult, Outcome, Setup,
 )
 from ..lines import clip
 from ..setups import EQUALISED, change_dict
 from .compare_json import SIGNIFICANCE_RULE, compare_json_obj, stat_dict
-from .compare_terminal import render_compare
+from .compare_terminal import p_text, render_compare
 from .terminal import fit_table
 from .units import short, short_range
 from .visible import visible
@@ -103,7 +103,9 @@ def _sig(o: Outcome) -> Text:
         return Text("yes", style="bold green" if (o.saving_ns or 0) > 0 else "bold red")
     if o.significance is Significance.NOT_SIGNIFICANT:
         return Text("no", style="dim")
-    return Text("?", style="yellow")  # one boot, or not measured: the details say which
+    if o.need_boots is not None:  # the boots cannot decide yet: how many more a side would
+        return Text(f"need {o.need_boots}", style="yellow")
+    return Text("?", style="yellow")  # not measured: the details say why
 
 
 def _agree(o: Outcome) -> Text:
@@ -122,12 +124,12 @@ def _savings_table(title: str, outs: list[Outcome], console: Console, kept: list
     for i, o in enumerate(outs):
         pct = "" if o.saving_pct is None else f"{o.saving_pct:.1f}%".replace("-", "−")
         est = o.estimate.saving_ns if o.estimate else None
-        row: list[str | Text] = [Text(visible(o.name)), short(o.saving_ns), pct, Text(short(o.spread_ns), style="dim"),
+        row: list[str | Text] = [Text(visible(o.name)), short(o.saving_ns), pct, Text(p_text(o.p_value).removeprefix("p "), style="dim"),
                                  _sig(o), short(est), _agree(o)]
         if kept is not None:
             row.append(Text("yes", style="bold green") if kept[i] else Text("no", style="dim"))
         rows.append(row)
-    cols = [("change", "left"), ("saving", "right"), ("Δ%", "right"), ("spread", "right"), ("signif.", "left"),
+    cols = [("change", "left"), ("saving", "right"), ("Δ%", "right"), ("p", "right"), ("signif.", "left"),
             ("estimate", "right"), ("±30%", "left")] + ([("kept", "left")] if kept is not None else [])
     console.print(fit_table(title, cols, rows, console.width, flex=(0,), keep=tuple(range(len(cols)))))
 
@@ -178,9 +180,10 @@ def render_experiment(r: ExperimentResult, console: Console) -> None:
 
 
 def _legend(console: Console) -> None:
-    _say(console, "signif.: the saving is larger than the run-to-run spread (max − min) of either side "
-         f"(needs {MIN_BOOTS} boots or more a side); ±30%: the measured saving is within "
-         f"±{AGREEMENT:.0%} of the estimate (and by how much it differs)", style="dim")
+    _say(console, f"signif.: yes when a t-test gives p < {ALPHA} and the saving is at least max(1 ms, 1% of the "
+         "baseline); no under that or within the noise; need N: more boots a side would decide it (--repeat "
+         f"auto boots them); ±30%: the measured saving is within ±{AGREEMENT:.0%} of the estimate (and by how "
+         "much it differs)", style="dim")
 
 
 def render_optimize(r: OptimizeResult, console: Console) -> None:
