@@ -303,6 +303,10 @@ def test_repeat_auto_boots_more_until_the_cap(tmp_path: Path) -> None:
     assert any(n.startswith("--repeat auto: stopped at the cap, 8 boots per configuration (--max-repeat 8)")
                for n in r.notes), r.notes
     assert o.explanation is not None and "cannot decide yet: need" in o.explanation
+    # where the countdown is, 8 boots a side decide it: said, with its p
+    assert o.stage_significance is Significance.SIGNIFICANT and o.stage_p_value is not None
+    assert o.stage_saving_ns is not None and 2.0e9 < o.stage_saving_ns < 2.4e9
+    assert "in its stage (bootloader) it saved 2." in o.explanation and ", significant there (p = " in o.explanation
     from bootlens.render.experiment import experiment_json_obj
 
     doc = json.loads(json.dumps(experiment_json_obj(r)))
@@ -310,6 +314,7 @@ def test_repeat_auto_boots_more_until_the_cap(tmp_path: Path) -> None:
     ch = doc["changes"][0]
     assert ch["significance"] == "unknown" and ch["need_boots"] == o.need_boots and ch["test"] == "student"
     assert ch["total"]["median_ci_level"] == pytest.approx(0.9921875)  # 8 boots: (min, max)
+    assert ch["stage_significance"] == "significant" and ch["stage_p_value"] < 5e-4
 
 
 # --- a board on a pty, changed by a hook -----------------------------------------------------

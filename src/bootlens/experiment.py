@@ -143,6 +143,8 @@ class Outcome:
     p_value: float | None = None  # the test's two-sided p; None with fewer than 2 boots a side
     need_boots: int | None = None  # UNKNOWN: more boots a side the verdict needs
     test: str | None = None  # "student" | "welch"
+    stage_significance: Significance | None = None  # the verdict on stage_saving_ns (compare's rule)
+    stage_p_value: float | None = None
 
 
 def measure(setup: Setup, folder: Path) -> Measured:
@@ -172,11 +174,13 @@ def _s(ns: float) -> str:
 def explain(m: Measured, saving: float | None, sig: Significance, spread: int | None, est: Estimate | None,
             stage_saving: float | None, agree: Agreement, rate_limited: bool,
             base_stage: Stat | None = None, base_n: int = 0, reason: str = "",
-            interval: tuple[float, float] | None = None) -> str | None:
+            interval: tuple[float, float] | None = None, stage_p: float | None = None) -> str | None:
     """Why a measurement does not confirm its estimate, from the data at hand; None when it
     does. ``reason`` is the verdict's (compare.judge); ``interval`` the 95% interval of the
-    saving (stats.diff_interval), None when unknown."""
+    saving (stats.diff_interval), None when unknown; ``stage_p`` the p-value of the saving in
+    the estimate's stage when that is significant there, else None."""
     why: list[str] = []
+    there = "" if stage_p is None else f", significant there (p = {stage_p:.2g})"
     if m.ready_boots < m.boots:
         why.append(f"{m.boots - m.ready_boots} of {m.boots} boots did not reach the ready marker")
     if saving is not None and sig is Significance.UNKNOWN:
@@ -187,10 +191,15 @@ def explain(m: Measured, saving: float | None, sig: Significance, spread: int | 
         why.append(f"the difference is {what} ({reason})")
     elif saving is not None and saving < 0:
         why.append("the change made the boot slower")
+    if there and sig is not Significance.SIGNIFICANT and est is not None and stage_saving is not None and \
+            not (agree is Agreement.OUTSIDE and est.saving_ns is not None and saving is not None
+                 and agreement(est.saving_ns, stage_saving) is Agreement.WITHIN):
+        why.append(f"in its stage ({est.stage}) it saved {_s(stage_saving)}{there}: the other stages' noise hides "
+                   "it in the total")
     if agree is Agreement.OUTSIDE and est is not None and est.saving_ns is not None and saving is not None:
         if stage_saving is not None and agreement(est.saving_ns, stage_saving) is Agreement.WITHIN:
             rest = stage_saving - saving
-            why.append(f"in its stage ({est.stage}) it saved {_s(stage_saving)}, within ±30% of the estimate; "
+            why.append(f"in its stage ({est.stage}) it saved {_s(stage_saving)}{there}, within ±30% of the estimate; "
                        f"the other stages took {_s(abs(rest))} {'longer' if rest > 0 else 'less'} than the "
                        "baseline's, which the change does not explain: run-to-run noise")
         if est.traced:
@@ -221,16 +230,20 @@ def outcome(name: str, base: Measured, m: Measured, est: Estimate | None, rate_l
     """One configuration against the baseline, with the estimate verdict."""
     d = figure_delta("total", base.total, m.total, ("baseline", name))
     saving = None if d.delta_ns is None else -d.delta_ns
-    stage_saving = None
+    stage_saving = stage_sig = stage_p = None
     if est is not None and est.stage in base.stats and est.stage in m.stats:
         stage_saving = base.stats[est.stage].median - m.stats[est.stage].median
+        sd = figure_delta(est.stage, base.stats[est.stage], m.stats[est.stage])
+        stage_sig, stage_p = sd.significance, sd.p_value
     agree = agreement(est.saving_ns if est else None, saving)
     # mean(base) - mean(m): the saving's interval
     interval = diff_interval(m.total, base.total) if base.total is not None and m.total is not None else None
     why = explain(m, saving, d.significance, d.threshold_ns, est, stage_saving, agree, rate_limited,
-                  base.stats.get(est.stage) if est is not None else None, base.boots, d.reason, interval)
+                  base.stats.get(est.stage) if est is not None else None, base.boots, d.reason, interval,
+                  stage_p if stage_sig is Significance.SIGNIFICANT and (stage_saving or 0) > 0 else None)
     return Outcome(name, m, saving, None if d.delta_pct is None else -d.delta_pct, d.significance,
-                   d.threshold_ns, d.reason, est, stage_saving, agree, why, spec, d.p_value, d.need_boots, d.test)
+                   d.threshold_ns, d.reason, est, stage_saving, agree, why, spec, d.p_value, d.need_boots, d.test,
+                   stage_sig, stage_p)
 
 
 def undecided(base: Measured, others: Sequence[Measured]) -> int | None:

@@ -293,7 +293,9 @@ def outcome_dict(o: Outcome) -> dict[str, Any]:
         "estimate": None if e is None else {
             "rule": e.rule, "title": e.title, "saving_s": _ns(e.saving_ns), "arithmetic": e.arithmetic,
             "confidence": e.confidence.value, "stage": e.stage, "source": e.source, "traced": e.traced},
-        "stage_saving_s": _ns(o.stage_saving_ns), "agreement": o.agreement.value, "explanation": o.explanation,
+        "stage_saving_s": _ns(o.stage_saving_ns),
+        "stage_significance": None if o.stage_significance is None else o.stage_significance.value,
+        "stage_p_value": o.stage_p_value, "agreement": o.agreement.value, "explanation": o.explanation,
     }
 
 
