@@ -63,8 +63,11 @@ def browser() -> Iterator[Browser]:
 class Loaded:
     """A report open in a page, with everything the page asked for and complained about."""
 
-    def __init__(self, browser: Browser, path: Path) -> None:
-        self.page: Page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    def __init__(self, browser: Browser, path: Path, width: int = 1400, height: int = 1000,
+                 init_script: str | None = None) -> None:
+        self.page: Page = browser.new_page(viewport={"width": width, "height": height})
+        if init_script:  # runs before the page's own scripts
+            self.page.add_init_script(init_script)
         self.requests: list[str] = []
         self.errors: list[str] = []
         self.dialogs: list[str] = []

@@ -132,7 +132,8 @@ def test_labels_with_durations() -> None:
 @pytest.mark.parametrize("log", [GRAB, X86_INITCALL, X86_TRACE, ARM_CONSOLE])
 def test_no_two_labels_overlap(log: Path) -> None:
     root = svg_of(log)
-    assert len(texts(root)) > 40
+    # (the console-only log has few events, and the legend lists only what is drawn)
+    assert len(texts(root)) > (25 if log == ARM_CONSOLE else 40)
     assert overlaps(root) == []
     for el in texts(root):
         x0, x1, _, _ = box(el)

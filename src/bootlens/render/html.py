@@ -5,14 +5,21 @@ block and drawn by one inline script (``report.js``) on a canvas, so a boot with
 draws only what is visible. Nothing is fetched: a Content-Security-Policy allows no network
 access at all and no script but ours (by hash), and the script only ever sets text
 (``textContent``), never markup, so a device printing ``<script>`` shows it as text; bidi
-controls and other invisible characters are shown as escapes (:mod:`.visible`).
+controls and other invisible characters are shown as escapes (:mod:`.visible`). Colours come
+from :mod:`.palette` as CSS variables (the SVG boot graph uses the same palette), which the
+legend, the stage bar and the canvas read.
 
 Layout of the embedded data (columnar, so the file grows linearly with events; times are
 integer microseconds on the boot's axis):
 
 - ``names``: string table; events refer to names by index;
-- ``rows``: ``[{title, kind, lanes: [[first, end], ...]}]``; each lane is a slice of the event
-  columns, sorted by start and free of overlaps, so the viewer binary-searches what is visible;
+- ``inputs``: ``[{name, folder, boots, total}]``; ``total``, for an input of several boots, is its
+  headline: the median total over its boots with min and max (:mod:`.headline`), else null;
+- ``boots[i].pos``: the boot's place among its input's boots; ``boots[i].legend``: the
+  :mod:`.palette` keys of what its timeline and stage bar draw (the legend shows those);
+- ``rows``: ``[{title, kind, paint, lanes: [[first, end], ...]}]``; ``paint`` is the row's colour
+  (a :mod:`.palette` key); each lane is a slice of the event columns, sorted by start and free of
+  overlaps, so the viewer binary-searches what is visible;
 - ``ev``: columns ``s`` (start), ``d`` (duration, -1 for an instant), ``n`` (name index),
   ``l`` (line), ``e`` (end line or 0), ``x`` (a process's exec time from its start, or -1),
   ``i`` (detail text index into ``names``);
@@ -40,8 +47,10 @@ from .. import __version__
 from ..analyze import BootAnalysis
 from ..compare import Comparison
 from ..inputs import Group
-from ..model import Clock, Event, InitcallDetail, Kind, LoadDetail, ProbeDetail, ProcessDetail
+from ..model import READY, Clock, Event, InitcallDetail, Kind, LoadDetail, ProbeDetail, ProcessDetail
 from ..stats import statistics_of
+from . import palette
+from .headline import boots_total
 from .visible import visible, visible_data
 
 _US = 1000
@@ -84,25 +93,28 @@ def _detail(e: Event) -> str:
     return ""
 
 
-def _row_key(e: Event) -> tuple[int, str, str]:
-    """(order, title, kind) of the timeline row an event belongs to."""
+def _row_key(e: Event) -> tuple[int, str, str, str]:
+    """(order, title, kind, paint) of the timeline row an event belongs to; ``paint`` is its
+    colour's key in :mod:`.palette`."""
     k = e.kind
-    if k in (Kind.BOOTLOADER, Kind.BOOTSTAGE):
-        return (0, "bootloader", "bootloader")
+    if k is Kind.BOOTLOADER:
+        return (0, "bootloader", "bootloader", "bootloader")
+    if k is Kind.BOOTSTAGE:
+        return (0, "bootstage report", "bootstage", "bootstage")
     if k is Kind.INITCALL:
         pid = e.detail.pid if isinstance(e.detail, InitcallDetail) else None
         if pid is None:
-            return (1, "initcalls", "initcall")
-        return (1 if pid == 1 else 2, f"initcalls · pid {pid}", "initcall")
+            return (1, "initcalls", "initcall", "initcall")
+        return (1 if pid == 1 else 2, f"initcalls · pid {pid}", "initcall", "initcall" if pid == 1 else "initcall_async")
     if k is Kind.FIXUP:
-        return (3, "PCI fixups", "fixup")
+        return (3, "PCI fixups", "fixup", "fixup")
     if k is Kind.PROBE:
-        return (4, "device probes", "probe")
+        return (4, "device probes", "probe", "probe")
     if k is Kind.PROCESS:
         if isinstance(e.detail, ProcessDetail) and e.detail.kthread:
-            return (6, "kernel threads", "kthread")
-        return (5, "processes", "process")
-    return (7, k.value, k.value)
+            return (6, "kernel threads", "kthread", "kthread")
+        return (5, "processes", "process", "process")
+    return (7, k.value, k.value, k.value)
 
 
 def _pack(items: list[tuple[int, int, int]]) -> list[list[tuple[int, int, int]]]:
@@ -135,8 +147,9 @@ def _pack(items: list[tuple[int, int, int]]) -> list[list[tuple[int, int, int]]]
 def boot_data(b: BootAnalysis, names: _Names, top: int = 25) -> dict[str, Any]:
     """One boot as the viewer's columnar data."""
     boot, al = b.boot, b.alignment
-    rows: dict[tuple[int, str, str], list[tuple[int, int, int]]] = {}
+    rows: dict[tuple[int, str, str, str], list[tuple[int, int, int]]] = {}
     marks = []
+    mark_keys: set[str] = set()
     events = boot.events
     unplaced = 0
     for i, (e, t) in enumerate(zip(events, b.times)):
@@ -146,6 +159,7 @@ def boot_data(b: BootAnalysis, names: _Names, top: int = 25) -> dict[str, Any]:
         if e.kind in (Kind.MARKER, Kind.MILESTONE):
             if e.name != "uptime":
                 marks.append({"t": _us(t), "n": e.name, "l": e.line_no, "k": e.kind.value})
+                mark_keys.add("ready" if e.name == READY and e.kind is Kind.MARKER else e.kind.value)
             continue
         d = e.duration_ns
         rows.setdefault(_row_key(e), []).append((t, -1 if d is None else d, i))
@@ -177,7 +191,16 @@ def boot_data(b: BootAnalysis, names: _Names, top: int = 25) -> dict[str, Any]:
                     di = detail_of[dk] = names(_detail(e))
                 i_.append(di)
             lanes_out.append([first, len(s_)])
-        row_out.append({"title": key[1], "kind": key[2], "lanes": lanes_out})
+        row_out.append({"title": key[1], "kind": key[2], "paint": key[3], "lanes": lanes_out})
+
+    # what the legend shows for this boot: the colours and marks its timeline and stage bar draw
+    legend = {"stage-" + s.name for s in b.stages
+              if s.duration_ns is not None and (s.parent is None or s.start_ns is not None)}
+    legend.update(key[3] for key in rows)
+    if any(d < 0 for spans in rows.values() for _, d, _ in spans):
+        legend.add("instant")
+    legend |= mark_keys
+    legend.update(s.key for s in palette.STATES)
 
     pos = {id(e): i for i, e in enumerate(events)}
 
@@ -212,6 +235,7 @@ def boot_data(b: BootAnalysis, names: _Names, top: int = 25) -> dict[str, Any]:
         "counts": {"lines": b.counts.lines, "initcalls": b.counts.initcalls, "probes": b.counts.probes,
                    "processes": b.counts.user_processes, "markers": b.counts.markers, "unplaced": unplaced},
         "rows": row_out,
+        "legend": [s.key for s in palette.ALL if s.key in legend],
         "ev": cols,
         "marks": marks,
         "top": {"initcalls": ref(b.top_initcalls), "processes": ref(b.top_processes),
@@ -220,6 +244,17 @@ def boot_data(b: BootAnalysis, names: _Names, top: int = 25) -> dict[str, Any]:
                      for x in b.silences],
         "log": {"first": lines.first, "text": list(lines.text), "t": axis_t},
     }
+
+
+def _total_over(g: Group) -> dict[str, Any] | None:
+    """An input of several boots: its headline, the median total with min and max (µs)."""
+    if len(g.analysis.boots) < 2:
+        return None
+    bt = boots_total(g.analysis.boots)
+    s = bt.stat
+    return {"from": bt.origin, "end_name": bt.end_name, "boots": bt.boots, "n": s.n if s else 0,
+            "median": _us(round(s.median)) if s else None, "min": _us(s.min) if s else None,
+            "max": _us(s.max) if s else None}
 
 
 def report_data(groups: Sequence[Group], top: int = 25) -> dict[str, Any]:
@@ -236,9 +271,10 @@ def report_data(groups: Sequence[Group], top: int = 25) -> dict[str, Any]:
     merged = []
     for gi, g in enumerate(groups):
         advice = advise_group(g, context_for_group(g))
-        for b, ba in zip(g.analysis.boots, advice.boots):
+        for pos, (b, ba) in enumerate(zip(g.analysis.boots, advice.boots)):
             d = boot_data(b, names, top)
             d["group"] = gi
+            d["pos"] = pos  # its place among the input's boots (``index`` counts within its file)
             boots.append(d)
             findings.append([finding_dict(f) for f in ba.findings])
         if advice.merged:  # several boots: one set of findings for the input, each with its boots
@@ -251,7 +287,8 @@ def report_data(groups: Sequence[Group], top: int = 25) -> dict[str, Any]:
                 for s in statistics_of(g.analysis.boots)]})
     return {
         "generator": f"bootlens {__version__}",
-        "inputs": [{"name": g.name, "folder": g.folder, "boots": len(g.analysis.boots)} for g in groups],
+        "inputs": [{"name": g.name, "folder": g.folder, "boots": len(g.analysis.boots), "total": _total_over(g)}
+                   for g in groups],
         "names": names.items,
         "boots": boots,
         "stats": stats,
@@ -273,6 +310,32 @@ def _asset(name: str) -> str:
     return resources.files("bootlens.render").joinpath("assets", name).read_text(encoding="utf-8")
 
 
+def _swatch_html(sw: palette.Swatch) -> str:
+    """A legend swatch drawn with the palette's CSS variables (the canvas reads the same ones)."""
+    a = f"var(--pal-{sw.key})"
+    b = f"var(--pal-{sw.key}-2)" if len(sw.colours) > 1 else a
+    style = {
+        "pair": f"background:linear-gradient(90deg,{a} 50%,{b} 50%)",
+        "split": f"background:linear-gradient(90deg,{a} 40%,{b} 40%)",
+        "line": f"border-left-color:{a}", "dash": f"border-left-color:{a}",
+    }.get(sw.shape, f"background:{a}")
+    return f'<span class="sw {sw.shape}" style="{style}"></span>'
+
+
+def _legend_html() -> str:
+    """The legend of the timeline, every entry of the palette; the page shows those of the boot
+    on view (its ``legend`` keys)."""
+    from html import escape
+
+    out = ['<div id="legend" aria-label="legend of the timeline">']
+    for title, items in palette.legend_items((s.key for s in palette.ALL), palette.HTML_GROUPS):
+        out.append(f'<span class="lg-group" data-group="{escape(title)}"><b>{escape(title)}</b>')
+        out.extend(f'<span class="lg" data-key="{s.key}">{_swatch_html(s)}{escape(s.label)}</span>' for s in items)
+        out.append("</span>")
+    out.append("</div>")
+    return "".join(out)
+
+
 def _page(title: str, body: str, data: Any, js_name: str) -> bytes:
     """A self-contained page: our stylesheet and one script of ours (allowed by its hash), the
     data as inert JSON, and a policy that allows no network access at all. Every string of the
@@ -281,7 +344,7 @@ def _page(title: str, body: str, data: Any, js_name: str) -> bytes:
     from html import escape
 
     js = _asset("table.js") + "\n" + _asset(js_name)
-    css = _asset("report.css")
+    css = palette.css_variables() + "\n" + _asset("report.css")
     digest = base64.b64encode(hashlib.sha256(js.encode()).digest()).decode()
     csp = (f"default-src 'none'; script-src 'sha256-{digest}'; style-src 'unsafe-inline'; "
            "img-src data:; base-uri 'none'; form-action 'none'")
@@ -301,7 +364,8 @@ def render_html(groups: Sequence[Group], top: int = 25) -> bytes:
     title = "bootlens report"
     if groups:
         title += " · " + ", ".join(g.name for g in groups[:3])
-    return _page(title, _asset("report.html"), report_data(groups, top), "report.js")
+    body = _asset("report.html").replace("<!--legend-->", _legend_html())
+    return _page(title, body, report_data(groups, top), "report.js")
 
 
 def render_compare_html(c: Comparison) -> bytes:

@@ -43,6 +43,8 @@ from ..inputs import Group
 from ..lines import clip
 from ..model import NS_PER_MS, NS_PER_S, READY, Event, InitcallDetail, Kind, LoadDetail, ProbeDetail, ProcessDetail
 from ..stages import ABSENT, MEASURED, NOT_MEASURED, Stage
+from . import palette
+from .headline import boots_total
 from .svglayout import (
     ASCENT_EM,
     CHAR_EM,
@@ -76,23 +78,10 @@ UNLABELLED = 9
 MAX_LANES = 16  # lanes per row; beyond, bars overlap in the last lane
 LABEL_CHARS = 48  # event names are clipped to this many characters in labels
 
-STAGE_COLOURS = {
-    "firmware": "#8d6e63", "spl": "#ab47bc", "bootloader": "#1e88e5", "kernel_load": "#5e35b1",
-    "pre_kernel": "#9e9e9e", "kernel_init": "#43a047", "kernel_early": "#81c784",
-    "initcalls": "#2e7d32", "kernel_late": "#9ccc65", "userspace": "#fb8c00",
-}
-KIND_COLOURS = {
-    "bootloader": "#64b5f6", "bootstage": "#90a4ae", "initcall": "#388e3c", "initcall2": "#66bb6a",
-    "probe": "#00897b", "fixup": "#afb42b", "fork": "#ffcc80", "process": "#ef6c00",
-    "kthread": "#78909c",
-}
-STAGE_NAMES = {
-    "firmware": "firmware", "spl": "SPL", "bootloader": "bootloader", "kernel_load": "kernel load",
-    "pre_kernel": "before the kernel", "kernel_init": "kernel init", "kernel_early": "early init",
-    "initcalls": "initcalls", "kernel_late": "root mount", "userspace": "user space",
-}
-MARKER_COLOUR = "#c2185b"
-MILESTONE_COLOUR = "#6d6d6d"
+# the colours: render/palette.py, shared with the HTML report
+C = palette.colour
+INITCALL, INITCALL_ASYNC = palette.BY_KEY["initcall"].colours, palette.BY_KEY["initcall_async"].colours
+FORK, EXEC = palette.BY_KEY["process"].colours  # a process before and after its exec
 MILESTONE_LABELS = {
     "firmware_banner": "firmware", "spl_start": "SPL", "uboot_start": "U-Boot", "autoboot": "autoboot",
     "starting_kernel": "Starting kernel", "efi_stub": "EFI stub", "kernel_start": "Linux",
@@ -206,19 +195,20 @@ def _event_rows(b: BootAnalysis, view_end: int
             if isinstance(d, InitcallDetail):
                 info = ", ".join(p for p in (f"pid {d.pid}" if d.pid is not None else "", d.module or "",
                                              f"returned {d.ret}" if d.returned else "never returned") if p)
-            fill = KIND_COLOURS["initcall" if len(row.bars) % 2 == 0 else "initcall2"]
+            # neighbours alternate between two shades; initcalls off the main thread in another hue
+            fill = (INITCALL if pid in (None, 1) else INITCALL_ASYNC)[len(row.bars) % 2]
             row.bars.append(_event_bar(e, t, fill, "initcall", info, view_end))
         elif k in (Kind.PROBE, Kind.FIXUP):
             info = ""
             if isinstance(d, ProbeDetail):
                 info = f"device {d.device}" + (f", driver {d.driver}" if d.driver else "") + f", returned {d.ret}"
             row = probes if k is Kind.PROBE else fixups
-            row.bars.append(_event_bar(e, t, KIND_COLOURS[k.value], k.value, info, view_end))
+            row.bars.append(_event_bar(e, t, C(k.value), k.value, info, view_end))
         elif k in (Kind.BOOTLOADER, Kind.BOOTSTAGE):
             info = ""
             if isinstance(d, LoadDetail):
                 info = f"{d.size_bytes} bytes" + (f" at {d.rate}" if d.rate else "")
-            boot_rows[k.value].bars.append(_event_bar(e, t, KIND_COLOURS[k.value], k.value, info, view_end))
+            boot_rows[k.value].bars.append(_event_bar(e, t, C(k.value), k.value, info, view_end))
         elif k is Kind.PROCESS and isinstance(d, ProcessDetail):
             if d.kthread and e.duration_ns is None:
                 left["kthreads"] += 1  # a kernel thread that lives on: dozens of them, all alike
@@ -229,9 +219,9 @@ def _event_rows(b: BootAnalysis, view_end: int
                 f"exec {d.exe} after {fmt_duration(d.exec_ns)}" if d.exe and d.exec_ns is not None else "",
                 "" if d.exited else "still running at the end of the log") if p)
             if d.kthread:
-                kthreads.bars.append(_event_bar(e, t, KIND_COLOURS["kthread"], "kthread", info, view_end))
+                kthreads.bars.append(_event_bar(e, t, C("kthread"), "kthread", info, view_end))
                 continue
-            bar = _event_bar(e, t, KIND_COLOURS["fork"], "process", info, view_end)
+            bar = _event_bar(e, t, FORK, "process", info, view_end)
             # the name, and the comm when it differs (busybox applets re-exec /proc/self/exe)
             alias = d.comm if d.comm != e.name and not d.comm.startswith("swapper") else ""
             name = clip(e.name + (f" ({alias})" if alias else ""), LABEL_CHARS)
@@ -239,7 +229,7 @@ def _event_rows(b: BootAnalysis, view_end: int
             label = f"{name} [{d.pid}] " + (fmt_duration(dur) if dur is not None else "(running)")
             split = t + d.exec_ns if d.exec_ns is not None else None
             procs.bars.append(_Bar(bar.start, bar.end, bar.fill, bar.cls.replace(" open", ""), label, bar.tip,
-                                   f"{name} [{d.pid}]", split, KIND_COLOURS["process"], bar.open))
+                                   f"{name} [{d.pid}]", split, EXEC, bar.open))
         elif k in (Kind.MARKER, Kind.MILESTONE):
             marker = k is Kind.MARKER
             name = clip(e.name, LABEL_CHARS) if marker else MILESTONE_LABELS.get(e.name, e.name)
@@ -268,7 +258,7 @@ def _stage_row(stages: Sequence[Stage], sub: bool, t0: int, t1: int) -> _RowSpec
             lines = f"\nlines {s.start.line_no}–{s.end.line_no}"
         tip = (f"{s.label}\nstart {fmt_at(s.start_ns)}, duration {dur}" + (" (estimated)" if s.estimated else "")
                + lines)
-        row.bars.append(_Bar(s.start_ns, end, STAGE_COLOURS.get(s.name, "#9e9e9e"), "stage",
+        row.bars.append(_Bar(s.start_ns, end, palette.stage_colour(s.name), f"stage {s.name}",
                              f"{s.label} {dur}", tip, f"{s.name} {dur}"))
     return row if row.bars else None
 
@@ -344,7 +334,7 @@ def _panel(doc: SvgDoc, y: float, sc: Scale, rows: Sequence[_RowSpec], marks: Se
             doc.text(x, bottom + 15, s, 10, anchor="middle", cls="dim")
     doc.line(lo, bottom, hi, bottom, "#bdbdbd", 1)
     for m, c, spot in placed_marks:
-        colour = MARKER_COLOUR if m.marker else MILESTONE_COLOUR
+        colour = C("ready" if m.rank == 0 else "marker" if m.marker else "milestone")
         ly = top - 2 if spot is None else top - (spot[0] + 1) * ROW
         doc.line(c, ly, c, bottom, colour, 1.2 if m.marker else 1, "" if m.marker else "4 3",
                  f"mark {'marker' if m.marker else 'milestone'}", m.tip)
@@ -419,13 +409,12 @@ def _row(doc: SvgDoc, y: float, sc: Scale, row: _RowSpec) -> float:
 
 def _ink(fill: str) -> str:
     """The class of a text drawn on ``fill``: white on dark colours."""
-    r, g, b = (int(fill[i:i + 2], 16) for i in (1, 3, 5))
-    return "in" if 0.299 * r + 0.587 * g + 0.114 * b < 150 else ""
+    return "in" if palette.ink(fill) == palette.SURFACE else ""
 
 
 def _row_note(row: _RowSpec, labelled: int) -> str:
     n = len(row.bars)
-    if row.bars[0].cls == "stage" or n < 2:
+    if row.bars[0].cls.startswith("stage") or n < 2:
         return ""
     return f"{n} bars, {labelled} labelled"
 
@@ -522,28 +511,60 @@ def _draw_boot(doc: SvgDoc, y: float, b: BootAnalysis, view: _View, pos: int, n:
     return _panel(doc, ztop, zs, zrows + kernel_rows, marks, f"kernel+user ×{gain:.1f}")
 
 
-def _legend(doc: SvgDoc, y: float) -> float:
-    """The colours and line styles, in rows across the page; returns the y below."""
-    items = [("", "stages:")] + [(STAGE_COLOURS[k], name) for k, name in STAGE_NAMES.items()]
-    items += [("", "events:"), (KIND_COLOURS["bootloader"], "bootloader step"),
-              (KIND_COLOURS["bootstage"], "bootstage"), (KIND_COLOURS["initcall"], "initcall"),
-              (KIND_COLOURS["probe"], "device probe"), (KIND_COLOURS["fixup"], "PCI fixup"),
-              (KIND_COLOURS["fork"], "process fork→exec"), (KIND_COLOURS["process"], "process exec→exit"),
-              (KIND_COLOURS["kthread"], "kernel thread"), ("line:" + MARKER_COLOUR, "marker"),
-              ("dash:" + MILESTONE_COLOUR, "milestone")]
+def _present(b: BootAnalysis) -> set[str]:
+    """The palette keys of what a boot's panels draw (for the legend): as :func:`_event_rows`
+    and :func:`_stage_row` choose them."""
+    keys = {"stage-" + s.name for s in b.stages
+            if s.status == MEASURED and s.start_ns is not None and s.duration_ns is not None}
+    for e, t in zip(b.boot.events, b.times or (None,) * len(b.boot.events)):
+        if t is None:
+            continue
+        k, d = e.kind, e.detail
+        if k is Kind.MARKER:
+            keys.add("ready" if e.name == READY else "marker")
+            continue
+        if k is Kind.MILESTONE:
+            keys.add("milestone")
+            continue
+        if k is Kind.INITCALL:
+            pid = d.pid if isinstance(d, InitcallDetail) else None
+            keys.add("initcall" if pid in (None, 1) else "initcall_async")
+        elif k is Kind.PROCESS:
+            if not isinstance(d, ProcessDetail) or (d.kthread and e.duration_ns is None):
+                continue  # not drawn
+            keys.add("kthread" if d.kthread else "process")
+        else:
+            keys.add(k.value)
+        if e.duration_ns is None:
+            keys.add("open")
+    return keys
+
+
+def _legend(doc: SvgDoc, y: float, present: set[str]) -> float:
+    """The colours and line styles of what the graph draws (:mod:`.palette`, as in the HTML
+    report's legend), in rows across the page; returns the y below."""
     x = float(MARGIN)
-    for colour, name in items:
-        sw = 16 if colour else 0
-        w = sw + text_width(name, 10) + 14
-        if x + w > WIDTH - MARGIN:
-            x, y = float(MARGIN), y + 15
-        if colour.startswith(("line:", "dash:")):
-            doc.line(x + 5, y, x + 5, y + 10, colour[5:], 1.5, "3 2" if colour.startswith("dash") else "",
-                     layer="front")
-        elif colour:
-            doc.rect(x, y, 12, 10, colour, layer="front")
-        doc.text(x + sw, y + 9, name, 10, weight="" if colour else "bold")
-        x += w
+    for title, items in palette.legend_items(present, palette.SVG_GROUPS):
+        for sw in (None, *items):
+            name = title + ":" if sw is None else sw.label
+            w = (0 if sw is None else 16) + text_width(name, 10) + 14
+            if x + w > WIDTH - MARGIN:
+                x, y = float(MARGIN), y + 15
+            if sw is None:
+                doc.text(x, y + 9, name, 10, weight="bold")
+                x += w
+                continue
+            a, b = sw.colours[0], sw.colours[-1]
+            if sw.shape in ("line", "dash"):
+                doc.line(x + 5, y, x + 5, y + 10, a, 1.5, "3 2" if sw.shape == "dash" else "", layer="front")
+            elif sw.shape in ("pair", "split"):
+                cut = 6.0 if sw.shape == "pair" else 5.0
+                doc.rect(x, y, cut, 10, a, layer="front")
+                doc.rect(x + cut, y, 12 - cut, 10, b, layer="front")
+            else:
+                doc.rect(x, y, 12, 10, a, "open" if sw.shape == "open" else "", layer="front")
+            doc.text(x + 16, y + 9, name, 10)
+            x += w
     return y + 20
 
 
@@ -558,11 +579,20 @@ def render_svg(groups: Sequence[Group]) -> bytes:
             title += f" · {tot.origin} → {tot.end_name} {fmt_duration(tot.duration_ns)}"
     doc.text(MARGIN, 22, fit(title, 15, WIDTH - 2 * MARGIN - 160), 15, weight="bold")
     doc.text(WIDTH - MARGIN, 22, f"bootlens {__version__}", 10, anchor="end", cls="dim")
-    y = _legend(doc, 34)
+    present: set[str] = set()
+    for g in groups:
+        for b in g.analysis.boots[:MAX_BOOTS]:
+            present |= _present(b)
+    y = _legend(doc, 34, present)
     if not boots:
         doc.text(MARGIN, y + 16, "no boots found in the input", 12)
         return doc.render(WIDTH, y + 30)
     for g in groups:
+        if len(g.analysis.boots) > 1:  # a run folder: the median of its boots first, then each boot
+            head = boots_total(g.analysis.boots).text(fmt_duration)
+            doc.text(MARGIN, y + 14, fit(head if len(groups) == 1 else f"{g.name}: {head}", 14,
+                                         WIDTH - 2 * MARGIN), 14, weight="bold")
+            y += 22
         shown = g.analysis.boots[:MAX_BOOTS]
         views = [_view(b) for b in shown]
         full = _span(max(v.end - v.start for v in views))

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from xml.sax.saxutils import escape
 
 from ..model import NS_PER_MS, NS_PER_S
+from . import palette
 from .visible import visible
 
 FONT_FAMILY = "'DejaVu Sans Mono', 'Liberation Mono', Menlo, Consolas, monospace"
@@ -27,8 +28,8 @@ PAD = 4.0  # horizontal space kept between two labels
 
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 STYLE = (
-    "text{fill:#212121}.halo{paint-order:stroke;stroke:#fff;stroke-width:3px;stroke-linejoin:round}"
-    ".in{fill:#fff}.dim{fill:#616161}.bar:hover,.stage:hover{stroke:#000;stroke-width:1}"
+    f"text{{fill:{palette.TEXT}}}.halo{{paint-order:stroke;stroke:#fff;stroke-width:3px;stroke-linejoin:round}}"
+    f".in{{fill:#fff}}.dim{{fill:{palette.MUTED}}}.bar:hover,.stage:hover{{stroke:#000;stroke-width:1}}"
     ".open{fill-opacity:.45;stroke-dasharray:3 2;stroke-width:1}"
 )
 

@@ -6,14 +6,18 @@
   const NAMES = DATA.names;
   const $ = (id) => document.getElementById(id);
   const el = bootlensEl;
-  const COLORS = {
-    bootloader: "#8e6c8a", initcall: "#4e79a7", async: "#76b7b2", fixup: "#bab0ab", probe: "#f28e2b",
-    process: "#59a14f", kthread: "#9c755f", marker: "#c0392b", milestone: "#68707d",
-  };
-  const STAGE_COLORS = {
-    firmware: "#9c755f", spl: "#b07aa1", bootloader: "#8e6c8a", kernel_load: "#e15759", pre_kernel: "#bab0ab",
-    kernel_init: "#4e79a7", kernel_early: "#7396c2", initcalls: "#4e79a7", kernel_late: "#a0cbe8", userspace: "#59a14f",
-  };
+  // the palette (render/palette.py) reaches the page once, as CSS variables: the legend and the
+  // stage bar use them in CSS, the canvas reads them here
+  const ROOT_STYLE = getComputedStyle(document.documentElement);
+  const PAL_CACHE = {};
+  function pal(key, fallback) {
+    let v = PAL_CACHE[key];
+    if (v === undefined) v = PAL_CACHE[key] = ROOT_STYLE.getPropertyValue("--" + key).trim();
+    return v || (fallback === undefined ? pal("pal-fallback", "#9e9e9e") : fallback);
+  }
+  const colour = (key) => pal("pal-" + key);
+  const colour2 = (key) => pal("pal-" + key + "-2", colour(key)); // a pair's second shade
+  const ink = (key) => pal("ink-" + key, pal("pal-text", "#1d2430"));
 
   function fmtDur(us) {
     if (us === null || us === undefined || us < 0) return "—";
@@ -40,7 +44,7 @@
     $("boot-pick").hidden = false;
     DATA.boots.forEach((b, i) => {
       const inp = DATA.inputs[b.group];
-      const label = (inp.boots > 1 ? `${inp.name} · boot ${b.index + 1}` : inp.name) +
+      const label = (inp.boots > 1 ? `${inp.name} · boot ${b.pos + 1}` : inp.name) +
         (b.total.dur !== null ? ` · ${fmtDur(b.total.dur)}` : "");
       const o = el("option", label);
       o.value = String(i);
@@ -65,15 +69,33 @@
   }
 
   // ---------------------------------------------------------------- headline + stage bar
+  // an input of several boots (a run folder): the median total with min and max, not one boot's
+  function groupHeadline(g) {
+    const head = `${g.from} → ${g.end_name}: `;
+    if (g.median === null) return head + `not measured in any of ${g.boots} boots`;
+    const of = g.n === g.boots ? `${g.n} boots` : `${g.n} of ${g.boots} boots`;
+    return head + `median ${fmtDur(g.median)} · min–max ${fmtRange(g.min, g.max)} · ${of}`;
+  }
+  // "3.903–6.903 s"; the unit once when both ends share it
+  function fmtRange(a, b) {
+    const x = fmtDur(a), y = fmtDur(b), sp = x.lastIndexOf(" "), u = sp < 0 ? "" : x.slice(sp);
+    return u && y.endsWith(u) ? x.slice(0, sp) + "–" + y : x + " – " + y;
+  }
+
   function headline(b) {
     const t = b.total;
     const from = t.from || "start";
-    $("headline").textContent = t.dur !== null
+    const one = t.dur !== null
       ? `${from} → ${t.end_name}: ${fmtDur(t.dur)}${t.estimated ? " (estimated)" : ""}`
       : `${from} → ready: not measured`;
+    const g = DATA.inputs[b.group].total;
+    $("headline").textContent = g ? groupHeadline(g) : one;
     const measured = b.stages.filter((s) => !s.parent && s.status === "measured").map((s) => s.name);
     const unknown = b.stages.filter((s) => !s.parent && s.status === "not measured").map((s) => s.name);
-    let sub = `${b.source}` + (DATA.boots.length > 1 ? ` · boot ${b.index + 1}` : "") +
+    // with a median above, the sub-line says which boot the page shows, and its own total
+    const shown = g ? ` · showing boot ${b.pos + 1} of ${g.boots}: ${t.dur !== null ? fmtDur(t.dur) : "not measured"}`
+      : (DATA.boots.length > 1 ? ` · boot ${b.pos + 1}` : "");
+    let sub = `${b.source}` + shown +
       ` · end: ${t.end_what}` + ` · measured: ${measured.join(", ") || "none"}`;
     if (unknown.length) sub += ` · not measured: ${unknown.join(", ")}`;
     if (b.kernel.kernel_version) sub += ` · kernel ${b.kernel.kernel_version}`;
@@ -81,7 +103,20 @@
     const p = $("partial");
     p.hidden = !b.partial.length;
     p.textContent = b.partial.length ? "partial boot: " + b.partial.join("; ") : "";
-    document.title = `bootlens · ${b.source} · ${t.dur !== null ? fmtDur(t.dur) : "no ready marker"}`;
+    document.title = g ? `bootlens · ${DATA.inputs[b.group].name} · ` +
+      (g.median !== null ? `median ${fmtDur(g.median)} over ${g.n} boots` : "no ready marker")
+      : `bootlens · ${b.source} · ${t.dur !== null ? fmtDur(t.dur) : "no ready marker"}`;
+    legend(b);
+  }
+
+  // the legend shows what this boot's timeline draws
+  function legend(b) {
+    const keys = new Set(b.legend || []);
+    for (const grp of document.querySelectorAll("#legend .lg-group")) {
+      let any = false;
+      for (const it of grp.querySelectorAll(".lg")) { it.hidden = !keys.has(it.dataset.key); any = any || !it.hidden; }
+      grp.hidden = !any;
+    }
   }
 
   function stageBar(b) {
@@ -91,9 +126,10 @@
     const total = top.reduce((a, s) => a + (s.dur > 0 ? s.dur : 0), 0) || 1;
     for (const s of top) {
       const d = el("div");
+      d.dataset.stage = s.name;
       const measured = s.dur !== null;
       d.style.flex = measured ? `${Math.max(s.dur, total * 0.004)} 1 0` : `${total * 0.03} 1 0`;
-      if (measured) d.style.background = STAGE_COLORS[s.name] || "#888";
+      if (measured) { d.style.background = colour("stage-" + s.name); d.style.color = ink("stage-" + s.name); }
       else d.className = "nm";
       d.appendChild(el("div", s.label)).style.cssText = "padding:0;border:0;font-weight:600";
       d.appendChild(el("div", measured ? fmtDur(s.dur) + (s.estimated ? " ≈" : "") : s.status)).style.cssText = "padding:0;border:0";
@@ -118,7 +154,7 @@
     y += LANE_H * (hasSub ? 2 : 1) + ROW_GAP;
     for (const r of b.rows) {
       const lanes = r.lanes.map((ln, j) => ({ a: ln[0], b: ln[1], y: y + j * LANE_H }));
-      L.push({ type: "events", title: r.title, kind: r.kind, y: y, h: r.lanes.length * LANE_H, lanes: lanes });
+      L.push({ type: "events", title: r.title, kind: r.kind, paint: r.paint, y: y, h: r.lanes.length * LANE_H, lanes: lanes });
       y += r.lanes.length * LANE_H + ROW_GAP;
     }
     S.layout = L;
@@ -208,7 +244,7 @@
     const x0 = GUTTER, x1 = W - 8;
     // axis
     const step = niceStep(S.v1 - S.v0, x1 - x0);
-    ctx.strokeStyle = "#eef0f3"; ctx.fillStyle = "#68707d"; ctx.lineWidth = 1;
+    ctx.strokeStyle = pal("pal-grid"); ctx.fillStyle = pal("pal-muted"); ctx.lineWidth = 1;
     for (let t = Math.ceil(S.v0 / step) * step; t <= S.v1; t += step) {
       const x = Math.round(xOf(t)) + 0.5;
       ctx.beginPath(); ctx.moveTo(x, AXIS_H - 4); ctx.lineTo(x, S.height); ctx.stroke();
@@ -218,7 +254,7 @@
     let visible = 0, drawn = 0;
     for (let r = 0; r < S.layout.length; r++) {
       const row = S.layout[r];
-      if (r % 2 === 1) { ctx.fillStyle = "#fafbfc"; ctx.fillRect(0, row.y - ROW_GAP / 2, W, row.h + ROW_GAP); }
+      if (r % 2 === 1) { ctx.fillStyle = pal("pal-row-alt"); ctx.fillRect(0, row.y - ROW_GAP / 2, W, row.h + ROW_GAP); }
     }
     ctx.save();
     ctx.beginPath(); ctx.rect(x0, 0, x1 - x0, S.height); ctx.clip();
@@ -231,10 +267,10 @@
     }
     drawMarks(b);
     ctx.restore();
-    ctx.fillStyle = "#1d2430"; ctx.font = "600 11px system-ui, sans-serif";
+    ctx.font = "600 11px system-ui, sans-serif";
     for (const row of S.layout) {
-      ctx.fillStyle = "#fff"; ctx.fillRect(0, row.y - 2, x0 - 4, LANE_H);
-      ctx.fillStyle = "#1d2430";
+      ctx.fillStyle = pal("pal-surface"); ctx.fillRect(0, row.y - 2, x0 - 4, LANE_H);
+      ctx.fillStyle = pal("pal-text");
       ctx.fillText(clipText(row.title, x0 - 12), 6, row.y + LANE_H / 2);
     }
     S.stats.visible = visible; S.stats.drawn = drawn; S.stats.frames++;
@@ -255,17 +291,12 @@
       const y = row.y + (s.parent ? LANE_H : 0);
       const a = xOf(s.start), c = xOf(s.start + s.dur);
       if (c < GUTTER || a > W) continue;
-      ctx.fillStyle = STAGE_COLORS[s.name] || "#888";
+      ctx.fillStyle = colour("stage-" + s.name);
       ctx.fillRect(a, y + 1, Math.max(c - a, 1), BAR_H);
       const label = `${s.label} ${fmtDur(s.dur)}`;
       const la = Math.max(a, GUTTER) + 3, w = Math.min(c, W) - la - 3;
-      if (w > 24) { ctx.fillStyle = "#fff"; ctx.fillText(clipText(label, w), la, y + 1 + BAR_H / 2); }
+      if (w > 24) { ctx.fillStyle = ink("stage-" + s.name); ctx.fillText(clipText(label, w), la, y + 1 + BAR_H / 2); }
     }
-  }
-
-  function colorOf(row, i) {
-    if (row.kind === "initcall") return row.title.endsWith("pid 1") || row.title === "initcalls" ? COLORS.initcall : COLORS.async;
-    return COLORS[row.kind] || "#888";
   }
 
   function drawLane(b, row, lane) {
@@ -279,37 +310,48 @@
     const endI = lowerBound(s, i, lane.b, S.v1 + 3 * usPerPx);
     const visible = endI - i;
     let drawn = 0;
-    const base = colorOf(row);
+    // a pair's bars alternate between two shades (neighbours stay apart); a process is its fork
+    // colour up to its exec, its second colour after
+    const paint = row.paint, shades = [colour(paint), colour2(paint)];
+    const inks = [ink(paint), pal("ink-" + paint + "-2", ink(paint))];
+    const twoShades = shades[0] !== shades[1] && paint !== "process";
+    const selC = colour("selected"), dimC = colour("dimmed"), textC = pal("pal-text"), mutC = pal("pal-muted");
     const search = S.match;
     let lastPx = -1e9;
     while (i < endI) {
       const a = xOf(s[i]);
       const isInstant = d[i] < 0;
       const w = isInstant ? 0 : d[i] / usPerPx;
-      if (!isInstant && w < 1 && Math.floor(a) <= lastPx) {
-        // sub-pixel spans in a pixel column already painted: jump to the next column
-        const j = lowerBound(s, i + 1, endI, S.v0 + (lastPx + 1 - GUTTER) * usPerPx);
+      if (!isInstant && w < 1 && Math.floor(a) <= lastPx && i !== S.sel) {
+        // sub-pixel spans in a pixel column already painted: jump to the next column (but never
+        // over the selected event, which is drawn in its own colour)
+        let j = lowerBound(s, i + 1, endI, S.v0 + (lastPx + 1 - GUTTER) * usPerPx);
+        if (S.sel > i && S.sel < j) j = S.sel;
         i = j > i ? j : i + 1;
         continue;
       }
       const hit = search ? search[i] : 1;
-      ctx.fillStyle = i === S.sel ? "#c0392b" : hit ? base : "#d9dde3";
+      const k = twoShades ? (i - lane.a) & 1 : 0;
+      const fill = i === S.sel ? selC : hit ? shades[k] : dimC;
+      ctx.fillStyle = fill;
       if (isInstant) {
         ctx.beginPath(); ctx.moveTo(a, y); ctx.lineTo(a + 4, y + BAR_H / 2); ctx.lineTo(a, y + BAR_H);
         ctx.lineTo(a - 4, y + BAR_H / 2); ctx.closePath(); ctx.fill();
       } else {
         ctx.fillRect(a, y, Math.max(w, 1), BAR_H);
+        if (paint === "process" && ev.x[i] >= 0 && fill === shades[0]) { // exec'd: the rest in the second colour
+          const ex = xOf(s[i] + ev.x[i]);
+          ctx.fillStyle = shades[1];
+          ctx.fillRect(ex, y, Math.max(a + Math.max(w, 1) - ex, 1), BAR_H);
+        }
         if (w > 30) {
-          ctx.fillStyle = hit ? "#fff" : "#68707d";
+          ctx.fillStyle = fill === selC ? textC : hit ? inks[k] : mutC;
           const la = Math.max(a, GUTTER) + 2;
           const t = clipText(NAMES[ev.n[i]], Math.min(a + w, W) - la - 2);
           if (t) ctx.fillText(t, la, y + BAR_H / 2 + 0.5);
         }
-        if (ev.x[i] > 0 && w > 6) { // a process's exec
-          ctx.fillStyle = "#1d2430"; ctx.fillRect(xOf(s[i] + ev.x[i]), y, 1, BAR_H);
-        }
       }
-      if (i === S.hover) { ctx.strokeStyle = "#1d2430"; ctx.strokeRect(a - 0.5, y - 0.5, Math.max(w, 1) + 1, BAR_H + 1); }
+      if (i === S.hover) { ctx.strokeStyle = textC; ctx.strokeRect(a - 0.5, y - 0.5, Math.max(w, 1) + 1, BAR_H + 1); }
       lastPx = Math.floor(a + Math.max(w, 1));
       drawn++;
       i++;
@@ -323,17 +365,18 @@
     for (const m of b.marks) {
       if (m.t < S.v0 || m.t > S.v1) continue;
       const x = Math.round(xOf(m.t)) + 0.5;
-      const ready = m.n === "ready";
-      ctx.strokeStyle = ready ? "#c0392b" : m.k === "marker" ? "#e07b6e" : "#b5bcc6";
-      ctx.setLineDash(ready ? [] : [3, 3]);
+      const ready = m.n === "ready" && m.k === "marker";
+      const mc = colour(ready ? "ready" : m.k);
+      ctx.strokeStyle = mc;
+      ctx.setLineDash(m.k === "milestone" ? [3, 3] : []); // markers solid, milestones dashed (as in the SVG)
       ctx.beginPath(); ctx.moveTo(x, AXIS_H); ctx.lineTo(x, S.height); ctx.stroke();
       ctx.setLineDash([]);
       const w = ctx.measureText(m.n).width;
       // right of its line, or left of it at the right edge; labels never overlap: skip one that would
       const lx = x + 3 + w > W - 8 ? x - 3 - w : x + 3;
       if (lx > lastEnd || ready) {
-        ctx.fillStyle = ready ? "#c0392b" : "#4a525e";
-        if (ready) { ctx.fillStyle = "#fff"; ctx.fillRect(lx - 2, AXIS_H + 1, w + 4, MARK_H - 2); ctx.fillStyle = "#c0392b"; }
+        ctx.fillStyle = ready ? mc : pal("pal-text");
+        if (ready) { ctx.fillStyle = pal("pal-surface"); ctx.fillRect(lx - 2, AXIS_H + 1, w + 4, MARK_H - 2); ctx.fillStyle = mc; }
         ctx.fillText(m.n, lx, AXIS_H + MARK_H / 2);
         lastEnd = lx + w + 6;
       }
@@ -521,6 +564,7 @@
     bootlensTable($(id), cols, rows, { onClick: onClick, empty: empty });
   }
 
+  const wrap = () => "wrap";
   function evRow(b, i) {
     const ev = b.ev;
     return { i: i, v: { name: NAMES[ev.n[i]], start: ev.s[i], dur: ev.d[i] < 0 ? null : ev.d[i], detail: NAMES[ev.i[i]], line: ev.l[i] } };
@@ -529,8 +573,9 @@
   function tables(b) {
     const pickEv = (r) => { S.select(r.i); const row = S.layout.find((x) => x.lanes && x.lanes.some((l) => r.i >= l.a && r.i < l.b)); if (row) zoomTo(b.ev.s[r.i], b.ev.s[r.i] + Math.max(b.ev.d[r.i], 0), 2); };
     const evCols = [
-      { title: "name", key: "name" }, { title: "start", key: "start", num: true, fmt: fmtT },
-      { title: "duration", key: "dur", num: true, fmt: fmtDur }, { title: "detail", key: "detail" },
+      // names and details can be one long token: they wrap anywhere (td.wrap), never widen the page
+      { title: "name", key: "name", cls: wrap }, { title: "start", key: "start", num: true, fmt: fmtT },
+      { title: "duration", key: "dur", num: true, fmt: fmtDur }, { title: "detail", key: "detail", cls: wrap },
       { title: "line", key: "line", num: true },
     ];
     table("t-initcalls", evCols, b.top.initcalls.map((i) => evRow(b, i)), pickEv,
@@ -547,7 +592,7 @@
     (r) => { if (r.s.dur !== null && r.s.start !== null) zoomTo(r.s.start, r.s.start + r.s.dur, 0.03); if (r.s.start_line) scrollLog(r.s.start_line, r.s.start_line); });
     table("t-silences", [
       { title: "from", key: "s", num: true, fmt: fmtT }, { title: "silent for", key: "d", num: true, fmt: fmtDur },
-      { title: "after line", key: "a", num: true }, { title: "text before", key: "text" },
+      { title: "after line", key: "a", num: true }, { title: "text before", key: "text", cls: wrap },
     ], b.silences.map((x) => ({ x: x, v: { s: x.s, d: x.d, a: x.a, text: lineText(x.a) } })),
     (r) => { zoomTo(r.x.s, r.x.s + r.x.d, 0.1); scrollLog(r.x.a, r.x.b); });
     const st = DATA.stats.find((x) => x.group === b.group);
@@ -580,7 +625,7 @@
       { title: "saving", key: "saving", num: true, fmt: (x) => (x === null ? "no estimate" : fmtDur(x)) },
       { title: "confidence", key: "conf", fmt: (x) => ["", "low", "medium", "high"][x] || "" },
       // a change can be one long token (initcall_blacklist=a,b,...): it wraps anywhere
-      { title: "finding", key: "title" }, { title: "change", key: "change", cls: () => "wrap" },
+      { title: "finding", key: "title" }, { title: "change", key: "change", cls: wrap },
       { title: "rule", key: "rule" }, { title: "lines", key: "lines" },
     ];
     if (merged) cols.splice(1, 0, { title: "boots", key: "seen", num: true, fmt: (x) => `${x} of ${fs[0].boots}` });
