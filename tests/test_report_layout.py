@@ -355,6 +355,9 @@ def test_run_folder_headline_is_the_median_with_min_and_max(open_report: Callabl
     p = open_report(report(tmp_path, str(run)))
     assert p.page.inner_text("#headline") == want
     assert "showing boot 1 of 3: 3.903 s" in p.page.inner_text("#sub")
+    # the statistics table agrees, with the median's interval (3 boots: min to max, 75 %)
+    total = p.page.locator("#t-stats tbody tr").first.inner_text().split("\t")
+    assert total[0] == "total (power-on → ready)" and "4.403 s" in total and "3.903–6.903 s (75 %)" in total
     p.page.select_option("#boot-select", "2")
     assert p.page.inner_text("#headline") == want
     assert "showing boot 3 of 3: 6.903 s" in p.page.inner_text("#sub")

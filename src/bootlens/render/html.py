@@ -283,7 +283,9 @@ def report_data(groups: Sequence[Group], top: int = 25) -> dict[str, Any]:
         if len(g.analysis.boots) > 1:
             stats.append({"group": gi, "name": g.name, "boots": len(g.analysis.boots), "rows": [
                 {"name": s.name, "n": s.n, "min": _us(s.min), "median": _us(round(s.median)), "max": _us(s.max),
-                 "stdev": _us(round(s.stdev)), "spread": s.spread}
+                 "stdev": _us(round(s.stdev)), "spread": s.spread,
+                 # the median's order-statistic interval and the probability that it holds it (stats.py)
+                 "ci_low": _us(round(s.ci_low)), "ci_high": _us(round(s.ci_high)), "ci_level": s.ci_level}
                 for s in statistics_of(g.analysis.boots)]})
     return {
         "generator": f"bootlens {__version__}",

@@ -602,6 +602,9 @@
       table("t-stats", [
         { title: "quantity", key: "name" }, { title: "n", key: "n", num: true },
         { title: "min", key: "min", num: true, fmt: fmtDur }, { title: "median", key: "median", num: true, fmt: fmtDur },
+        // the median's interval, and how likely it holds the true median with this many boots
+        { title: "median's interval", key: "ci_low", num: true, fmt: (x, r) => r.v.n < 2 ? "—"
+          : `${fmtRange(r.v.ci_low, r.v.ci_high)} (${+(r.v.ci_level * 100).toFixed(1)} %)` },
         { title: "max", key: "max", num: true, fmt: fmtDur }, { title: "stdev", key: "stdev", num: true, fmt: fmtDur },
         { title: "spread", key: "spread", num: true, fmt: (x) => (x * 100).toFixed(1) + " %" },
       ], st.rows.map((r) => ({ v: r, cls: r.spread > 0.05 ? "spread" : "" })));
