@@ -15,7 +15,8 @@ criterion.rs (a statistical test *and* a noise threshold) and Google Benchmark's
   difference of means (what the test compares);
 - **not significant** when the difference of medians is under the floor (too small to matter,
   however sure), or when, at the noise the boots show, it would not reach p < 0.0005 within
-  HORIZON = 50 boots a side ("within the noise");
+  HORIZON = 50 boots a side, or when the means go the other way than the medians (an outlier)
+  ("within the noise");
 - **unknown, need N more boots** otherwise: the difference is above the floor but these boots
   cannot decide it. N is projected from the boots' own noise (their pooled variance): the fewest
   boots a side with which the same difference would reach p < 0.0005 (stats.boots_needed). With a
@@ -258,7 +259,12 @@ def judge(base: Stat, other: Stat, delta_ns: float, labels: tuple[str, str] = ("
     if tt is not None and p is not None and p < ALPHA and diff_means * delta_ns > 0:
         return Verdict(Significance.SIGNIFICANT, ptext, p, floor, None, test)
     fewer = min(base.n, other.n)
-    n = boots_needed(base, other, diff_means if diff_means * delta_ns > 0 else delta_ns, alpha_need, HORIZON)
+    if tt is not None and diff_means * delta_ns <= 0:
+        # the means (what the test compares) and the medians go opposite ways: an outlier; no
+        # number of boots at this noise would show one direction
+        return Verdict(Significance.NOT_SIGNIFICANT, "within the noise" + (f" ({ptext})" if ptext else ""), p, floor,
+                       None, test)
+    n = boots_needed(base, other, diff_means if tt is not None else delta_ns, alpha_need, HORIZON)
     if n is None:
         if tt is None:  # one boot a side: no noise known at all, nothing to project from
             return Verdict(Significance.UNKNOWN, f"1 boot a side: need {_boots(2)} a side", None, floor, 2, None)

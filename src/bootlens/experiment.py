@@ -186,9 +186,8 @@ def explain(m: Measured, saving: float | None, sig: Significance, spread: int | 
     if saving is not None and sig is Significance.UNKNOWN:
         why.append(f"these boots cannot decide yet: {reason}; --repeat auto boots until they can")
     elif saving is not None and sig is Significance.NOT_SIGNIFICANT:
-        what = "under the floor of 1 ms or 1% of the baseline" if reason.startswith("under the floor") else \
-            "within the noise of these boots"
-        why.append(f"the difference is {what} ({reason})")
+        said = reason.replace("under the floor", "under the floor of 1 ms or 1% of the baseline", 1)
+        why.append(f"the difference is {said.replace('within the noise', 'within the noise of these boots', 1)}")
     elif saving is not None and saving < 0:
         why.append("the change made the boot slower")
     if there and sig is not Significance.SIGNIFICANT and est is not None and stage_saving is not None and \
@@ -571,7 +570,8 @@ def optimize(bench: Bench, out: Path, repeat: int, registry: RuleRegistry | None
                 what = "slower" if o.saving_ns is not None and o.saving_ns <= 0 and \
                     o.significance is Significance.SIGNIFICANT else "undecided" \
                     if o.significance is Significance.UNKNOWN else "not significant"
-                tried.append(Tried(f, o, False, f"not kept: {what} ({o.reason})"))
+                tried.append(Tried(f, o, False, f"not kept: {what}, {o.reason}" if what == "undecided" else
+                                   f"not kept: {what} ({o.reason})"))
             else:
                 tried.append(Tried(f, o, True, "kept: saves significantly and every boot reached ready"))
         final, final_out, sum_single = _final(bench, counter, out, base, tried, repeat, notes, max_repeat)

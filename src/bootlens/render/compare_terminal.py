@@ -78,8 +78,7 @@ def render_stats(stats: Sequence[Stat], console: Console, boots: int) -> None:
     ns = sorted({s.n for s in stats if s.n > 1})
     if ns:
         how = "; ".join(f"{n} boots: {'min–max' if n < 9 else 'inner boots'}" for n in ns)
-        console.print(Text(f"interval: holds the true median at the confidence shown, whatever the "
-                           f"distribution ({how})", style="dim"))
+        console.print(Text(f"interval: holds the true median at the confidence shown ({how})", style="dim"))
     if noisy:
         console.print(Text(f"spread above {100 * SPREAD_WARN:.0f}% of the median for: {', '.join(noisy)}; boot more "
                            "times before trusting a difference (bootlens compare tests it)", style="yellow"))
