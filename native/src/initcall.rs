@@ -2,7 +2,8 @@
 //! Reference: `scan_initcalls_py` and `InitcallParser.events_py` in bootlens/parsers/initcall.py.
 
 use std::collections::HashMap;
-use std::sync::OnceLock;
+// once_cell, not std::sync::OnceLock: that needs Rust 1.70, and Debian 12 ships 1.63
+use once_cell::sync::OnceCell;
 
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -25,7 +26,7 @@ struct Rx {
 }
 
 fn rx() -> &'static Rx {
-    static RX: OnceLock<Rx> = OnceLock::new();
+    static RX: OnceCell<Rx> = OnceCell::new();
     RX.get_or_init(|| {
         let r = |s: String| Regex::new(&format!("(?-u){s}")).expect("static regex");
         Rx {
