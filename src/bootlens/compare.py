@@ -98,7 +98,8 @@ RULE = (f"significant when a t-test (Student's with as many boots a side, else W
         f"and the difference of medians is at least max({FLOOR_NS // 1_000_000} ms, {FLOOR_REL:.0%} of the "
         f"baseline median); unknown (need N more boots) when it is above that floor but p >= {ALPHA}, and "
         f"N boots a side would reach p < {ALPHA} at the noise observed (N <= {HORIZON}); else not "
-        "significant. Per-name tables: p adjusted by Benjamini-Hochberg within the table")
+        "significant (under the floor, or within the noise). Per-name tables: p adjusted by "
+        "Benjamini-Hochberg within the table")
 
 
 class Significance(StrEnum):
@@ -149,7 +150,7 @@ class Delta:
     delta_pct: float | None  # relative to the baseline median; None when that is 0 or unknown
     significance: Significance
     threshold_ns: int | None  # max of the two spreads; None when unknown
-    reason: str  # the verdict in words: "1 boot", "larger than the spread", ...
+    reason: str  # the verdict in words: "p = 2e-06", "need 3 more boots a side (p = 0.01)", ...
     baseline_count: float | None = None  # processes only: median processes of this name per boot
     other_count: float | None = None
     p_value: float | None = None
@@ -231,7 +232,7 @@ def floor_of(base: Stat) -> float:
     return max(float(FLOOR_NS), FLOOR_REL * abs(base.median))
 
 
-def test_of(base: Stat, other: Stat) -> TTest | None:
+def ttest_of(base: Stat, other: Stat) -> TTest | None:
     """The t-test of the two sides (None with fewer than 2 boots on a side)."""
     return t_test(base, other)
 
@@ -247,7 +248,7 @@ def judge(base: Stat, other: Stat, delta_ns: float, labels: tuple[str, str] = ("
     ``alpha_need`` is the level the "need N more boots" projection aims at."""
     floor = floor_of(base)
     if tt is None and base.n >= MIN_BOOTS and other.n >= MIN_BOOTS:
-        tt = test_of(base, other)
+        tt = ttest_of(base, other)
     if p is None and tt is not None:
         p = tt.p
     test = None if tt is None else "student" if tt.pooled else "welch"
@@ -406,7 +407,7 @@ def name_deltas(kind: str, base: _Sums, other: _Sums, top: int, labels: tuple[st
         b, o = stat(n, base.ns.get(n, [0] * base.boots)), stat(n, other.ns.get(n, [0] * other.boots))
         assert b is not None and o is not None  # both sides have boots
         pairs.append((b, o))
-    tests = [test_of(b, o) for b, o in pairs]
+    tests = [ttest_of(b, o) for b, o in pairs]
     tested = [i for i, t in enumerate(tests) if t is not None]
     adjusted = dict(zip(tested, adjust_bh([t.p for t in tests if t is not None])))
     alpha_need = ALPHA / max(len(tested), 1)
