@@ -13,7 +13,7 @@ has one.
 One Rust release build in all (the wheel from the sdist; ``pip install`` of the sdist with cargo
 does the same build again, so it is not repeated here). It starts from a copy of the checkout's
 cargo cache (native/target), which spares some of the dependencies; on 2 busy cores it takes one
-to two minutes.
+to two minutes. Last, clippy checks that the crate keeps to its rust-version, Debian 12's rustc.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ LOG = CORPUS / "qemu-arm64-uboot-initcall.grabserial-t.log"
 PURE_NOTE = "bootlens: the native accelerator was not built; this is a pure-Python wheel (py3-none-any)"
 CARGO = shutil.which("cargo")
 
-pytestmark = pytest.mark.slow  # a Rust release build and three virtualenvs: one to two minutes
+pytestmark = pytest.mark.slow  # a Rust release build, a check build, three virtualenvs: about two minutes
 
 if os.environ.get("CI") and CARGO is None:  # CI must build the native wheel, not skip it
     pytest.fail("cargo is not on PATH: the native wheel cannot be built", pytrace=False)
@@ -262,3 +262,15 @@ def test_abi3_wheel_runs_on_a_newer_python(dist: Dist) -> None:
     venv = _venv(dist, "newer", python=python)
     _install(venv, dist.wheel, dist)
     _check_installed(venv, dist, native=True)
+
+
+def test_native_crate_keeps_to_its_rust_version(tmp_path: Path) -> None:
+    """native/Cargo.toml's rust-version is Debian 12's rustc (1.63), so that `make` can build the
+    accelerator with Debian's own Rust. clippy's incompatible_msrv names every use of a standard
+    library API that is newer (std::sync::OnceLock, 1.70, once slipped in); a check build, about
+    30 s from cold."""
+    if CARGO is None or subprocess.run([CARGO, "clippy", "--version"], capture_output=True).returncode != 0:
+        pytest.skip("cargo clippy is not installed")
+    _run([CARGO, "clippy", "--offline", "--quiet", "--manifest-path", ROOT / "native" / "Cargo.toml", "--",
+          "-A", "clippy::all", "-D", "clippy::incompatible_msrv"], cwd=tmp_path,
+         env=_env(CARGO_TARGET_DIR=str(tmp_path / "target")))
