@@ -24,9 +24,7 @@ class OneLineUsageError(click.UsageError):
     other bootlens error is: ``bootlens: error: capture: no such option --buad (did you mean
     --baud?)``; click's own is four lines (usage, a hint, a blank line, the error)."""
 
-    def __init__(self, message: str, ctx: click.Context | None = None) -> None:
-        super().__init__(message, ctx)
-        self.exit_code = EXIT_ERROR
+    exit_code = EXIT_ERROR  # on the class: click 8.5 declares it a ClassVar
 
     @classmethod
     def of(cls, e: click.UsageError) -> OneLineUsageError:
