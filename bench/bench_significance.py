@@ -22,6 +22,7 @@ run takes a few minutes on 2 cores):
 
     python bench/bench_significance.py
     python bench/bench_significance.py --sizes 3 --limit 5000
+    python bench/bench_significance.py --data tests/data/rerun/quiet    # the quiet host's boots
 """
 
 from __future__ import annotations
@@ -70,12 +71,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="3,4,5", help="boots a side for the false-positive part")
     ap.add_argument("--limit", type=int, default=0, help="at most this many comparisons per part (random, seed 1)")
+    ap.add_argument("--data", type=Path, default=DATA, help="a folder with bootdelay-2/ and bootdelay-0/ "
+                    "(default tests/data/rerun, booted on a loaded host; tests/data/rerun/quiet: a quiet one)")
     ap.add_argument("--alpha", type=float, default=compare.ALPHA, help="try another level than the rule's")
     args = ap.parse_args()
     compare.ALPHA = args.alpha
     rng = random.Random(1)
-    names, slow = figures(DATA / "bootdelay-2")
-    names0, fast = figures(DATA / "bootdelay-0")
+    names, slow = figures(args.data / "bootdelay-2")
+    names0, fast = figures(args.data / "bootdelay-0")
     assert names == names0, (names, names0)
     rows = len(names)
     print(f"rows: {', '.join(names)}")

@@ -30,6 +30,7 @@ import random
 import re
 import subprocess
 import shutil
+import signal
 import sys
 import time
 import traceback
@@ -143,6 +144,11 @@ def main() -> int:
         harness.cleanup()
         os._exit(status)
 
+    # Interrupted (Ctrl-C, SIGTERM from --workers' parent or a CI job's timeout): the figures so
+    # far, then exit 130/143. libFuzzer is told to leave both signals to Python (-handle_int=0).
+    signal.signal(signal.SIGINT, lambda *_: stop(130))
+    signal.signal(signal.SIGTERM, lambda *_: stop(143))
+
     def one(data: bytes) -> None:
         COUNTS["inputs"] += 1
         try:
@@ -155,7 +161,7 @@ def main() -> int:
 
     if atheris is not None and not args.random:
         argv = [sys.argv[0], str(args.corpus), f"-max_len={args.max_len}", f"-seed={args.seed}", f"-dict={DICT}", "-print_final_stats=0", "-print_pcs=0",
-                "-reload=0", "-timeout=60", "-rss_limit_mb=4096", "-len_control=200"]
+                "-reload=0", "-timeout=60", "-handle_int=0", "-handle_term=0", "-rss_limit_mb=4096", "-len_control=200"]
         atheris.Setup(argv, one)
         atheris.Fuzz()
     else:
@@ -174,17 +180,26 @@ def _parallel(args: argparse.Namespace) -> int:
     t0 = time.monotonic()
     base = [a for a in sys.argv[1:]]
     procs = []
+
+    def interrupted(signum: int, _frame: object) -> None:
+        """Each worker prints its figures and ends (a Ctrl-C reaches them directly, too)."""
+        for p in procs:
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+
+    signal.signal(signal.SIGINT, interrupted)
+    signal.signal(signal.SIGTERM, interrupted)
     for i in range(args.workers):
         argv = [sys.executable, str(Path(__file__).resolve()), *base, "--workers", "1", "--seed", str(args.seed + i), "--corpus-ready"]
         if args.runs:
             argv += ["--runs", str(-(-args.runs // args.workers))]
         procs.append(subprocess.Popen(argv, stdout=subprocess.PIPE, text=True))
     status = 0
-    for p in procs:
+    for i, p in enumerate(procs, 1):
         out, _ = p.communicate()
         m = FIGURES.search(out or "")
         if m is None:
-            print(f"fuzz: worker {p.args[-1]} ended with status {p.returncode} and no figures", file=sys.stderr)
+            print(f"fuzz: worker {i} ended with status {p.returncode} and no figures", file=sys.stderr)
             status = 1
             continue
         for key, value in zip(("inputs", "crashes", "disagreements"), m.groups()):
