@@ -8,7 +8,9 @@ A countdown someone interrupted (a lab, a person: the parser's ``autoboot_interr
 the prompt right after it) cost this boot only the time until the key press, which is the
 lab's, not the board's: no saving is claimed from it. Where the log shows how long an
 uninterrupted countdown would be (``bootdelay=1`` printed at the prompt, or the countdown's
-first figure), the finding says so without a figure.
+first figure), the finding says so without a figure. A countdown longer than any time bootlens
+measures (``autoboot: 2147403648``, 68 years: U-Boot's bootdelay is a C int) is no figure
+either: without timestamps such a boot gets no finding.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from collections.abc import Iterable
 
 from ...analyze import BootAnalysis
 from ...model import Fact, Kind
-from ...numbers import INT_MAX, NS_PER_S, to_int
+from ...numbers import INT_MAX, NS_PER_S, TIME_NS_MAX, to_int
 from .. import REGISTRY
 from ..base import Change, ChangeKind, Confidence, Context, Evidence, Finding, Rule
 from ..evidence import evidence
@@ -34,6 +36,12 @@ CHANGE_BAREBOX = Change(ChangeKind.MANUAL, "nv autoboot_timeout=0",
 TRADEOFF_BAREBOX = ("no time to stop barebox from the console; global.autoboot=abort or a key held at reset "
                     "still gets to the prompt")
 _COUNT = re.compile(r"autoboot:\s*(\d+)")
+
+
+def _seconds_ns(text: str) -> int | None:
+    """A countdown's seconds (a C int, as U-Boot's bootdelay) in ns, or None past what a time can be."""
+    s = to_int(text, INT_MAX)
+    return None if s is None or s * NS_PER_S > TIME_NS_MAX else s * NS_PER_S
 CHANGE = Change(ChangeKind.UBOOT_ENV, "bootdelay=0", "set the U-Boot variable bootdelay=0 "
                 "(setenv bootdelay 0; saveenv), or CONFIG_BOOTDELAY=0 in the U-Boot build")
 
@@ -59,8 +67,7 @@ class AutobootDelay(Rule):
                     return
                 fact = b.fact("bootdelay")
                 setting = f" (bootdelay={fact.value}, line {fact.line_no})" if fact else ""
-                delay_s = to_int(fact.value, INT_MAX) if fact is not None else None
-                delay_ns = None if delay_s is None else delay_s * NS_PER_S
+                delay_ns = _seconds_ns(fact.value) if fact is not None else None
                 if delay_ns == 0:
                     return  # already 0: the time to the next line is the boot command's, not a wait
                 if e.duration_ns is None:
@@ -99,10 +106,9 @@ class AutobootDelay(Rule):
     def _barebox(self, line_no: int, text: str, measured_ns: int | None) -> Iterable[Finding]:
         """barebox's countdown: its own variable, not U-Boot's bootdelay, and nothing bootlens sets."""
         m = _COUNT.search(text)
-        count = to_int(m[1], INT_MAX) if m is not None else None
-        if m is None or not count:
+        delay_ns = _seconds_ns(m[1]) if m is not None else None
+        if m is None or not delay_ns:
             return
-        delay_ns = count * NS_PER_S
         saving = delay_ns if measured_ns is None else min(measured_ns, delay_ns)
         how = (f"the prompt at line {line_no} counts down from {m[1]} s (the log has no timestamps to measure it)"
                if measured_ns is None else f"countdown measured at line {line_no}: {measured_ns / 1e9:.6f} s, "
