@@ -17,7 +17,7 @@ from rich.text import Text
 from ..compare import ALPHA, FLOOR_NS, FLOOR_REL, Change, Comparison, Delta, NameDeltas, Significance
 from ..stats import SPREAD_WARN, Stat
 from .terminal import fit_table
-from .units import mid_clip, short
+from .units import mid_clip, short, short_range
 from .visible import visible
 
 
@@ -31,15 +31,7 @@ def interval(s: Stat | None) -> str:
     """The median's interval, its unit said once: '10.359–14.173 s'; '—' for one boot."""
     if s is None or s.n < 2:
         return "—"
-    return _span(s.ci_low, s.ci_high)
-
-
-def _span(lo: float, hi: float) -> str:
-    a, b = short(lo), short(hi)
-    ua, ub = a.rsplit(" ", 1), b.rsplit(" ", 1)
-    if len(ua) == len(ub) == 2 and ua[1] == ub[1]:
-        return f"{ua[0]}–{b}"
-    return f"{a}–{b}"
+    return short_range(s.ci_low, s.ci_high)
 
 
 def median_with_interval(s: Stat | None) -> str:
