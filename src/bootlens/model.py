@@ -66,6 +66,8 @@ class Kind(StrEnum):
     MILESTONE = "milestone"
     BOOTLOADER = "bootloader"  # a timed step inside the bootloader (autoboot delay, image load)
     BOOTSTAGE = "bootstage"  # a row of U-Boot's bootstage report
+    UNIT = "unit"  # a systemd unit's start job: activating -> active/done (a span), or a target
+    # reached / socket listening with no "Starting" before it (an instant)
 
 
 class Milestone(StrEnum):
@@ -90,6 +92,9 @@ class Milestone(StrEnum):
     # Kernels before 4.x and most vendor BSPs print no "Run /init": user space is seen through
     # what it prints itself (systemd[1]:, "INIT: version", BusyBox init, Android init:, ...).
     USERSPACE_FIRST = "userspace_first"  # the first line user space printed
+    SYSTEMD_START = "systemd_start"  # the system manager of the root file system started
+    # ("systemd 252 running in system mode", userspace_timestamp): systemd-analyze's kernel ends here
+    STARTUP_FINISHED = "startup_finished"  # "Startup finished in ...": every boot job done
     LOGIN_PROMPT = "login_prompt"  # "login:" or "Please press Enter to activate this console."
     KERNEL_PANIC = "kernel_panic"
 
@@ -139,7 +144,25 @@ class LoadDetail(NamedTuple):
     rate: str | None
 
 
-Detail = InitcallDetail | ProbeDetail | ProcessDetail | LoadDetail
+class UnitDetail(NamedTuple):
+    """What systemd says about one unit's start job.
+
+    ``unit`` is the unit's file name ("systemd-udevd.service") when the log gives it (the journal's
+    UNIT field, systemd >= 250's "name - description" status text, systemd-analyze), else None and
+    the event's name is the description systemd printed ("Journal Service"); ``description`` is
+    that text, "" when unknown. ``result`` is systemd's JOB_RESULT word: "done", "failed",
+    "timeout", "dependency", "skipped", "canceled", or "" while the job had not finished when
+    the log ended. ``source`` says what the times rest on: "console" (status lines, host or
+    printk time), "journal", "kmsg" (systemd[1]: lines in a dmesg) or "systemd-analyze".
+    """
+
+    unit: str | None
+    description: str
+    result: str
+    source: str
+
+
+Detail = InitcallDetail | ProbeDetail | ProcessDetail | LoadDetail | UnitDetail
 
 
 class Event(NamedTuple):
