@@ -44,6 +44,7 @@ class Counts:
     processes: int
     user_processes: int
     markers: int
+    units: int = 0  # systemd unit start jobs with a duration
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +63,7 @@ class BootAnalysis:
     partial_reasons: tuple[str, ...]
     warnings: tuple[str, ...]
     times: tuple[int | None, ...] = ()  # axis time of each of boot.events, in order
+    top_units: tuple[Event, ...] = ()  # systemd units, longest start job first
 
     @property
     def partial(self) -> bool:
@@ -156,6 +158,7 @@ def analyze_boot(boot: Boot, top: int = 10, host_origin: str = "first_byte", rea
         processes=len(procs),
         user_processes=len(user),
         markers=len(markers),
+        units=sum(1 for e in by_kind[Kind.UNIT] if e.duration_ns is not None),
     )
     names = {e.name for e in by_kind[Kind.MILESTONE]}
     partial = _partial(boot, names)
@@ -186,6 +189,7 @@ def analyze_boot(boot: Boot, top: int = 10, host_origin: str = "first_byte", rea
         partial_reasons=tuple(partial),
         warnings=tuple(warnings),
         times=tuple(times),
+        top_units=_top(by_kind[Kind.UNIT], top),
     )
 
 

@@ -11,7 +11,7 @@ SPL is "absent" when no SPL banner was seen, since many boards have none.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from .align import Alignment
@@ -100,10 +100,14 @@ def compute_stages(boot: Boot, al: Alignment, times: Sequence[int | None] | None
     # Kernel init ends when init is exec'd: "Run /init" where the kernel prints it (4.x+), else
     # free_initmem's "Freeing ... memory" or the initial-console warning, both printed by
     # kernel_init right before it execs init.
+    # A journal whose kernel lines were cut still shows systemd starting: kernel init lasts
+    # until then (systemd-analyze's "kernel" does the same).
+    systemd_start = _point(firsts, al, Milestone.SYSTEMD_START)
     run_init = (_point(firsts, al, Milestone.RUN_INIT) or _point(firsts, al, Milestone.INITMEM_FREED)
-                or _point(firsts, al, Milestone.NO_INITIAL_CONSOLE))
+                or _point(firsts, al, Milestone.NO_INITIAL_CONSOLE) or systemd_start)
     ready = _point(firsts, al, READY, Kind.MARKER)
     login = _point(firsts, al, Milestone.LOGIN_PROMPT)
+    finished = _point(firsts, al, Milestone.STARTUP_FINISHED)
 
     has_kernel = kstart_ev is not None or boot.lines.has_kernel_time(5000)
     k0_ns = al.to_axis(Stamp(Clock.KERNEL, 0)) if has_kernel else None
@@ -147,16 +151,18 @@ def compute_stages(boot: Boot, al: Alignment, times: Sequence[int | None] | None
         ok = ends if limit is None else [x for x in ends if x <= limit]
         if ok:
             last_end = max(ok)
-            finished = [e for _, e in placed if e.duration_ns is not None]
-            last_line = max((e.end_line_no or e.line_no) for e, x in zip(finished, ends) if x == last_end)
+            returned = [e for _, e in placed if e.duration_ns is not None]
+            last_line = max((e.end_line_no or e.line_no) for e, x in zip(returned, ends) if x == last_end)
             first = Point(first_t, first_ev.line_no, "first initcall")
             last = Point(last_end, last_line, "last initcall returned")
             stages.append(span("kernel_early", "early init (before initcalls)", k0, first, "kernel_init"))
             stages.append(span("initcalls", "initcalls", first, last, "kernel_init"))
             stages.append(span("kernel_late", "root mount, free init memory", last, run_init, "kernel_init"))
-    # Without a ready marker, the login prompt ends the boot as far as the console can tell.
-    end = ready if ready is not None else login
+    # Without a ready marker, systemd's "Startup finished" (every boot job done) ends the boot,
+    # else the login prompt, as far as the log can tell.
+    end = ready or finished or login
     stages.append(span("userspace", "init and user space", run_init, end))
+    stages.extend(_systemd_stages(run_init, systemd_start, finished, ready, span))
 
     if al.power_on_ns is not None:
         origin, start = "power-on", al.power_on_ns
@@ -171,9 +177,34 @@ def compute_stages(boot: Boot, al: Alignment, times: Sequence[int | None] | None
         total = Total(origin, start, None, f"ready marker at line {ready.line_no} has no time on this axis")
     elif ready_given:
         total = Total(origin, start, None, "the ready marker was not seen")
+    elif finished is not None and finished.ns is not None:
+        total = Total(origin, start, finished.ns, f"systemd's Startup finished at line {finished.line_no}; no ready "
+                      "marker (--marker ready=REGEX to choose)", finished.estimated, finished.error_ns,
+                      "startup finished")
     elif login is not None and login.ns is not None:
         total = Total(origin, start, login.ns, f"login prompt at line {login.line_no}; no ready marker "
                       "(--marker ready=REGEX to choose)", login.estimated, login.error_ns, "login prompt")
     else:
         total = Total(origin, start, None, "no ready marker (use --marker ready=REGEX)")
     return tuple(stages), total
+
+
+def _systemd_stages(run_init: Point | None, systemd_start: Point | None, finished: Point | None,
+                    ready: Point | None, span: Callable[..., Stage]) -> list[Stage]:
+    """User space under systemd, in systemd-analyze's terms: the initramfs before the root's
+    systemd (systemd-analyze counts it as "kernel"), systemd's own start-up up to "Startup
+    finished" (its "userspace"), and the application after it, up to the ready marker."""
+    out: list[Stage] = []
+    if systemd_start is None or systemd_start.ns is None:
+        return out
+    if run_init is not None and run_init.ns is not None and systemd_start.ns > run_init.ns \
+            and run_init.what != Milestone.SYSTEMD_START:
+        out.append(span("initramfs", "initramfs, before the root's systemd", run_init, systemd_start,
+                        "userspace"))
+    if finished is not None:
+        out.append(span("systemd", "systemd start-up (to Startup finished)", systemd_start, finished, "userspace"))
+        if ready is not None and ready.ns is not None and finished.ns is not None and ready.ns > finished.ns:
+            out.append(span("application", "after Startup finished, to ready", finished, ready, "userspace"))
+    elif ready is not None:
+        out.append(span("systemd", "systemd start-up (to ready)", systemd_start, ready, "userspace"))
+    return out

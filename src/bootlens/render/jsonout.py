@@ -27,6 +27,7 @@ from ..model import (
     LoadDetail,
     ProbeDetail,
     ProcessDetail,
+    UnitDetail,
 )
 from ..stages import Stage
 
@@ -79,6 +80,8 @@ def event_dict(e: Event, al: Alignment, t: int | None | bool = False) -> dict[st
     elif isinstance(det, LoadDetail):
         d["size_bytes"] = det.size_bytes
         d["rate"] = det.rate
+    elif isinstance(det, UnitDetail):
+        d.update(unit=det.unit, description=det.description, result=det.result or None, source=det.source)
     return d
 
 
@@ -163,11 +166,13 @@ def boot_dict(b: BootAnalysis, with_events: bool = True) -> dict[str, Any]:
             "processes": b.counts.processes,
             "user_processes": b.counts.user_processes,
             "markers": b.counts.markers,
+            "units": b.counts.units,
         },
         "top": {
             "initcalls": [event_dict(e, al) for e in b.top_initcalls],
             "probes": [event_dict(e, al) for e in b.top_probes],
             "processes": [event_dict(e, al) for e in b.top_processes],
+            "units": [event_dict(e, al) for e in b.top_units],
         },
         "silences": [
             {"start_s": _s(s.start_ns), "duration_s": _s(s.duration_ns), "line_before": s.line_before,

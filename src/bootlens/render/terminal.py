@@ -25,7 +25,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..analyze import Analysis, BootAnalysis
-from ..model import READY, Clock, Event, InitcallDetail, Kind, Milestone, ProbeDetail, ProcessDetail
+from ..model import READY, Clock, Event, InitcallDetail, Kind, Milestone, ProbeDetail, ProcessDetail, UnitDetail
 from ..stages import MEASURED, Total
 from .units import mid_clip, short, short_range
 from .visible import visible
@@ -36,7 +36,8 @@ if TYPE_CHECKING:
 _ORIGIN = {"first_byte": "first byte received", "power_on": "power-on", "kernel_start": "kernel clock start"}
 _KEY_MILESTONES = ("firmware_banner", "tpl_start", "spl_start", "uboot_start", "starting_kernel", "efi_stub",
                    "kernel_start", "console_enabled", "root_mounted", "initmem_freed", "no_initial_console",
-                   "run_init", "userspace_first", "login_prompt", "kernel_panic")
+                   "run_init", "userspace_first", "systemd_start", "startup_finished", "login_prompt",
+                   "kernel_panic")
 # No vertical rules and two spaces between columns, as the compare and experiment tables.
 _TABLE = {"box": box.SIMPLE_HEAD, "show_edge": False, "pad_edge": False, "padding": (0, 0, 0, 1)}
 _GAP = 2
@@ -221,13 +222,15 @@ def _events(title: str, events: Sequence[Event], b: BootAnalysis, width: int) ->
             extra = ["", str(det.pid), visible(det.exe or "")]
         elif isinstance(det, ProbeDetail):
             extra = [visible(det.driver or ""), "", ""]
+        elif isinstance(det, UnitDetail):  # a job that did not end "done" says how it ended
+            extra = [det.result if det.result != "done" else "", "", ""]
         else:
             extra = ["", "", ""]
         est = e.start is not None and e.start.estimated
         rows.append([visible(e.name), *extra, _at(al.to_axis(e.start), est), short(e.duration_ns),
                      _lines(e.line_no, e.end_line_no)])
     kind = events[0].kind if events else Kind.INITCALL
-    second = {Kind.INITCALL: "module", Kind.PROBE: "driver"}.get(kind, "")
+    second = {Kind.INITCALL: "module", Kind.PROBE: "driver", Kind.UNIT: "result"}.get(kind, "")
     # a pid every row shares (1: initcalls on the init thread) says nothing row by row
     if kind is Kind.INITCALL and len({r[2] for r in rows}) == 1:
         for r in rows:
@@ -294,6 +297,10 @@ def render_boot(b: BootAnalysis, console: Console, top: int, which: str) -> None
         console.print(_events(f"Top {len(b.top_processes)} user processes (of {counts.user_processes}; "
                               f"{counts.processes - counts.user_processes} kernel threads)", b.top_processes, b,
                               width))
+    if b.top_units:
+        console.print()
+        console.print(_events(f"Top {len(b.top_units)} systemd units (of {counts.units}; activating → active)",
+                              b.top_units, b, width))
     for table in (_milestones(b, width), _silences(b, min(5, top), width)):
         if table is not None:
             console.print()
