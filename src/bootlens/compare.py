@@ -181,7 +181,7 @@ class Figure:
 class NameDeltas:
     """The largest per-name differences of one kind (initcalls, processes, probes)."""
 
-    kind: str  # "initcalls", "processes", "probes"
+    kind: str  # "initcalls", "processes", "probes", "units"
     rows: tuple[Delta, ...]  # the top ones by |delta|, largest first
     names: int  # names compared in all
     added: int
@@ -198,6 +198,7 @@ class Pair:
     initcalls: NameDeltas
     processes: NameDeltas
     probes: NameDeltas
+    units: NameDeltas  # systemd units' start jobs
 
 
 @dataclass(frozen=True, slots=True)
@@ -369,6 +370,10 @@ def _process_key(e: Event) -> str | None:
     return e.name
 
 
+def _unit_key(e: Event) -> str | None:
+    return e.name if e.kind is Kind.UNIT and e.duration_ns is not None else None
+
+
 def _sums(boots: Sequence[BootAnalysis], key: Callable[[Event], str | None]) -> _Sums:
     per_boot: list[tuple[dict[str, int], dict[str, int]]] = []
     for b in boots:
@@ -439,7 +444,8 @@ def compare_groups(groups: Sequence[Group], top: int = 20) -> Comparison:
         InputSummary(label(i), g.name, g.folder, len(g.analysis.boots), sum(b.partial for b in g.analysis.boots))
         for i, g in enumerate(groups)
     )
-    kinds = (("initcalls", _initcall_key), ("processes", _process_key), ("probes", _probe_key))
+    kinds = (("initcalls", _initcall_key), ("processes", _process_key), ("probes", _probe_key),
+             ("units", _unit_key))
     sums = [{k: _sums(g.analysis.boots, key) for k, key in kinds} for g in groups]
     pairs = []
     for i in range(1, len(groups)):
@@ -449,5 +455,6 @@ def compare_groups(groups: Sequence[Group], top: int = 20) -> Comparison:
             name_deltas("initcalls", sums[0]["initcalls"], sums[i]["initcalls"], top, ab),
             name_deltas("processes", sums[0]["processes"], sums[i]["processes"], top, ab, with_counts=True),
             name_deltas("probes", sums[0]["probes"], sums[i]["probes"], top, ab),
+            name_deltas("units", sums[0]["units"], sums[i]["units"], top, ab),
         ))
     return Comparison(inputs, figures_of(groups), tuple(pairs), top)

@@ -96,7 +96,7 @@ def compare_json_obj(c: Comparison) -> dict[str, Any]:
         ],
         "comparisons": [
             {"input": p.other, "label": c.inputs[p.other].label, "initcalls": _names(p.initcalls),
-             "processes": _names(p.processes), "probes": _names(p.probes)}
+             "processes": _names(p.processes), "probes": _names(p.probes), "units": _names(p.units)}
             for p in c.pairs
         ],
     }

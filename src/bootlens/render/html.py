@@ -47,7 +47,7 @@ from .. import __version__
 from ..analyze import BootAnalysis
 from ..compare import Comparison
 from ..inputs import Group
-from ..model import READY, Clock, Event, InitcallDetail, Kind, LoadDetail, ProbeDetail, ProcessDetail
+from ..model import READY, Clock, Event, InitcallDetail, Kind, LoadDetail, ProbeDetail, ProcessDetail, UnitDetail
 from ..stats import statistics_of
 from . import palette
 from .headline import boots_total
@@ -90,6 +90,10 @@ def _detail(e: Event) -> str:
         return ", ".join(p for p in parts if p)
     if isinstance(d, LoadDetail):
         return f"{d.size_bytes} bytes" + (f" at {d.rate}" if d.rate else "")
+    if isinstance(d, UnitDetail):
+        parts = [d.unit if d.unit and d.unit != e.name else "", d.description if d.description != e.name else "",
+                 f"result {d.result}" if d.result else "never finished", f"from the {d.source}"]
+        return ", ".join(p for p in parts if p)
     return ""
 
 
@@ -110,11 +114,14 @@ def _row_key(e: Event) -> tuple[int, str, str, str]:
         return (3, "PCI fixups", "fixup", "fixup")
     if k is Kind.PROBE:
         return (4, "device probes", "probe", "probe")
+    if k is Kind.UNIT:
+        bad = isinstance(e.detail, UnitDetail) and e.detail.result not in ("done", "")
+        return (5, "systemd units", "unit", "unit_failed" if bad else "unit")
     if k is Kind.PROCESS:
         if isinstance(e.detail, ProcessDetail) and e.detail.kthread:
-            return (6, "kernel threads", "kthread", "kthread")
-        return (5, "processes", "process", "process")
-    return (7, k.value, k.value, k.value)
+            return (7, "kernel threads", "kthread", "kthread")
+        return (6, "processes", "process", "process")
+    return (8, k.value, k.value, k.value)
 
 
 def _pack(items: list[tuple[int, int, int]]) -> list[list[tuple[int, int, int]]]:

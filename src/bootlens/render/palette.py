@@ -57,6 +57,9 @@ STAGES: tuple[Swatch, ...] = (
     Swatch("stage-initcalls", "initcalls", ("#2c5a8c",)),
     Swatch("stage-kernel_late", "root mount", ("#a0cbe8",)),
     Swatch("stage-userspace", "user space", ("#59a14f",)),
+    Swatch("stage-initramfs", "initramfs", ("#b5d99c",)),
+    Swatch("stage-systemd", "systemd start-up", ("#3d7a36",)),
+    Swatch("stage-application", "application, after Startup finished", ("#8cd17d",)),
 )
 STAGE_FALLBACK = "#9e9e9e"
 
@@ -69,6 +72,8 @@ EVENTS: tuple[Swatch, ...] = (
     Swatch("probe", "device probe", ("#f28e2b",)),
     Swatch("process", "process: fork → exec → exit", ("#8cd17d", "#59a14f"), "split"),
     Swatch("kthread", "kernel thread", ("#8c8c8c",)),
+    Swatch("unit", "systemd unit: activating → active", ("#9c755f", "#bb9a86"), "pair"),
+    Swatch("unit_failed", "systemd unit that failed or timed out", ("#c0392b",)),
 )
 # events without a duration: the report draws a diamond, the boot graph a pale bar to the end
 INSTANT = Swatch("instant", "instant, or never ended", (MUTED,), "diamond")
@@ -84,6 +89,7 @@ MARKS: tuple[Swatch, ...] = (
 STATES: tuple[Swatch, ...] = (
     Swatch("selected", "selected", ("#f1ce63",)),
     Swatch("dimmed", "no match", ("#d9dde3",)),
+    Swatch("critical", "on the critical chain to ready", ("#ff7f0e",)),
 )
 
 ALL: tuple[Swatch, ...] = (*STAGES, *EVENTS, INSTANT, OPEN, *MARKS, *STATES)

@@ -30,7 +30,7 @@ from .. import __version__
 from ..align import Alignment
 from ..analyze import BootAnalysis
 from ..inputs import Group
-from ..model import READY, Event, InitcallDetail, Kind, LoadDetail, ProbeDetail, ProcessDetail
+from ..model import READY, Event, InitcallDetail, Kind, LoadDetail, ProbeDetail, ProcessDetail, UnitDetail
 from ..stages import MEASURED
 
 DOMAINS = ("boot", "bootloader", "kernel", "user space")  # in display order
@@ -127,6 +127,8 @@ def _track(e: Event) -> _Track:
         if isinstance(d, ProcessDetail) and d.kthread:
             return _Track(KERNEL, (4, 0), "kernel threads")
         return _Track(USER, (0, 0), "processes")
+    if k is Kind.UNIT:
+        return _Track(USER, (1, 0), "systemd units")
     if k is Kind.MILESTONE:
         return _Track(BOOT, (1, 0), "milestones")
     return _Track(BOOT, (2, 0), str(k.value))
@@ -162,6 +164,8 @@ def _event_args(e: Event, al: Alignment) -> dict[str, Any]:
              exec_us=None if d.exec_ns is None else _us(d.exec_ns), exited=d.exited, forks=d.forks)
     elif isinstance(d, LoadDetail):
         _put(a, size_bytes=d.size_bytes, rate=d.rate)
+    elif isinstance(d, UnitDetail):
+        _put(a, unit=d.unit, description=d.description or None, result=d.result or None, source=d.source)
     return a
 
 

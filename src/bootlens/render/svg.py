@@ -41,7 +41,8 @@ from .. import __version__
 from ..analyze import BootAnalysis
 from ..inputs import Group
 from ..lines import clip
-from ..model import NS_PER_MS, NS_PER_S, READY, Event, InitcallDetail, Kind, LoadDetail, ProbeDetail, ProcessDetail
+from ..model import NS_PER_MS, NS_PER_S, READY, Event, InitcallDetail, Kind, LoadDetail, ProbeDetail, ProcessDetail, \
+    UnitDetail
 from ..stages import ABSENT, MEASURED, NOT_MEASURED, Stage
 from . import palette
 from .headline import boots_total
@@ -82,6 +83,7 @@ LABEL_CHARS = 48  # event names are clipped to this many characters in labels
 C = palette.colour
 INITCALL, INITCALL_ASYNC = palette.BY_KEY["initcall"].colours, palette.BY_KEY["initcall_async"].colours
 FORK, EXEC = palette.BY_KEY["process"].colours  # a process before and after its exec
+UNIT = palette.BY_KEY["unit"].colours
 MILESTONE_LABELS = {
     "firmware_banner": "firmware", "spl_start": "SPL", "uboot_start": "U-Boot", "autoboot": "autoboot",
     "starting_kernel": "Starting kernel", "efi_stub": "EFI stub", "kernel_start": "Linux",
@@ -180,7 +182,8 @@ def _event_rows(b: BootAnalysis, view_end: int
     probes, fixups = _RowSpec("device probes"), _RowSpec("PCI fixups")
     procs, kthreads = _RowSpec("processes"), _RowSpec("kernel threads")
     marks: list[_Mark] = []
-    left = {"untimed": 0, "kthreads": 0}
+    units = _RowSpec("systemd units", max_label_rows=5)
+    left = {"untimed": 0, "kthreads": 0, "targets": 0}
     for e, t in zip(b.boot.events, b.times or (None,) * len(b.boot.events)):
         if t is None:
             left["untimed"] += 1
@@ -230,6 +233,15 @@ def _event_rows(b: BootAnalysis, view_end: int
             split = t + d.exec_ns if d.exec_ns is not None else None
             procs.bars.append(_Bar(bar.start, bar.end, bar.fill, bar.cls.replace(" open", ""), label, bar.tip,
                                    f"{name} [{d.pid}]", split, EXEC, bar.open))
+        elif k is Kind.UNIT and isinstance(d, UnitDetail):
+            if e.duration_ns is None and d.result:
+                left["targets"] += 1  # a target reached, a socket listening: an instant, dozens of them
+                continue
+            bad = d.result not in ("done", "")
+            info = ", ".join(p for p in (d.unit if d.unit != e.name else "", d.description if d.description != e.name
+                                         else "", f"result {d.result}" if d.result else "", f"from the {d.source}") if p)
+            fill = C("unit_failed") if bad else UNIT[len(units.bars) % 2]
+            units.bars.append(_event_bar(e, t, fill, "unit", info, view_end))
         elif k in (Kind.MARKER, Kind.MILESTONE):
             marker = k is Kind.MARKER
             name = clip(e.name, LABEL_CHARS) if marker else MILESTONE_LABELS.get(e.name, e.name)
@@ -239,13 +251,16 @@ def _event_rows(b: BootAnalysis, view_end: int
             rank = (0 if e.name == READY else 1) if marker else (2 if e.name in KEY_MILESTONES else 3)
             marks.append(_Mark(t, f"{name} {t / NS_PER_S:.3f} s", tip, marker, rank))
     kernel = [calls[p] for p in sorted(calls, key=lambda p: (p is None, p != 1, p or 0))]
-    kernel += [probes, fixups, procs, kthreads]
+    kernel += [probes, fixups, procs, units, kthreads]
     return ([r for r in boot_rows.values() if r.bars], [r for r in kernel if r.bars], marks, left)
 
 
 def _stage_row(stages: Sequence[Stage], sub: bool, t0: int, t1: int) -> _RowSpec | None:
     """The stage bar (top-level stages) or the kernel-init sub-stages, within [t0, t1]."""
-    row = _RowSpec("kernel init" if sub else "stages", lane=LANE if sub else STAGE_LANE, max_label_rows=3)
+    parents = {s.parent for s in stages if s.parent is not None and s.status == MEASURED}
+    title = ("kernel init" if parents <= {"kernel_init"} else "user space" if parents == {"userspace"}
+             else "parts of stages") if sub else "stages"
+    row = _RowSpec(title, lane=LANE if sub else STAGE_LANE, max_label_rows=3)
     for s in stages:
         if (s.parent is not None) != sub or s.status != MEASURED or s.start_ns is None or s.duration_ns is None:
             continue
@@ -488,6 +503,8 @@ def _draw_boot(doc: SvgDoc, y: float, b: BootAnalysis, view: _View, pos: int, n:
         notes.append(f"{left['untimed']} events without a time on this axis are not drawn")
     if left["kthreads"]:
         notes.append(f"{left['kthreads']} kernel threads that never exit are not drawn")
+    if left["targets"]:
+        notes.append(f"{left['targets']} systemd units without a start job (targets reached, sockets) are not drawn")
     notes.append("hover a bar or a line for its name, times and log lines")
     doc.text(MARGIN, y + 6, fit(" · ".join(notes), 10, WIDTH - 2 * MARGIN), 10, cls="dim")
     y += 14
@@ -533,6 +550,10 @@ def _present(b: BootAnalysis) -> set[str]:
             if not isinstance(d, ProcessDetail) or (d.kthread and e.duration_ns is None):
                 continue  # not drawn
             keys.add("kthread" if d.kthread else "process")
+        elif k is Kind.UNIT and isinstance(d, UnitDetail):
+            if e.duration_ns is None and d.result:
+                continue  # not drawn
+            keys.add("unit" if d.result in ("done", "") else "unit_failed")
         else:
             keys.add(k.value)
         if e.duration_ns is None:

@@ -140,6 +140,7 @@
     names(grid, c.initcalls, [base.label, c.label], "initcalls");
     names(grid, c.processes, [base.label, c.label], "processes");
     names(grid, c.probes, [base.label, c.label], "probes");
+    if (c.units && !c.units.note) names(grid, c.units, [base.label, c.label], "systemd units");
     pairs.appendChild(sec);
   });
   const cols = [{ title: "quantity", key: "name" }];
