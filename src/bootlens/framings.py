@@ -1,5 +1,5 @@
 """Framings of logs that tools other than a serial console wrote: LAVA job logs, journalctl's
-wall-clock formats, ``dmesg -T`` and ``dmesg -x``.
+wall-clock formats, ``dmesg -T`` and ``dmesg -x``; and ``journalctl -o json`` (journal.py).
 
 These are line-oriented wrappers around console or kernel text, read once per file and never
 at the rate of a live console, so they live in Python only: the native framing pass returns
@@ -14,6 +14,8 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from datetime import datetime
+
+from .journal import frame_json, is_json_line
 
 # LAVA (lava_common/log.py): "- " + a flow-style YAML map dumped with default_style='"', so
 # every scalar is double-quoted and escaped YAML-style; keys are sorted (dt, lvl, msg[, ns]).
@@ -47,9 +49,11 @@ _PRINTK = re.compile(r"[ \t]*(?:<\d{1,3}>)?\[ *(\d{1,10})\.(\d{6})\](?:\[ *[TC]\
 _KERNEL_START = ("Linux version", "Booting Linux")
 
 NS = 1_000_000_000
-FRAMINGS = ("lava", "journalctl-short", "dmesg-T", "dmesg-x")
+FRAMINGS = ("lava", "journalctl-short", "dmesg-T", "dmesg-x", "journal-json")
 
 Columns = tuple[list[str], list[int | None], list[int | None], list[str]]  # text, kernel, host, notes
+# ... and a journal entry's structured fields by line (journal.SIDE_FIELDS), empty for the others
+Framed = tuple[list[str], list[int | None], list[int | None], list[str], dict[int, dict[str, str]]]
 
 
 def detect(sample: Sequence[str]) -> str | None:
@@ -74,6 +78,7 @@ def _is_dmesg_x(s: str) -> bool:
 
 
 _TESTS: tuple[tuple[str, Callable[[str], bool]], ...] = (
+    ("journal-json", is_json_line),
     ("lava", lambda s: _LAVA_HEAD.match(s) is not None),
     ("dmesg-x", _is_dmesg_x),
     ("dmesg-T", lambda s: _DMESG_T.match(s) is not None),
@@ -81,17 +86,22 @@ _TESTS: tuple[tuple[str, Callable[[str], bool]], ...] = (
 )
 
 
-def frame(raw: list[str], framing: str) -> Columns:
-    """Frame the lines of one of :data:`FRAMINGS`; returns the columns and notes for the stats."""
+def frame(raw: list[str], framing: str) -> Framed:
+    """Frame the lines of one of :data:`FRAMINGS`; returns the columns, notes for the stats and
+    the journal's side fields (``journal-json`` only)."""
+    if framing == "journal-json":
+        return frame_json(raw)
     if framing == "lava":
-        return _lava(raw)
-    if framing == "journalctl-short":
-        return _journal(raw)
-    if framing == "dmesg-T":
-        return _dmesg(raw, decoded=False)
-    if framing == "dmesg-x":
-        return _dmesg(raw, decoded=True)
-    raise ValueError(f"unknown framing {framing!r}")
+        cols = _lava(raw)
+    elif framing == "journalctl-short":
+        cols = _journal(raw)
+    elif framing == "dmesg-T":
+        cols = _dmesg(raw, decoded=False)
+    elif framing == "dmesg-x":
+        cols = _dmesg(raw, decoded=True)
+    else:
+        raise ValueError(f"unknown framing {framing!r}")
+    return (*cols, {})
 
 
 def _unyaml(body: str) -> str | None:

@@ -49,6 +49,8 @@ _JOURNAL = re.compile(r"\S+ kernel: |\S+ (?=[^\s\[:]+(?:\[\d+\])?: )", re.ASCII)
 _JOURNAL_KERNEL = re.compile(r"\S+ kernel: ", re.ASCII)
 
 _DAY_NS = 86_400 * 1_000_000_000
+# Framings whose lines are a journal's entries (journalctl's text formats, JSON, export).
+JOURNAL_FRAMINGS = frozenset(("journalctl", "journalctl-short", "journal-json", "journal-export"))
 
 
 class Lines:
@@ -59,7 +61,7 @@ class Lines:
     memory. ``lines[i]`` still gives a :class:`Line` view when one is wanted.
     """
 
-    __slots__ = ("text", "kernel", "host", "first", "max_len", "glued", "_hits", "_starts")
+    __slots__ = ("text", "kernel", "host", "first", "max_len", "glued", "fields", "journal", "_hits", "_starts")
 
     def __init__(self, text: list[str], kernel: list[int | None], host: list[int | None], first: int = 1) -> None:
         self.text = text
@@ -70,6 +72,10 @@ class Lines:
         # console text that preceded a printk stamp on the same line (a login prompt the kernel
         # wrote over, noise), by index: the line's text is the kernel message after the stamp
         self.glued: dict[int, str] = {}
+        # a journal entry's structured fields that the text does not say (journal.SIDE_FIELDS: the
+        # unit's file name, the job's result, ...), by index; and whether the lines are a journal's
+        self.fields: dict[int, dict[str, str]] = {}
+        self.journal = False
         self._hits: dict[str, list[int]] = {}
         self._starts: dict[str, list[int]] = {}
 
@@ -110,6 +116,8 @@ class Lines:
         part._starts = {n: [i - a for i in h[bisect_left(h, a) : bisect_left(h, b)]]
                         for n, h in self._starts.items()}
         part.glued = {i - a: g for i, g in self.glued.items() if a <= i < b}
+        part.fields = {i - a: f for i, f in self.fields.items() if a <= i < b}
+        part.journal = self.journal
         return part
 
     def retext(self, changes: dict[int, str]) -> None:
@@ -285,6 +293,10 @@ def frame_bytes(source: str, data: bytes, needles: Sequence[str] = ()) -> tuple[
     if not data or data.isspace():
         raise InputError(source, "empty input")
     nbytes = len(data)
+    from .journal import is_export
+
+    if is_export(data):
+        return _frame_export(source, data, needles)
     text, counts = clean_text(data)
     del data
     no_final_newline = not text.endswith("\n")
@@ -317,6 +329,23 @@ def frame_bytes(source: str, data: bytes, needles: Sequence[str] = ()) -> tuple[
         warnings=tuple(notes) + _stats_warnings(counts, long_lines, garbled, no_final_newline, n),
     )
     return lines, stats
+
+
+def _frame_export(source: str, data: bytes, needles: Sequence[str]) -> tuple[Lines, InputStats]:
+    """``journalctl -o export`` is framed from the bytes: its binary fields carry a length the
+    console cleaning would take apart (journal.py)."""
+    from .journal import frame_export
+    from .quirks import settle
+
+    texts, kernel, host, notes, fields = frame_export(data)
+    lines = Lines(texts, kernel, host)
+    lines.fields = fields
+    lines.journal = True
+    extra = tuple(n for n in dict.fromkeys(needles) if n not in INDEX_NEEDLES)
+    lines.set_hits(*index_py(texts, INDEX_NEEDLES + extra, INDEX_PREFIXES))
+    settle(lines, notes)
+    return lines, InputStats(source=source, bytes=len(data), lines=len(lines), framing="journal-export",
+                             no_final_newline=not data.endswith(b"\n"), warnings=tuple(notes))
 
 
 def _looks_garbled(s: str) -> bool:
@@ -398,10 +427,12 @@ def frame_text(text: str, framing: str, needles: Sequence[str] = (), prefixes: S
             lines = Lines(cols[0], cols[1], cols[2])
             lines.max_len = cols[3]
             lines.set_hits(dict(zip(needles, cols[4])), dict(zip(prefixes, cols[5])))
+            lines.journal = framing in JOURNAL_FRAMINGS
             settle(lines, notes)
             return lines
     lines = _frame_core_py(text, framing, notes)
     lines.set_hits(*index_py(lines.text, needles, prefixes))
+    lines.journal = framing in JOURNAL_FRAMINGS
     settle(lines, notes)
     return lines
 
@@ -421,6 +452,7 @@ def frame_text_py(text: str, framing: str) -> Lines:
     from .quirks import settle
 
     lines = _frame_core_py(text, framing)
+    lines.journal = framing in JOURNAL_FRAMINGS
     settle(lines)
     return lines
 
@@ -435,7 +467,9 @@ def _frame_core_py(text: str, framing: str, notes: list[str] | None = None) -> L
         wild = frame(text.split("\n"), framing)
         if notes is not None:
             notes += wild[3]
-        return Lines(wild[0], wild[1], wild[2])
+        lines = Lines(wild[0], wild[1], wild[2])
+        lines.fields = wild[4]
+        return lines
     fast = _FAST.get(framing)
     if fast is None:
         return _frame_slow(text.split("\n"), framing)

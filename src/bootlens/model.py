@@ -151,9 +151,10 @@ class UnitDetail(NamedTuple):
     UNIT field, systemd >= 250's "name - description" status text, systemd-analyze), else None and
     the event's name is the description systemd printed ("Journal Service"); ``description`` is
     that text, "" when unknown. ``result`` is systemd's JOB_RESULT word: "done", "failed",
-    "timeout", "dependency", "skipped", "canceled", or "" while the job had not finished when
+    "timeout", "dependency", "skipped", "canceled", "assert", or "" while the job had not finished when
     the log ended. ``source`` says what the times rest on: "console" (status lines, host or
-    printk time), "journal", "kmsg" (systemd[1]: lines in a dmesg) or "systemd-analyze".
+    printk time), "journal", "kmsg" (systemd[1]: lines in a dmesg) or "systemd-analyze"; "kmsg+console"
+    when kmsg saw the job begin and only the console its end (journald took systemd's log over).
     """
 
     unit: str | None

@@ -14,7 +14,7 @@ def default_registry() -> Registry:
     global _loaded
     if not _loaded:
         # Importing the modules runs their @REGISTRY.register decorators.
-        from . import firmware, initcall, kernel, markers, process, uboot, userspace  # noqa: F401
+        from . import firmware, initcall, kernel, markers, process, systemd, uboot, userspace  # noqa: F401
 
         REGISTRY.load_entry_points()
         _loaded = True
