@@ -6,9 +6,14 @@ import sys
 
 import click
 
+from typing import TYPE_CHECKING
+
 from ..errors import BootlensError, UsageError
 from . import main
 from .common import exit_now as _exit_now, fail as _fail, write_output as _write_output
+
+if TYPE_CHECKING:
+    from ..inputs import Group
 
 
 @main.command()
@@ -21,7 +26,13 @@ from .common import exit_now as _exit_now, fail as _fail, write_output as _write
 @click.option("--marker", "markers", multiple=True, metavar="NAME=REGEX",
               help="Mark lines matching REGEX as NAME; 'ready' ends the boot, e.g. --marker ready='APP READY' "
               "(run folders remember theirs).")
-def analyze(inputs: tuple[str, ...], as_json: bool, summary: bool, top: int, markers: tuple[str, ...]) -> None:
+@click.option("--critical-chain", "chain", is_flag=True, help="Print the chain of what waited for what, from "
+              "ready down to power-on: systemd-analyze critical-chain's tree, extended below systemd (kernel, "
+              "bootloader) and above the default target (the application).")
+@click.option("--systemd-dump", "dump", metavar="FILE", help="`systemd-analyze dump` of the same system: the "
+              "units' After= dependencies make the chain exact instead of an estimate.")
+def analyze(inputs: tuple[str, ...], as_json: bool, summary: bool, top: int, markers: tuple[str, ...], chain: bool,
+            dump: str | None) -> None:
     """Analyse boot logs: stages on one axis, top initcalls, probes and processes, silences.
 
     FILE is a console log (serial capture, grabserial -t/-T, dmesg, journalctl -k -o
@@ -36,11 +47,18 @@ def analyze(inputs: tuple[str, ...], as_json: bool, summary: bool, top: int, mar
 
     if as_json and summary:
         _fail(UsageError("--json and --summary: choose one"))
+    if chain and summary:
+        _fail(UsageError("--critical-chain and --summary: choose one"))
+    if dump is not None and not chain:
+        _fail(UsageError("--systemd-dump is read for --critical-chain: add it"))
     try:
         opts = ParseOptions(tuple(MarkerSpec.parse(m) for m in markers))
         groups = analyze_inputs(list(inputs), opts, top)
     except BootlensError as e:
         _fail(e)
+    if chain:
+        _print_chains(groups, dump, as_json)
+        _exit_now()
     if as_json:
         from ..render.jsonout import write_json
 
@@ -63,6 +81,48 @@ def analyze(inputs: tuple[str, ...], as_json: bool, summary: bool, top: int, mar
 
     render_groups(groups, Console(highlight=False), top, Console(stderr=True, highlight=False))
     _exit_now()
+
+
+def _print_chains(groups: list[Group], dump: str | None, as_json: bool) -> None:
+    """analyze --critical-chain: each boot's chain (a tree, or JSON), warnings on standard error."""
+    import shutil
+
+    import orjson
+
+    from ..chain import after_map, critical_chain
+    from ..render.chain_text import chain_dict, chain_lines
+    from ..render.terminal import warning_lines
+
+    after = None
+    if dump is not None:
+        from ..parsers.systemd_analyze import read_dump
+
+        try:
+            with open(dump, encoding="utf-8", errors="replace") as f:
+                d = read_dump(f.read())
+        except OSError as e:
+            _fail(UsageError(f"--systemd-dump {dump}: {e.strerror or e}"))
+        if not d.units:
+            _fail(UsageError(f"--systemd-dump {dump}: no '-> Unit' sections: not a systemd-analyze dump"))
+        after = after_map([(u.unit, u.depends("After"), u.names) for u in d.units])
+    boots = [b for g in groups for b in g.analysis.boots]
+    chains = [critical_chain(b, after) for b in boots]
+    if as_json:
+        doc = {"schema_version": 1, "critical_chains": [chain_dict(b, c) for b, c in zip(boots, chains)]}
+        sys.stdout.buffer.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n")
+        sys.stdout.buffer.flush()
+    else:
+        width = shutil.get_terminal_size((80, 24)).columns if sys.stdout.isatty() else 10_000
+        for i, (b, c) in enumerate(zip(boots, chains)):
+            if i:
+                click.echo()
+            if len(boots) > 1:
+                click.echo(f"{b.boot.source} boot {b.boot.index + 1}")
+            for line in chain_lines(b, c, width):
+                click.echo(line)
+    for g in groups:
+        for w in warning_lines(g.analysis):
+            click.echo(w, err=True)
 
 
 @main.command()
