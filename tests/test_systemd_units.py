@@ -187,9 +187,14 @@ def test_journal_json_bad_lines_are_counted() -> None:
         '"__MONOTONIC_TIMESTAMP":"1790000"}',
         '{"MESSAGE":"Starting', "", "[1, 2]",
         '{"MESSAGE":[83,116,97,114,116,101,100,32,88,46],"SYSLOG_IDENTIFIER":"systemd","_PID":"1",'
-        '"__MONOTONIC_TIMESTAMP":"2500000","UNIT":"x.service","JOB_RESULT":"done","JOB_TYPE":"start"}'])
-    assert texts == ["Linux version 6.1.0", "", "", "", "systemd[1]: Started X."]
-    assert kernel == [0, None, None, None, 2_500_000_000]
+        '"__MONOTONIC_TIMESTAMP":"2500000","UNIT":"x.service","JOB_RESULT":"done","JOB_TYPE":"start"}',
+        # systemd's own line through /dev/kmsg before journald ran: the kernel transport, the
+        # identifier taken apart by journald, the printk time
+        '{"MESSAGE":"systemd 252 running in system mode","_TRANSPORT":"kernel","SYSLOG_IDENTIFIER":"systemd",'
+        '"SYSLOG_PID":"1","_SOURCE_MONOTONIC_TIMESTAMP":"900000","__MONOTONIC_TIMESTAMP":"1800000"}'])
+    assert texts == ["Linux version 6.1.0", "", "", "", "systemd[1]: Started X.",
+                     "systemd[1]: systemd 252 running in system mode"]
+    assert kernel == [0, None, None, None, 2_500_000_000, 900_000_000]
     assert side == {4: {"UNIT": "x.service", "JOB_RESULT": "done", "JOB_TYPE": "start"}}
     assert notes == ["journal JSON: 2 lines were not JSON objects and were skipped"]
 

@@ -77,8 +77,10 @@ def _entry(fields: dict[str, str]) -> tuple[str, int | None, dict[str, str]]:
         if v.isdigit() and len(v) <= 16:  # at most 16 digits: a time in range
             t = int(v) * NS_PER_US
             break
-    if not kernel:
-        ident = fields.get("SYSLOG_IDENTIFIER") or fields.get("_COMM") or "unknown"
+    ident = fields.get("SYSLOG_IDENTIFIER") or fields.get("_COMM") or ("kernel" if kernel else "unknown")
+    # what user space wrote to /dev/kmsg before journald ran (systemd's first lines) comes in with
+    # the kernel transport and its "systemd[1]: " taken apart: put back as journalctl shows it
+    if ident != "kernel":
         pid = fields.get("SYSLOG_PID") or fields.get("_PID")
         msg = f"{ident}[{pid}]: {msg}" if pid else f"{ident}: {msg}"
     side = {k: v for k, v in fields.items() if k in _SIDE}
