@@ -248,6 +248,19 @@ def test_dump_facts() -> None:
     assert d2.warnings == ("dump: 1 line not understood",)
 
 
+def test_dump_systemd_252_facts() -> None:
+    """systemd 252's own dump (Debian 12): the "-> By units:" / "-> By jobs:" frame, tab indents,
+    dependency lines with their origin in parentheses."""
+    d = read_dump((SA / "debian12-systemd252.dump.txt").read_text())
+    assert [u.unit for u in d.units] == ["var-tmp.mount", "multi-user.target"] and not d.warnings
+    assert d.units[0].load_state == "not-found" and not d.units[0].dependencies
+    mu = d.units[1]
+    assert mu.fragment_path == "/lib/systemd/system/multi-user.target"
+    assert mu.depends("Requires") == ("basic.target",) and len(mu.depends("Wants")) == 10
+    assert len(mu.dependencies) == 46 and "getty.target" in mu.depends("After")
+    assert mu.depends("Conflicts") == ("rescue.target", "shutdown.target", "rescue.service")
+
+
 def test_detect() -> None:
     for path in SA_CASES:
         assert detect(path.read_text()) == path.name.split(".")[1], path.name
