@@ -24,7 +24,8 @@ console status line has a host time or an estimate from the kernel lines around 
 
 A systemd in the initrd (dracut) runs its own jobs, then ``Switching root.``: its jobs still open
 then are closed unfinished, and the SYSTEMD_START milestone is the root file system's systemd
-(the last "running in system mode" line), not the initrd's.
+(the last "running in system mode" line), not the initrd's. A console that shows no systemd[1]
+line has it at systemd's "Welcome to ...!" (the last one before status lines: the root's).
 """
 
 from __future__ import annotations
@@ -74,6 +75,7 @@ _UNIT_S = {"y": 31_557_600.0, "month": 2_629_800.0, "w": 604_800.0, "d": 86_400.
            "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6}
 _PARTS = ("firmware", "loader", "kernel", "initrd", "userspace")
 _ELLIPSIS = "…"
+_WELCOME = re.compile(r"Welcome to (?!GRUB)\S.*!\s*$")
 
 
 @dataclass(slots=True)
@@ -301,6 +303,8 @@ class SystemdParser(Parser):
             elif _STATUS.match(t) or _INDENT.match(t):
                 self._console(reader, i, t, glued=False)
         events += self._milestones(lines, starts, switch, first_pid1, finished, facts)
+        if not starts and not first_pid1:
+            events += _welcome(reader)
         events += _unit_events(lines, reader.jobs)
         warnings = []
         if reader.unknown:
@@ -358,6 +362,22 @@ class SystemdParser(Parser):
                 if part in got:
                     facts.append(Fact(f"systemd_time_{part}_s", got[part], no))
         return out
+
+
+def _welcome(reader: _Reader) -> list[Event]:
+    """SYSTEMD_START on a console that shows no systemd[1] line: systemd's "Welcome to Debian
+    GNU/Linux 12 (bookworm)!" as it starts; with an initrd's systemd before it, the last one that
+    status lines follow is the root's."""
+    lines = reader.lines
+    firsts = [j.first for j in reader.jobs if j.source == "console"]
+    if not firsts:
+        return []
+    last_job = max(firsts)
+    found = [i for i in lines.starting("Welcome to ") if i < last_job and _WELCOME.match(lines.text[i])]
+    if not found:
+        return []
+    i = found[-1]
+    return [Event(Kind.MILESTONE, Milestone.SYSTEMD_START, reader.stamp(i, "console", False), None, lines.no(i))]
 
 
 def _dedup(jobs: list[_Job]) -> list[_Job]:
