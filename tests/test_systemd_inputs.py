@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import json
+import os
 import random
 import tarfile
 from pathlib import Path
@@ -322,3 +323,53 @@ def test_bootdata_kernel_log_through_the_pipeline(tmp_path: Path) -> None:
 def test_module_sizes() -> None:
     for mod in (systemd_analyze, bootdata):
         assert mod.__file__ is not None and len(Path(mod.__file__).read_text().splitlines()) < 620
+
+
+# A boot of the Debian 12 systemd QEMU target, collected in the guest (another part of issue
+# 12): time, blame, critical-chain, plot.svg and dump. Read in place when it is there.
+COLLECTED = Path(os.environ.get("BOOTLENS_SYSTEMD_BOOT", "/tmp/systemd-boot-1"))
+
+
+def _collected(stem: str) -> str | None:
+    found = sorted(p for p in COLLECTED.glob(f"{stem}*") if p.is_file()) if COLLECTED.is_dir() else []
+    return found[0].read_text(encoding="utf-8", errors="replace") if found else None
+
+
+@pytest.mark.skipif(not COLLECTED.is_dir(), reason=f"no collected systemd boot at {COLLECTED}")
+def test_collected_boot_readers_agree() -> None:
+    """blame, critical-chain, time, plot and dump of one boot say the same: blame is the plot's
+    activating bars (1 ms print resolution), the chain's "@" is the plot's activation start (with
+    a "+") or active time, past the start of user space, the plot's kernel bar is time's kernel, and dump's
+    wall-clock timestamps (1 s resolution) bound blame's times."""
+    texts = {k: _collected(k) for k in ("time", "blame", "critical-chain", "plot", "dump")}
+    plot = read_plot(texts["plot"]) if texts["plot"] else None
+    checked = 0
+    if plot is not None and texts["blame"]:
+        units = {u.unit: u for u in plot.units}
+        for row in read_blame(texts["blame"]).rows:
+            u = units.get(row.unit)
+            if u is not None and u.activation_ns is not None and u.active_ns != u.deactivating_ns:
+                assert abs(u.activation_ns - row.ns) <= NS_PER_MS + 10_000, (row, u)
+                checked += 1
+    if plot is not None and texts["critical-chain"] and plot.userspace_ns is not None:
+        units = {u.unit: u for u in plot.units}
+        for n in read_critical_chain(texts["critical-chain"]).nodes:
+            u = units.get(n.unit)
+            if u is not None and n.at_ns is not None and u.active_ns is not None:
+                at = u.active_ns if n.duration_ns is None else u.activating_ns
+                assert abs(at - plot.userspace_ns - n.at_ns) <= 2 * NS_PER_MS, (n, u)
+                checked += 1
+    if plot is not None and texts["time"]:
+        t = read_time(texts["time"])
+        if t.kernel_ns is not None and plot.kernel_end_ns is not None:
+            assert abs(plot.kernel_end_ns - t.kernel_ns) <= NS_PER_MS
+            checked += 1
+    if texts["dump"] and texts["blame"]:
+        dump = read_dump(texts["dump"])
+        for row in read_blame(texts["blame"]).rows:
+            du = dump.unit(row.unit)
+            if du and du.inactive_exit and du.active_enter and du.inactive_exit.wall_s is not None \
+                    and du.active_enter.wall_s is not None:
+                assert abs((du.active_enter.wall_s - du.inactive_exit.wall_s) * NS_PER_S - row.ns) <= 1_001 * NS_PER_MS
+                checked += 1
+    assert checked, f"nothing to compare in {COLLECTED}"

@@ -10,8 +10,10 @@ Clocks, as systemd-analyze itself defines them:
 - ``time``: durations, each a stage of the boot (firmware, loader, kernel, initrd, userspace);
   "X reached after N in userspace" counts from the start of user space (after the initrd).
 - ``blame``: the time each unit spent activating (ActiveEnter - InactiveExit).
-- ``critical-chain``: ``@`` is when the unit became active (or started, for one that has no
-  activation time), counted from the start of user space; ``+`` how long it took to start.
+- ``critical-chain``: ``@`` is counted from the start of user space: when the unit started
+  activating if a ``+`` (the time it took) follows, else when it became active
+  (src/analyze/analyze-critical-chain.c); in the Mandriva case network-up.service
+  "@5.286s +12.849s" is followed by network.target "@18.137s".
 - ``plot``: x is time since the kernel started (the firmware and loader bars are negative), at
   100 pixels a second, printed to 3 decimals: 10 us resolution. From systemd 255 each unit row
   carries a ``<title>`` with its activating/activated times in microseconds and its
@@ -178,7 +180,7 @@ class ChainNode:
     it in the tree (the unit that waited for it), None for the root."""
 
     unit: str
-    at_ns: int | None  # "@": active (or started), from the start of user space
+    at_ns: int | None  # "@" from the start of user space: activation start with a "+", else active
     duration_ns: int | None  # "+": time to start; None when systemd printed none
     depth: int
     parent: int | None
