@@ -342,6 +342,8 @@ def test_collected_boot_readers_agree() -> None:
     a "+") or active time, past the start of user space, the plot's kernel bar is time's kernel, and dump's
     wall-clock timestamps (1 s resolution) bound blame's times."""
     texts = {k: _collected(k) for k in ("time", "blame", "critical-chain", "plot", "dump")}
+    if sum(v is not None for v in texts.values()) < 2:
+        pytest.skip(f"{COLLECTED} holds fewer than two systemd-analyze outputs")
     plot = read_plot(texts["plot"]) if texts["plot"] else None
     checked = 0
     if plot is not None and texts["blame"]:
