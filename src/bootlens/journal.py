@@ -23,9 +23,13 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
-from .model import NS_PER_US
+from .model import NS_PER_US, InputStats
+
+if TYPE_CHECKING:
+    from .lines import Lines
 
 # Fields carried to the parsers beside the text.
 SIDE_FIELDS = ("UNIT", "USER_UNIT", "JOB_TYPE", "JOB_RESULT", "MESSAGE_ID", "FIRMWARE_USEC", "LOADER_USEC",
@@ -90,13 +94,11 @@ def _entry(fields: dict[str, str]) -> tuple[str, int | None, dict[str, str]]:
 def _json_value(v: Any) -> str | None:
     """A journal field's JSON value: a string, an array of bytes (binary or not UTF-8), or an
     array of values (a field set more than once: the first is taken)."""
-    if isinstance(v, str):
-        return v
-    if isinstance(v, list) and v:
-        if all(isinstance(b, int) and 0 <= b < 256 for b in v):
+    while isinstance(v, list) and v:  # a loop, not recursion: nesting is the input's to choose
+        if all(isinstance(b, int) and not isinstance(b, bool) and 0 <= b < 256 for b in v):
             return bytes(v).decode("utf-8", errors="replace")
-        return _json_value(v[0])
-    return None
+        v = v[0]
+    return v if isinstance(v, str) else None
 
 
 def frame_json(raw: list[str]) -> Framed:
@@ -200,3 +202,21 @@ def frame_export(data: bytes) -> Framed:
     flush()
     notes = [f"journal export: {bad} damaged entries were skipped"] if bad else []
     return texts, kernel, [None] * len(texts), notes, side
+
+
+def read_export(source: str, data: bytes, needles: Sequence[str] = ()) -> tuple[Lines, InputStats]:
+    """``journalctl -o export`` as :func:`bootlens.lines.frame_bytes` returns inputs: framed from
+    the bytes (its binary fields carry a length the console cleaning would take apart), indexed
+    and settled like every framing."""
+    from .lines import INDEX_NEEDLES, INDEX_PREFIXES, Lines, index_py
+    from .quirks import settle
+
+    texts, kernel, host, notes, fields = frame_export(data)
+    lines = Lines(texts, kernel, host)
+    lines.fields = fields
+    lines.journal = True
+    extra = tuple(n for n in dict.fromkeys(needles) if n not in INDEX_NEEDLES)
+    lines.set_hits(*index_py(texts, INDEX_NEEDLES + extra, INDEX_PREFIXES))
+    settle(lines, notes)
+    return lines, InputStats(source=source, bytes=len(data), lines=len(lines), framing="journal-export",
+                             no_final_newline=not data.endswith(b"\n"), warnings=tuple(notes))

@@ -293,10 +293,10 @@ def frame_bytes(source: str, data: bytes, needles: Sequence[str] = ()) -> tuple[
     if not data or data.isspace():
         raise InputError(source, "empty input")
     nbytes = len(data)
-    from .journal import is_export
+    from .journal import is_export, read_export
 
-    if is_export(data):
-        return _frame_export(source, data, needles)
+    if is_export(data):  # framed from the bytes: binary fields carry a length cleaning would break
+        return read_export(source, data, needles)
     text, counts = clean_text(data)
     del data
     no_final_newline = not text.endswith("\n")
@@ -329,23 +329,6 @@ def frame_bytes(source: str, data: bytes, needles: Sequence[str] = ()) -> tuple[
         warnings=tuple(notes) + _stats_warnings(counts, long_lines, garbled, no_final_newline, n),
     )
     return lines, stats
-
-
-def _frame_export(source: str, data: bytes, needles: Sequence[str]) -> tuple[Lines, InputStats]:
-    """``journalctl -o export`` is framed from the bytes: its binary fields carry a length the
-    console cleaning would take apart (journal.py)."""
-    from .journal import frame_export
-    from .quirks import settle
-
-    texts, kernel, host, notes, fields = frame_export(data)
-    lines = Lines(texts, kernel, host)
-    lines.fields = fields
-    lines.journal = True
-    extra = tuple(n for n in dict.fromkeys(needles) if n not in INDEX_NEEDLES)
-    lines.set_hits(*index_py(texts, INDEX_NEEDLES + extra, INDEX_PREFIXES))
-    settle(lines, notes)
-    return lines, InputStats(source=source, bytes=len(data), lines=len(lines), framing="journal-export",
-                             no_final_newline=not data.endswith(b"\n"), warnings=tuple(notes))
 
 
 def _looks_garbled(s: str) -> bool:

@@ -239,7 +239,7 @@ class InputStats:
     bytes: int
     lines: int
     framing: str  # "grabserial-t", "grabserial-T", "journalctl", "journalctl-short", "lava", "dmesg-T",
-    # "dmesg-x" or "plain"
+    # "dmesg-x", "journal-json", "journal-export" or "plain"
     invalid_utf8: int = 0  # undecodable byte sequences, replaced by U+FFFD
     nul_bytes: int = 0
     control_chars: int = 0  # other control characters and ANSI sequences removed
