@@ -75,6 +75,7 @@ _UNIT_S = {"y": 31_557_600.0, "month": 2_629_800.0, "w": 604_800.0, "d": 86_400.
            "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6}
 _PARTS = ("firmware", "loader", "kernel", "initrd", "userspace")
 _ELLIPSIS = "…"
+_ESC_TAIL = re.compile(r"\[[0-9;]{0,16}m")
 _WELCOME = re.compile(r"Welcome to (?!GRUB)\S.*!\s*$")
 
 
@@ -322,6 +323,10 @@ class SystemdParser(Parser):
             if im is None:
                 return
             body = text[im.end():]
+        if "[" in body:
+            # systemd cuts the text with its colour escapes in it: the ESC goes with the cut, the
+            # rest of the sequence stays ("Starting modprobe@configfs…[0m - Load Kernel Module ...")
+            body = _ESC_TAIL.sub("", body)
         if not reader.message(i, body, "console", glued):
             reader.unknown += 1
 
