@@ -7,10 +7,10 @@ PY ?= python3
 VENV ?= .venv
 BIN := $(abspath $(VENV))/bin
 PIP := $(BIN)/python -m pip --disable-pip-version-check
-# Debian packages: QEMU and U-Boot for the reference target (the kernel itself is fetched by
+# Debian packages: QEMU and U-Boot for the reference targets, mmdebstrap for the systemd one (kernels are fetched by
 # bootlens), Chromium for the HTML report tests (driven by Playwright, never its own browser),
 # python3-venv for .venv, tmux for the tests that read bootlens's output in a real terminal
-APT_PACKAGES ?= python3-venv qemu-system-arm u-boot-qemu chromium tmux
+APT_PACKAGES ?= python3-venv qemu-system-arm qemu-system-x86 u-boot-qemu mmdebstrap chromium tmux
 # the virtualenv's commands (bootlens, pytest, mypy) first; rustup installs cargo in ~/.cargo/bin,
 # Debian's cargo lands in /usr/bin
 export PATH := $(BIN):$(HOME)/.cargo/bin:$(PATH)

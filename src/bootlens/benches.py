@@ -85,7 +85,7 @@ class QemuBench(Bench):
     def context(self) -> Context:
         from .target import rootfs_files
 
-        return Context(target=self.name, rootfs_files=rootfs_files(), baud=self.baud)
+        return Context(target=self.name, rootfs_files=rootfs_files(self.name), baud=self.baud)
 
     def default_bootdelay(self) -> str | None:
         from .target import TargetError, default_uboot_env

@@ -52,6 +52,7 @@ class TargetSpec:
     apt_packages: tuple[str, ...]  # host packages the target needs
     env_size: int = 0  # U-Boot environment size at the start of pflash unit 1 (0: none)
     flash_size: int = 64 << 20  # size QEMU requires of a pflash image
+    rootfs: bool = False  # boots a root filesystem image (target_systemd), not the busybox initramfs
 
 
 TARGETS = {
@@ -66,6 +67,12 @@ TARGETS = {
         name="qemu-x86_64", debian_arch="amd64", kernel_package="linux-image-amd64",
         qemu="qemu-system-x86_64", machine=("-M", "pc", "-m", "512"),
         firmware=None, console="ttyS0", apt_packages=("qemu-system-x86",),
+    ),
+    "qemu-x86_64-systemd": TargetSpec(
+        name="qemu-x86_64-systemd", debian_arch="amd64", kernel_package="linux-image-amd64",
+        qemu="qemu-system-x86_64", machine=("-M", "pc", "-m", "512"),
+        firmware=None, console="ttyS0", apt_packages=("qemu-system-x86", "mmdebstrap", "e2fsprogs"),
+        rootfs=True,
     ),
 }
 
@@ -94,12 +101,17 @@ class TargetFiles:
     kernel: Path
     initramfs: Path
     kernel_version: str
+    rootfs: Path | None = None  # the root filesystem image, for a target that boots one
 
 
 def files(name: str) -> TargetFiles:
     """The files of a target set up earlier, or an error saying how to set it up."""
     s = spec(name)
     d = cache_root() / name
+    if s.rootfs:
+        from .target_systemd import files as rootfs_target_files
+
+        return rootfs_target_files(s, d)
     kernels = sorted(d.glob("vmlinuz-*"))
     initrd = d / "initramfs.cpio.gz"
     if not kernels or not initrd.exists() or not (d / "busybox").exists():
@@ -129,6 +141,10 @@ def setup(name: str, force: bool = False, log: bool = True) -> TargetFiles:
         except TargetError:
             pass
     d = cache_root() / name
+    if s.rootfs:
+        from .target_systemd import build
+
+        return build(s, d, log)
     d.mkdir(parents=True, exist_ok=True)
     state = d / "apt"
     for sub in ("lists/partial", "cache/archives/partial"):
@@ -235,9 +251,14 @@ poweroff -f
 """
 
 
-def rootfs_files() -> dict[str, bytes]:
+def rootfs_files(target: str | None = None) -> dict[str, bytes]:
     """The init files of the reference initramfs (path without leading /, content): what the
-    advisor reads to propose script edits, and what an overlay replaces."""
+    advisor reads to propose script edits, and what an overlay replaces. For a target that
+    boots a root filesystem image: its unit files and their configuration (empty until set up)."""
+    if target is not None and spec(target).rootfs:
+        from .target_systemd import rootfs_files as unit_files
+
+        return unit_files(cache_root() / target)
     files = {"etc/inittab": INITTAB.encode(), "etc/init.d/rcS": RCS.encode(), "usr/bin/app": APP.encode()}
     files.update({f"etc/init.d/{n}": body.encode() for n, body in SCRIPTS.items()})
     return files
@@ -368,15 +389,25 @@ def flash_image(tf: TargetFiles, overrides: dict[str, str], path: str) -> None:
 
 
 def qemu_command(tf: TargetFiles, monitor: str, append: str = "", flash: str | None = None,
-                 cmdline: str | None = None, initramfs: Path | None = None) -> list[str]:
+                 cmdline: str | None = None, initramfs: Path | None = None, rootfs: Path | None = None,
+                 collect_disk: Path | None = None) -> list[str]:
     """The QEMU command line: paused (-S), serial on stdout, a monitor socket to release it.
 
     ``cmdline`` replaces the kernel arguments after ``console=`` (the console stays: without it
-    there is nothing to measure); ``append`` adds to them.
+    there is nothing to measure; so does ``root=`` for a target booting an image); ``append``
+    adds to them. A root filesystem image (``rootfs``, else the target's own) is attached with
+    ``snapshot=on``: the guest's writes (journal, random seed) are dropped, every boot starts
+    from the same image. The network is QEMU's user net restricted to the guest and its DHCP
+    server; ``collect_disk`` is a second disk for the collector (target_systemd).
     """
     s = tf.spec
     args = BASE_CMDLINE if cmdline is None else cmdline
-    kernel_args = f"console={s.console} {args} {append}".strip()
+    root = ""
+    if tf.rootfs is not None:
+        from .target_systemd import ROOT_ARGS
+
+        root = ROOT_ARGS + " "
+    kernel_args = f"console={s.console} {root}{args} {append}".strip()
     cmd = [s.qemu, *s.machine, "-display", "none", "-no-reboot", "-S", "-serial", "stdio",
            "-monitor", f"unix:{monitor},server,nowait", "-kernel", str(tf.kernel),
            "-initrd", str(initramfs or tf.initramfs), "-append", kernel_args]
@@ -384,17 +415,28 @@ def qemu_command(tf: TargetFiles, monitor: str, append: str = "", flash: str | N
         cmd[1:1] = ["-bios", s.firmware]
     if flash:
         cmd += ["-drive", f"if=pflash,format=raw,unit=1,file={flash}"]
+    if tf.rootfs is not None:
+        cmd += ["-drive", f"file={rootfs or tf.rootfs},format=raw,if=virtio,snapshot=on",
+                "-netdev", "user,id=n0,restrict=on", "-device", "virtio-net-pci,netdev=n0"]
+        if collect_disk is not None:
+            cmd += ["-drive", f"file={collect_disk},format=raw,if=virtio"]
     return cmd
 
 
 def boot(tf: TargetFiles, out: str, append: str = "", timeout_s: float = 180.0,
          uboot_env: dict[str, str] | None = None, cmdline: str | None = None,
-         overlay: Path | None = None, baud: int | None = None, ready: str = READY_MARKER) -> CaptureResult:
+         overlay: Path | None = None, baud: int | None = None, ready: str = READY_MARKER,
+         collect: Path | None = None) -> CaptureResult:
     """Boot once and capture the console from power-on into the recording ``out``, until a line
     matches ``ready`` (QEMU is stopped then), the target powers off or ``timeout_s`` passes;
     ``baud`` reads the console no faster than a serial line at that rate (ThrottledSource);
     ``uboot_env`` overrides variables of U-Boot's default environment (e.g. bootdelay=0),
-    ``cmdline`` replaces the kernel arguments, ``overlay`` is laid over the initramfs."""
+    ``cmdline`` replaces the kernel arguments, ``overlay`` is laid over the initramfs (or over
+    a cached copy of the root filesystem image). ``collect`` (a target booting an image): the
+    guest's collector runs after the app, the capture goes on until the guest powers off, and
+    what it wrote (systemd-analyze, journalctl outputs) is unpacked into that directory."""
+    if collect is not None and tf.rootfs is None:
+        raise TargetError(f"{tf.spec.name} has no collector: collection is for targets booting systemd")
     if shutil.which(tf.spec.qemu) is None:
         raise TargetError(f"{tf.spec.qemu} not found: install {' '.join(tf.spec.apt_packages)}")
     if tf.spec.firmware and not os.path.exists(tf.spec.firmware):
@@ -405,19 +447,35 @@ def boot(tf: TargetFiles, out: str, append: str = "", timeout_s: float = 180.0,
         if uboot_env:
             flash = os.path.join(tmp, "flash1.img")
             flash_image(tf, uboot_env, flash)
-        initramfs = None
-        if overlay is not None:
+        initramfs = rootfs = disk = None
+        if overlay is not None and tf.rootfs is not None:
+            from .target_systemd import overlay_image
+
+            rootfs = overlay_image(tf, overlay)
+        elif overlay is not None:
             initramfs = Path(tmp) / "initramfs.cpio.gz"
             initramfs.write_bytes(build_initramfs((tf.kernel.parent / "busybox").read_bytes(), overlay))
-        source: Source = CommandSource(qemu_command(tf, monitor, append, flash, cmdline, initramfs))
+        if collect is not None:
+            from .target_systemd import COLLECT_ARG, collect_disk
+
+            disk = Path(tmp) / "collect.img"
+            collect_disk(disk)
+            append = f"{append} {COLLECT_ARG}".strip()
+        source: Source = CommandSource(qemu_command(tf, monitor, append, flash, cmdline, initramfs, rootfs, disk))
         if baud:
             source = ThrottledSource(source, baud)
 
         def release() -> None:
             _monitor_command(monitor, b"cont\n")
 
-        return stop_if_interrupted(capture(source, out, origin="power_on", quit_pattern=ready, end_s=timeout_s,
-                                           on_ready=release, echo=None))
+        # collecting, the capture runs on past the ready line until the guest powers off
+        result = stop_if_interrupted(capture(source, out, origin="power_on", quit_pattern=None if disk else ready,
+                                             end_s=timeout_s, on_ready=release, echo=None))
+        if disk is not None and collect is not None:
+            from .target_systemd import read_collection
+
+            read_collection(disk, collect)
+        return result
 
 
 def _monitor_command(path: str, command: bytes, wait_s: float = 10.0) -> None:

@@ -82,7 +82,7 @@ def context_for_group(group: Group, baud: int | None = None) -> Context:
         baud = b if isinstance(b, int) and b > 0 else None
     if target is None:
         return Context(baud=baud)
-    init_files = rootfs_files()
+    init_files = rootfs_files(target)
     overlay = meta.get("overlay")
     if isinstance(overlay, str) and overlay:
         init_files.update(overlay_files(Path(overlay)))  # what the run booted, not the stock scripts

@@ -60,7 +60,8 @@ def target() -> None:
 @click.argument("name", metavar="TARGET")
 @click.option("--force", is_flag=True, help="Download and rebuild even if cached.")
 def target_setup(name: str, force: bool) -> None:
-    """Fetch the kernel and busybox for TARGET (qemu-arm64, qemu-x86_64) and build its initramfs."""
+    """Fetch the kernel and busybox for TARGET (qemu-arm64, qemu-x86_64) and build its initramfs; for
+    qemu-x86_64-systemd, build a Debian 12 systemd root filesystem image with mmdebstrap (needs root)."""
     from ..target import setup
 
     try:
@@ -68,6 +69,37 @@ def target_setup(name: str, force: bool) -> None:
     except BootlensError as e:
         _fail(e)
     click.echo(f"{name}: kernel {tf.kernel_version}; files in {tf.kernel.parent}")
+
+
+@target.command("boot")
+@click.argument("name", metavar="TARGET")
+@click.option("-o", "--output", default="boot.rec", show_default=True, metavar="FILE",
+              help="The recording of the console, from power-on.")
+@click.option("--append", default="", metavar="ARGS", help="Extra kernel command line arguments "
+              "(e.g. systemd.mask=UNIT).")
+@click.option("--cmdline", metavar="ARGS", help="Replace the kernel arguments (console= and root= are kept).")
+@click.option("--rootfs-overlay", "overlay", metavar="DIR", type=click.Path(file_okay=False),
+              help="Lay DIR's files and symlinks over the initramfs or the root filesystem image.")
+@click.option("--collect", metavar="DIR", type=click.Path(file_okay=False),
+              help="qemu-x86_64-systemd: let the guest run on after the ready line, collect systemd-analyze "
+              "(time, blame, critical-chain, plot, dump) and journalctl (json, export, short-monotonic, "
+              "short-precise) outputs of this boot into DIR, then power off.")
+@click.option("--timeout", "timeout_s", default=300.0, show_default=True, type=click.FloatRange(1),
+              help="Seconds to wait for the ready line (or, collecting, the guest's power-off).")
+def target_boot(name: str, output: str, append: str, cmdline: str | None, overlay: str | None,
+                collect: str | None, timeout_s: float) -> None:
+    """Boot TARGET once and record its console from power-on (QEMU stops at APP READY)."""
+    from pathlib import Path
+
+    from ..target import boot, setup
+
+    try:
+        tf = setup(name)
+        boot(tf, output, append, timeout_s, cmdline=cmdline, overlay=Path(overlay) if overlay else None,
+             collect=Path(collect) if collect else None)
+    except BootlensError as e:
+        _fail(e)
+    click.echo(f"recording in {output}" + (f"; the guest's files in {collect}/" if collect else ""))
 
 
 @main.command("run")
