@@ -92,7 +92,8 @@ def _detail(e: Event) -> str:
         return f"{d.size_bytes} bytes" + (f" at {d.rate}" if d.rate else "")
     if isinstance(d, UnitDetail):
         parts = [d.unit if d.unit and d.unit != e.name else "", d.description if d.description != e.name else "",
-                 f"result {d.result}" if d.result else "never finished", f"from the {d.source}"]
+                 f"result {d.result}" if d.result != "done" else "", "" if d.result else "never finished",
+                 f"from the {d.source}"]
         return ", ".join(p for p in parts if p)
     return ""
 
@@ -116,7 +117,7 @@ def _row_key(e: Event) -> tuple[int, str, str, str]:
         return (4, "device probes", "probe", "probe")
     if k is Kind.UNIT:
         bad = isinstance(e.detail, UnitDetail) and e.detail.result not in ("done", "")
-        return (5, "systemd units", "unit", "unit_failed" if bad else "unit")
+        return (5, "systemd units · failed", "unit", "unit_failed") if bad else (5, "systemd units", "unit", "unit")
     if k is Kind.PROCESS:
         if isinstance(e.detail, ProcessDetail) and e.detail.kthread:
             return (7, "kernel threads", "kthread", "kthread")
@@ -246,11 +247,25 @@ def boot_data(b: BootAnalysis, names: _Names, top: int = 25) -> dict[str, Any]:
         "ev": cols,
         "marks": marks,
         "top": {"initcalls": ref(b.top_initcalls), "processes": ref(b.top_processes),
-                "probes": ref(b.top_probes)},
+                "probes": ref(b.top_probes), "units": ref(b.top_units)},
+        "chain": _chain_data(b, index_of),
         "silences": [{"s": _us(x.start_ns), "d": _us(x.duration_ns), "a": x.line_before, "b": x.line_after}
                      for x in b.silences],
         "log": {"first": lines.first, "text": list(lines.text), "t": axis_t},
     }
+
+
+def _chain_data(b: BootAnalysis, index_of: dict[int, int]) -> dict[str, Any]:
+    """The critical chain to ready (:mod:`bootlens.chain`, an estimate without dependencies):
+    links top first; ``ev`` is the link's index in the viewer's event columns, -1 for a stage,
+    a marker or a milestone (drawn as lines, not bars)."""
+    from ..chain import ESTIMATE, critical_chain
+
+    c = critical_chain(b)
+    return {"source": c.source, "estimated": c.estimated, "links": [
+        {"name": lk.name, "kind": lk.kind, "at": _us(lk.at_ns), "dur": _us(lk.duration_ns), "line": lk.line_no,
+         "ev": index_of.get(lk.event, -1) if lk.event is not None else -1, "estimate": lk.how == ESTIMATE}
+        for lk in c.links]}
 
 
 def _total_over(g: Group) -> dict[str, Any] | None:

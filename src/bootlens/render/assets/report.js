@@ -32,7 +32,7 @@
 
   // ---------------------------------------------------------------- state
   const S = {
-    boot: null, v0: 0, v1: 1, lo: 0, hi: 1, layout: [], sel: -1, hover: -1, search: "", match: null,
+    boot: null, v0: 0, v1: 1, lo: 0, hi: 1, layout: [], sel: -1, hover: -1, search: "", match: null, chain: null,
     stats: { visible: 0, drawn: 0, frames: 0, lastFrameMs: 0 }, logHl: [0, -1],
   };
   window.bootlens = S; // for tests and the curious: S.stats, S.v0/S.v1, S.select(i)
@@ -316,6 +316,7 @@
     const inks = [ink(paint), pal("ink-" + paint + "-2", ink(paint))];
     const twoShades = shades[0] !== shades[1] && paint !== "process";
     const selC = colour("selected"), dimC = colour("dimmed"), textC = pal("pal-text"), mutC = pal("pal-muted");
+    const critC = colour("critical");
     const search = S.match;
     let lastPx = -1e9;
     while (i < endI) {
@@ -350,6 +351,10 @@
           const t = clipText(NAMES[ev.n[i]], Math.min(a + w, W) - la - 2);
           if (t) ctx.fillText(t, la, y + BAR_H / 2 + 0.5);
         }
+      }
+      if (S.chain && S.chain.has(i)) { // on the critical chain to ready: an outline in its colour
+        ctx.strokeStyle = critC; ctx.lineWidth = 2;
+        ctx.strokeRect(a - 1, y - 1, Math.max(w, 1) + 2, BAR_H + 2); ctx.lineWidth = 1;
       }
       if (i === S.hover) { ctx.strokeStyle = textC; ctx.strokeRect(a - 0.5, y - 0.5, Math.max(w, 1) + 1, BAR_H + 1); }
       lastPx = Math.floor(a + Math.max(w, 1));
@@ -583,6 +588,20 @@
     table("t-processes", evCols, b.top.processes.map((i) => evRow(b, i)), pickEv,
       "no process events in this log: boot with trace_event=sched:sched_process_fork," +
       "sched:sched_process_exec,sched:sched_process_exit tp_printk");
+    // systemd: the chain to ready (outlined on the timeline) and the longest units
+    const ch = b.chain || { links: [] };
+    const hasUnits = b.top.units && b.top.units.length;
+    S.chain = new Set(ch.links.filter((x) => x.ev >= 0).map((x) => x.ev));
+    $("units-wrap").hidden = !hasUnits;
+    if (hasUnits) {
+      $("chain-how").textContent = "(" + ch.source + ")";
+      table("t-chain", [
+        { title: "waited for", key: "name", cls: wrap }, { title: "@", key: "at", num: true, fmt: fmtT },
+        { title: "+", key: "dur", num: true, fmt: (v) => (v === null ? "" : fmtDur(v)) }, { title: "line", key: "line", num: true },
+      ], ch.links.map((x, k) => ({ x: x, v: { name: (k ? "└ " : "") + x.name + (x.estimate ? " ~" : ""), at: x.at, dur: x.dur, line: x.line } })),
+      (r) => { if (r.x.ev >= 0) pickEv({ i: r.x.ev }); else if (r.x.line) scrollLog(r.x.line, r.x.line); });
+      table("t-units", evCols, b.top.units.map((i) => evRow(b, i)), pickEv, "");
+    }
     table("t-stages", [
       { title: "stage", key: "label" }, { title: "start", key: "start", num: true, fmt: fmtT },
       { title: "duration", key: "dur", num: true, fmt: fmtDur }, { title: "status", key: "status" },
