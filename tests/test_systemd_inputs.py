@@ -201,6 +201,28 @@ def test_plot_agrees_with_its_own_startup_line() -> None:
                 assert abs(u.activation_ns - u.time_ns) <= NS_PER_MS, (path.name, u)
 
 
+def test_debian12_qemu_readers_agree() -> None:
+    """One boot of the systemd QEMU target (systemd 252): blame equals the plot's activating
+    bars and the chain's "@" is the plot's time past the start of user space, to the 1 ms that
+    blame and the chain print."""
+    plot = read_plot((SA / "debian12-qemu.plot.svg").read_text())
+    units = {u.unit: u for u in plot.units}
+    blame = read_blame((SA / "debian12-qemu.blame.txt").read_text())
+    chain = read_critical_chain((SA / "debian12-qemu.critical-chain.txt").read_text())
+    assert len(blame.rows) == 37 and len(chain.nodes) == 15 and plot.userspace_ns is not None
+    pairs = [(units[r.unit], r.ns) for r in blame.rows if r.unit in units]
+    assert len(pairs) >= 30
+    for pu, ns in pairs:
+        assert pu.activation_ns is not None and abs(pu.activation_ns - ns) < NS_PER_MS, pu
+    at = {n.unit: n for n in chain.nodes}
+    assert at["systemd-user-sessions.service"].at_ns == 60_387 * NS_PER_MS  # "@1min 387ms"
+    for n in chain.nodes:
+        u = units.get(n.unit)
+        if u is not None and n.at_ns is not None and u.active_ns is not None:
+            t = u.active_ns if n.duration_ns is None else u.activating_ns
+            assert abs(t - plot.userspace_ns - n.at_ns) < NS_PER_MS, n
+
+
 def test_plot_tooltips_systemd_255() -> None:
     """systemd 255 wraps each row in <g> with a <title> (src/analyze/analyze-plot.c, commit
     ffdd28c): "Activating: %lu.%.3lu" prints the microseconds as an integer of at least three
@@ -331,8 +353,12 @@ COLLECTED = Path(os.environ.get("BOOTLENS_SYSTEMD_BOOT", "/tmp/systemd-boot-1"))
 
 
 def _collected(stem: str) -> str | None:
-    found = sorted(p for p in COLLECTED.glob(f"{stem}*") if p.is_file()) if COLLECTED.is_dir() else []
-    return found[0].read_text(encoding="utf-8", errors="replace") if found else None
+    """The output of one command: guest/analyze-blame.txt, blame.txt, or the like."""
+    for pattern in (f"**/analyze-{stem}.*", f"**/{stem}.*", f"**/{stem}*"):
+        found = sorted(p for p in COLLECTED.glob(pattern) if p.is_file()) if COLLECTED.is_dir() else []
+        if found:
+            return found[0].read_text(encoding="utf-8", errors="replace")
+    return None
 
 
 @pytest.mark.skipif(not COLLECTED.is_dir(), reason=f"no collected systemd boot at {COLLECTED}")
