@@ -5,9 +5,10 @@ the console framings; like those (:mod:`bootlens.framings`) they are read once p
 Python only (the native framing pass returns None for them).
 
 - Times: ``_SOURCE_MONOTONIC_TIMESTAMP`` (kernel entries: the printk time) or else
-  ``__MONOTONIC_TIMESTAMP`` (when journald received the entry), both microseconds of
-  CLOCK_MONOTONIC since boot, go into the printk column: the axis is the kernel's clock, as with
-  a dmesg (the printk clock and CLOCK_MONOTONIC are the same time base on the kernels we read).
+  ``__MONOTONIC_TIMESTAMP`` (when journald received the entry) less how late it received it
+  (``__REALTIME_TIMESTAMP - _SOURCE_REALTIME_TIMESTAMP``), microseconds of CLOCK_MONOTONIC since
+  boot, go into the printk column: the axis is the kernel's clock, as with a dmesg (the printk
+  clock and CLOCK_MONOTONIC are the same time base on the kernels we read).
 - Text: the message for kernel entries, ``IDENT[PID]: message`` for the others, what
   ``journalctl -o short-monotonic`` shows, so one unit parser reads every form.
 - The structured fields a parser needs and the message does not say (:data:`SIDE_FIELDS`: the
@@ -37,7 +38,8 @@ SIDE_FIELDS = ("UNIT", "USER_UNIT", "JOB_TYPE", "JOB_RESULT", "MESSAGE_ID", "FIR
 _SIDE = frozenset(SIDE_FIELDS)
 # Fields the framing itself reads.
 _WANTED = _SIDE | {"MESSAGE", "_TRANSPORT", "SYSLOG_IDENTIFIER", "_COMM", "SYSLOG_PID", "_PID",
-                   "__MONOTONIC_TIMESTAMP", "_SOURCE_MONOTONIC_TIMESTAMP"}
+                   "__MONOTONIC_TIMESTAMP", "_SOURCE_MONOTONIC_TIMESTAMP", "__REALTIME_TIMESTAMP",
+                   "_SOURCE_REALTIME_TIMESTAMP"}
 _EXPORT_HEADS = (b"__CURSOR=", b"__REALTIME_TIMESTAMP=", b"__MONOTONIC_TIMESTAMP=", b"__SEQNUM=")
 _JSON_KEYS = ('"__CURSOR"', '"__REALTIME_TIMESTAMP"', '"__MONOTONIC_TIMESTAMP"', '"MESSAGE"')
 # Export field names: "uppercase letters, digits and underscores" (systemd's JOURNAL_EXPORT_FORMATS).
@@ -75,12 +77,18 @@ def _entry(fields: dict[str, str]) -> tuple[str, int | None, dict[str, str]]:
     """Text, kernel-clock ns and side fields of one entry."""
     msg = _clean(fields.get("MESSAGE", ""))
     kernel = fields.get("_TRANSPORT") == "kernel"
-    t = None
-    for key in ("_SOURCE_MONOTONIC_TIMESTAMP", "__MONOTONIC_TIMESTAMP") if kernel else ("__MONOTONIC_TIMESTAMP",):
-        v = fields.get(key, "")
-        if v.isdigit() and len(v) <= 16:  # at most 16 digits: a time in range
-            t = int(v) * NS_PER_US
-            break
+    t = _usec(fields, "_SOURCE_MONOTONIC_TIMESTAMP") if kernel else None
+    if t is None:
+        t = _usec(fields, "__MONOTONIC_TIMESTAMP")
+        # __MONOTONIC is when journald received the entry; a busy journald (flushing to disk at
+        # boot) receives systemd's job messages seconds late. _SOURCE_REALTIME is when the sender
+        # wrote it: moved onto the monotonic clock by the entry's own realtime - monotonic offset
+        # (both read together on receipt). Measured on the reference target's journal: without
+        # it 5 of 36 units over 100 ms differ from systemd-analyze blame by more than 10 %.
+        src, real = _usec(fields, "_SOURCE_REALTIME_TIMESTAMP"), _usec(fields, "__REALTIME_TIMESTAMP")
+        if t is not None and src is not None and real is not None and 0 <= real - src <= t:
+            t -= real - src
+    t = None if t is None else t * NS_PER_US
     ident = fields.get("SYSLOG_IDENTIFIER") or fields.get("_COMM") or ("kernel" if kernel else "unknown")
     # what user space wrote to /dev/kmsg before journald ran (systemd's first lines) comes in with
     # the kernel transport and its "systemd[1]: " taken apart: put back as journalctl shows it
@@ -89,6 +97,12 @@ def _entry(fields: dict[str, str]) -> tuple[str, int | None, dict[str, str]]:
         msg = f"{ident}[{pid}]: {msg}" if pid else f"{ident}: {msg}"
     side = {k: v for k, v in fields.items() if k in _SIDE}
     return msg, t, side
+
+
+def _usec(fields: dict[str, str], key: str) -> int | None:
+    """A journal timestamp field (decimal microseconds), None when absent or out of range."""
+    v = fields.get(key, "")
+    return int(v) if v.isdigit() and len(v) <= 16 else None
 
 
 def _json_value(v: Any) -> str | None:

@@ -303,7 +303,8 @@ class SystemdParser(Parser):
                     reader.unknown += 1
             elif _STATUS.match(t) or _INDENT.match(t):
                 self._console(reader, i, t, glued=False)
-        events += self._milestones(lines, starts, switch, first_pid1, finished, facts)
+        first_job = min((j.first for j in reader.jobs if j.source != "console"), default=len(texts))
+        events += self._milestones(lines, starts, switch, first_pid1, finished, facts, first_job)
         if not starts and not first_pid1:
             events += _welcome(reader)
         events += _unit_events(lines, reader.jobs)
@@ -332,7 +333,7 @@ class SystemdParser(Parser):
 
     @staticmethod
     def _milestones(lines: Lines, starts: list[int], switch: int | None, first_pid1: list[int],
-                    finished: int | None, facts: list[Fact]) -> list[Event]:
+                    finished: int | None, facts: list[Fact], first_job: int) -> list[Event]:
         """SYSTEMD_START (the root's systemd), STARTUP_FINISHED and the facts of both lines."""
         out: list[Event] = []
         at: int | None = None
@@ -343,7 +344,9 @@ class SystemdParser(Parser):
                 facts.append(Fact("systemd_version", m[1], lines.no(at)))
         else:
             after = [i for i in first_pid1 if switch is None or i > switch]
-            if after:
+            # systemd's first line, if it is no job's: a log cut after systemd started (an
+            # excerpt, a ring buffer's tail) starts with job messages, and shows no start
+            if after and after[0] < first_job:
                 at = after[0]
         if at is not None:
             out.append(Event(Kind.MILESTONE, Milestone.SYSTEMD_START, stamp_at(lines, at), None, lines.no(at)))
