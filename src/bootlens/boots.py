@@ -44,7 +44,9 @@ def split_boots(lines: Lines) -> list[tuple[Lines, str, int]]:
         if j is not None and j >= last_cut:  # compare only within the current boot
             prev = kern[j]
             assert prev is not None and k is not None
-            if prev - k > BACKWARDS_SPLIT_NS and not _resumes(kern, i, prev):
+            # a journal is in the order journald received its entries, each stamped when it was
+            # written: a busy journald puts seconds-old entries after newer ones, no reset
+            if prev - k > BACKWARDS_SPLIT_NS and not lines.journal and not _resumes(kern, i, prev):
                 reason = f"printk time went back from {prev / 1e9:.6f} to {k / 1e9:.6f}"
             else:
                 backwards[-1] += 1
