@@ -12,13 +12,14 @@ from conftest import ROOT, run_rule
 from bootlens.advise.base import ChangeKind
 from bootlens.advise.rules.uboot_autoboot import AutobootDelay
 from bootlens.analyze import BootAnalysis, analyze_paths
-from bootlens.model import Kind, Milestone
+from bootlens.model import Clock, Kind, Milestone
+from bootlens.parsers import MarkerSpec, ParseOptions
 
 SHAPES = ROOT / "data" / "shapes"
 
 
-def _boot(name: str) -> BootAnalysis:
-    (b,) = analyze_paths([str(SHAPES / name)]).boots
+def _boot(name: str, *markers: str) -> BootAnalysis:
+    (b,) = analyze_paths([str(SHAPES / name)], ParseOptions(tuple(MarkerSpec.parse(m) for m in markers))).boots
     return b
 
 
@@ -60,3 +61,16 @@ def test_barebox_countdown_is_barebox_advice() -> None:
     (f,) = run_rule(AutobootDelay, SHAPES / "barebox-chainloaded.log")
     assert f.title.startswith("barebox's countdown was interrupted") and f.saving_ns is None
     assert f.change.kind is ChangeKind.MANUAL and "autoboot_timeout" in f.change.description
+
+
+def test_a_kernel_line_glued_after_the_login_prompt_does_not_move_the_axis() -> None:
+    """Our systemd reference target: getty's 'login: ' arrived at 104.945 s and the kernel printed
+    '[  119.262483] hrtimer: ...' after it on the same line (line 30). The line's host time is the
+    prompt's, 14 s before that kernel message, so it must not anchor the kernel clock: kernel init
+    starts at the first byte ('Linux version' arrived first) and the ready line is at its printk time."""
+    b = _boot("systemd-login-glued.grabserial.log", "ready=APP READY")
+    k = b.alignment.anchor(Clock.KERNEL)
+    assert k is not None and k.line_no != 30
+    ki = next(s for s in b.stages if s.name == "kernel_init")
+    assert ki.start_ns is not None and abs(ki.start_ns) < 10_000_000
+    assert b.total.duration_ns is not None and abs(b.total.duration_ns - 87_211_449_000) < 10_000_000
