@@ -18,11 +18,13 @@ link rather than every completion printed while it ran; only start jobs are link
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from .analyze import BootAnalysis
 from .model import READY, Kind, Milestone, UnitDetail
+from .parsers.systemd_analyze import DumpUnit
 from .stages import MEASURED
 
 ESTIMATE = "estimate"  # no dependencies known: what finished last before it started
@@ -67,6 +69,17 @@ class Chain:
 
 
 @dataclass(frozen=True, slots=True)
+class Deps:
+    """What ``systemd-analyze dump`` says of the units: ``after``: unit -> the units it is ordered
+    after; ``never_active``: units that never entered "active" (a oneshot without
+    RemainAfterExit goes activating -> inactive): systemd-analyze's chain skips them, since they
+    have no activation time, and so does bootlens's."""
+
+    after: Mapping[str, Sequence[str]]
+    never_active: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True, slots=True)
 class _Unit:
     index: int  # into boot.events
     name: str
@@ -94,9 +107,12 @@ def _units(b: BootAnalysis) -> list[_Unit]:
     return out
 
 
-def critical_chain(b: BootAnalysis, after: Mapping[str, Sequence[str]] | None = None) -> Chain:
-    """The chain of one boot; ``after``: unit file name -> the units it is ordered after
-    (``systemd-analyze dump``'s After= lines), when known."""
+def critical_chain(b: BootAnalysis, deps: Deps | Mapping[str, Sequence[str]] | None = None) -> Chain:
+    """The chain of one boot; ``deps``: the units' dependencies (``systemd-analyze dump``'s
+    After= lines, or a plain unit -> After= mapping), when known."""
+    if deps is not None and not isinstance(deps, Deps):
+        deps = Deps(deps)
+    after = deps.after if deps is not None else None
     events = b.boot.events
     times = b.times or ()
     notes: list[str] = []
@@ -134,14 +150,16 @@ def critical_chain(b: BootAnalysis, after: Mapping[str, Sequence[str]] | None = 
         # the unit the top waited for: the last to start before it (the application's unit,
         # which printed the ready line while or right after it started)
         before = [u for u in units if u.line <= top_line and u.start <= top_t]
-        cur = max(before, key=lambda u: (u.start, u.line)) if before else None
+        cur = _printer(b, ready_i, before) if ready_i is not None else None
+        if cur is None and before:
+            cur = max(before, key=lambda u: (u.start, u.line))
         seen: set[int] = set()
         how = AFTER if deps_known else ESTIMATE
         while cur is not None and cur.index not in seen:
             seen.add(cur.index)
             links.append(Link(cur.file or cur.name, "unit", cur.active, cur.active - cur.start
                               if events[cur.index].duration_ns is not None else None, cur.line, cur.index, how))
-            nxt, how = _previous(cur, units, by_name, after)
+            nxt, how = _previous(cur, units, by_name, after, deps.never_active if deps is not None else frozenset())
             cur = nxt
     # below systemd: its start, then the stages that ended before it, down to the origin
     start_i = next((i for i, e in enumerate(events) if e.kind is Kind.MILESTONE
@@ -171,16 +189,39 @@ def critical_chain(b: BootAnalysis, after: Mapping[str, Sequence[str]] | None = 
     return Chain(tuple(links), source, tuple(notes))
 
 
+def _printer(b: BootAnalysis, ready_i: int, units: Sequence[_Unit]) -> _Unit | None:
+    """The unit that printed the ready line, when the line says (the journal's _SYSTEMD_UNIT, or
+    a syslog identifier "app[236]: " naming a unit "app.service"), among those started before it."""
+    lines = b.boot.lines
+    i = lines.index_of(b.boot.events[ready_i].line_no)
+    fields = lines.fields.get(i) if lines.fields else None
+    names: list[str] = []
+    if fields:
+        names += [v for k in ("_SYSTEMD_UNIT", "UNIT") if (v := fields.get(k))]
+    m = _IDENT.match(lines.text[i])
+    if m:
+        names.append(m[1] + ".service")
+    for n in names:
+        found = [u for u in units if n in (u.file, u.name)]
+        if found:
+            return max(found, key=lambda u: (u.start, u.line))
+    return None
+
+
+_IDENT = re.compile(r"([\w@.-]+)\[\d+\]: ")
+
+
 def _previous(cur: _Unit, units: Sequence[_Unit], by_name: Mapping[str, _Unit],
-              after: Mapping[str, Sequence[str]] | None) -> tuple[_Unit | None, str]:
+              after: Mapping[str, Sequence[str]] | None, never_active: frozenset[str] = frozenset()
+              ) -> tuple[_Unit | None, str]:
     """The link below ``cur``, and how it was found."""
     if after:
         deps = after.get(cur.file or cur.name)
         if deps is not None:
             # systemd-analyze: of the After= units that became active, the one that did so last
             # (not after the unit itself became active: a dependency outside this transaction)
-            cands = [u for d in deps if (u := by_name.get(d)) is not None and u.active <= cur.active
-                     and u.index != cur.index]
+            cands = [u for d in deps if d not in never_active and (u := by_name.get(d)) is not None
+                     and u.active <= cur.active and u.index != cur.index]
             if cands:
                 return max(cands, key=lambda u: (u.active, u.end_line)), AFTER
             return None, AFTER
@@ -192,6 +233,19 @@ def _previous(cur: _Unit, units: Sequence[_Unit], by_name: Mapping[str, _Unit],
     if not cands:
         return None, ESTIMATE
     return max(cands, key=lambda u: (u.active, u.end_line)), ESTIMATE
+
+
+def deps_from_dump(units: Sequence[DumpUnit]) -> Deps:
+    """The chain's dependencies from ``systemd-analyze dump``'s units (aliases included)."""
+    after: dict[str, list[str]] = {}
+    never: set[str] = set()
+    for u in units:
+        names = (u.unit, *u.names)
+        for n in names:
+            after.setdefault(n, list(u.depends("After")))
+        if u.active_enter is None:
+            never.update(names)
+    return Deps(after, frozenset(never))
 
 
 def after_map(dump_units: Sequence[tuple[str, Sequence[str], Sequence[str]]]) -> dict[str, list[str]]:

@@ -89,7 +89,7 @@ def _print_chains(groups: list[Group], dump: str | None, as_json: bool) -> None:
 
     import orjson
 
-    from ..chain import after_map, critical_chain
+    from ..chain import critical_chain, deps_from_dump
     from ..render.chain_text import chain_dict, chain_lines
     from ..render.terminal import warning_lines
 
@@ -104,7 +104,7 @@ def _print_chains(groups: list[Group], dump: str | None, as_json: bool) -> None:
             _fail(UsageError(f"--systemd-dump {dump}: {e.strerror or e}"))
         if not d.units:
             _fail(UsageError(f"--systemd-dump {dump}: no '-> Unit' sections: not a systemd-analyze dump"))
-        after = after_map([(u.unit, u.depends("After"), u.names) for u in d.units])
+        after = deps_from_dump(d.units)
     boots = [b for g in groups for b in g.analysis.boots]
     chains = [critical_chain(b, after) for b in boots]
     if as_json:

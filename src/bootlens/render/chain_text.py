@@ -7,16 +7,23 @@ from __future__ import annotations
 from typing import Any
 
 from ..analyze import BootAnalysis
-from ..chain import AFTER, ESTIMATE, Chain
+from ..chain import AFTER, ESTIMATE, Chain, Link
 from .visible import visible
 
-HEADER = ("The time when a unit became active, a line was printed or a stage ended is printed after the "
-          "\"@\" character (seconds since {origin}).",
-          "The time it took to start is printed after the \"+\" character.")
+HEADER = ("The time when unit became active or started is printed after the \"@\" character "
+          "(seconds since {origin}; a stage: when it ended).",
+          "The time the unit took to start is printed after the \"+\" character.")
 
 
 def _s(ns: int | None) -> str:
     return "?" if ns is None else f"{ns / 1e9:.3f}s"
+
+
+def _at(lk: Link) -> int | None:
+    """systemd-analyze's "@": when a unit with a start job started, else when it became active."""
+    if lk.at_ns is not None and lk.kind == "unit" and lk.duration_ns:
+        return lk.at_ns - lk.duration_ns
+    return lk.at_ns
 
 
 def chain_lines(b: BootAnalysis, chain: Chain, width: int = 80) -> list[str]:
@@ -33,7 +40,7 @@ def chain_lines(b: BootAnalysis, chain: Chain, width: int = 80) -> list[str]:
         if lk.kind == "marker" and lk.line_no is not None:
             text = b.boot.lines.text[b.boot.lines.index_of(lk.line_no)].strip()
             name = f"ready \"{text}\""
-        at = "" if lk.at_ns is None else f" @{_s(lk.at_ns)}"
+        at = "" if lk.at_ns is None else f" @{_s(_at(lk))}"
         plus = f" +{_s(lk.duration_ns)}" if lk.duration_ns else ""
         where = f" (line {lk.line_no})" if lk.line_no is not None and lk.kind != "unit" else ""
         guess = " ~" if lk.how == ESTIMATE else ""
@@ -52,6 +59,7 @@ def chain_dict(b: BootAnalysis, chain: Chain) -> dict[str, Any]:
         "source": b.boot.source, "boot": b.boot.index + 1, "dependencies": chain.source,
         "estimated": chain.estimated, "notes": list(chain.notes),
         "links": [{"name": lk.name, "kind": lk.kind, "at_s": None if lk.at_ns is None else lk.at_ns / 1e9,
+                   "start_s": None if (a := _at(lk)) is None else a / 1e9,
                    "duration_s": None if lk.duration_ns is None else lk.duration_ns / 1e9, "line": lk.line_no,
                    "found_by": {AFTER: "after", ESTIMATE: "estimate"}.get(lk.how, "stage")}
                   for lk in chain.links],
