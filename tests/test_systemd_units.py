@@ -51,13 +51,14 @@ def fact(r: ParseResult, key: str) -> str:
     return f
 
 
-# (wild log, version, line of "running in system mode", its printk time,
+# (wild log, version, line of systemd's first line (the banner "running in system mode", or a line
+#  it logged before it: 'Failed to insert module autofs4', 'RTC configured in localtime'), its printk time,
 #  (unit, begin line, begin time, end line, end time)) -- grep -n 'systemd\[1\]' on each log
 KMSG = [
-    ("02", "229", 212, 1_962_467_000, ("Journal Service", 237, 2_819_502_000, 251, 3_188_553_000)),
-    ("07", "254.4-1-arch", 475, 2_513_094_000, ("Journal Service", 513, 3_933_775_000, 549, 4_168_589_000)),
+    ("02", "229", 210, 1_940_474_000, ("Journal Service", 237, 2_819_502_000, 251, 3_188_553_000)),
+    ("07", "254.4-1-arch", 474, 2_477_226_000, ("Journal Service", 513, 3_933_775_000, 549, 4_168_589_000)),
     ("12", "229", 614, 5_633_177_000, ("Debug File System", 664, 6_766_816_000, 668, 6_850_086_000)),
-    ("29", "229", 759, 6_458_685_000, ("Journal Service", 792, 6_871_759_000, 801, 6_944_439_000)),
+    ("29", "229", 756, 6_403_548_000, ("Journal Service", 792, 6_871_759_000, 801, 6_944_439_000)),
     ("30", "229", 628, 3_684_644_000, ("Journal Service", 647, 4_871_958_000, 680, 5_989_384_000)),
 ]
 

@@ -342,6 +342,12 @@ class SystemdParser(Parser):
             m = _VERSION.match(lines.text[at][len(_SYSTEMD):])
             if m is not None:
                 facts.append(Fact("systemd_version", m[1], lines.no(at)))
+            # systemd logs a line or two before its banner ("Inserted module 'autofs4'", 0.26 s
+            # earlier on the reference target): the root's systemd started at the first of them
+            floor = max(switch if switch is not None else -1, starts[-2] if len(starts) > 1 else -1)
+            earlier = [i for i in first_pid1 if floor < i < at]
+            if earlier and earlier[0] < first_job:
+                at = earlier[0]
         else:
             after = [i for i in first_pid1 if switch is None or i > switch]
             # systemd's first line, if it is no job's: a log cut after systemd started (an
