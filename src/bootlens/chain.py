@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 from .analyze import BootAnalysis
 from .model import READY, Kind, Milestone, UnitDetail
@@ -77,6 +77,21 @@ class Deps:
 
     after: Mapping[str, Sequence[str]]
     never_active: frozenset[str] = frozenset()
+    descriptions: Mapping[str, str] = field(default_factory=dict)  # unit -> its Description=
+
+    def resolve(self, name: str) -> str | None:
+        """The unit a console status text names: by its description (systemd < 250 prints no unit
+        name; a name cut in the middle leaves only the description), or, where systemd cut the text
+        in the middle to fit 80 columns ("systemd-udevd.serv…nager for Device Events and Files"),
+        the one unit whose "name - description" or description starts and ends like it."""
+        head, cut, tail = name.partition("…")
+        if not cut:  # a description (systemd < 250, or a name the console cut): one unit has it
+            same = [u for u, d in self.descriptions.items() if d == name]
+            return same[0] if len(same) == 1 else None
+        found = {u for u, d in self.descriptions.items()
+                 if any(full.startswith(head) and full.endswith(tail) and len(full) >= len(head) + len(tail)
+                        for full in (f"{u} - {d}", d))}
+        return found.pop() if len(found) == 1 else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +132,9 @@ def critical_chain(b: BootAnalysis, deps: Deps | Mapping[str, Sequence[str]] | N
     times = b.times or ()
     notes: list[str] = []
     units = _units(b)
+    if deps is not None and deps.descriptions:  # names the console cut in the middle
+        units = [u if u.file and "…" not in u.file else replace(u, file=deps.resolve(u.name) or u.file)
+                 for u in units]
     by_name: dict[str, _Unit] = {}
     for u in units:  # the last start job of a name wins (a unit restarted during boot)
         by_name[u.name] = u
@@ -150,7 +168,9 @@ def critical_chain(b: BootAnalysis, deps: Deps | Mapping[str, Sequence[str]] | N
         # the unit the top waited for: the last to start before it (the application's unit,
         # which printed the ready line while or right after it started)
         before = [u for u in units if u.line <= top_line and u.start <= top_t]
-        cur = _printer(b, ready_i, before) if ready_i is not None else None
+        # the printer by log order alone: a console status line is timed when it arrived, the
+        # ready line's printk stamp when it was printed (earlier)
+        cur = _printer(b, ready_i, [u for u in units if u.line <= top_line]) if ready_i is not None else None
         if cur is None and before:
             cur = max(before, key=lambda u: (u.start, u.line))
         seen: set[int] = set()
@@ -239,13 +259,16 @@ def deps_from_dump(units: Sequence[DumpUnit]) -> Deps:
     """The chain's dependencies from ``systemd-analyze dump``'s units (aliases included)."""
     after: dict[str, list[str]] = {}
     never: set[str] = set()
+    desc: dict[str, str] = {}
     for u in units:
         names = (u.unit, *u.names)
+        if u.description:
+            desc[u.unit] = u.description
         for n in names:
             after.setdefault(n, list(u.depends("After")))
         if u.active_enter is None:
             never.update(names)
-    return Deps(after, frozenset(never))
+    return Deps(after, frozenset(never), desc)
 
 
 def after_map(dump_units: Sequence[tuple[str, Sequence[str], Sequence[str]]]) -> dict[str, list[str]]:
