@@ -10,6 +10,7 @@ import heapq
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .align import Alignment, align
 from .boots import boots_from_lines
@@ -18,6 +19,8 @@ from .model import CUT_START_NS, NS_PER_S, READY, Boot, Clock, Event, InputStats
 from .parsers import ParseOptions, Registry
 from .stages import Stage, Total, compute_stages
 
+if TYPE_CHECKING:
+    from .supplements import Supplement
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +67,7 @@ class BootAnalysis:
     warnings: tuple[str, ...]
     times: tuple[int | None, ...] = ()  # axis time of each of boot.events, in order
     top_units: tuple[Event, ...] = ()  # systemd units, longest start job first
+    supplement: Supplement | None = None  # systemd-analyze outputs, a bootchart, given with the log
 
     @property
     def partial(self) -> bool:
@@ -135,10 +139,15 @@ def _partial(boot: Boot, names: set[str]) -> list[str]:
     return out
 
 
-def analyze_boot(boot: Boot, top: int = 10, host_origin: str = "first_byte", ready_given: bool = False
-                 ) -> BootAnalysis:
+def analyze_boot(boot: Boot, top: int = 10, host_origin: str = "first_byte", ready_given: bool = False,
+                 supplement: Supplement | None = None) -> BootAnalysis:
     """Align one boot and compute its stages, top offenders and silences; ``ready_given``: a
-    ready marker was asked for (then a boot without it has no total, and says so)."""
+    ready marker was asked for (then a boot without it has no total, and says so);
+    ``supplement``: what came with the log (:mod:`bootlens.supplements`), its events added."""
+    if supplement:
+        from .supplements import extend_boot
+
+        boot, supplement = extend_boot(boot, supplement)
     al = align(boot, host_origin)
     times = al.times(boot.events)
     stages, total = compute_stages(boot, al, times, ready_given)
@@ -162,7 +171,7 @@ def analyze_boot(boot: Boot, top: int = 10, host_origin: str = "first_byte", rea
     )
     names = {e.name for e in by_kind[Kind.MILESTONE]}
     partial = _partial(boot, names)
-    warnings = list(boot.warnings) + list(al.notes)
+    warnings = list(boot.warnings) + list(al.notes) + list(supplement.warnings if supplement else ())
     bootloader_only = bool(partial) and partial[0].startswith("no kernel output")
     if timed == 0:
         warnings.append("no timestamps in this boot: durations only (capture with host timestamps: bootlens "
@@ -190,6 +199,7 @@ def analyze_boot(boot: Boot, top: int = 10, host_origin: str = "first_byte", rea
         warnings=tuple(warnings),
         times=tuple(times),
         top_units=_top(by_kind[Kind.UNIT], top),
+        supplement=supplement or None,
     )
 
 
@@ -198,8 +208,10 @@ def analyze_paths(
     options: ParseOptions | None = None,
     top: int = 10,
     registry: Registry | None = None,
+    supplement: Supplement | None = None,
 ) -> Analysis:
-    """Read, split, parse, align and analyse every input. Raises InputError on unusable input."""
+    """Read, split, parse, align and analyse every input. Raises InputError on unusable input.
+    ``supplement`` is attached to every boot (:mod:`bootlens.supplements`)."""
     opts = options or ParseOptions()
     ready_given = any(m.name == READY for m in opts.markers)
     stats_all: list[InputStats] = []
@@ -210,7 +222,7 @@ def analyze_paths(
             boots = boots_from_lines(stats.source, lines, stats, opts, registry)
             stats_all.append(stats)
             for boot in boots:
-                results.append(analyze_boot(boot, top, stats.host_origin, ready_given))
+                results.append(analyze_boot(boot, top, stats.host_origin, ready_given, supplement))
     return Analysis(tuple(stats_all), tuple(results))
 
 

@@ -87,6 +87,7 @@ class Context:
     target: str | None = None  # a reference target's name, e.g. "qemu-arm64"
     rootfs_files: Mapping[str, bytes] = field(default_factory=dict)  # path -> content (init scripts)
     baud: int | None = None  # the console's line rate, when known (a recording's header)
+    kconfig: Mapping[str, str] = field(default_factory=dict)  # CONFIG_X -> "y"/"m"/"n"/value (a boot-data file)
 
 
 class Rule(ABC):

@@ -3,6 +3,8 @@
 - ``baud``: ``--baud`` if given; else the line rate a recording's header remembers (for a run
   folder, the first of its recordings that has one; else its ``run.json``); else None, and the
   console rules give no number.
+- ``kconfig``: the kernel configuration a boot-data file (grab-boot-data.sh) carries in its
+  CONFIG section, as CONFIG_X -> value ("n" for "is not set"); empty for other inputs.
 - ``target`` and ``rootfs_files``: for a run folder whose ``run.json`` names a reference target
   (qemu-arm64, qemu-x86_64), the target's name and the init files of its initramfs; for a single
   recording, the same when its header's source is the QEMU command bootlens ran for a target.
@@ -80,13 +82,15 @@ def context_for_group(group: Group, baud: int | None = None) -> Context:
     if baud is None:
         b = meta.get("baud")
         baud = b if isinstance(b, int) and b > 0 else None
+    kconfig = next((dict(b.supplement.kconfig) for b in group.analysis.boots
+                    if b.supplement is not None and b.supplement.kconfig), {})
     if target is None:
-        return Context(baud=baud)
+        return Context(baud=baud, kconfig=kconfig)
     init_files = rootfs_files(target)
     overlay = meta.get("overlay")
     if isinstance(overlay, str) and overlay:
         init_files.update(overlay_files(Path(overlay)))  # what the run booted, not the stock scripts
-    return Context(target=target, rootfs_files=init_files, baud=baud)
+    return Context(target=target, rootfs_files=init_files, baud=baud, kconfig=kconfig)
 
 
 def overlay_files(folder: Path) -> dict[str, bytes]:

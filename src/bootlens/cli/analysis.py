@@ -31,8 +31,11 @@ if TYPE_CHECKING:
               "bootloader) and above the default target (the application).")
 @click.option("--systemd-dump", "dump", metavar="FILE", help="`systemd-analyze dump` of the same system: the "
               "units' After= dependencies make the chain exact instead of an estimate.")
+@click.option("--systemd-analyze", "collected", metavar="DIR", multiple=True, help="A folder of systemd-analyze "
+              "outputs of the same boot (`bootlens target boot --collect DIR` writes one), read as if each file "
+              "were given: time, blame, critical-chain, dump, plot.")
 def analyze(inputs: tuple[str, ...], as_json: bool, summary: bool, top: int, markers: tuple[str, ...], chain: bool,
-            dump: str | None) -> None:
+            dump: str | None, collected: tuple[str, ...]) -> None:
     """Analyse boot logs: stages on one axis, top initcalls, probes and processes, silences.
 
     FILE is a console log (serial capture, grabserial -t/-T, dmesg, journalctl -k -o
@@ -40,6 +43,12 @@ def analyze(inputs: tuple[str, ...], as_json: bool, summary: bool, top: int, mar
     (its boots, measured to the ready marker it was run with); '-' reads standard input. One
     file may hold several boots. Each boot opens with its headline, what took how long from
     where to where; warnings go to standard error.
+
+    Told apart by their content, other FILEs add to that boot: systemd-analyze time, blame,
+    critical-chain, dump and plot outputs (set beside bootlens's own figures; the dump's
+    After= map drives --critical-chain; a plot's units are placed when the log has none) and a
+    bootchart archive (its processes and CPU/IO samples). A boot-data file (grab-boot-data.sh)
+    is a boot of its own; a bootchart given alone, too.
     """
     from ..analyze import Analysis
     from ..inputs import analyze_inputs
@@ -53,7 +62,7 @@ def analyze(inputs: tuple[str, ...], as_json: bool, summary: bool, top: int, mar
         _fail(UsageError("--systemd-dump is read for --critical-chain: add it"))
     try:
         opts = ParseOptions(tuple(MarkerSpec.parse(m) for m in markers))
-        groups = analyze_inputs(list(inputs), opts, top)
+        groups = analyze_inputs(list(inputs), opts, top, collected)
     except BootlensError as e:
         _fail(e)
     if chain:
@@ -105,10 +114,16 @@ def _print_chains(groups: list[Group], dump: str | None, as_json: bool) -> None:
         if not d.units:
             _fail(UsageError(f"--systemd-dump {dump}: no '-> Unit' sections: not a systemd-analyze dump"))
         after = deps_from_dump(d.units)
+    from ..render.jsonout import systemd_chain_dict
+    from ..render.terminal import systemd_chain_lines
+    from ..supplements import deps_of
+
     boots = [b for g in groups for b in g.analysis.boots]
-    chains = [critical_chain(b, after) for b in boots]
+    # --systemd-dump wins over a dump given as an input (or in --systemd-analyze DIR)
+    chains = [critical_chain(b, after if after is not None else deps_of(b.supplement)) for b in boots]
     if as_json:
-        doc = {"schema_version": 1, "critical_chains": [chain_dict(b, c) for b, c in zip(boots, chains)]}
+        doc = {"schema_version": 1, "critical_chains": [
+            chain_dict(b, c) | systemd_chain_dict(b, c) for b, c in zip(boots, chains)]}
         sys.stdout.buffer.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n")
         sys.stdout.buffer.flush()
     else:
@@ -118,7 +133,7 @@ def _print_chains(groups: list[Group], dump: str | None, as_json: bool) -> None:
                 click.echo()
             if len(boots) > 1:
                 click.echo(f"{b.boot.source} boot {b.boot.index + 1}")
-            for line in chain_lines(b, c, width):
+            for line in chain_lines(b, c, width) + systemd_chain_lines(b, c):
                 click.echo(line)
     for g in groups:
         for w in warning_lines(g.analysis):

@@ -556,7 +556,9 @@ def detect(text: str) -> str | None:
     if head.lstrip().startswith("[") and '"activating"' in head:
         return "plot"
     first = [ln for _, ln in _lines(head) if ln.strip()][:8]
-    if any(ln.lstrip().startswith("-> Unit ") for ln in first):
+    # a running manager's dump opens with its own lines (Manager:, Features:, a dozen
+    # Timestamp ...:) before the first unit: the reference target's systemd 252 has it at line 13
+    if any(ln.lstrip().startswith("-> Unit ") for ln in first) or (first and first[0].startswith("Manager: systemd ")):
         return "dump"
     if any(ln.lstrip().startswith(_CHAIN_HEADER) for ln in first):
         return "critical-chain"

@@ -252,7 +252,25 @@ def boot_data(b: BootAnalysis, names: _Names, top: int = 25) -> dict[str, Any]:
         "silences": [{"s": _us(x.start_ns), "d": _us(x.duration_ns), "a": x.line_before, "b": x.line_after}
                      for x in b.silences],
         "log": {"first": lines.first, "text": list(lines.text), "t": axis_t},
+        "samples": _samples(b),
     }
+
+
+def _samples(b: BootAnalysis) -> dict[str, Any] | None:
+    """A bootchart's CPU and disk samples on the boot's axis (µs), for the panel under the
+    timeline; None when the boot has none."""
+    from ..supplements import samples
+
+    m = samples(b)
+    if m is None:
+        return None
+    def r3(xs: tuple[float, ...]) -> list[float]:
+        return [round(x, 3) for x in xs]  # fractions: 0.1 % is finer than a pixel
+
+    return {"t": [_us(t) for t in m.t_ns], "user": r3(m.user), "sys": r3(m.sys), "iow": r3(m.io_wait),
+            "dt": [_us(t) for t in m.disk_t_ns], "rd": [round(x) for x in m.read_bps],
+            "wr": [round(x) for x in m.write_bps], "rd_max": round(max(m.read_bps, default=0)),
+            "wr_max": round(max(m.write_bps, default=0))}
 
 
 def _chain_data(b: BootAnalysis, index_of: dict[int, int]) -> dict[str, Any]:

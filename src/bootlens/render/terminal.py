@@ -26,6 +26,7 @@ from rich.text import Text
 
 from ..analyze import Analysis, BootAnalysis
 from ..model import READY, Clock, Event, InitcallDetail, Kind, Milestone, ProbeDetail, ProcessDetail, UnitDetail
+from ..chain import Chain
 from ..stages import MEASURED, Total
 from .units import mid_clip, short, short_range
 from .visible import visible
@@ -281,6 +282,8 @@ def render_boot(b: BootAnalysis, console: Console, top: int, which: str) -> None
         console.print(Text("partial boot: ", style="yellow") + Text(visible("; ".join(b.partial_reasons))))
     console.print()
     console.print(_stages(b, width))
+    for line in supplement_lines(b):
+        console.print(Text(visible(line)))
     counts = b.counts
     if b.top_initcalls:
         console.print()
@@ -324,6 +327,65 @@ def render_boot(b: BootAnalysis, console: Console, top: int, which: str) -> None
         how = {"timer": "skipped, from the timer frequency", "preset": "preset with lpj=",
                "calibrated": "calibrated at boot"}.get(src.value if src else "", "")
         console.print(Text(visible(f"lpj: {lpj.value} ({how}, line {lpj.line_no})")))
+
+
+def supplement_lines(b: BootAnalysis, worst: int = 3) -> list[str]:
+    """What the systemd-analyze outputs given with the log say beside bootlens's own figures:
+    time per stage, the blame check (how many units agree, the worst misses), what was added."""
+    from ..supplements import blame_check, time_rows
+
+    sup = b.supplement
+    if sup is None:
+        return []
+    out: list[str] = []
+    rows = time_rows(b)
+    if rows:
+        out.append("systemd-analyze time: " + " · ".join(
+            f"{r.name} {_dur(r.systemd_ns)} (bootlens {'not measured' if r.bootlens_ns is None else _dur(r.bootlens_ns)})"
+            for r in rows))
+    check = blame_check(b)
+    if check is not None:
+        within, big = check.significant()
+        line = (f"systemd-analyze blame: {check.within} of {len(check.rows)} units within 10 % or 50 ms of "
+                f"bootlens's ({check.matched} measured; over 100 ms: {within} of {big})")
+        miss = check.worst(worst)
+        if miss:
+            line += "; worst: " + ", ".join(f"{r.unit} {_dur(r.bootlens_ns)} vs {_dur(r.blame_ns)}" for r in miss)
+        unseen = [r.unit for r in check.rows if r.bootlens_ns is None]
+        if unseen:
+            line += f"; not in the log: {', '.join(unseen[:worst])}" + (" …" if len(unseen) > worst else "")
+        out.append(line)
+    if sup.added_units:
+        out.append(f"{sup.added_units} units from systemd-analyze plot (the log has none), on the kernel clock")
+    if sup.added_processes:
+        out.append(f"{sup.added_processes} processes from the bootchart, on the uptime clock (approximate)")
+    return out
+
+
+def systemd_chain_lines(b: BootAnalysis, chain: Chain) -> list[str]:
+    """Below bootlens's chain: each systemd-analyze critical-chain given with the log, its "@"
+    also on this boot's axis, and how far it agrees with bootlens's."""
+    from ..supplements import chain_agreement, userspace_start
+
+    sup = b.supplement
+    if sup is None or not sup.chains:
+        return []
+    base = userspace_start(b)
+    out: list[str] = []
+    for c in sup.chains:
+        if not c.nodes:
+            continue
+        out.append("")
+        out.append("systemd-analyze says (its @ from the start of user space" +
+                   (f", at {_sec(base)} s on this axis; = the axis time):" if base is not None else "):"))
+        for n in c.nodes:
+            at = "" if n.at_ns is None else f" @{n.at_ns / 1e9:.3f}s" + (
+                f" (= {(base + n.at_ns) / 1e9:.3f})" if base is not None else "")
+            plus = "" if n.duration_ns is None else f" +{n.duration_ns / 1e9:.3f}s"
+            out.append(visible(("  " * (n.depth - 1) + "└─" if n.depth else "") + n.unit + at + plus))
+        _, said = chain_agreement([n.unit for n in c.nodes], chain.units())
+        out.append(visible(f"bootlens's chain and systemd-analyze's: {said}"))
+    return out
 
 
 def render_terminal(a: Analysis, console: Console, top: int = 10, err: Console | None = None) -> None:

@@ -170,6 +170,7 @@
       if (ev.s[i] < lo) lo = ev.s[i];
     }
     for (const m of b.marks) { if (m.t > hi) hi = m.t; if (m.t < lo) lo = m.t; }
+    if (b.samples) for (const ts of [b.samples.t, b.samples.dt]) if (ts.length) hi = Math.max(hi, ts[ts.length - 1]);
     S.lo = lo;
     S.hi = hi + (hi - lo) * 0.01;
   }
@@ -204,7 +205,86 @@
     canvas.style.height = S.height + "px";
     canvas.width = Math.round(W * DPR);
     canvas.height = Math.round(S.height * DPR);
+    const sw = $("samples-wrap");
+    sw.hidden = !S.boot || !S.boot.samples;
+    if (!sw.hidden) {
+      sc.style.height = SAMPLES_H + "px";
+      sc.style.width = W + "px"; // the timeline's width (its box may hold a scrollbar): one x axis
+      sc.width = Math.round(W * DPR);
+      sc.height = Math.round(SAMPLES_H * DPR);
+      sampleKey();
+    }
     draw();
+  }
+
+  // ---------------------------------------------------------------- CPU/IO panel (bootchart)
+  // under the timeline, on its x axis: CPU use stacked (user, system, io-wait; 0-100 %) above,
+  // disk read and write throughput below; each sample covers the time since the one before
+  const sc = $("samples-canvas");
+  const sctx = sc.getContext("2d");
+  const SAMPLES_H = 120, CPU_H = 60;
+  const SAMPLE_COLOURS = { user: "#3b7dd8", sys: "#e07b39", iow: "#c0392b", rd: "#2e7d32", wr: "#8e44ad" };
+
+  function sampleKey() {
+    const k = $("samples-key");
+    k.textContent = "";
+    const m = S.boot.samples;
+    const items = [["user", "CPU user"], ["sys", "CPU system"], ["iow", "I/O wait"],
+      ["rd", `disk read (peak ${fmtRate(m.rd_max)})`], ["wr", `disk write (peak ${fmtRate(m.wr_max)})`]];
+    k.appendChild(el("b", "bootchart: "));
+    for (const [key, label] of items) {
+      const sw = el("span", "");
+      sw.className = "sw";
+      sw.style.background = SAMPLE_COLOURS[key];
+      k.appendChild(sw);
+      k.appendChild(document.createTextNode(label + "  "));
+    }
+  }
+
+  function fmtRate(bps) {
+    if (!bps) return "0 B/s";
+    if (bps >= 1048576) return (bps / 1048576).toFixed(1) + " MiB/s";
+    return (bps / 1024).toFixed(1) + " KiB/s";
+  }
+
+  function drawSamples(b) {
+    const m = b.samples;
+    if (!m) return;
+    sctx.setTransform(DPR, 0, 0, DPR, 0, 0);
+    sctx.clearRect(0, 0, W, SAMPLES_H);
+    sctx.font = "600 11px system-ui, sans-serif";
+    sctx.textBaseline = "middle";
+    sctx.fillStyle = pal("pal-text");
+    sctx.fillText("CPU", 6, 10);
+    sctx.fillText("disk I/O", 6, CPU_H + 10);
+    sctx.save();
+    sctx.beginPath(); sctx.rect(GUTTER, 0, W - GUTTER - 8, SAMPLES_H); sctx.clip();
+    for (let i = 1; i < m.t.length; i++) {
+      const a = xOf(m.t[i - 1]), c = xOf(m.t[i]);
+      if (c < GUTTER || a > W) continue;
+      let y = CPU_H - 2;
+      for (const key of ["user", "sys", "iow"]) {
+        const h = m[key][i] * (CPU_H - 8);
+        sctx.fillStyle = SAMPLE_COLOURS[key];
+        sctx.fillRect(a, y - h, Math.max(c - a, 1), h);
+        y -= h;
+      }
+    }
+    // the first CPU sample has no interval before it: drawn from the one before, so it is skipped
+    const base = SAMPLES_H - 4, span = SAMPLES_H - CPU_H - 10, top = Math.max(m.rd_max, m.wr_max, 1);
+    for (const key of ["rd", "wr"]) {
+      sctx.strokeStyle = SAMPLE_COLOURS[key]; sctx.lineWidth = 1.5;
+      sctx.beginPath();
+      for (let i = 1; i < m.dt.length; i++) {
+        const a = xOf(m.dt[i - 1]), c = xOf(m.dt[i]), y = base - m[key][i] / top * span;
+        if (i === 1) sctx.moveTo(a, y); else sctx.lineTo(a, y);
+        sctx.lineTo(c, y);
+      }
+      sctx.stroke();
+    }
+    sctx.restore();
+    sctx.strokeStyle = pal("pal-grid");
+    sctx.beginPath(); sctx.moveTo(0, CPU_H + 0.5); sctx.lineTo(W, CPU_H + 0.5); sctx.stroke();
   }
 
   function draw() {
@@ -267,6 +347,7 @@
     }
     drawMarks(b);
     ctx.restore();
+    drawSamples(b);
     ctx.font = "600 11px system-ui, sans-serif";
     for (const row of S.layout) {
       ctx.fillStyle = pal("pal-surface"); ctx.fillRect(0, row.y - 2, x0 - 4, LANE_H);

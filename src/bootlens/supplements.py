@@ -1,0 +1,488 @@
+"""Inputs that are not boot logs but add to one: ``systemd-analyze`` outputs, bootchart archives
+and what a boot-data file says beside its kernel log.
+
+``bootlens analyze LOG blame.txt time.txt plot.svg ...`` reads each file given, and
+:func:`classify` tells a log from a supplement by its content (never by its name). The
+supplements of one command are merged into one :class:`Supplement`, attached to the boot of the
+other inputs (:func:`bootlens.inputs.analyze_inputs` refuses when those hold several boots: a
+systemd-analyze output describes one boot, and bootlens cannot tell which).
+
+What each adds, and where it shows:
+
+- ``time``: systemd's own stage figures, set beside bootlens's (:func:`time_rows`);
+- ``blame``: a per-unit check of bootlens's unit durations (:func:`blame_check`), because a
+  figure a user cannot trace to a second source is a figure they do not trust;
+- ``dump``: the After= map the critical chain walks (:func:`deps_of`);
+- ``plot``: when the log has no units (a kernel-only console), the plot's units become
+  :attr:`Kind.UNIT` events on the kernel clock (plot x is time since kernel start);
+- ``critical-chain``: kept as systemd's chain, shown beside bootlens's;
+- a bootchart archive: its processes become :attr:`Kind.PROCESS` events on the UPTIME clock
+  (when the log has no process events of its own) and its CPU/disk samples a panel of the report.
+
+Nothing here raises on bad input: what a reader did not understand is in its warnings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .errors import InputError, printable
+from .model import NS_PER_MS, Boot, Clock, Event, Fact, Kind, Milestone, ProcessDetail, Stamp, UnitDetail
+from .parsers.bootchart import Bootchart, read_bootchart, sniff_bootchart
+from .parsers.bootdata import sniff_bootdata
+from .parsers.systemd_analyze import (
+    Blame, CriticalChain, Dump, Plot, StartupTimes, detect, read_blame, read_critical_chain, read_dump, read_plot,
+    read_time)
+
+if TYPE_CHECKING:
+    from .analyze import BootAnalysis
+    from .chain import Deps
+
+SYSTEMD_ANALYZE = ("time", "blame", "critical-chain", "dump", "plot")
+HEAD_BYTES = 8192  # enough for detect(): it looks at the first lines (an SVG's first 200 kB for a plot)
+PLOT_HEAD = 200_000
+# blame agreement: within 10 % or 50 ms (issue 12's "done when"), for units over 100 ms
+TOLERANCE = 0.10
+SLACK_NS = 50 * NS_PER_MS
+SIGNIFICANT_NS = 100 * NS_PER_MS
+
+
+@dataclass(frozen=True, slots=True)
+class Supplement:
+    """What came with a boot beside its log; each part None (or empty) when not given."""
+
+    sources: tuple[tuple[str, str], ...] = ()  # (what, path): ("blame", "guest/analyze-blame.txt")
+    startup: StartupTimes | None = None
+    blame: Blame | None = None
+    chains: tuple[CriticalChain, ...] = ()  # in the order given (a folder: the default target's first)
+    dump: Dump | None = None
+    plot: Plot | None = None
+    bootchart: Bootchart | None = None
+    kconfig: tuple[tuple[str, str], ...] = ()  # a boot-data file's kernel CONFIG, in file order
+    warnings: tuple[str, ...] = ()
+    added_units: int = 0  # plot units made events (the log had none)
+    added_processes: int = 0  # bootchart processes made events
+
+    def __bool__(self) -> bool:
+        return bool(self.sources)
+
+
+# ----------------------------------------------------------------------------------- detection
+
+def _head(path: Path, n: int) -> str:
+    with open(path, "rb") as f:
+        return f.read(n).decode("utf-8", "replace")
+
+
+def classify(name: str) -> str | None:
+    """What an input is when it is not a boot log: "bootchart", "bootdata", a systemd-analyze
+    command ("time", "blame", "critical-chain", "dump", "plot") or "collection" (a folder of
+    systemd-analyze outputs, as ``target boot --collect`` writes); None for a log, a recording,
+    a run folder or anything unreadable (the log reader reports that)."""
+    if name == "-":
+        return None
+    p = Path(name)
+    try:
+        if p.is_dir():
+            if sniff_bootchart(p):
+                return "bootchart"
+            return "collection" if collection_files(p) and not _has_boots(p) else None
+        if not p.is_file():
+            return None
+        if sniff_bootchart(p):
+            return "bootchart"
+        head = _head(p, HEAD_BYTES)
+        if sniff_bootdata(head):
+            return "bootdata"
+        if head.startswith("bootlens-recording"):  # a recording is a log whatever it holds
+            return None
+        if "<svg" in head:
+            head = _head(p, PLOT_HEAD)
+        return detect(head)
+    except OSError:
+        return None
+
+
+def _has_boots(folder: Path) -> bool:
+    """A run folder (boot-N.rec, *.log) is read as boots, not as a collection."""
+    return any(q.suffix in (".rec", ".log") for q in folder.iterdir())
+
+
+def collection_files(folder: Path) -> list[tuple[str, Path]]:
+    """The systemd-analyze outputs in a folder, (command, path) by file name; ``target boot
+    --collect`` names them analyze-time.txt, analyze-blame.txt, analyze-critical-chain.txt,
+    analyze-critical-chain-app.txt, analyze-dump.txt, analyze-plot.svg. Journals and other files
+    in the folder are left alone: they are logs, given as inputs of their own."""
+    out: list[tuple[str, Path]] = []
+    try:
+        files = sorted(q for q in folder.iterdir() if q.is_file())
+    except OSError:
+        return out
+    for q in files:
+        if q.suffix not in (".txt", ".svg", ".json") or q.name.startswith("journal"):
+            continue
+        try:
+            head = _head(q, PLOT_HEAD if q.suffix == ".svg" else HEAD_BYTES)
+        except OSError:
+            continue
+        what = detect(head)
+        if what is not None:
+            out.append((what, q))
+    # the default target's chain before one asked for a unit ("critical-chain app.service")
+    out.sort(key=lambda wq: (SYSTEMD_ANALYZE.index(wq[0]), len(wq[1].name), wq[1].name))
+    return out
+
+
+# ------------------------------------------------------------------------------------- reading
+
+def read_supplements(items: Sequence[tuple[str, str]]) -> Supplement:
+    """Read and merge (what, path) pairs as :func:`classify` named them ("collection" folders
+    are opened). A second file of one kind replaces the first, with a warning; a chain is added."""
+    parts: dict[str, object] = {}
+    chains: list[CriticalChain] = []
+    sources: list[tuple[str, str]] = []
+    notes: list[str] = []
+    flat: list[tuple[str, Path]] = []
+    for what, name in items:
+        if what == "collection":
+            found = collection_files(Path(name))
+            if not found:
+                notes.append(f"{printable(name)}: no systemd-analyze outputs in this folder")
+            flat.extend(found)
+        else:
+            flat.append((what, Path(name)))
+    for what, p in flat:
+        src = printable(str(p))
+        value: object
+        if what == "bootchart":
+            chart = read_bootchart(p)
+            value = chart
+            notes.extend(f"{src}: {w}" for w in chart.warnings)
+        else:
+            try:
+                text = p.read_text(encoding="utf-8", errors="replace")
+            except OSError as e:
+                raise InputError(str(p), f"cannot read: {e.strerror or e}") from None
+            reader = {"time": read_time, "blame": read_blame, "critical-chain": read_critical_chain,
+                      "dump": read_dump, "plot": read_plot}[what]
+            value = reader(text)
+            notes.extend(f"{src}: {w}" for w in getattr(value, "warnings", ()))
+        sources.append((what, src))
+        if what == "critical-chain":
+            assert isinstance(value, CriticalChain)
+            chains.append(value)
+            continue
+        if what in parts:
+            notes.append(f"{src}: a second {what} input; it replaces the first")
+        parts[what] = value
+    startup = parts.get("time")
+    plot = parts.get("plot")
+    if startup is None and isinstance(plot, Plot) and plot.startup is not None and plot.startup.line_no:
+        startup = plot.startup  # the plot's heading is systemd-analyze time's first line
+    return Supplement(
+        tuple(sources),
+        startup if isinstance(startup, StartupTimes) else None,
+        b if isinstance(b := parts.get("blame"), Blame) else None,
+        tuple(chains),
+        d if isinstance(d := parts.get("dump"), Dump) else None,
+        plot if isinstance(plot, Plot) else None,
+        c if isinstance(c := parts.get("bootchart"), Bootchart) else None,
+        warnings=tuple(notes))
+
+
+def merge(a: Supplement, b: Supplement) -> Supplement:
+    """b's parts over a's (a boot-data file's own systemd part, then the files given with it)."""
+    return Supplement(
+        a.sources + b.sources, b.startup or a.startup, b.blame or a.blame, a.chains + b.chains, b.dump or a.dump,
+        b.plot or a.plot, b.bootchart or a.bootchart, b.kconfig or a.kconfig, a.warnings + b.warnings)
+
+
+def deps_of(sup: Supplement | None) -> Deps | None:
+    """The After= map for the critical chain: a dump's, else a plot's tooltips (systemd >= 255)."""
+    from .chain import Deps, deps_from_dump
+
+    if sup is None:
+        return None
+    if sup.dump is not None and sup.dump.units:
+        return deps_from_dump(sup.dump.units)
+    if sup.plot is not None and any(u.dependencies for u in sup.plot.units):
+        return Deps({u.unit: list(u.depends("After")) for u in sup.plot.units})
+    return None
+
+
+# ------------------------------------------------------------------------------ adding events
+
+def extend_boot(boot: Boot, sup: Supplement) -> tuple[Boot, Supplement]:
+    """The boot with the supplement's events: the plot's units when the log has none, the
+    bootchart's processes when the log has no process events. Returns the counts added too."""
+    if sup.dump is not None and sup.dump.units:
+        boot = name_units(boot, sup.dump)
+    kinds = {e.kind for e in boot.events}
+    added: list[Event] = []
+    units = procs = 0
+    if sup.plot is not None and Kind.UNIT not in kinds:
+        plot_events = plot_units(sup.plot)
+        added += plot_events
+        units = len(plot_events)
+    if sup.bootchart is not None and Kind.PROCESS not in kinds:
+        proc_events = bootchart_processes(sup.bootchart)
+        added += proc_events
+        procs = len(proc_events)
+    if not added:
+        return boot, sup
+    formats = boot.formats + tuple(f for f, n in (("systemd-analyze plot", units), ("bootchart", procs)) if n)
+    # no line of the log holds them (line 0): placed after the log's own events, which are in
+    # line order; in time order among themselves
+    return (replace(boot, events=boot.events + tuple(added), formats=formats),
+            replace(sup, added_units=units, added_processes=procs))
+
+
+def _unit_of(name: str, description: str, known: Sequence[str], descriptions: Mapping[str, str]) -> str | None:
+    """The unit file name a console status text stands for: a name cut with "…" at 80 columns
+    ("systemd-journal-f…ush Journal to Persistent Storage") is the one unit it begins (the
+    description's tail decides between several), a bare description the unit it describes."""
+    if name in known:
+        return name
+    if "…" in name:
+        head, tail = (x.strip() for x in name.split("…", 1))
+        found = [u for u in known if head and u.startswith(head)]
+        if len(found) > 1 and descriptions:
+            by_unit = {u: d for d, u in descriptions.items()}
+            found = [u for u in found if tail and by_unit.get(u, "").endswith(tail)]
+        if len(found) == 1:
+            return found[0]
+    return descriptions.get(description or name)
+
+
+def name_units(boot: Boot, dump: Dump) -> Boot:
+    """The boot with its unit events' file names filled in from a dump (names and descriptions)
+    where the log gave only a description or a name cut at 80 columns."""
+    known = [u.unit for u in dump.units]
+    descriptions = {u.description: u.unit for u in dump.units if u.description}
+    events = list(boot.events)
+    changed = False
+    for i, e in enumerate(events):
+        det = e.detail
+        if e.kind is not Kind.UNIT or not isinstance(det, UnitDetail) or det.unit:
+            continue
+        unit = _unit_of(e.name, det.description, known, descriptions)
+        if unit is not None:
+            events[i] = e._replace(detail=det._replace(unit=unit))
+            changed = True
+    return replace(boot, events=tuple(events)) if changed else boot
+
+
+def plot_units(plot: Plot) -> list[Event]:
+    """The plot's units as start jobs on the kernel clock (systemd's CLOCK_MONOTONIC, which the
+    printk clock follows), in activation order; a unit still activating has no duration."""
+    out = []
+    for u in sorted(plot.units, key=lambda u: (u.activating_ns, u.unit)):
+        done = u.active_ns is not None
+        out.append(Event(Kind.UNIT, u.unit, Stamp(Clock.KERNEL, u.activating_ns), u.activation_ns, 0, None,
+                         UnitDetail(u.unit, "", "done" if done else "", "systemd-analyze")))
+    return out
+
+
+def bootchart_processes(bc: Bootchart) -> list[Event]:
+    """Each process from when it started (or was first sampled) to its last sample, on the
+    uptime clock; kernel threads (kthreadd and its children) marked as such."""
+    end = max((p.last_ns for p in bc.processes), default=0)
+    out = []
+    for p in bc.processes:
+        kthread = p.pid == 2 or p.ppid == 2
+        out.append(Event(Kind.PROCESS, p.comm, Stamp(Clock.UPTIME, p.first_ns, True), p.last_ns - p.first_ns, 0,
+                         None, ProcessDetail(p.pid, p.ppid, p.comm, None, kthread, None, p.last_ns < end, 0)))
+    return out
+
+
+def bootchart_boot(bc: Bootchart) -> Boot:
+    """A bootchart given without a log: a boot of its processes alone, with the header's kernel
+    version and command line as facts (line 0: no console line holds them)."""
+    from .lines import Lines
+
+    facts = [Fact(k, v, 0) for k, v in (("kernel_version", bc.kernel_version), ("cmdline", bc.cmdline)) if v]
+    warnings = ("a bootchart without a console log: its processes and CPU/IO samples on the uptime "
+                "clock, no stages (give the boot's log with it to place them)",)
+    return Boot(printable(bc.source), 0, Lines([], [], []), tuple(bootchart_processes(bc)), tuple(facts),
+                warnings, ("bootchart",), "start of input")
+
+
+# ---------------------------------------------------------------------------------- the checks
+
+@dataclass(frozen=True, slots=True)
+class TimeRow:
+    """One of systemd-analyze time's figures beside bootlens's for the same stretch."""
+
+    name: str  # "firmware", "loader", "kernel", "initrd", "userspace", "total"
+    systemd_ns: int
+    bootlens_ns: int | None  # None: not measured by bootlens
+    how: str  # what bootlens's figure spans
+
+
+def _milestone(b: BootAnalysis, name: str) -> int | None:
+    for e, t in zip(b.boot.events, b.times):
+        if e.kind is Kind.MILESTONE and e.name == name and t is not None:
+            return t
+    return None
+
+
+def time_rows(b: BootAnalysis) -> list[TimeRow]:
+    """systemd-analyze time's figures, each with bootlens's own for the same stretch: kernel from
+    the kernel clock's 0 to the root's systemd start (to ``Run /init`` when systemd ran in the
+    initrd), initrd from there to the root's systemd, userspace from systemd's start to
+    ``Startup finished``."""
+    sup = b.supplement
+    st = sup.startup if sup is not None else None
+    if st is None:
+        return []
+    k0 = b.alignment.offsets.get(Clock.KERNEL)
+    sd = _milestone(b, Milestone.SYSTEMD_START)
+    fin = _milestone(b, Milestone.STARTUP_FINISHED)
+    run_init = _milestone(b, Milestone.RUN_INIT)
+    stages = {s.name: s for s in b.stages}
+    rows: list[TimeRow] = []
+
+    def span(a: int | None, z: int | None) -> int | None:
+        return None if a is None or z is None else z - a
+
+    for name, ns in (("firmware", st.firmware_ns), ("loader", st.loader_ns)):
+        if ns is not None:
+            s = stages.get("firmware" if name == "firmware" else "bootloader")
+            rows.append(TimeRow(name, ns, s.duration_ns if s is not None else None, f"bootlens {name} stage"))
+    if st.kernel_ns is not None:
+        if st.initrd_ns is not None:
+            rows.append(TimeRow("kernel", st.kernel_ns, span(k0, run_init), "kernel clock 0 to Run /init"))
+        else:
+            rows.append(TimeRow("kernel", st.kernel_ns, span(k0, sd), "kernel clock 0 to systemd's start"))
+    if st.initrd_ns is not None:
+        rows.append(TimeRow("initrd", st.initrd_ns, span(run_init, sd), "Run /init to the root's systemd"))
+    if st.userspace_ns is not None:
+        rows.append(TimeRow("userspace", st.userspace_ns, span(sd, fin), "systemd's start to Startup finished"))
+    return rows
+
+
+@dataclass(frozen=True, slots=True)
+class BlameRow:
+    """A unit of systemd-analyze blame and bootlens's duration of its start job."""
+
+    unit: str
+    blame_ns: int
+    bootlens_ns: int | None  # None: bootlens has no finished start job of this unit
+    line_no: int | None  # where bootlens's job starts
+
+    @property
+    def within(self) -> bool:
+        """Within 10 % or 50 ms of blame."""
+        if self.bootlens_ns is None:
+            return False
+        return abs(self.bootlens_ns - self.blame_ns) <= max(SLACK_NS, int(TOLERANCE * self.blame_ns))
+
+
+@dataclass(frozen=True, slots=True)
+class BlameCheck:
+    """Every blame row with bootlens's figure; counts over the units over 100 ms too."""
+
+    rows: tuple[BlameRow, ...]
+
+    @property
+    def matched(self) -> int:
+        """Rows bootlens has a figure for."""
+        return sum(1 for r in self.rows if r.bootlens_ns is not None)
+
+    @property
+    def within(self) -> int:
+        """Rows within 10 % or 50 ms."""
+        return sum(1 for r in self.rows if r.within)
+
+    def significant(self) -> tuple[int, int]:
+        """(within, of) for the units blame puts over 100 ms."""
+        big = [r for r in self.rows if r.blame_ns > SIGNIFICANT_NS]
+        return sum(1 for r in big if r.within), len(big)
+
+    def worst(self, n: int = 3) -> list[BlameRow]:
+        """The n rows furthest from blame among those bootlens measured, furthest first."""
+        off = [r for r in self.rows if r.bootlens_ns is not None and not r.within]
+        return sorted(off, key=lambda r: -abs((r.bootlens_ns or 0) - r.blame_ns))[:n]
+
+
+def unit_durations(boot: Boot, known: Sequence[str] = ()) -> Mapping[str, tuple[int, int]]:
+    """Unit file name -> (duration, line) of its last finished start job (blame reports a unit's
+    last activation); a name cut at 80 columns is the one unit of ``known`` it begins."""
+    out: dict[str, tuple[int, int]] = {}
+    for e in boot.events:
+        if e.kind is not Kind.UNIT or e.duration_ns is None:
+            continue
+        det = e.detail if isinstance(e.detail, UnitDetail) else None
+        name = det.unit if det is not None and det.unit else e.name
+        out[_unit_of(name, "", known, {}) or name] = (e.duration_ns, e.line_no)
+    return out
+
+
+def blame_check(b: BootAnalysis) -> BlameCheck | None:
+    """bootlens's unit durations against systemd-analyze blame, in blame's order."""
+    sup = b.supplement
+    if sup is None or sup.blame is None or not sup.blame.rows:
+        return None
+    ours = unit_durations(b.boot, [r.unit for r in sup.blame.rows])
+    rows = []
+    for r in sup.blame.rows:
+        got = ours.get(r.unit)
+        rows.append(BlameRow(r.unit, r.ns, got[0] if got else None, got[1] if got else None))
+    return BlameCheck(tuple(rows))
+
+
+def chain_agreement(theirs: Sequence[str], ours: Sequence[str]) -> tuple[int, str]:
+    """How far systemd-analyze's chain (unit names, top first) and bootlens's agree: the number
+    of units in a row both name, from the first of systemd's that bootlens's holds, and a
+    sentence ("the same 12 units, in order" or where they part)."""
+    start = next(((j, ours.index(u)) for j, u in enumerate(theirs) if u in ours), None)
+    if start is None:
+        return 0, "no unit in common"
+    j, i = start
+    n = 0
+    while j + n < len(theirs) and i + n < len(ours) and theirs[j + n] == ours[i + n]:
+        n += 1
+    top = ", ".join(theirs[:j]) if j <= 3 else f"{theirs[0]} and {j - 1} more"
+    skipped = f" (below systemd's top {top})" if j else ""
+    if j + n == len(theirs) or i + n == len(ours):
+        return n, f"the same {n} unit{'s' if n != 1 else ''}, in order, from {theirs[j]}{skipped}"
+    return n, (f"the same {n} from {theirs[j]}{skipped}, then systemd-analyze has {theirs[j + n]} where "
+               f"bootlens has {ours[i + n]}")
+
+
+def userspace_start(b: BootAnalysis) -> int | None:
+    """Where systemd-analyze's user space starts on the boot's axis (its chain's "@" counts from
+    there): the root's systemd start."""
+    return _milestone(b, Milestone.SYSTEMD_START)
+
+
+@dataclass(frozen=True, slots=True)
+class Samples:
+    """A bootchart's CPU and disk samples on the boot's axis, for the report's panel."""
+
+    t_ns: tuple[int, ...] = ()
+    user: tuple[float, ...] = ()
+    sys: tuple[float, ...] = ()
+    io_wait: tuple[float, ...] = ()
+    disk_t_ns: tuple[int, ...] = ()
+    read_bps: tuple[float, ...] = ()
+    write_bps: tuple[float, ...] = ()
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+
+def samples(b: BootAnalysis) -> Samples | None:
+    """The bootchart's samples moved onto the boot's axis through the uptime clock's offset
+    (approximate, as align says), or None when the boot has no bootchart or no samples."""
+    sup = b.supplement
+    bc = sup.bootchart if sup is not None else None
+    if bc is None or not (bc.cpu or bc.disk):
+        return None
+    off = b.alignment.offsets.get(Clock.UPTIME)
+    if off is None:
+        return None
+    return Samples(tuple(s.ns + off for s in bc.cpu), tuple(s.user for s in bc.cpu), tuple(s.sys for s in bc.cpu),
+                   tuple(s.io_wait for s in bc.cpu), tuple(s.ns + off for s in bc.disk),
+                   tuple(s.read_bps for s in bc.disk), tuple(s.write_bps for s in bc.disk))
