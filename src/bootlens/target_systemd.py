@@ -38,6 +38,9 @@ COLLECT_ARG = "bootlens.collect=1"
 COLLECT_DISK_SIZE = 128 << 20
 IMAGE = "rootfs.ext4"
 UNITS_TAR = "rootfs-files.tar"  # the unit and config files, for the advisor (rootfs_files)
+# bootlens's own collector is not the product: the advisor leaves it alone (its poll's sleep
+# is no boot delay: it runs after the app, only when collecting)
+TOOLING = frozenset({"usr/local/sbin/bootlens-collect"})
 KEEP_IMAGES = 8  # overlay images kept in the cache, newest first (about 0.5 GB each)
 MACHINE_ID = "b0071e5b0071e5b0071e5b0071e5b007"  # fixed: the same journal directory on every boot
 
@@ -240,12 +243,22 @@ def rootfs_files(d: Path) -> dict[str, bytes]:
     try:
         with tarfile.open(d / UNITS_TAR) as tar:
             for m in tar.getmembers():
-                f = tar.extractfile(m) if m.isfile() else None
+                f = tar.extractfile(m) if m.isfile() and m.name not in TOOLING else None
                 if f is not None:
                     out[m.name] = f.read()
     except (OSError, tarfile.TarError):
         return {}
     return out
+
+
+def rootfs_links(d: Path) -> dict[str, str]:
+    """The symlinks among the image's unit files (path -> link target): the ``.wants/``
+    directories that enable units and the masks (-> /dev/null). Empty when not set up."""
+    try:
+        with tarfile.open(d / UNITS_TAR) as tar:
+            return {m.name: m.linkname for m in tar.getmembers() if m.issym()}
+    except (OSError, tarfile.TarError):
+        return {}
 
 
 # --- overlays ------------------------------------------------------------------------------
@@ -361,4 +374,4 @@ def image_sizes(tf: TargetFiles) -> dict[str, int]:
 
 
 __all__ = ["COLLECT_ARG", "ROOT_ARGS", "build", "collect_disk", "files", "image_sizes", "overlay_entries",
-           "overlay_image", "read_collection", "rootfs_files"]
+           "overlay_image", "read_collection", "rootfs_files", "rootfs_links"]
