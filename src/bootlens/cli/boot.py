@@ -53,7 +53,7 @@ def _exit_if_not_ready(failed: list[NotReady], ready: str) -> None:
 
 @main.group()
 def target() -> None:
-    """The built-in reference targets (real Debian kernels under QEMU)."""
+    """The built-in reference targets (real Debian kernels under QEMU; a Debian 12 systemd image)."""
 
 
 @target.command("setup")
@@ -134,8 +134,9 @@ def run_cmd(name: str, repeat: int, append: str, cmdline: str | None, overlay: s
             power_cycle: str | None, ready: str, timeout_s: float, report_path: str | None) -> None:
     """Boot TARGET repeatedly, capture each boot from power-on, analyse.
 
-    TARGET is a reference target (qemu-arm64, qemu-x86_64; set up first if needed) or `board`:
-    real hardware, with --port for its console and --power-cycle for a command that restarts it.
+    TARGET is a reference target (qemu-arm64, qemu-x86_64, qemu-x86_64-systemd; set up first if
+    needed) or `board`: real hardware, with --port for its console and --power-cycle for a
+    command that restarts it.
     With --repeat N: N boots, one recording per boot in the run folder, and statistics per stage
     and marker. Exit code 3 when a boot never reached the ready line (--ready): the boots are
     still analysed and printed, and each failing one is named on standard error with its
@@ -309,8 +310,8 @@ def experiment_cmd(name: str, tries: tuple[str, ...], repeat: int | str, max_rep
     """Measure what each change saves: boot the baseline, each change alone and all changes
     together, --repeat times each (interleaved), and set each saving next to the advisor's estimate.
 
-    TARGET is a reference target (qemu-arm64, qemu-x86_64) or `board` (with --port,
-    --power-cycle and --hook). Example: bootlens experiment qemu-arm64 --try
+    TARGET is a reference target (qemu-arm64, qemu-x86_64, qemu-x86_64-systemd) or `board` (with
+    --port, --power-cycle and --hook). Example: bootlens experiment qemu-arm64 --try
     nodelay=uboot-env:bootdelay=0 --try quiet=cmdline:quiet --repeat 3
     """
     import time as _time
