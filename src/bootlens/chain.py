@@ -90,7 +90,9 @@ class Deps:
             return same[0] if len(same) == 1 else None
         found = {u for u, d in self.descriptions.items()
                  if any(full.startswith(head) and full.endswith(tail) and len(full) >= len(head) + len(tail)
-                        for full in (f"{u} - {d}", d))}
+                        for full in (f"{u} - {d}", d) if full)}
+        if not found and head.strip():  # no description known (blame names only): the unit it begins
+            found = {u for u in self.descriptions if u.startswith(head.strip())}
         return found.pop() if len(found) == 1 else None
 
 

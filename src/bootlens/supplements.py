@@ -240,35 +240,19 @@ def extend_boot(boot: Boot, sup: Supplement) -> tuple[Boot, Supplement]:
             replace(sup, added_units=units, added_processes=procs))
 
 
-def _unit_of(name: str, description: str, known: Sequence[str], descriptions: Mapping[str, str]) -> str | None:
-    """The unit file name a console status text stands for: a name cut with "…" at 80 columns
-    ("systemd-journal-f…ush Journal to Persistent Storage") is the one unit it begins (the
-    description's tail decides between several), a bare description the unit it describes."""
-    if name in known:
-        return name
-    if "…" in name:
-        head, tail = (x.strip() for x in name.split("…", 1))
-        found = [u for u in known if head and u.startswith(head)]
-        if len(found) > 1 and descriptions:
-            by_unit = {u: d for d, u in descriptions.items()}
-            found = [u for u in found if tail and by_unit.get(u, "").endswith(tail)]
-        if len(found) == 1:
-            return found[0]
-    return descriptions.get(description or name)
-
-
 def name_units(boot: Boot, dump: Dump) -> Boot:
     """The boot with its unit events' file names filled in from a dump (names and descriptions)
     where the log gave only a description or a name cut at 80 columns."""
-    known = [u.unit for u in dump.units]
-    descriptions = {u.description: u.unit for u in dump.units if u.description}
+    from .chain import deps_from_dump  # the one resolver of console names (also the chain's)
+
+    deps = deps_from_dump(dump.units)
     events = list(boot.events)
     changed = False
     for i, e in enumerate(events):
         det = e.detail
         if e.kind is not Kind.UNIT or not isinstance(det, UnitDetail) or det.unit:
             continue
-        unit = _unit_of(e.name, det.description, known, descriptions)
+        unit = e.name if e.name in deps.descriptions else deps.resolve(e.name)
         if unit is not None:
             events[i] = e._replace(detail=det._replace(unit=unit))
             changed = True
@@ -411,13 +395,16 @@ class BlameCheck:
 def unit_durations(boot: Boot, known: Sequence[str] = ()) -> Mapping[str, tuple[int, int]]:
     """Unit file name -> (duration, line) of its last finished start job (blame reports a unit's
     last activation); a name cut at 80 columns is the one unit of ``known`` it begins."""
+    from .chain import Deps
+
+    names = Deps({}, descriptions={u: "" for u in known})
     out: dict[str, tuple[int, int]] = {}
     for e in boot.events:
         if e.kind is not Kind.UNIT or e.duration_ns is None:
             continue
         det = e.detail if isinstance(e.detail, UnitDetail) else None
         name = det.unit if det is not None and det.unit else e.name
-        out[_unit_of(name, "", known, {}) or name] = (e.duration_ns, e.line_no)
+        out[name if name in names.descriptions else names.resolve(name) or name] = (e.duration_ns, e.line_no)
     return out
 
 
