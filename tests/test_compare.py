@@ -363,3 +363,25 @@ def test_cli_empty_folder_is_one_line_error(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     r = cli("compare", GRAB, tmp_path / "empty")
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "no recordings" in r.stderr
+
+
+def test_systemd_units_compared_per_unit() -> None:
+    """Two real systemd boots of the corpus (wild 30: Arch Linux, systemd 229 through kmsg; wild 14:
+    Orange Pi Zero 3, kmsg and console): a table per unit, units only one side ran counted as added
+    or removed; a pair of logs without systemd prints no unit table at all."""
+    from conftest import wild_log
+
+    groups = analyze_inputs([str(wild_log("30")), str(wild_log("14"))])
+    pair = compare_groups(groups).pairs[0]
+    u = pair.units
+    assert u.note is None and u.names >= 20 and u.added > 0 and u.removed > 0
+    # both boots start their journal: the one unit both sides name is compared, not added/removed
+    assert u.names - u.added - u.removed >= 1
+    con = Console(width=80, record=True)
+    render_compare(compare_groups(groups), con)
+    assert "Units, B vs A" in con.export_text()
+    plain = analyze_inputs([str(wild_log("01")), str(wild_log("04"))])
+    assert compare_groups(plain).pairs[0].units.note is not None
+    con = Console(width=80, record=True)
+    render_compare(compare_groups(plain), con)
+    assert "Units" not in con.export_text()
