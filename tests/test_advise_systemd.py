@@ -32,7 +32,7 @@ from bootlens.advise.rules.systemd_maintenance import Maintenance
 from bootlens.advise.rules.systemd_off_path import OffPath
 from bootlens.advise.rules.systemd_random_seed import RandomSeed
 from bootlens.advise.rules.systemd_wait_online import WaitOnline
-from bootlens.advise.systemd import (after_map, app_needs, context_unit_files, model, parse_unit, unit_files,
+from bootlens.advise.systemd import (ASSUMED, after_map, app_needs, context_unit_files, model, parse_unit, unit_files,
                                      unit_runs)
 from bootlens.analyze import BootAnalysis, analyze_paths
 from bootlens.parsers import MarkerSpec, ParseOptions
@@ -218,6 +218,30 @@ def test_rules_on_the_reference_boot() -> None:
     for fs in found.values():
         for f in fs:
             assert f.evidence and f.arithmetic and f.tradeoff
+
+
+READY_FIRST = Path(__file__).parent / "data" / "advise" / "systemd-ready-first.rec"
+
+
+@needs_target
+@pytest.mark.skipif(not READY_FIRST.is_file(), reason=f"{READY_FIRST.name} not there")
+def test_a_capture_that_ends_at_the_ready_line() -> None:
+    """A boot of the target as optimize captures it (QEMU stopped at the ready line), where
+    journald forwarded the app's line before systemd printed "Started app.service": the app's
+    start is not in the log, nor multi-user.target. (systemd-ready-first.rec: the baseline of a
+    `bootlens optimize qemu-x86_64-systemd` run; `grep -c 'Started app.service'` on its decoded
+    text is 0, the ready line is its last.)"""
+    b = boot_of(READY_FIRST)
+    m = model(b, ctx())
+    assert m is not None and m.ready is not None and m.app is not None
+    assert m.app.result == ASSUMED and m.app.name == "app.service" and m.app.line_no == m.ready[1]
+    assert "multi-user.target" not in m.by  # reached after the app's line
+    assert m.saving() == 0  # nothing changed: the measured ready time, assumed start or not
+    found = by_rule(advise(b, ctx(), registry()))
+    (order,) = found["systemd.app_order"]
+    journald = m.by["systemd-journald.service"].active_ns
+    assert order.saving_ns == m.ready[0] - journald  # reordered: right after journald, no gap kept
+    assert "the capture ends there" in order.arithmetic
 
 
 @needs_target

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..analyze import BootAnalysis
-from ..chain import Chain, Link, critical_chain
+from ..chain import Chain, Deps, Link, critical_chain
 from ..model import Kind, UnitDetail
 from .base import Change, ChangeKind, Context, Evidence
 from .evidence import evidence, secs
@@ -158,27 +158,23 @@ class UnitFiles:
     def resolve(self, name: str, instances: Iterable[str] = ()) -> str:
         """A unit's file name for a name the console gave: a description ("Permit User
         Sessions"), or systemd's 80-column cut "systemd-networkd-…Wait for Network to be
-        Configured" (name prefix, description suffix); ``name`` itself when none fits."""
+        Configured" (chain.Deps.resolve, over the unit files' descriptions, else systemd's own
+        for the units the rules name); a template's instance by its description ("Serial Getty
+        on ttyS0"); ``name`` itself when none fits."""
         if name.endswith(SUFFIXES) and "…" not in name:
             return name
-        cands = list(dict.fromkeys([*self.units, *instances]))
-        head, _, tail = name.partition("…")
-        if "…" in name:
-            hits = [u for u in cands if u.startswith(head) and (self.description(u) or "").endswith(tail.strip())]
-        else:
-            hits = [u for u in cands if self.description(u) == name]
-        hits = [u for u in hits if "@." not in u]
-        if not hits and not self.units:  # no unit files: systemd's own descriptions
-            hits = [u for d, u in KNOWN.items() if d == name or ("…" in name and d.endswith(tail.strip())
-                                                                  and u.startswith(head))]
-        if not hits:  # a template's instance the log never named: "Serial Getty on ttyS0"
-            for u in cands:
-                d = self.value(u, "Unit", "Description")
-                if "@." in u and d and ("%I" in d or "%i" in d):
-                    pat = re.escape(d).replace("%I", "(.+)").replace("%i", "(.+)")
-                    if m := re.fullmatch(pat, name):
-                        hits.append(u.replace("@.", f"@{m[1]}."))
-        return hits[0] if len(set(hits)) == 1 else name
+        descs = {u: self.description(u) or "" for u in dict.fromkeys([*self.units, *instances]) if "@." not in u}
+        found = Deps({}, descriptions=descs or {u: d for d, u in KNOWN.items()}).resolve(name)
+        if found is not None:
+            return found
+        hits: set[str] = set()
+        for u in self.units:  # a template's instance the log never named
+            d = self.value(u, "Unit", "Description")
+            if "@." in u and d and ("%I" in d or "%i" in d):
+                pat = re.escape(d).replace("%I", "(.+)").replace("%i", "(.+)")
+                if m := re.fullmatch(pat, name):
+                    hits.add(u.replace("@.", f"@{m[1]}."))
+        return hits.pop() if len(hits) == 1 else name
 
     def get(self, unit: str) -> UnitFile | None:
         """A unit's file; a template instance (serial-getty@ttyS0.service) reads its template's."""
@@ -329,9 +325,15 @@ def chain_source(chain: Chain) -> str:
             else "chain estimated from unit times (no unit files known)")
 
 
-def printer_unit(boot: BootAnalysis, runs: Sequence[UnitRun]) -> UnitRun | None:
+ASSUMED = "assumed"  # UnitRun.result of a unit the log never showed starting (see printer_unit)
+
+
+def printer_unit(boot: BootAnalysis, runs: Sequence[UnitRun], uf: UnitFiles | None = None) -> UnitRun | None:
     """The unit that printed the ready line: the journal's _SYSTEMD_UNIT, or the syslog
-    identifier journald puts before a forwarded line ("app[236]: APP READY")."""
+    identifier journald puts before a forwarded line ("app[236]: APP READY"). A capture that
+    stops at the ready line ends before systemd's "Started app.service" (journald forwarded the
+    app's line first): when the unit files know the unit, it is taken as started at the ready
+    line, with result ASSUMED, which :func:`replay` starts as soon as its dependencies are."""
     r = ready_marker(boot)
     if r is None:
         return None
@@ -349,6 +351,9 @@ def printer_unit(boot: BootAnalysis, runs: Sequence[UnitRun]) -> UnitRun | None:
         found = [u for u in runs if u.name == n]
         if found:  # the console may show "Started app.service" after the app's first line
             return min(found, key=lambda u: abs(u.start_ns - r[1]))
+    known = [n for n in names if uf is not None and uf.get(n) is not None]
+    if known:
+        return UnitRun(known[0], r[1], r[1], False, ASSUMED, r[0].line_no, r[0].line_no)
     return None
 
 
@@ -419,7 +424,11 @@ def replay(runs: Sequence[UnitRun], after: Mapping[str, Sequence[str]], drop: It
         if r.name in gone:
             start[r.name] = active[r.name] = base_new if base_new is not None else 0
             continue
-        if base_old is None or base_new is None:
+        if r.result == ASSUMED and r.name in new_order and base_new is not None:
+            # its start is not in the log (nor the targets it waited for): reordered, it starts as
+            # soon as what it is now ordered after is up
+            s = base_new
+        elif base_old is None or base_new is None:
             s = r.start_ns
         else:
             s = base_new + (r.start_ns - base_old)
@@ -504,10 +513,12 @@ def model(boot: BootAnalysis, ctx: Context) -> Model | None:
     runs = tuple(unit_runs(boot, uf))
     m: Model | None = None
     if runs:
+        app = printer_unit(boot, runs, uf)
+        if app is not None and app.result == ASSUMED:
+            runs += (app,)
         after = after_map(uf, [r.name for r in runs]) if uf.units else {}
         chain = chain_for(boot, uf)
-        by = by_name(runs)
-        m = Model(boot, uf, runs, by, after, chain, ready_ns(boot), printer_unit(boot, runs))
+        m = Model(boot, uf, runs, by_name(runs), after, chain, ready_ns(boot), app)
     _models.insert(0, (boot, ctx.rootfs_files, ctx.target, m))
     del _models[4:]
     return m

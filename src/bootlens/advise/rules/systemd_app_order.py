@@ -21,7 +21,7 @@ from ...analyze import BootAnalysis
 from .. import REGISTRY
 from ..base import Change, ChangeKind, Confidence, Context, Finding, Rule
 from ..evidence import secs
-from ..systemd import FILE_MODE, AppNeeds, Model, app_needs, fmt_at, model, unit_evidence
+from ..systemd import ASSUMED, FILE_MODE, AppNeeds, Model, app_needs, fmt_at, model, unit_evidence
 
 LATE_TARGETS = ("multi-user.target", "graphical.target", "default.target")
 NETWORK = ("network-online.target", "network.target")
@@ -88,6 +88,8 @@ class SystemdAppOrder(Rule):
         assert m.ready is not None and m.app is not None
         gate = [u for u in m.after.get(app, ()) if u in m.by and m.by[u].active_ns <= m.app.start_ns]
         waited = max(gate, key=lambda u: m.by[u].active_ns) if gate else late[0]
+        if m.app.result == ASSUMED:
+            waited = late[0]  # the log ends before the targets it waited for were reached
         ev = unit_evidence(m.boot, [m.app, *([m.by[waited]] if waited in m.by else [])], [m.ready[1]])
         path = m.uf.paths[app]
         if not needs.known:
@@ -123,7 +125,11 @@ class SystemdAppOrder(Rule):
                 saving_ns=None, arithmetic=f"no estimate: replaying the boot without that order moves nothing "
                                            f"({m.chain_text()})",
                 confidence=Confidence.LOW, tradeoff=TRADEOFF, change=change, evidence=ev)
-        arithmetic = (f"{app} started at {fmt_at(m.app.start_ns)} (line {m.app.line_no}), after {waited}; "
+        started = (f"{app} started at {fmt_at(m.app.start_ns)} (line {m.app.line_no}), after {waited}"
+                   if m.app.result != ASSUMED else
+                   f"{app} printed the ready line at {fmt_at(m.app.start_ns)} (line {m.app.line_no}; the capture "
+                   f"ends there, before systemd's line for its start), ordered after {', '.join(late)}")
+        arithmetic = (f"{started}; "
                       f"{'; '.join(needs.reasons)}; ordered after only "
                       f"{', '.join(needs.units) or 'the journal socket'} (and its console line written by "
                       f"systemd-journald, active at {fmt_at(base_t) if base_t is not None else '?'}"
