@@ -298,21 +298,6 @@ def chain_for(boot: BootAnalysis, uf: UnitFiles) -> Chain:
     return critical_chain(boot, after)
 
 
-def chain_units(chain: Chain) -> list[tuple[Link, int]]:
-    """The chain's unit links, each with the chain time it accounts for: its activation time
-    minus that of the link below it (0 when a time is missing)."""
-    out: list[tuple[Link, int]] = []
-    links = chain.links
-    for i, lk in enumerate(links):
-        if lk.kind != "unit":
-            continue
-        below = next((x for x in links[i + 1:] if x.at_ns is not None), None)
-        share = lk.at_ns - below.at_ns if lk.at_ns is not None and below is not None and below.at_ns is not None \
-            else 0
-        out.append((lk, max(share, 0)))
-    return out
-
-
 def chain_text(chain: Chain, limit: int = 6, uf: UnitFiles | None = None) -> str:
     """The chain's top links in words, for an arithmetic: 'app.service @99.650s <- ...'."""
     parts = [f"{uf.resolve(lk.name) if uf is not None and lk.kind == 'unit' else lk.name} @{lk.at_ns / 1e9:.3f}s"
@@ -365,10 +350,6 @@ def unit_evidence(boot: BootAnalysis, runs: Iterable[UnitRun], extra: Iterable[i
     return evidence(boot.boot, *nos)
 
 
-def ran_before(runs: Iterable[UnitRun], t_ns: int) -> list[UnitRun]:
-    return [r for r in runs if r.start_ns < t_ns]
-
-
 # --- changes -------------------------------------------------------------------------------
 
 
@@ -395,9 +376,6 @@ def fmt_at(ns: int) -> str:
     return f"{ns / 1e9:.3f} s"
 
 
-__all__ = ["UnitFiles", "UnitRun", "after_map", "by_name", "chain_for", "chain_source", "chain_text", "chain_units",
-           "dropin", "fmt_at", "mask_change", "overlap_ns", "parse_unit", "printer_unit", "ran_before", "ready_ns",
-           "secs", "unit_evidence", "unit_files", "unit_runs"]
 
 
 # --- what if -------------------------------------------------------------------------------
@@ -434,19 +412,6 @@ def replay(runs: Sequence[UnitRun], after: Mapping[str, Sequence[str]], drop: It
             s = base_new + (r.start_ns - base_old)
         start[r.name], active[r.name] = s, s + r.duration_ns
     return start
-
-
-def ready_after(boot: BootAnalysis, runs: Sequence[UnitRun], after: Mapping[str, Sequence[str]],
-                drop: Iterable[str] = (), reorder: Mapping[str, Sequence[str]] | None = None
-                ) -> tuple[int, int, UnitRun] | None:
-    """(measured ready, ready in the :func:`replay` world, the unit that printed it); None when
-    the boot has no ready marker or its printer is not known."""
-    r = ready_ns(boot)
-    app = printer_unit(boot, runs)
-    if r is None or app is None:
-        return None
-    new = replay(runs, after, drop, reorder)
-    return r[0], new.get(app.name, app.start_ns) + (r[0] - app.start_ns), app
 
 
 # --- the model every systemd rule reads ----------------------------------------------------
@@ -603,3 +568,9 @@ def fstab_mounts(files: Mapping[str, bytes]) -> list[str]:
         if len(f) >= 4 and not f[0].startswith("#") and f[1].startswith("/") and "noauto" not in f[3]:
             out.append(f[1].rstrip("/") or "/")
     return out
+
+
+__all__ = ["ASSUMED", "AppNeeds", "Model", "UnitFiles", "UnitRun", "after_map", "app_needs", "by_name", "chain_for",
+           "chain_source", "chain_text", "context_unit_files", "dropin", "fmt_at", "mask_change", "model",
+           "overlap_ns", "parse_unit", "printer_unit", "ready_ns", "replay", "secs", "unit_evidence", "unit_files",
+           "unit_runs"]
