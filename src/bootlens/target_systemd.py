@@ -1,8 +1,10 @@
 """The systemd reference target ``qemu-x86_64-systemd``: Debian 12 as a product would ship it.
 
 ``build`` makes, with mmdebstrap from Debian 12 packages (``systemd-sysv udev linux-image-amd64``
-and friends), a root filesystem as an ext4 image (``mkfs.ext4 -d``, no loop mount), and takes
-the kernel and a small initrd (initramfs-tools, ``MODULES=list``) out of its /boot. The image
+and friends), a root filesystem as an ext4 image (``mkfs.ext4 -d``, no loop mount), takes the
+kernel out of its /boot and writes a small initramfs of its own (static busybox, the root's
+modules, mount, switch_root: Debian's initramfs-tools initrd, also in the image, starts udev and
+costs 7-14 s under TCG before systemd starts, time no systemd change can remove). The image
 is deliberately unoptimised, with the delays the advisor's systemd rules name: the application
 ``app.service`` is ordered after ``multi-user.target`` and ``network-online.target`` (which
 systemd-networkd-wait-online holds until QEMU's DHCP server answered), the journal is
@@ -18,7 +20,9 @@ outputs of that boot.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
+import io
 import os
 import shutil
 import stat as st
@@ -32,17 +36,19 @@ from .target import TargetError, TargetFiles, TargetSpec
 
 MIRROR = "http://deb.debian.org/debian"
 SUITE = "bookworm"
-PACKAGES = ("systemd-sysv", "udev", "linux-image-amd64", "initramfs-tools", "kmod", "dbus", "man-db")
+PACKAGES = ("systemd-sysv", "udev", "linux-image-amd64", "initramfs-tools", "kmod", "dbus", "man-db",
+            "busybox-static")  # busybox: the shell of the small initramfs bootlens boots (small_initramfs)
 ROOT_ARGS = "root=/dev/vda ro"  # kept like console=: without them there is no boot to measure
 COLLECT_ARG = "bootlens.collect=1"
 COLLECT_DISK_SIZE = 128 << 20
 IMAGE = "rootfs.ext4"
+INITRAMFS = "initramfs.cpio.gz"
+ROOT_MODULES = ("crc32c_generic", "virtio_pci", "virtio_blk", "ext4")  # crc32c: ext4's metadata checksums
 UNITS_TAR = "rootfs-files.tar"  # the unit and config files, for the advisor (rootfs_files)
 # bootlens's own collector is not the product: the advisor leaves it alone (its poll's sleep
 # is no boot delay: it runs after the app, only when collecting)
 TOOLING = frozenset({"usr/local/sbin/bootlens-collect"})
 KEEP_IMAGES = 8  # overlay images kept in the cache, newest first (about 0.5 GB each)
-MACHINE_ID = "b0071e5b0071e5b0071e5b0071e5b007"  # fixed: the same journal directory on every boot
 
 # Kernel modules no QEMU product needs; dropping them halves the image (and each overlay copy).
 PRUNE_MODULES = ("sound", "drivers/media", "drivers/net/wireless", "drivers/infiniband", "drivers/staging",
@@ -122,7 +128,9 @@ Name=en*
 DHCP=ipv4
 """
 
-# path in the image -> (content, mode); symlinks are made by the customize hook
+# path in the image -> (content, mode); symlinks are made by the customize hook. /etc/machine-id
+# stays empty, as mmdebstrap leaves it and machine-id(5) advises for an image: systemd makes a
+# transient ID on each boot (the image is attached with snapshot=on, nothing is kept anyway).
 FILES: dict[str, tuple[str, int]] = {
     "etc/systemd/system/app.service": (APP_SERVICE, 0o644),
     "usr/local/bin/app": (APP, 0o755),
@@ -132,10 +140,9 @@ FILES: dict[str, tuple[str, int]] = {
     "etc/fstab": ("# fsck checks the root at boot (pass 1), as an installer writes it\n"
                   "/dev/vda / ext4 defaults 0 1\n", 0o644),
     "etc/hostname": ("bootlens-systemd\n", 0o644),
-    "etc/machine-id": (MACHINE_ID + "\n", 0o444),
     "etc/initramfs-tools/modules": ("virtio_pci\nvirtio_blk\next4\n", 0o644),
 }
-INITRAMFS_CONF = "MODULES=list\n"  # before the kernel is installed: its initrd is made once, small
+INITRAMFS_CONF = "MODULES=list\n"  # Debian's own initrd, made once at kernel install: small (not booted)
 
 # What the customize hook runs in the tree: units enabled as a product would, nothing that goes
 # to the internet at boot (apt's timers masked; no NTP installed), a persistent journal.
@@ -162,7 +169,7 @@ def files(s: TargetSpec, d: Path) -> TargetFiles:
     if not kernels or not (d / IMAGE).exists() or not (d / UNITS_TAR).exists():
         raise TargetError(f"{s.name} is not set up: run `bootlens target setup {s.name}`")
     version = kernels[-1].name.removeprefix("vmlinuz-")
-    initrd = d / f"initrd.img-{version}"
+    initrd = d / INITRAMFS
     if not initrd.exists():
         raise TargetError(f"{s.name}: {initrd} is missing: run `bootlens target setup --force {s.name}`")
     return TargetFiles(s, kernels[-1], initrd, version, d / IMAGE)
@@ -215,7 +222,7 @@ def build(s: TargetSpec, d: Path, log: bool = True) -> TargetFiles:
         for old in [*d.glob("vmlinuz-*"), *d.glob("initrd.img-*")]:
             old.unlink()
         shutil.copy(kernels[-1], d / kernels[-1].name)
-        shutil.copy(initrd, d / initrd.name)
+        (d / INITRAMFS).write_bytes(small_initramfs(tree, version))
         _save_unit_files(tree, d / UNITS_TAR)
         used = sum(f.stat().st_size for f in tree.rglob("*") if f.is_file() and not f.is_symlink())
         size_mb = int(used * 1.3 / 2**20) + 256  # room for the journal, the random seed, an overlay
@@ -225,6 +232,59 @@ def build(s: TargetSpec, d: Path, log: bool = True) -> TargetFiles:
         _run(["mkfs.ext4", "-q", "-L", "rootfs", "-d", str(tree), "-F", str(image), f"{size_mb}M"], "mkfs.ext4")
         os.replace(image, d / IMAGE)
     return files(s, d)
+
+
+SMALL_INIT = """\
+#!/bin/sh
+# bootlens's small initramfs: load the root's drivers, mount it read-only, hand over to systemd
+# (Debian's initramfs-tools starts udev and spends seconds under TCG before systemd even starts)
+b=/bin/busybox
+$b mount -t devtmpfs devtmpfs /dev
+for m in $($b cat /modules); do $b insmod /lib/modules/$m; done
+n=0
+while [ ! -b /dev/vda ] && [ $n -lt 500 ]; do $b sleep 0.01; n=$((n + 1)); done
+$b mount -t ext4 -o ro /dev/vda /root || { echo "bootlens initramfs: cannot mount /dev/vda"; $b sh; }
+$b mount --move /dev /root/dev
+exec $b switch_root /root /sbin/init
+"""
+
+
+def small_initramfs(tree: Path, version: str) -> bytes:
+    """A gzipped newc archive: static busybox, the root's modules (ROOT_MODULES and what
+    modules.dep says they need, dependencies first) and SMALL_INIT."""
+    from .target import _cpio_entry
+
+    moddir = tree / "usr/lib/modules" / version
+    deps: dict[str, list[str]] = {}
+    for line in (moddir / "modules.dep").read_text().splitlines():
+        mod, _, rest = line.partition(":")
+        deps[mod] = rest.split()
+    by_name = {PurePosixPath(m).name.removesuffix(".ko"): m for m in deps}
+    order: list[str] = []
+
+    def add(mod: str) -> None:
+        if mod not in order:
+            for dep in deps.get(mod, []):
+                add(dep)
+            order.append(mod)
+
+    for name in ROOT_MODULES:
+        if name not in by_name:
+            raise TargetError(f"kernel {version} has no module {name} (built in? then drop it from ROOT_MODULES)")
+        add(by_name[name])
+    busybox = (tree / "usr/bin/busybox").read_bytes() if (tree / "usr/bin/busybox").exists() \
+        else (tree / "bin/busybox").read_bytes()
+    entries: list[tuple[str, int, bytes]] = [(n, 0o040755, b"") for n in ("bin", "dev", "proc", "sys", "root", "lib",
+                                                                          "lib/modules")]
+    entries += [("bin/busybox", 0o100755, busybox), ("bin/sh", 0o120777, b"busybox"),
+                ("init", 0o100755, SMALL_INIT.encode()),
+                ("modules", 0o100644, "".join(PurePosixPath(m).name + "\n" for m in order).encode())]
+    entries += [(f"lib/modules/{PurePosixPath(m).name}", 0o100644, (moddir / m).read_bytes()) for m in order]
+    raw = io.BytesIO()
+    for ino, (path, mode, data) in enumerate(entries, 1):
+        _cpio_entry(raw, ino, path, mode, data)
+    _cpio_entry(raw, 0, "TRAILER!!!", 0, b"")
+    return gzip.compress(raw.getvalue(), compresslevel=6, mtime=0)
 
 
 def _save_unit_files(tree: Path, out: Path) -> None:
