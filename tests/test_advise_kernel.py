@@ -543,7 +543,8 @@ def test_jffs2_not_for_other_roots(tmp_path: Path) -> None:
 
 
 def every_log() -> list[Path]:
-    return sorted([*CORPUS.glob("*.log"), *(HERE / "golden").glob("**/*.log"), *DATA.glob("*.console.log")])
+    # golden cases are one folder deep; deeper ones are the pieces of a bootchart archive, not logs
+    return sorted([*CORPUS.glob("*.log"), *(HERE / "golden").glob("*/*.log"), *DATA.glob("*.console.log")])
 
 
 @pytest.mark.parametrize("path", every_log(), ids=lambda p: p.name)
