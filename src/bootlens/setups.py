@@ -80,10 +80,9 @@ def parse_try(text: str) -> TrySpec:
     return TrySpec(name, spec, None, rule=value)
 
 
-def overlay_change(root: Path, where: str = "overlay") -> Change:
-    """A change laying the files (and symlinks) under ``root`` over the root filesystem."""
-    if not root.is_dir():
-        raise ExperimentError(f"{where}: {printable(str(root))} is not a directory")
+def overlay_files(root: Path) -> list[tuple[str, bytes, int]]:
+    """The files and symlinks under ``root`` as (path below it, content or link target, mode),
+    in walk order; a symlink to a directory is a link, not followed."""
     files: list[tuple[str, bytes, int]] = []
     for dirpath, dirnames, filenames in os.walk(root):
         for n in sorted(dirnames + filenames):
@@ -94,6 +93,14 @@ def overlay_change(root: Path, where: str = "overlay") -> Change:
             elif p.is_file():
                 files.append((rel, p.read_bytes(), st.S_IFREG | (p.stat().st_mode & 0o777)))
         dirnames[:] = [d for d in dirnames if not (Path(dirpath) / d).is_symlink()]
+    return files
+
+
+def overlay_change(root: Path, where: str = "overlay") -> Change:
+    """A change laying the files (and symlinks) under ``root`` over the root filesystem."""
+    if not root.is_dir():
+        raise ExperimentError(f"{where}: {printable(str(root))} is not a directory")
+    files = overlay_files(root)
     if not files:
         raise ExperimentError(f"{where}: {printable(str(root))} holds no files")
     files.sort()

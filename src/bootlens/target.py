@@ -119,17 +119,20 @@ def files(name: str) -> TargetFiles:
     return TargetFiles(s, kernels[-1], initrd, kernels[-1].name.removeprefix("vmlinuz-"))
 
 
-def _run(cmd: list[str], what: str, cwd: str | None = None) -> str:
+def _run(cmd: list[str], what: str, cwd: str | None = None, timeout_s: float = 600, hint: str = "",
+         stderr_only: bool = False) -> str:
+    """A set-up command's standard output (with ``stderr_only``: its standard error, which is
+    where debugfs reports), or a one-line TargetError with its last line of standard error."""
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=cwd)
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, cwd=cwd)
     except FileNotFoundError:
-        raise TargetError(f"{what}: {cmd[0]} not found") from None
+        raise TargetError(f"{what}: {cmd[0]} not found{hint}") from None
     except subprocess.TimeoutExpired:
         raise TargetError(f"{what}: timed out") from None
     if p.returncode != 0:
         last = (p.stderr.strip().splitlines() or ["no message"])[-1]
         raise TargetError(f"{what} failed: {last}")
-    return p.stdout
+    return p.stderr if stderr_only else p.stdout
 
 
 def setup(name: str, force: bool = False, log: bool = True) -> TargetFiles:

@@ -32,6 +32,7 @@ import tarfile
 import tempfile
 from pathlib import Path, PurePosixPath
 
+from . import target
 from .target import TargetError, TargetFiles, TargetSpec
 
 MIRROR = "http://deb.debian.org/debian"
@@ -176,16 +177,8 @@ def files(s: TargetSpec, d: Path) -> TargetFiles:
 
 
 def _run(cmd: list[str], what: str, timeout_s: float = 1800, stderr_only: bool = False) -> str:
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
-    except FileNotFoundError:
-        raise TargetError(f"{what}: {cmd[0]} not found (apt-get install mmdebstrap e2fsprogs)") from None
-    except subprocess.TimeoutExpired:
-        raise TargetError(f"{what}: timed out") from None
-    if p.returncode != 0:
-        last = (p.stderr.strip().splitlines() or ["no message"])[-1]
-        raise TargetError(f"{what} failed: {last}")
-    return p.stderr if stderr_only else p.stdout + p.stderr
+    return target._run(cmd, what, timeout_s=timeout_s, hint=" (apt-get install mmdebstrap e2fsprogs)",
+                       stderr_only=stderr_only)
 
 
 def build(s: TargetSpec, d: Path, log: bool = True) -> TargetFiles:
@@ -328,17 +321,9 @@ def overlay_entries(root: Path) -> list[tuple[str, bytes, int]]:
     """The overlay directory's files and symlinks as (path, content or link target, mode)."""
     if not root.is_dir():
         raise TargetError(f"overlay {root}: not a directory")
-    out: list[tuple[str, bytes, int]] = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        for n in sorted(dirnames + filenames):
-            p = Path(dirpath) / n
-            rel = p.relative_to(root).as_posix()
-            if p.is_symlink():
-                out.append((rel, os.readlink(p).encode(), st.S_IFLNK | 0o777))
-            elif p.is_file():
-                out.append((rel, p.read_bytes(), st.S_IFREG | (p.stat().st_mode & 0o777)))
-        dirnames[:] = [x for x in dirnames if not (Path(dirpath) / x).is_symlink()]
-    return sorted(out)
+    from .setups import overlay_files  # the one walk of an overlay (experiment's overlay changes too)
+
+    return sorted(overlay_files(root))
 
 
 def _debugfs_script(entries: list[tuple[str, bytes, int]], tmp: Path) -> str:
