@@ -439,6 +439,13 @@ class Model:
         new = replay(self.runs, self.after, drop, reorder)
         return new.get(self.app.name, self.app.start_ns) + (self.ready[0] - self.app.start_ns)
 
+    def started_before_ready(self, name: str) -> UnitRun | None:
+        """The start job of unit ``name`` when it began before the ready line, else None."""
+        r = self.by.get(name)
+        if r is None or not r.span or self.ready is None or r.start_ns >= self.ready[0]:
+            return None
+        return r
+
     def saving(self, drop: Iterable[str] = (), reorder: Mapping[str, Sequence[str]] | None = None) -> int | None:
         """Measured ready minus the replayed one; None without a ready marker or its unit."""
         new = self.ready_without(drop, reorder)

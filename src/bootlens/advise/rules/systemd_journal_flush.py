@@ -49,8 +49,8 @@ class JournalFlush(Rule):
         m = model(boot, ctx)
         if m is None or m.ready is None:
             return
-        r = m.by.get(FLUSH)
-        if r is None or not r.span or r.start_ns >= m.ready[0]:
+        r = m.started_before_ready(FLUSH)
+        if r is None:
             return
         st = storage(ctx.rootfs_files)
         if st is not None and st.lower() in ("volatile", "none"):

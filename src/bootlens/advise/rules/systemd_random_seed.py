@@ -40,8 +40,8 @@ class RandomSeed(Rule):
         m = model(boot, ctx)
         if m is None or m.ready is None:
             return
-        r = m.by.get(UNIT)
-        if r is None or not r.span or r.start_ns >= m.ready[0]:
+        r = m.started_before_ready(UNIT)
+        if r is None:
             return
         lines = boot.boot.lines
         waits = [i + lines.first for i in lines.grep(*WAIT_TEXT) if r.line_no <= i + lines.first <= r.end_line_no]
