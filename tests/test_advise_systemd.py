@@ -276,6 +276,7 @@ def test_wild_console_named_by_description() -> None:
 
 
 def _boot(out: Path, *args: str) -> Path:
+    out.mkdir(parents=True, exist_ok=True)
     r = subprocess.run([sys.executable, "-m", "bootlens.cli", "target", "boot", NAME, "-o", str(out / "boot.rec"),
                         "--collect", str(out / "guest"), "--timeout", "600", *args], capture_output=True, timeout=900)
     assert r.returncode == 0, r.stderr.decode()[-2000:]
