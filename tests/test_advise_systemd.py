@@ -294,8 +294,9 @@ def fresh_boot(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_app_order_change_booted(fresh_boot: Path, tmp_path: Path) -> None:
     """The advisor's app_order change on a fresh boot, laid over the image and booted: the app
     still prints APP READY, and the guest's own chain no longer runs through multi-user.target."""
+    # the app is ordered after both: whichever became active last is on the guest's chain
     chain = guest_chain(fresh_boot)
-    assert "multi-user.target" in chain
+    assert {"multi-user.target", "network-online.target"} & set(chain[:2]), chain
     (f,) = [f for f in advise(boot_of(fresh_boot / "boot.rec"), ctx(), registry()) if f.rule == SystemdAppOrder.id]
     assert f.saving_ns is not None and f.saving_ns > 0
     overlay = tmp_path / "overlay"
@@ -305,7 +306,7 @@ def test_app_order_change_booted(fresh_boot: Path, tmp_path: Path) -> None:
     after = _boot(tmp_path / "after", "--rootfs-overlay", str(overlay))
     assert "APP READY" in (after / "guest" / "journal-short-monotonic.txt").read_text()
     new_chain = guest_chain(after)
-    assert new_chain[0] == "app.service" and "multi-user.target" not in new_chain
+    assert new_chain[0] == "app.service" and not {"multi-user.target", "network-online.target"} & set(new_chain)
     # the guest ran the replaced unit: systemd-analyze dump shows the app without its old order
     dump = (after / "guest" / "analyze-dump.txt").read_text()
     app = dump.split("-> Unit app.service:", 1)[1].split("-> Unit ", 1)[0]
