@@ -31,6 +31,7 @@ from bootlens.advise.rules.systemd_journal_flush import JournalFlush
 from bootlens.advise.rules.systemd_maintenance import Maintenance
 from bootlens.advise.rules.systemd_off_path import OffPath
 from bootlens.advise.rules.systemd_random_seed import RandomSeed
+from bootlens.advise.rules.systemd_ready_output import ReadyViaJournald
 from bootlens.advise.rules.systemd_wait_online import WaitOnline
 from bootlens.advise.systemd import (ASSUMED, after_map, app_needs, context_unit_files, model, parse_unit, unit_files,
                                      unit_runs)
@@ -41,7 +42,8 @@ from bootlens.target import READY_MARKER, rootfs_files
 from conftest import needs_wild, wild_log
 
 NAME = "qemu-x86_64-systemd"
-RULES = (SystemdAppOrder, WaitOnline, Maintenance, GettyBeforeApp, JournalFlush, RandomSeed, OffPath)
+RULES = (SystemdAppOrder, WaitOnline, Maintenance, GettyBeforeApp, JournalFlush, RandomSeed, OffPath,
+         ReadyViaJournald)
 READY = ParseOptions((MarkerSpec.parse(f"ready={READY_MARKER}"),))
 COLLECTED = Path(os.environ.get("BOOTLENS_SYSTEMD_BOOT", "/tmp/systemd-boot-1"))
 FILES = rootfs_files(NAME)
@@ -289,21 +291,32 @@ def fresh_boot(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return _boot(tmp_path_factory.mktemp("systemd-boot"))
 
 
+def _lay(changes: list[Finding], overlay: Path) -> Path:
+    for f in changes:
+        for path, data, _ in f.change.files:
+            (overlay / path).parent.mkdir(parents=True, exist_ok=True)
+            (overlay / path).write_bytes(data)
+    return overlay
+
+
+@pytest.fixture(scope="module")
+def app_order_boot(fresh_boot: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Finding, Path]:
+    """The advisor's app_order change on the fresh boot, laid over the image and booted."""
+    (f,) = [f for f in advise(boot_of(fresh_boot / "boot.rec"), ctx(), registry()) if f.rule == SystemdAppOrder.id]
+    out = tmp_path_factory.mktemp("app-order")
+    return f, _boot(out / "after", "--rootfs-overlay", str(_lay([f], out / "overlay")))
+
+
 @pytest.mark.slow
 @needs_qemu
-def test_app_order_change_booted(fresh_boot: Path, tmp_path: Path) -> None:
+def test_app_order_change_booted(fresh_boot: Path, app_order_boot: tuple[Finding, Path]) -> None:
     """The advisor's app_order change on a fresh boot, laid over the image and booted: the app
     still prints APP READY, and the guest's own chain no longer runs through multi-user.target."""
     # the app is ordered after both: whichever became active last is on the guest's chain
     chain = guest_chain(fresh_boot)
     assert {"multi-user.target", "network-online.target"} & set(chain[:2]), chain
-    (f,) = [f for f in advise(boot_of(fresh_boot / "boot.rec"), ctx(), registry()) if f.rule == SystemdAppOrder.id]
+    f, after = app_order_boot
     assert f.saving_ns is not None and f.saving_ns > 0
-    overlay = tmp_path / "overlay"
-    for path, data, _ in f.change.files:
-        (overlay / path).parent.mkdir(parents=True, exist_ok=True)
-        (overlay / path).write_bytes(data)
-    after = _boot(tmp_path / "after", "--rootfs-overlay", str(overlay))
     assert "APP READY" in (after / "guest" / "journal-short-monotonic.txt").read_text()
     new_chain = guest_chain(after)
     assert new_chain[0] == "app.service" and not {"multi-user.target", "network-online.target"} & set(new_chain)
@@ -314,3 +327,36 @@ def test_app_order_change_booted(fresh_boot: Path, tmp_path: Path) -> None:
     # the saving is tens of seconds against a run-to-run noise of a few: earlier on one boot each
     before, now = boot_of(fresh_boot / "boot.rec").total.duration_ns, boot_of(after / "boot.rec").total.duration_ns
     assert before is not None and now is not None and now < before
+
+
+@pytest.mark.slow
+@needs_qemu
+def test_ready_output_once_the_app_starts_early(fresh_boot: Path, app_order_boot: tuple[Finding, Path],
+                                                 tmp_path: Path) -> None:
+    """With the app started early, its ready line waits for journald to forward it: the
+    ready_output rule (silent on the stock boot, where journald is long up) sees it in the
+    console line's identifier, and its drop-in, booted, puts the line straight on the console
+    with the app still running."""
+    order, after = app_order_boot
+    files = {**FILES, **{p: d for p, d, _ in order.change.files}}
+    b = boot_of(after / "boot.rec")
+    m = model(b, Context(target=NAME, rootfs_files=files))
+    assert m is not None and m.ready is not None and m.app is not None
+    assert re.match(r"app\[\d+\]: APP READY", b.boot.lines.text[b.boot.lines.index_of(m.ready[1])].strip())
+    (f,) = ReadyViaJournald().check(b, Context(target=NAME, rootfs_files=files))
+    assert f.saving_ns is not None and f.saving_ns == m.ready[0] - m.app.start_ns > 0
+    assert f.change.files[0][0] == "etc/systemd/system/app.service.d/50-bootlens-console.conf"
+    assert b"StandardOutput=tty" in f.change.files[0][1] and "at most" in f.arithmetic
+    # on the stock boot the app starts long after journald: nothing to say
+    assert not list(ReadyViaJournald().check(boot_of(fresh_boot / "boot.rec"), ctx()))
+    now = _boot(tmp_path / "tty", "--rootfs-overlay", str(_lay([order, f], tmp_path / "overlay")))
+    nb = boot_of(now / "boot.rec")
+    rm = model(nb, Context(target=NAME, rootfs_files={**files, **{p: d for p, d, _ in f.change.files}}))
+    assert rm is not None and rm.ready is not None and rm.app is not None
+    line = nb.boot.lines.text[nb.boot.lines.index_of(rm.ready[1])].strip()
+    assert line == "APP READY", line  # the program's own write, no journald identifier
+    assert not list(ReadyViaJournald().check(nb, Context(target=NAME, rootfs_files=files)))
+    units = (now / "guest" / "units.txt").read_text()
+    assert re.search(r"^app\.service\s+loaded\s+active\s+running", units, re.M), units
+    # the line now follows the app's start closely instead of journald's
+    assert rm.ready[0] - rm.app.start_ns < f.saving_ns / 2

@@ -334,9 +334,12 @@ esac
 class FakeBoard:
     """A board on a pty: the power-cycle command drops a trigger file; the board then prints a
     U-Boot countdown of 0.5 s (none with bootdelay=0), a kernel that spends 0.3 s in a slow
-    driver (not with cmdline 'fastinit'), and the ready line (never with cmdline 'breakme')."""
+    driver (not with cmdline 'fastinit'), and the ready line (never with cmdline 'breakme').
+    With ``late``, the slow driver takes 0.6 s, and a fast kernel shows a second delay it hid:
+    0.3 s settling (not with cmdline 'fastuser')."""
 
-    def __init__(self, tmp: Path) -> None:
+    def __init__(self, tmp: Path, late: bool = False) -> None:
+        self.late = late
         self.master, self.slave = pty.openpty()
         self.trigger, self.state, self.log = tmp / "power-on", tmp / "state", tmp / "hook.log"
         self.hook = tmp / "hook.sh"
@@ -359,10 +362,11 @@ class FakeBoard:
                 self.trigger.unlink()
                 self.boots += 1
                 state = self.state.read_text() if self.state.exists() else ""
-                self._boot("uboot-env bootdelay=0" in state, "cmdline fastinit" in state, "cmdline breakme" in state)
+                self._boot("uboot-env bootdelay=0" in state, "cmdline fastinit" in state, "cmdline breakme" in state,
+                           self.late and "cmdline fastuser" not in state)
             time.sleep(0.005)
 
-    def _boot(self, nodelay: bool, fast: bool, broken: bool) -> None:
+    def _boot(self, nodelay: bool, fast: bool, broken: bool, settle: bool) -> None:
         def out(line: bytes, wait: float = 0.02) -> None:
             os.write(self.master, line)
             time.sleep(wait)
@@ -371,7 +375,9 @@ class FakeBoard:
         out(b"U-Boot 2023.01 (board)\n")
         out(b"Hit any key to stop autoboot:  %d \n" % (0 if nodelay else 1), 0.0 if nodelay else 0.5)
         out(b"Starting kernel ...\n")
-        out(b"[    0.000000] Linux version 6.1.0 (x)\n", 0.0 if fast else 0.3)
+        out(b"[    0.000000] Linux version 6.1.0 (x)\n", 0.0 if fast else 0.6 if self.late else 0.3)
+        if fast and settle:
+            out(b"[    0.100000] late: settling\n", 0.3)
         out(b"[    0.400000] slowdrv: probe done\n")
         out(b"[    0.500000] Run /init as init process\n")
         if not broken:
@@ -469,6 +475,23 @@ class FastInit(Rule):
                                   (Evidence(lines.no(i), t),))
 
 
+class Settle(Rule):
+    """Test rule: the settling delay after 'late: settling' goes away with cmdline fastuser."""
+
+    id = "test.settle"
+    title = "settling"
+
+    def check(self, boot: BootAnalysis, ctx: Context) -> Iterable[Finding]:
+        lines = boot.boot.lines
+        for i, t in enumerate(lines.text[:-1]):
+            if "late: settling" in t:
+                a, b = lines.host[i], lines.host[i + 1]
+                if a is not None and b is not None:
+                    yield Finding(self.id, "settling", "kernel_init", b - a, f"gap after line {lines.no(i)}",
+                                  Confidence.MEDIUM, "none", Change(ChangeKind.CMDLINE, "fastuser", "add fastuser"),
+                                  (Evidence(lines.no(i), t),))
+
+
 class Breaker(Rule):
     """Test rule: proposes a change that stops the board from reaching ready."""
 
@@ -532,6 +555,60 @@ def test_optimize_on_a_board_keeps_what_saves_and_reaches_ready(tmp_path: Path) 
     assert doc["final"]["configuration"]["append"] == "fastinit"
     assert [t["kept"] for t in doc["tried"]] == [tried[t["rule"]].kept for t in doc["tried"]]
     assert doc["comparison"]["kind"] == "compare"
+
+
+def test_optimize_rounds_try_what_a_kept_change_reveals(tmp_path: Path) -> None:
+    """Round 1 keeps fastinit; only on a boot with it does the settling delay show, which round
+    2 tries on top of fastinit and keeps; round 3 finds nothing new to try; the target as it was
+    and the final configuration are booted again side by side for the figure of the whole."""
+    reg = RuleRegistry()
+    for cls in (FastInit, Settle):
+        reg.register(cls)
+    with FakeBoard(tmp_path, late=True) as fb:
+        bench = BoardBench(fb.port, 115200, f"touch {fb.trigger}", "ready to serve", str(fb.hook), timeout_s=2.0)
+        r = optimize(bench, tmp_path / "o", 3, reg, rounds=3)
+        calls = fb.calls()
+    assert [x.number for x in r.rounds] == [1, 2, 3]
+    one, two, three = r.rounds
+    assert [t.finding.rule for t in one.tried] == ["test.fastinit"] and one.tried[0].kept
+    assert one.applied == () and one.kept is not None and one.kept.append == "fastinit"
+    # round 2: advised on a traced boot with fastinit, tried fastuser on top of it
+    assert calls.count(f"advise apply cmdline {TRACE_APPEND}") == 3
+    assert ["advise reset", "advise apply cmdline fastinit", f"advise apply cmdline {TRACE_APPEND}"] == \
+        calls[calls.index("advise apply cmdline fastinit") - 1:][:3]
+    assert [lb for lb, _ in two.applied] == ["test.fastinit"]
+    assert two.baseline.setup.append == "fastinit" and two.baseline.folder == tmp_path / "o" / "round-2" / "baseline"
+    (settle,) = two.tried
+    assert settle.finding.rule == "test.settle" and settle.kept, settle.decision
+    assert settle.outcome.measured.setup.append == "fastinit fastuser"
+    assert settle.outcome.saving_ns is not None and 0.2e9 < settle.outcome.saving_ns < 0.45e9
+    assert ("test.fastinit", "kept in an earlier round") in [(f.rule, why) for f, why in two.not_tried]
+    # round 3 finds nothing it can try: it boots nothing more than its traced boot
+    assert three.tried == () and three.kept is None and three.baseline is two.kept_outcome.measured  # type: ignore[union-attr]
+    assert "round 3: no finding can be tried automatically" in r.notes
+    # the whole: the target as it was beside the final configuration, booted again
+    assert r.final is not None and r.final.append == "fastinit fastuser"
+    assert r.final_baseline is not None and r.final_baseline.folder == tmp_path / "o" / "overall" / "baseline"
+    fo = r.final_outcome
+    assert fo is not None and fo.measured.folder == tmp_path / "o" / "overall" / "final"
+    assert fo.significance is Significance.SIGNIFICANT and fo.saving_ns is not None and 0.45e9 < fo.saving_ns < 0.8e9
+    assert r.baseline is r.final_baseline and r.comparison is not None
+
+    from rich.console import Console
+
+    from bootlens.render.experiment import optimize_json_obj, render_optimize
+
+    con = Console(record=True, width=100)
+    render_optimize(r, con)
+    text = con.export_text()
+    assert "Round 2: on top of test.fastinit, kept before" in text and "round 2 kept test.settle:" in text
+    assert "round 3 kept nothing" in text and "booted again side by side, 3 boots each" in text
+    doc = json.loads(json.dumps(optimize_json_obj(r)))
+    assert [x["number"] for x in doc["rounds"]] == [1, 2, 3] and doc["final_side_by_side"] is True
+    assert [(t["rule"], t["round"], t["kept"]) for t in doc["tried"]] == [("test.fastinit", 1, True),
+                                                                           ("test.settle", 2, True)]
+    assert doc["rounds"][1]["applied"][0]["value"] == "fastinit" and doc["rounds"][2]["kept"] is None
+    assert doc["final"]["configuration"]["append"] == "fastinit fastuser"
 
 
 def test_an_existing_folder_is_refused(tmp_path: Path) -> None:

@@ -360,18 +360,24 @@ def _not_ready(folders: list[Path]) -> list[NotReady]:
 @_bench_options
 @click.option("--html", metavar="FILE", help="Also write the before/after compare report (HTML) to FILE; '-' "
               "writes only it, to standard output.")
+@click.option("--rounds", default=3, show_default=True, type=click.IntRange(1, 20), metavar="N",
+              help="At most N rounds: while a round keeps a change, the next advises on a boot of what was kept "
+              "and tries the new findings on top of it. 1: a single round.")
 def optimize_cmd(name: str, repeat: int | str, max_repeat: int, output: str | None, append: str, as_json: bool, baud: int | None,
                  port: str | None, power_cycle: str | None, ready: str, hook: str | None, timeout_s: float,
-                 html: str | None) -> None:
+                 html: str | None, rounds: int) -> None:
     """Find and keep the changes that make TARGET boot faster.
 
     Boots once with the kernel's tracing on and asks the advisor; tries every finding that
     bootlens can apply (kernel command line, U-Boot variables, init script edits) alone,
     --repeat boots each against as many of the baseline; keeps those that save time
     significantly and still reach the ready line; boots them together and prints the final
-    configuration with the before/after comparison. Kconfig and manual findings are listed,
-    not tried. Exit code 3 when a boot of the traced boot, the baseline or the final
-    configuration never reached the ready line (a change that breaks the boot is only not kept).
+    configuration with the before/after comparison. While a round keeps a change, the next one
+    (up to --rounds) advises again on a boot of what was kept and tries its new findings on top
+    of it; the target as it was and the final configuration are then booted side by side.
+    Kconfig and manual findings are listed, not tried. Exit code 3 when a boot of the traced
+    boot, the baseline or the final configuration never reached the ready line (a change that
+    breaks the boot is only not kept).
     """
     import time as _time
     from pathlib import Path
@@ -390,7 +396,7 @@ def optimize_cmd(name: str, repeat: int | str, max_repeat: int, output: str | No
         bench = _bench(name, append, baud, port, power_cycle, ready, hook, timeout_s)
         bar.start()
         first, most = _repeat_plan(repeat, max_repeat)
-        result = optimize(bench, folder, first, progress=progress, max_repeat=most)
+        result = optimize(bench, folder, first, progress=progress, max_repeat=most, rounds=rounds)
     except BootlensError as e:
         bar.stop()
         _fail(e)
@@ -412,7 +418,7 @@ def optimize_cmd(name: str, repeat: int | str, max_repeat: int, output: str | No
         if html and result.comparison is not None:
             console.print(f"before/after compare report in {html}")
     # a tried change that breaks the boot is a result (not kept), not a failure of the run
-    folders = [result.advise_folder]
+    folders = [r.advise_folder for r in result.rounds]
     if result.baseline.ready_boots < result.baseline.boots:
         folders.append(result.baseline.folder)
     fo = result.final_outcome

@@ -17,7 +17,7 @@ from rich.text import Text
 from .. import __version__
 from ..compare import ALPHA, Significance
 from ..experiment import (
-    AGREEMENT, ALL_SPEC, Agreement, ExperimentResult, Measured, OptimizeResult, Outcome, Setup,
+    AGREEMENT, ALL_SPEC, Agreement, ExperimentResult, Measured, OptimizeResult, Outcome, Round, Setup,
 )
 from ..lines import clip
 from ..setups import EQUALISED, change_dict
@@ -187,32 +187,24 @@ def _legend(console: Console) -> None:
 
 
 def render_optimize(r: OptimizeResult, console: Console) -> None:
-    """The headline, what was tried and kept, the final configuration, the before/after
-    comparison, then each change's estimate against its measurement."""
-    kept = sum(1 for t in r.tried if t.kept)
+    """The headline, then per round what was tried and kept (with each change's estimate
+    against its measurement), the final configuration and the before/after comparison."""
+    kept = len(r.final.changes) if r.final is not None else 0
     if r.final_outcome is not None:
         _change_headline(console, r.final_outcome, r.baseline, f"with {kept} change{'s' if kept != 1 else ''} kept")
     else:
         _change_headline(console, None, r.baseline, "no change saved time significantly")
-    auto = len(r.tried)
-    _say(console, f"Optimize {r.target}: {r.repeat} boot{'s' if r.repeat != 1 else ''} per configuration, "
-         f"interleaved; run folders in {r.folder}/")
-    _say(console, f"{len(r.findings)} findings on the boot with tracing on ({r.advise_folder}): {auto} "
-         f"tried automatically, {len(r.not_tried)} not tried")
-    console.print()
-    _configurations([r.baseline] + [t.outcome.measured for t in r.tried], console)
-    console.print()
-    if r.tried:
-        _savings_table("Each change alone (baseline median − median with the change)",
-                       [t.outcome for t in r.tried], console, [t.kept for t in r.tried])
+    n = len(r.rounds)
+    _say(console, f"Optimize {r.target}: {n} round{'s' if n != 1 else ''}, up to {r.repeat} boot"
+         f"{'s' if r.repeat != 1 else ''} per configuration, interleaved; run folders in {r.folder}/")
+    for rnd in r.rounds:
         console.print()
-    if r.not_tried:
-        rows: list[list[str | Text]] = [
-            [Text(visible(f.rule)), Text(visible(f"{f.change.kind.value}: {f.change.value}")), short(f.saving_ns),
-             Text(visible(why))] for f, why in r.not_tried]
-        cols = (("rule", "left"), ("change", "left"), ("estimate", "right"), ("why", "left"))
-        console.print(fit_table("Not tried", cols, rows, console.width, flex=(1, 0), wrap=3))
-        console.print()
+        if n > 1:
+            on = (f": on top of {', '.join(lb for lb, _ in rnd.applied)}, kept before" if rnd.applied
+                  else ": the target as it is")
+            console.print(Text(visible(f"Round {rnd.number}{on} (run folders in {rnd.folder}/)"), style="bold"))
+        _round(rnd, console, n > 1)
+    console.print()
     _final_config(r, console)
     if r.comparison is not None:
         console.print()
@@ -227,17 +219,52 @@ def render_optimize(r: OptimizeResult, console: Console) -> None:
             _say(console, Text(f"power-on → ready (median): {short(base.median)} → {short(after.median)}, "
                                f"{short(o.saving_ns)} or {o.saving_pct or 0:.1f}% less ({o.significance.value}); "
                                f"{o.measured.ready_boots} of {o.measured.boots} boots reached ready", style="bold"))
+        if r.final_baseline is not None:
+            _say(console, f"the target as it was ({r.final_baseline.folder}) and the final configuration "
+                          f"({o.measured.folder}) booted again side by side, {o.measured.boots} boots each")
         if r.sum_single_ns is not None:
-            _say(console, f"the kept changes saved {short(r.sum_single_ns)} one by one")
+            _say(console, f"the kept changes saved {short(r.sum_single_ns)} one by one"
+                          + (", each against the configuration of its round" if n > 1 else ""))
         if o.explanation:
             _say(console, f"why: {o.explanation}")
     console.print()
-    console.print(Text("Per change: estimate against measurement", style="bold"))
-    for tr in r.tried:
-        _details(tr.outcome, console, tr.decision)
-    for n in r.notes:
-        _say(console, f"note: {n}", style="dim")
+    for note in r.notes:
+        _say(console, f"note: {note}", style="dim")
     _legend(console)
+
+
+def _round(rnd: Round, console: Console, several: bool) -> None:
+    """One round: its findings, configurations, savings, what was not tried, each change's
+    estimate against its measurement."""
+    _say(console, f"{len(rnd.findings)} findings on the boot with tracing on ({rnd.advise_folder}): "
+         f"{len(rnd.tried)} tried automatically, {len(rnd.not_tried)} not tried")
+    console.print()
+    _configurations([rnd.baseline] + [t.outcome.measured for t in rnd.tried], console)
+    console.print()
+    if rnd.tried:
+        _savings_table("Each change alone (baseline median − median with the change)",
+                       [t.outcome for t in rnd.tried], console, [t.kept for t in rnd.tried])
+        console.print()
+    if rnd.not_tried:
+        rows: list[list[str | Text]] = [
+            [Text(visible(f.rule)), Text(visible(f"{f.change.kind.value}: {f.change.value}")), short(f.saving_ns),
+             Text(visible(why))] for f, why in rnd.not_tried]
+        cols = (("rule", "left"), ("change", "left"), ("estimate", "right"), ("why", "left"))
+        console.print(fit_table("Not tried", cols, rows, console.width, flex=(1, 0), wrap=3))
+        console.print()
+    if rnd.tried:
+        console.print(Text("Per change: estimate against measurement", style="bold"))
+        for tr in rnd.tried:
+            _details(tr.outcome, console, tr.decision)
+    if several:
+        o = rnd.kept_outcome
+        if o is None or rnd.kept is None:
+            _say(console, f"round {rnd.number} kept nothing", style="bold")
+        elif o.saving_ns is not None:
+            mine = [lb for lb, _ in rnd.kept.changes[len(rnd.applied):]]
+            _say(console, Text(visible(f"round {rnd.number} kept {', '.join(mine)}: {short(o.saving_ns)} or "
+                                       f"{o.saving_pct or 0:.1f}% less than its baseline ({o.significance.value})"),
+                               style="bold"))
 
 
 def _final_config(r: OptimizeResult, console: Console) -> None:
@@ -314,24 +341,46 @@ def experiment_json_obj(r: ExperimentResult) -> dict[str, Any]:
             "sum_of_single_savings_s": _ns(r.sum_single_ns), "notes": list(r.notes)}
 
 
-def optimize_json_obj(r: OptimizeResult) -> dict[str, Any]:
-    """``bootlens optimize --json`` (docs/json.md)."""
-    def finding(f: Any) -> dict[str, Any]:
-        return {"rule": f.rule, "title": f.title, "stage": f.stage, "saving_s": _ns(f.saving_ns),
-                "confidence": f.confidence.value, "change": change_dict(f.rule, f.change),
-                "automatic": f.change.automatic}
+def _finding_dict(f: Any) -> dict[str, Any]:
+    return {"rule": f.rule, "title": f.title, "stage": f.stage, "saving_s": _ns(f.saving_ns),
+            "confidence": f.confidence.value, "change": change_dict(f.rule, f.change),
+            "automatic": f.change.automatic}
 
+
+def _tried_dicts(rnd: Round) -> list[dict[str, Any]]:
+    return [{**outcome_dict(t.outcome), "rule": t.finding.rule, "kept": t.kept, "decision": t.decision,
+             "round": rnd.number} for t in rnd.tried]
+
+
+def round_dict(rnd: Round) -> dict[str, Any]:
+    """One round of optimize: on top of what, what it tried and kept."""
+    return {
+        "number": rnd.number, "applied": [change_dict(lb, c) for lb, c in rnd.applied], "folder": str(rnd.folder),
+        "advise_folder": str(rnd.advise_folder), "repeat": rnd.repeat,
+        "findings": [_finding_dict(f) for f in rnd.findings],
+        "not_tried": [{**_finding_dict(f), "why": why} for f, why in rnd.not_tried],
+        "baseline": measured_dict(rnd.baseline), "tried": _tried_dicts(rnd),
+        "kept": None if rnd.kept is None or rnd.kept_outcome is None else {
+            **outcome_dict(rnd.kept_outcome), "configuration": setup_dict(rnd.kept)},
+        "sum_of_single_savings_s": _ns(rnd.sum_single_ns),
+    }
+
+
+def optimize_json_obj(r: OptimizeResult) -> dict[str, Any]:
+    """``bootlens optimize --json`` (docs/json.md): round 1's findings at the top, every round's
+    tries in ``tried``, each round whole in ``rounds``; ``baseline`` is what ``final`` is against."""
     return {
         **_head("optimize", r.target, str(r.folder), r.repeat, r.max_repeat), "advise_folder": str(r.advise_folder),
-        "findings": [finding(f) for f in r.findings],
-        "not_tried": [{**finding(f), "why": why} for f, why in r.not_tried],
+        "findings": [_finding_dict(f) for f in r.findings],
+        "not_tried": [{**_finding_dict(f), "why": why} for f, why in r.not_tried],
         "baseline": measured_dict(r.baseline),
-        "tried": [{**outcome_dict(t.outcome), "rule": t.finding.rule, "kept": t.kept, "decision": t.decision}
-                  for t in r.tried],
+        "tried": [t for rnd in r.rounds for t in _tried_dicts(rnd)],
         "final": None if r.final is None or r.final_outcome is None else {
             **outcome_dict(r.final_outcome), "configuration": setup_dict(r.final),
             "overlay_dir": None if r.final_overlay is None else str(r.final_overlay)},
+        "final_side_by_side": r.final_baseline is not None,
         "sum_of_single_savings_s": _ns(r.sum_single_ns),
+        "rounds": [round_dict(rnd) for rnd in r.rounds],
         "comparison": None if r.comparison is None else compare_json_obj(r.comparison),
         "notes": list(r.notes),
     }
