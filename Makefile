@@ -9,8 +9,9 @@ BIN := $(abspath $(VENV))/bin
 PIP := $(BIN)/python -m pip --disable-pip-version-check
 # Debian packages: QEMU and U-Boot for the reference targets, mmdebstrap for the systemd one (kernels are fetched by
 # bootlens), Chromium for the HTML report tests (driven by Playwright, never its own browser),
-# python3-venv for .venv, tmux for the tests that read bootlens's output in a real terminal
-APT_PACKAGES ?= python3-venv qemu-system-arm qemu-system-x86 u-boot-qemu mmdebstrap chromium tmux
+# python3-venv for .venv, tmux for the tests that read bootlens's output in a real terminal, postgresql for the
+# server the history tests start (tests/pg_server.py)
+APT_PACKAGES ?= python3-venv qemu-system-arm qemu-system-x86 u-boot-qemu mmdebstrap chromium tmux postgresql
 # the virtualenv's commands (bootlens, pytest, mypy) first; rustup installs cargo in ~/.cargo/bin,
 # Debian's cargo lands in /usr/bin
 export PATH := $(BIN):$(HOME)/.cargo/bin:$(PATH)
