@@ -321,13 +321,20 @@ def _merge_order(lists: Iterable[Sequence[str]]) -> list[str]:
 
 
 def figures_of(groups: Sequence[Group]) -> tuple[Figure, ...]:
-    """The total, stage and marker table over all inputs.
+    """The total, stage and marker table over all inputs (:func:`figures_from` their boots'
+    statistics and t=0s)."""
+    return figures_from([statistics_of(g.analysis.boots) for g in groups],
+                        [frozenset(b.total.origin for b in g.analysis.boots) for g in groups])
+
+
+def figures_from(per_input: Sequence[Sequence[Stat]], origins: Sequence[frozenset[str]]) -> tuple[Figure, ...]:
+    """The total, stage and marker table from each input's statistics (named as boot_figures
+    names them) and the t=0s its boots count from (``history``'s stored runs come here too).
 
     A marker's figure is its time from t=0, so it is compared only between inputs whose boots
     all count from the same t=0 (power-on, first byte or kernel start); a total's name already
     says where it counts from, and durations of stages do not depend on it."""
-    per_group = [{s.name: s for s in statistics_of(g.analysis.boots)} for g in groups]
-    origins = [frozenset(b.total.origin for b in g.analysis.boots) for g in groups]
+    per_group = [{s.name: s for s in stats} for stats in per_input]
     # totals, then stages, then markers, as boot_figures lists them, whatever each input has
     names = sorted(_merge_order(list(d) for d in per_group),
                    key=lambda n: 0 if n.startswith("total ") else 2 if n.startswith("marker ") else 1)
@@ -337,14 +344,14 @@ def figures_of(groups: Sequence[Group]) -> tuple[Figure, ...]:
         deltas = tuple(
             figure_delta(n, stats[0], stats[i], (label(0), label(i)),
                          not n.startswith("marker ") or (len(origins[0]) == 1 and origins[0] == origins[i]))
-            for i in range(1, len(groups))
+            for i in range(1, len(per_group))
         )
         figures.append(Figure(n, stats, deltas))
     return tuple(figures)
 
 
 @dataclass(frozen=True, slots=True)
-class _Sums:
+class Sums:
     """Per-name totals of one kind over one group: one value per boot that shows the kind."""
 
     boots: int
@@ -374,23 +381,32 @@ def _unit_key(e: Event) -> str | None:
     return e.name if e.kind is Kind.UNIT and e.duration_ns is not None else None
 
 
-def _sums(boots: Sequence[BootAnalysis], key: Callable[[Event], str | None]) -> _Sums:
-    per_boot: list[tuple[dict[str, int], dict[str, int]]] = []
-    for b in boots:
-        ns: dict[str, int] = {}
-        count: dict[str, int] = {}
-        for e in b.boot.events:
-            k = key(e)
-            if k is None:
-                continue
-            ns[k] = ns.get(k, 0) + (e.duration_ns or 0)
-            count[k] = count.get(k, 0) + 1
-        if count:
-            per_boot.append((ns, count))
+def boot_sums(b: BootAnalysis, key: Callable[[Event], str | None]) -> tuple[dict[str, int], dict[str, int]]:
+    """One boot's per-name total ns and count of one kind (``key`` names an event, or None)."""
+    ns: dict[str, int] = {}
+    count: dict[str, int] = {}
+    for e in b.boot.events:
+        k = key(e)
+        if k is None:
+            continue
+        ns[k] = ns.get(k, 0) + (e.duration_ns or 0)
+        count[k] = count.get(k, 0) + 1
+    return ns, count
+
+
+def sums_of(boots: Iterable[tuple[dict[str, int], dict[str, int]]]) -> Sums:
+    """Per-name sums over boots (each as :func:`boot_sums` gives it): only boots that show the
+    kind take part, and in those a name the boot does not show counts as 0 ns."""
+    per_boot = [(ns, count) for ns, count in boots if count]
     names = list(dict.fromkeys(n for _, c in per_boot for n in c))
-    return _Sums(len(per_boot),
-                 {n: [ns.get(n, 0) for ns, _ in per_boot] for n in names},
-                 {n: [c.get(n, 0) for _, c in per_boot] for n in names})
+    return Sums(len(per_boot),
+                {n: [ns.get(n, 0) for ns, _ in per_boot] for n in names},
+                {n: [c.get(n, 0) for _, c in per_boot] for n in names})
+
+
+# the per-name tables: kind, and the name an event counts under (None: not of that kind)
+NAME_KINDS: tuple[tuple[str, Callable[[Event], str | None]], ...] = (
+    ("initcalls", _initcall_key), ("processes", _process_key), ("probes", _probe_key), ("units", _unit_key))
 
 
 def _median_count(counts: list[int] | None) -> float | None:
@@ -398,7 +414,7 @@ def _median_count(counts: list[int] | None) -> float | None:
     return None if s is None else s.median
 
 
-def name_deltas(kind: str, base: _Sums, other: _Sums, top: int, labels: tuple[str, str] = ("A", "B"),
+def name_deltas(kind: str, base: Sums, other: Sums, top: int, labels: tuple[str, str] = ("A", "B"),
                 with_counts: bool = False) -> NameDeltas:
     """Compare per-name sums of one kind; keep the ``top`` largest differences (``labels``
     name the two sides in the note when one side has none of this kind)."""
@@ -444,9 +460,7 @@ def compare_groups(groups: Sequence[Group], top: int = 20) -> Comparison:
         InputSummary(label(i), g.name, g.folder, len(g.analysis.boots), sum(b.partial for b in g.analysis.boots))
         for i, g in enumerate(groups)
     )
-    kinds = (("initcalls", _initcall_key), ("processes", _process_key), ("probes", _probe_key),
-             ("units", _unit_key))
-    sums = [{k: _sums(g.analysis.boots, key) for k, key in kinds} for g in groups]
+    sums = [{k: sums_of(boot_sums(b, key) for b in g.analysis.boots) for k, key in NAME_KINDS} for g in groups]
     pairs = []
     for i in range(1, len(groups)):
         ab = (label(0), label(i))

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -228,10 +228,16 @@ def boot_figures(b: BootAnalysis) -> dict[str, int]:
 
 def statistics_of(boots: Sequence[BootAnalysis]) -> list[Stat]:
     """Per-quantity statistics, in the order quantities first appear."""
+    return figure_statistics(boot_figures(b) for b in boots)
+
+
+def figure_statistics(per_boot: Iterable[dict[str, int]]) -> list[Stat]:
+    """Per-quantity statistics of boots' figures (as :func:`boot_figures` gives them, or as
+    ``history`` stored them), in the order quantities first appear."""
     names: list[str] = []
     values: dict[str, list[int]] = {}
-    for b in boots:
-        for k, v in boot_figures(b).items():
+    for figures in per_boot:
+        for k, v in figures.items():
             if k not in values:
                 names.append(k)
                 values[k] = []
