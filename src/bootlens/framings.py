@@ -28,6 +28,13 @@ _YAML_SIMPLE = {"0": "\0", "a": "\a", "b": "\b", "t": "\t", "\t": "\t", "n": "\n
                 "_": "\xa0", "L": "\u2028", "P": "\u2029"}
 # Control characters the console cleaning removes (tab kept); LAVA already drops ESC.
 _CTRL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f\x85\u2028\u2029]")
+# ... but only the ESC byte: the rest of each escape stays in the message ("[0;32m  OK  [0m]",
+# "c[?7l[2J" for ESC c ESC [?7l ESC [2J). The console cleaning would have removed the whole
+# sequence, so these remnants go too: colours (SGR), private modes, erase, and the "c" of a reset
+# where the mode change follows it (tuxrun's real logs, tests/golden/lava/). A printk stamp or
+# "[  OK  ]" has spaces or a dot inside and never matches; a digit is required so that "[mem ...]"
+# stays, and a bare "[K" (erase line) only when no letter follows ("[Kernel" stays).
+_ESC_REMNANT = re.compile(r"c?\[\?[0-9;]{1,16}[hl]|\[[0-9;]{1,16}[mJK]|\[K(?![A-Za-z])")
 
 _MONTHS = {m: i for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct",
                                         "Nov", "Dec"), 1)}
@@ -143,15 +150,22 @@ def _lava(raw: list[str]) -> Columns:
     """LAVA job log: ``target`` lines are the console; ``dt`` (UTC, µs) is when the dispatcher
     read the line, t=0 at the first target line. Other levels are the dispatcher's own messages
     (info, debug, input sent to the board, results, feedback from other connections): they keep
-    their line numbers with empty text."""
+    their line numbers with empty text.
+
+    A prompt has no newline, so LAVA writes its record only when the echo of what it typed ends
+    the line ("tuxtest login: root", after the ``input`` record "root"): such a line is timed at
+    the first dispatcher record after the previous console line, when LAVA had matched the prompt,
+    not a keystroke round trip later."""
     texts = [""] * len(raw)
     kernel: list[int | None] = [None] * len(raw)
     host: list[int | None] = [None] * len(raw)
     levels: Counter[str] = Counter()
-    bad = 0
+    bad = remnants = prompts = 0
     idx: list[int] = []
     msgs: list[str] = []
     times: list[int | None] = []
+    first_other: int | None = None  # dt of the first dispatcher record since the last target line
+    typed = ""  # what LAVA last sent to the board since the last target line
     for i, s in enumerate(raw):
         if not s.strip():
             continue
@@ -161,18 +175,28 @@ def _lava(raw: list[str]) -> Columns:
             continue
         if m[2] != "target":
             levels[m[2]] += 1
+            if first_other is None:
+                first_other = _dt(m[1])
+            if m[2] == "input":
+                typed = (_unyaml(m[3]) or "").strip()
             continue
         msg = _unyaml(m[3])
         if msg is None:
             bad += 1
             continue
-        try:
-            t: int | None = _epoch_ns(datetime.fromisoformat(m[1]))
-        except ValueError:
-            t = None
+        t = _dt(m[1])
+        if typed and first_other is not None and len(msg.rstrip()) > len(typed) and msg.rstrip().endswith(typed):
+            t = first_other
+            prompts += 1
+        first_other, typed = None, ""
         idx.append(i)
         # a bare CR mid-line (progress output) disappears as in a console capture
-        msgs.append(_CTRL.sub("", msg) if _CTRL.search(msg) else msg)
+        if _CTRL.search(msg):
+            msg = _CTRL.sub("", msg)
+        if "[" in msg:
+            msg, n = _ESC_REMNANT.subn("", msg)
+            remnants += n
+        msgs.append(msg)
         times.append(t)
     ctexts, ckernel = _console(msgs)
     t0 = next((t for t in times if t is not None), 0)
@@ -187,7 +211,20 @@ def _lava(raw: list[str]) -> Columns:
                      f"lines are not console output and were skipped ({kinds})")
     if bad:
         notes.append(f"LAVA job log: {bad} lines were not LAVA log records and were skipped")
+    if prompts:
+        notes.append(f"LAVA job log: {prompts} prompt line{'s' * (prompts != 1)} ended by the echo of LAVA's "
+                     "input timed when LAVA matched the prompt")
+    if remnants:
+        notes.append(f"LAVA job log: {remnants} terminal escapes whose ESC byte LAVA had dropped were removed")
     return texts, kernel, host, notes
+
+
+def _dt(s: str) -> int | None:
+    """ns since the epoch of a LAVA ``dt`` (ISO 8601, UTC, µs), or None when it does not read."""
+    try:
+        return _epoch_ns(datetime.fromisoformat(s))
+    except ValueError:
+        return None
 
 
 def _epoch_ns(d: datetime) -> int:
