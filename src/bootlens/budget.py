@@ -128,10 +128,11 @@ def parse_budget(text: str, source: str = "budget.toml") -> Budget:
     if not isinstance(default, str) or not _STAT.fullmatch(default):
         raise err(("statistic",), f"statistic {default!r}: use median, mean, min, max or pNN (p90, p95)")
     entries: list[Entry] = []
-    if "total" in doc:
-        entries.append(_entry("total", "", doc["total"], default, ("total",), err, lines))
-    for kind in KINDS[1:]:
-        if kind not in doc:
+    for kind in doc:  # in the file's order: results read as the budget does
+        if kind == "statistic":
+            continue
+        if kind == "total":
+            entries.append(_entry("total", "", doc["total"], default, ("total",), err, lines))
             continue
         table = doc[kind]
         if not isinstance(table, dict):
@@ -264,7 +265,7 @@ class Result:
     boots: int
     over_ns: float | None
     beyond_noise: bool | None
-    detail: str
+    detail: str  # a sentence that reads after the figure: f"{figure}: {detail}"
     evidence: tuple[Evidence, ...] = ()
     worst: str | None = None  # the worst boot: "file boot N"
 
@@ -355,6 +356,20 @@ def _measure(e: Entry, b: BootAnalysis, fig: Mapping[str, int]) -> tuple[str, in
     return f"{e.kind} {names[0] if len(names) == 1 else e.name}", total, evidence
 
 
+def _uncertain(e: Entry, b: BootAnalysis) -> int | None:
+    """How much later than measured the figure's end may truly lie in boot ``b``: 0 when its
+    line had a time of its own, the bound of an estimate (lines.estimate_stamp), None unbounded."""
+    if e.kind == "total":
+        return b.total.error_ns if b.total.estimated else 0
+    if e.kind == "stage":
+        s = next((s for s in b.stages if s.name == e.name and s.duration_ns is not None), None)
+        return s.end.error_ns if s is not None and s.end is not None and s.end.estimated else 0
+    if e.kind == "marker":
+        ev = next((x for x in b.boot.events if x.kind is Kind.MARKER and x.name == e.name), None)
+        return ev.start.error_ns if ev is not None and ev.start is not None and ev.start.estimated else 0
+    return 0
+
+
 def statistic_of(s: Stat, statistic: str) -> float:
     """The entry's statistic over the boots' values: median, mean, min, max, or the
     nearest-rank percentile pNN (a value some boot took)."""
@@ -396,11 +411,19 @@ def _check_entry(e: Entry, boots: Sequence[BootAnalysis], figs: Sequence[Mapping
         detail = f"{short(value)} ≤ {limit} ({of}), {short(e.max_ns - value)} to spare"
         if s.n >= 2 and s.ci_high > e.max_ns:
             detail += f"; {ci} reaches above the limit: within the noise"
+        late = [_uncertain(e, b) for b, _ in measured]
+        if any(x != 0 for x in late):
+            # a pass on a time the log did not carry must not read as certain (a login prompt
+            # after user space printed untimed lines may have come much later)
+            most = None if None in late else max(x or 0 for x in late)
+            detail += (f"; estimated in {sum(x != 0 for x in late)} of {_boots(s.n)} (a line without a time of "
+                       f"its own): the true value may be {'any amount' if most is None else 'up to ' + short(most)} "
+                       "later")
         return Result(e, Verdict.PASS, figure, value, s, len(boots), None, None, detail, worst[2],
                       _boot_name(worst_b))
     over = value - e.max_ns
     pct = f" (+{100 * over / e.max_ns:.1f} %)" if e.max_ns else ""
-    head = f"{figure}: {short(value)} > {limit} ({of}), over by {short(over)}{pct}"
+    head = f"{short(value)} > {limit} ({of}), over by {short(over)}{pct}"
     beyond: bool | None
     if s.n < 2:
         beyond, tail = None, "one boot gives no noise estimate"
@@ -416,22 +439,23 @@ def _check_entry(e: Entry, boots: Sequence[BootAnalysis], figs: Sequence[Mapping
 
 def _not_measured(e: Entry, boots: Sequence[BootAnalysis]) -> str:
     """Why no boot measured the entry's figure, with what the boots do show (a typo shows)."""
-    n = _boots(len(boots))
+    n = f"(of {len(boots)})"
     if not boots:
         return "no boots in the input"
     if e.kind == "total":
         if e.origin is not None and any(b.total.duration_ns is not None for b in boots):
             got = sorted({b.total.origin for b in boots if b.total.duration_ns is not None})
-            return f"none of {n} counts from {e.origin} (they count from {', '.join(got)})"
-        return f"none of {n} reached its end: {boots[0].total.end}"
+            return f"no boot {n} counts from {e.origin} (counted from: {', '.join(got)})"
+        return f"no boot {n} reached its end: {boots[0].total.end}"
     if e.kind == "stage":
         seen = list(dict.fromkeys(s.name for b in boots for s in b.stages if s.duration_ns is not None))
-        return f"none of {n} has a stage {e.name!r} (measured: {', '.join(seen) or 'none'})"
+        return f"no boot {n} has a stage {e.name!r} (measured: {', '.join(seen) or 'none'})"
     if e.kind == "marker":
-        seen = list(dict.fromkeys(ev.name for b in boots for ev in b.boot.events if ev.kind is Kind.MARKER))
-        return (f"none of {n} shows the marker {e.name!r} (markers: {', '.join(seen) or 'none'}; "
+        seen = list(dict.fromkeys(ev.name for b in boots for ev in b.boot.events
+                                    if ev.kind is Kind.MARKER and ev.name != "uptime"))
+        return (f"no boot {n} shows the marker {e.name!r} (markers: {', '.join(seen) or 'none'}; "
                 "--marker NAME=REGEX defines one)")
     with_kind = sum(bool(boot_sums(b, NAME_KEYS[e.kind])[1]) for b in boots)
     if not with_kind:
-        return f"none of {n} shows any {PLURAL[e.kind]}"
-    return f"{with_kind} of {n} show {PLURAL[e.kind]}, none named {e.name!r}"
+        return f"no boot {n} shows any {PLURAL[e.kind]}"
+    return f"{with_kind} of {len(boots)} boots show {PLURAL[e.kind]}, none named {e.name!r}"

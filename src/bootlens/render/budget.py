@@ -18,6 +18,7 @@ Pure functions of the :class:`~bootlens.budget.Check`.
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -37,14 +38,16 @@ _MARK = {Verdict.PASS: "✓", Verdict.FAIL: "✗", Verdict.NOT_MEASURED: "✗", 
 _STYLE = {Verdict.PASS: "green", Verdict.FAIL: "bold red", Verdict.NOT_MEASURED: "bold red", Verdict.SKIPPED: "dim"}
 
 
-def headline(c: Check) -> str:
-    """One line: how many budgets failed, over how many boots, from which file."""
+def headline(c: Check, name_only: bool = False) -> str:
+    """One line: how many budgets failed, over how many boots, from which file (``name_only``:
+    its name without the folder, for an 80-column title)."""
+    source = Path(c.budget.source).name if name_only else c.budget.source
     bad = len(c.failures)
     n = len(c.results)
     boots = f"{c.boots} boot{'s' if c.boots != 1 else ''}"
     if bad:
-        return f"{printable(c.budget.source)}: {bad} of {n} budget{'s' if n != 1 else ''} failed ({boots})"
-    return f"{printable(c.budget.source)}: all {n} budget{'s' if n != 1 else ''} met ({boots})"
+        return f"{printable(source)}: {bad} of {n} budget{'s' if n != 1 else ''} failed ({boots})"
+    return f"{printable(source)}: all {n} budget{'s' if n != 1 else ''} met ({boots})"
 
 
 def _value(r: Result) -> str:
@@ -71,7 +74,7 @@ def render_check(c: Check, console: Console) -> None:
                      Text(_verdict_text(r), style=_STYLE[r.verdict])])
     cols = (("", "left"), ("budget", "left"), ("stat", "left"), ("value", "right"), ("limit", "right"),
             ("over", "right"), ("boots", "right"), ("verdict", "left"))
-    console.print(fit_table(headline(c), cols, rows, console.width, flex=(1,), keep=tuple(range(len(cols))),
+    console.print(fit_table(headline(c, name_only=True), cols, rows, console.width, flex=(1,), keep=tuple(range(len(cols))),
                             wrap=7))
     for r in c.results:
         if r.verdict is Verdict.PASS and "within the noise" not in r.detail:
