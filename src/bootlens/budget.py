@@ -113,7 +113,15 @@ def parse_budget(text: str, source: str = "budget.toml") -> Budget:
         m = re.search(r"\s*\(at line (\d+), column \d+\)$", msg)
         raise ParseError(source, int(m.group(1)) if m else 0,
                          f"not valid TOML: {msg[:m.start()] if m else msg}") from None
-    lines = _key_lines(text)
+    return budget_from_dict(doc, source, _key_lines(text))
+
+
+def budget_from_dict(doc: Mapping[str, Any], source: str, lines: Mapping[tuple[str, ...], int] | None = None
+                     ) -> Budget:
+    """A budget from its parsed form (a TOML document, or the pytest marker's keywords, whose
+    values may be durations as strings or tables); ``lines`` place each key path in the file.
+    ParseError(source, line, reason) for the first problem (line 0 where unknown)."""
+    lines = lines or {}
 
     def err(path: tuple[str, ...], reason: str) -> ParseError:
         for k in range(len(path), 0, -1):
