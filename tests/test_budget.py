@@ -331,3 +331,23 @@ def test_cli_bad_input_is_2(tmp_path: Path) -> None:
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "missing.log" in r.stderr
     r = cli("check", str(QUIET0))
     assert r.returncode == 2 and "--budget" in r.stderr
+
+
+def test_junit_links_the_budget_line() -> None:
+    from bootlens.render.budget import junit_xml
+
+    c = check(parse_budget('statistic = "max"\n\n[stage]\nbootloader = "1 s"\n', "ci/budget.toml"), boots(QUIET0))
+    (case,) = ET.fromstring(junit_xml(c)).iter("testcase")
+    assert case.get("file") == "ci/budget.toml#L4"  # GitLab's link to the line in the repository
+    assert case.get("name") == "stage bootloader <= 1.000 s (max)" and case.find("failure") is None
+    out = case.find("system-out")
+    assert out is not None and (out.text or "").startswith("stage bootloader: ")
+
+
+def test_cli_junit_on_standard_output(tmp_path: Path) -> None:
+    b = tmp_path / "budget.toml"
+    b.write_text(BUDGET)
+    r = cli("check", "--budget", str(b), str(QUIET0), "--junit", "-")
+    assert r.returncode == 0, r.stderr
+    root = ET.fromstring(r.stdout)  # nothing but the XML
+    assert root.tag == "testsuites" and root.get("failures") == "0" and root.get("tests") == "3"

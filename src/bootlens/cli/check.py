@@ -20,7 +20,7 @@ from .common import say, write_output
               help="Mark lines matching REGEX as NAME, as analyze does; 'ready' ends the boot (run folders "
               "remember theirs).")
 @click.option("--junit", "junit", metavar="FILE", help="Write a JUnit XML report: one testcase per budget entry, "
-              "its figures as properties ('-': standard output).")
+              "its figures as properties ('-': standard output, instead of the table).")
 @click.option("--summary", "summary", metavar="FILE", help="Append a Markdown summary to FILE, e.g. "
               "\"$GITHUB_STEP_SUMMARY\" (a GitHub job page) or a file a GitLab job publishes.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (docs/budget.md) instead of the "
@@ -56,7 +56,9 @@ def check(inputs: tuple[str, ...], budget_path: str, markers: tuple[str, ...], j
         except OSError as e:
             say(f"bootlens: error: {summary}: cannot write: {e.strerror}")
             sys.exit(2)
-    if as_json:
+    if junit == "-":
+        pass  # the XML is the standard output
+    elif as_json:
         import orjson
 
         sys.stdout.buffer.write(orjson.dumps(check_json_obj(result), option=orjson.OPT_INDENT_2) + b"\n")

@@ -169,6 +169,8 @@ def junit_xml(c: Check, suite: str = "bootlens budget") -> bytes:
         e = r.entry
         tc = ET.SubElement(ts, "testcase", classname=f"bootlens.budget.{e.kind}",
                            name=f"{e.label} <= {short(e.max_ns)} ({e.statistic})", time="0")
+        if not Path(c.budget.source).is_absolute():  # GitLab links a repository path, #L<line> to the line
+            tc.set("file", f"{c.budget.source}#L{e.line_no}" if e.line_no else c.budget.source)
         items = [("figure", r.figure), ("statistic", e.statistic), ("limit_s", f"{e.max_ns / 1e9:.6f}"),
                  ("verdict", r.verdict.value), ("boots", str(r.boots))]
         if r.value_ns is not None:
