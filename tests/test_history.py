@@ -1,0 +1,326 @@
+"""History: the run store (SQLite and a real PostgreSQL server, the same tests on both),
+``bootlens store``, ``bootlens history`` and ``bootlens regress``.
+
+Real boots: tests/data/rerun (12 boots a configuration of the reference target, bootdelay=2
+against bootdelay=0, on a quiet and on a loaded host; tests/data/rerun/README.md). The quiet
+pair's facts, which ``bootlens compare`` gives on the folders themselves: the bootloader stage
+2.371 s against 225.9 ms (p = 7.8e-33), total and ready 7.533 s against 4.814 s (p = 2.3e-13),
+every other stage not significant (kernel_init asks for 14 more boots a side). The per-name
+tables come from the hand-written logs of tests/test_compare.py (initcalls and processes).
+
+The slow test boots the reference target twice three times, the second time with a ``sleep 1``
+added to an init script, and asks regress for that regression and no other.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import sqlite3
+import statistics
+import subprocess
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import pytest
+
+from bootlens.compare import Delta, compare_groups
+from bootlens.history import Store, parse_labels, store_run
+from bootlens.history.regress import Side, parse_selector, regress, select_reference
+from bootlens.history.store import BootRecord, HistoryError, boot_record, db_url
+from bootlens.history.trends import trends
+from bootlens.inputs import analyze_inputs
+from bootlens.render.history import history_html, sparkline
+from pg_server import PgServer, pg_server  # noqa: F401  (the session's PostgreSQL server fixture)
+from test_compare import READY, boot_log, run_folder, slow_boots
+
+HERE = Path(__file__).parent
+RERUN = HERE / "data" / "rerun"
+QUIET2, QUIET0 = RERUN / "quiet" / "bootdelay-2", RERUN / "quiet" / "bootdelay-0"
+LOADED2, LOADED0 = RERUN / "bootdelay-2", RERUN / "bootdelay-0"
+ENV = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "FORCE_COLOR", "BOOTLENS_DB")}
+_dbs = itertools.count()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A fresh, empty store: an SQLite file, or a new database on the real PostgreSQL server."""
+    if request.param == "sqlite":
+        yield str(tmp_path / "history.sqlite")
+        return
+    server: PgServer = request.getfixturevalue("pg_server")
+    yield server.create_database(f"bootlens_t{os.getpid()}_{next(_dbs)}")
+
+
+def cli(*args: str | Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``bootlens ARGS...`` through the real entry point."""
+    return subprocess.run([sys.executable, "-m", "bootlens.cli", *map(str, args)], capture_output=True, text=True,
+                          timeout=300, env=env or ENV)
+
+
+def side(name: str, boots: Sequence[BootRecord]) -> Side:
+    return Side(name, (), len(boots))
+
+
+# ---- the store ---------------------------------------------------------------------------------
+
+
+def test_stored_boots_are_the_analysed_boots(db: str, tmp_path: Path) -> None:
+    bb = "/bin/busybox"
+    folder = run_folder(tmp_path / "a", slow_boots([100_000, 102_000], [("x_init [mod]", 10)],
+                                                   [(bb, 2000), (bb, 3000), ("/bin/sleep", 40_000)]))
+    (g,) = analyze_inputs([str(folder)], READY)
+    run_id = store_run(db, g, {"board": "hand", "commit": "1a2b"})
+    with Store(db) as s:
+        (run,) = s.runs()
+        stored = s.boots([run_id])
+    assert run.id == run_id and run.kind == "run" and run.source == str(folder) and run.boots == 2
+    # the kernel version is read from the boots; the user's labels are kept as given
+    assert run.labels == {"board": "hand", "commit": "1a2b", "kernel": "6.1.0-test"}
+    want = [boot_record(b) for b in g.analysis.boots]
+    assert [(b.origin, b.partial, list(b.figures.items()), b.sums) for b in stored] == \
+        [(b.origin, b.partial, list(b.figures.items()), b.sums) for b in want]
+    # what the boots hold, by hand: busybox ran twice (2 + 3 ms), sleep once (40 ms)
+    ns, count = stored[0].sums["processes"]
+    assert (ns["busybox"], count["busybox"], ns["sleep"], count["sleep"]) == (5_000_000, 2, 40_000_000, 1)
+    assert stored[1].sums["initcalls"][0]["slow_init"] == 102_000_000
+    assert stored[0].sums["probes"] == ({}, {})  # no probe lines: the kind was not shown
+    totals = [b.figures["total (kernel start → ready)"] for b in stored]
+    assert run.total == statistics.median(totals) and run.total_name == "total (kernel start → ready)"
+
+
+def test_schema_is_versioned_and_created_once(db: str) -> None:
+    with Store(db) as s:
+        assert s.runs() == []
+    with Store(db) as s:  # a second open finds the tables and the version
+        rid = s.add([], {"a": "1"})
+        assert [r.id for r in s.runs()] == [rid]
+    if not db.endswith(".sqlite"):
+        return
+    con = sqlite3.connect(db)
+    assert con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchall() == [("1",)]
+    con.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+    con.commit()
+    con.close()
+    with pytest.raises(HistoryError, match="schema version 99"):
+        Store(db)
+
+
+def test_runs_selected_by_labels_and_ids(db: str) -> None:
+    with Store(db) as s:
+        a = s.add([], {"board": "rpi4", "branch": "main"})
+        b = s.add([], {"board": "rpi4", "branch": "dev"})
+        c = s.add([], {"board": "bbb", "branch": "main"})
+        assert [r.id for r in s.runs({"board": "rpi4"})] == [a, b]
+        assert [r.id for r in s.runs({"board": "rpi4", "branch": "main"})] == [a]
+        assert [r.id for r in s.runs(ids=[c, a])] == [a, c]
+        assert [r.id for r in select_reference(s, "branch=main", exclude=a)] == [c]
+        assert [r.id for r in select_reference(s, f"{a},{b},{c}", last=2)] == [b, c]
+        with pytest.raises(HistoryError, match="no stored run with id 999"):
+            s.runs(ids=[999])
+        with pytest.raises(HistoryError, match="no stored run matches"):
+            select_reference(s, "board=nope")
+        s.delete(b)
+        assert [r.id for r in s.runs()] == [a, c]
+
+
+def test_db_urls() -> None:
+    assert db_url("postgresql://u@h/db") == "postgresql+psycopg://u@h/db"
+    assert db_url("sqlite:///x.db") == "sqlite:///x.db"
+    assert db_url("rel/h.sqlite") == f"sqlite:///{Path('rel/h.sqlite').resolve()}"
+    os.environ["XDG_DATA_HOME"], old = "/xdg", os.environ.get("XDG_DATA_HOME")
+    try:
+        assert db_url(None) == "sqlite:////xdg/bootlens/history.sqlite"
+    finally:
+        if old is None:
+            del os.environ["XDG_DATA_HOME"]
+        else:
+            os.environ["XDG_DATA_HOME"] = old
+    assert parse_selector("3, 4") == ([3, 4], {})
+    assert parse_selector("board=rpi4,build=7") == ([], {"board": "rpi4", "build": "7"})
+    for bad in ("x", ",", "=v"):
+        with pytest.raises(HistoryError):
+            parse_selector(bad)
+    assert parse_labels(("a=1", "b = two", "a=3")) == {"a": "3", "b": "two"}
+    with pytest.raises(HistoryError):
+        parse_labels(("noequals",))
+
+
+# ---- regress: the stored values decide as compare does on the inputs ------------------------
+
+
+def _same_as_compare(db: str, base: Path, other: Path) -> None:
+    groups = analyze_inputs([str(base), str(other)], READY)
+    c = compare_groups(groups, top=10**6)
+    ids = [store_run(db, g, {}) for g in groups]
+    with Store(db) as s:
+        ref, new = s.boots([ids[0]]), s.boots([ids[1]])
+    r = regress(ref, new, side("ref", ref), side("new", new))
+    want = [(f.name, f.deltas[0]) for f in c.figures]
+    pair = c.pairs[0]
+    for nd in (pair.initcalls, pair.processes, pair.probes, pair.units):
+        want += [(d.name, d) for d in nd.rows]
+    got = [(row.delta.name, row.delta) for row in r.rows]
+
+    def key(d: Delta) -> tuple[object, ...]:
+        return (d.change, d.delta_ns, d.significance, d.p_value, d.reason, d.need_boots, d.baseline_count,
+                d.other_count)
+
+    assert sorted((n, key(d)) for n, d in got) == sorted((n, key(d)) for n, d in want)
+    assert [t.note for t in r.tables] == [nd.note for nd in (pair.initcalls, pair.processes, pair.probes, pair.units)]
+
+
+def test_regress_decides_as_compare_on_real_boots(db: str) -> None:
+    _same_as_compare(db, QUIET0, QUIET2)
+
+
+def test_regress_decides_as_compare_per_name(db: str, tmp_path: Path) -> None:
+    bb = "/bin/busybox"
+    a = run_folder(tmp_path / "a", slow_boots([100_000, 102_000, 101_000], [("old_init", 30_000)],
+                                              [(bb, 2000), (bb, 3000)]))
+    b = run_folder(tmp_path / "b", slow_boots([150_000, 151_000, 149_000], [("new_init", 7_000)],
+                                              [(bb, 2000), (bb, 3000), (bb, 4000), ("/usr/bin/app", 500)]))
+    _same_as_compare(db, a, b)
+
+
+def test_regress_names_the_slower_initcall_and_process(db: str, tmp_path: Path) -> None:
+    a = run_folder(tmp_path / "a", slow_boots([100_000, 102_000, 101_000], procs=[("/bin/busybox", 2000)]))
+    b = run_folder(tmp_path / "b", slow_boots([150_000, 151_000, 149_000],
+                                              procs=[("/bin/busybox", 2000), ("/bin/sleep", 30_000)]))
+    ids = [store_run(db, g, {}) for g in analyze_inputs([str(a), str(b)], READY)]
+    with Store(db) as s:
+        ref, new = s.boots([ids[0]]), s.boots([ids[1]])
+    r = regress(ref, new, side("a", ref), side("b", new))
+    slower = {(row.kind, row.delta.name.strip()) for row in r.slower}
+    # slow_init +49 ms, the added sleep +30 ms; what they add up to in the kernel and user space
+    assert ("initcall", "slow_init") in slower and ("process", "sleep") in slower
+    assert ("initcall", "fast_init") not in slower and ("process", "busybox") not in slower
+    assert {k for k, _ in slower} <= {"initcall", "process", "stage", "total", "marker"}
+    assert not r.faster
+
+
+# ---- the command line ------------------------------------------------------------------------------
+
+
+def test_cli_regress_real_boots(db: str) -> None:
+    r = cli("store", QUIET0, "--db", db, "--label", "board=qemu-arm64", "--label", "config=nodelay")
+    assert r.returncode == 0, r.stderr
+    ref_id = int(r.stdout.split("\t")[0])
+    assert r.stdout.endswith("(12 boots)\n")
+    # the countdown put back: the bootloader, the total and the ready time slower; nothing else
+    r = cli("regress", "--db", db, "--reference", "config=nodelay", QUIET2, "--json")
+    assert r.returncode == 1, r.stderr
+    out = json.loads(r.stdout)
+    assert out["regression"] is True and out["reference"]["runs"] == [ref_id] and out["new"]["boots"] == 12
+    slower = {(x["kind"], x["name"]): x for x in out["slower"]}
+    assert set(slower) == {("stage", "bootloader"), ("total", "total (power-on → ready)"), ("marker", "marker ready")}
+    boot = slower[("stage", "bootloader")]
+    assert round(boot["delta_s"], 4) == 2.1455 and boot["p_value"] < 1e-30 and boot["significance"] == "significant"
+    assert {(x["kind"], x["name"]) for x in out["undecided"]} == {("stage", "kernel_init")}
+    # stored with --store, then judged by its id: the same verdict, in words
+    r = cli("regress", "--db", db, "--reference", str(ref_id), QUIET2, "--store", "--label", "config=delay")
+    assert r.returncode == 1 and "stored as run" in r.stdout
+    new_id = ref_id + 1
+    r = cli("regress", "--db", db, "--reference", "board=qemu-arm64", str(new_id))
+    assert r.returncode == 1
+    assert f"reference: run {ref_id} (12 boots); new: run {new_id} (12 boots)" in r.stdout
+    assert "REGRESSION: 3 figures significantly slower:" in r.stdout
+    assert "  stage bootloader: 225.9 ms → 2.371 s, +2.146 s (+949.9%); p = 7.8e-33" in r.stdout
+    # the other way round it got faster: no regression
+    r = cli("regress", "--db", db, "--reference", str(new_id), str(ref_id))
+    assert r.returncode == 0 and "no regression: nothing significantly slower" in r.stdout
+    assert "faster (3):" in r.stdout
+
+
+def test_cli_history_lists_and_charts(db: str, tmp_path: Path) -> None:
+    for folder, cfg in ((QUIET2, "delay"), (QUIET0, "nodelay"), (LOADED2, "delay")):
+        assert cli("store", folder, "--db", db, "--label", f"config={cfg}").returncode == 0
+    page = tmp_path / "h.html"
+    r = cli("history", "--db", db, "--html", page, env={**ENV, "COLUMNS": "120"})
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].split() == ["id", "stored", "(UTC)", "kind", "boots", "total", "labels"]
+    assert "  12    7.533 s  config=delay kernel=6.1.0-56-arm64" in lines[1]
+    assert "  12    4.814 s  config=nodelay" in lines[2] and "  12   12.827 s  config=delay" in lines[3]
+    # bootloader medians 2.371 s, 225.9 ms, 2.754 s: high, lowest, highest
+    spark = next(ln for ln in lines if ln.startswith("bootloader"))
+    assert "▇▁█" in spark and "now 2.754 s" in spark
+    html = page.read_text()
+    assert "Content-Security-Policy" in html and "<script" not in html and "http" not in html.split("</head>")[1]
+    assert html.count("<svg") == len([ln for ln in lines[lines.index("") + 2:]])  # one chart per trend line
+    r = cli("history", "--db", db, "--label", "config=delay", "--figure", "bootloader", "--json")
+    out = json.loads(r.stdout)
+    assert [x["labels"]["config"] for x in out["runs"]] == ["delay", "delay"]
+    (t,) = out["trends"]
+    assert t["kind"] == "stage" and [round(x["median_s"], 4) for x in t["runs"]] == [2.3714, 2.7541]  # compare shows 2.371 s, 2.754 s
+    r = cli("history", "--db", db, "--figure", "initcall:none_such")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1
+
+
+def test_trend_of_a_process(db: str, tmp_path: Path) -> None:
+    bb = "/bin/busybox"
+    for i, extra in enumerate((0, 1, 2)):
+        f = run_folder(tmp_path / f"r{i}", slow_boots([1000] * 2, procs=[(bb, 1000)] * (1 + extra)))
+        store_run(db, analyze_inputs([str(f)], READY)[0], {"i": str(i)})
+    with Store(db) as s:
+        (t,) = trends(s, s.runs(), ["process:busybox"])
+    assert t.label == "process busybox"
+    assert [x.median if x else None for x in t.stats] == [1_000_000, 2_000_000, 3_000_000]
+
+
+def test_sparkline() -> None:
+    assert sparkline([1, 2, 3, 4, 5, 6, 7, 8]) == "▁▂▃▄▅▆▇█"
+    assert sparkline([5, None, 5]) == "▄ ▄"
+    assert sparkline([None]) == " "
+    assert sparkline([0, 10]) == "▁█"
+
+
+def test_html_escapes_labels(db: str, tmp_path: Path) -> None:
+    f = run_folder(tmp_path / "r", slow_boots([1000] * 2))
+    store_run(db, analyze_inputs([str(f)], READY)[0], {"board": "<script>alert(1)</script>\u202e"})
+    with Store(db) as s:
+        runs = s.runs()
+        page = history_html(runs, trends(s, runs)).decode()
+    assert "<script>" not in page and "&lt;script&gt;" in page and "\\u202e" in page
+
+
+@pytest.mark.parametrize("args, needle", [
+    (("regress", "--reference", "abc", "1"), "neither a run id nor a label"),
+    (("regress", "--reference", "1", "7"), "no stored run with id 7"),
+    (("regress", "--reference", "1", "/no/such/log"), "no such file"),
+    (("regress", "--reference", "1", "1", "--label", "a=b"), "add --store"),
+    (("store", str(QUIET0), "--label", "oops"), "give KEY=VALUE"),
+    (("history", "--db", "nosuchdialect://x"), "cannot use this database"),
+    (("history", "--db", "postgresql://nobody@/x?host=/nonexistent"), "/nonexistent/.s.PGSQL"),
+])
+def test_cli_errors_are_one_line(tmp_path: Path, args: tuple[str, ...], needle: str) -> None:
+    env = {**ENV, "XDG_DATA_HOME": str(tmp_path)}
+    r = cli(*args, env=env)
+    assert r.returncode == 2 and needle in r.stderr and r.stderr.count("\n") == 1, r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_default_store_is_under_the_data_dir(tmp_path: Path) -> None:
+    env = {**ENV, "XDG_DATA_HOME": str(tmp_path / "xdg")}
+    assert cli("store", QUIET0, env=env).returncode == 0
+    assert (tmp_path / "xdg" / "bootlens" / "history.sqlite").is_file()
+    env["BOOTLENS_DB"] = str(tmp_path / "other.sqlite")  # what a CI job sets once
+    assert cli("store", QUIET0, env=env).returncode == 0 and (tmp_path / "other.sqlite").is_file()
+    r = cli("history", env=env)
+    assert r.returncode == 0 and len(r.stdout.split("\n\n")[0].splitlines()) == 3  # header, 1 run, total line
+
+
+def test_postgresql_server_is_real(pg_server: PgServer) -> None:  # noqa: F811
+    """The PostgreSQL side is a server, not SQLite under another name."""
+    import psycopg
+
+    url = pg_server.create_database("bootlens_probe")
+    with Store(url) as s:
+        assert s.engine.dialect.name == "postgresql"
+    with psycopg.connect(host=str(pg_server.folder), port=5432, user=pg_server.user, dbname="bootlens_probe") as c:
+        (version,) = c.execute("SHOW server_version").fetchone() or ("",)
+        tables = {r[0] for r in c.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")}
+    assert version.split(".")[0].isdigit()
+    assert tables == {"meta", "runs", "labels", "boots", "figures"}
