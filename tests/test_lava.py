@@ -11,7 +11,10 @@ to this file.
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -195,3 +198,12 @@ def test_fvp_tfa_uboot_stages_are_spans_between_records() -> None:
     assert load["duration_s"] == pytest.approx(since(FVP, 129, 131), abs=1e-6)  # 0.160907
     (anchor,) = [a for a in b["alignment"]["anchors"] if a["clock"] == "kernel"]
     assert anchor["line"] == 131 and anchor["offset_s"] == pytest.approx(since(FVP, 21, 131), abs=1e-6)
+
+
+def test_log_text_in_tables_is_never_markup() -> None:
+    """A console line with square brackets ("printk: bootconsole [pl11] enabled", line 135 of the
+    FVP excerpt) reaches the terminal tables whole: rich must not read it as markup."""
+    r = subprocess.run([sys.executable, "-m", "bootlens", "analyze", str(FVP)],
+                       capture_output=True, text=True, env={**os.environ, "COLUMNS": "120"})
+    assert r.returncode == 0, r.stderr
+    assert "printk: bootconsole [pl11] enabled" in r.stdout

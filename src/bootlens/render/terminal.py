@@ -172,7 +172,9 @@ def fit_table(title: str, cols: Sequence[tuple[str, str]], rows: Sequence[Sequen
         t.add_column(head, justify=justify, no_wrap=True, overflow="ellipsis",  # type: ignore[arg-type]
                      min_width=widths[i] if i != tail else None)
     for n, r in enumerate(grid):
-        t.add_row(*[r[i] for i in shown], style=row_styles[n] if n < len(row_styles) else None)
+        # a plain string is log text, never rich markup ("bootconsole [pl11] enabled" kept whole)
+        t.add_row(*[c if isinstance(c := r[i], Text) else Text(c) for i in shown],
+                  style=row_styles[n] if n < len(row_styles) else None)
     # the title above the table, not in it: rich wraps a title to its table's width
     return Stack(Text(title, style="bold", no_wrap=True, overflow="ellipsis"), t)
 
