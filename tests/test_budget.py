@@ -126,6 +126,19 @@ def test_bad_budget_names_the_line(text: str, line: int, words: str) -> None:
     assert str(e.value).startswith(f"b.toml:{line}: ")
 
 
+def test_the_documented_budgets_parse() -> None:
+    import re
+
+    doc = (HERE.parent / "docs" / "budget.md").read_text()
+    blocks = re.findall(r"```toml\n(.*?)```", doc, re.S)
+    assert len(blocks) == 2
+    full, total = (parse_budget(b, "docs/budget.md") for b in blocks)
+    assert [e.label for e in full.entries] == [
+        "total", "stage bootloader", "stage kernel_init", "stage userspace", "marker ready",
+        "initcall virtio_blk_init", "probe 9000000.pl011", "unit app.service", "process modprobe"]
+    assert total.entries[0].origin == "power-on"
+
+
 def test_unreadable_budget(tmp_path: Path) -> None:
     with pytest.raises(InputError):
         read_budget(str(tmp_path / "none.toml"))
