@@ -116,6 +116,8 @@ max = "1 µs"
     ('[stage.bootloader]\nfrom = "power-on"\nmax = "1 s"\n', 2, "unknown key 'from'"),
     ('[unit."app.service"]\nstatistic = "max"\n', 1, "no max"),
     ('[stage]\n', 1, "names nothing"),
+    ('[initcall]\n"" = "1 s"\n', 2, "an empty name"),
+    ('stage = ["bootloader"]\n', 1, "stage takes a table of names"),
     ('statistic = "median"\n', 0, "no limits in this budget"),
 ])
 def test_bad_budget_names_the_line(text: str, line: int, words: str) -> None:

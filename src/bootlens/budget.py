@@ -144,7 +144,8 @@ def budget_from_dict(doc: Mapping[str, Any], source: str, lines: Mapping[tuple[s
             continue
         table = doc[kind]
         if not isinstance(table, dict):
-            raise err((kind,), f"{kind} takes a table of names, e.g. [{kind}] then  name = \"1 s\"")
+            raise err((kind,), f"{kind} takes a table of names and limits, e.g. [{kind}] and below it "
+                      "NAME = \"1 s\"")
         if not table:
             raise err((kind,), f"[{kind}] names nothing")
         for name, value in table.items():
@@ -158,6 +159,8 @@ def _entry(kind: str, name: str, value: Any, default: str, path: tuple[str, ...]
            err: Callable[[tuple[str, ...], str], ParseError], lines: Mapping[tuple[str, ...], int]) -> Entry:
     """One entry from its TOML value: a duration string, or a table with max and options."""
     what = kind if kind == "total" else f"{kind} {name!r}"
+    if kind != "total" and not name.strip():
+        raise err(path, f"{kind}: an empty name")
     opts: dict[str, Any] = {"max": value} if not isinstance(value, dict) else dict(value)
     for k in opts:
         if k not in _ENTRY_KEYS or (k == "from" and kind != "total"):
