@@ -34,6 +34,7 @@ from bootlens.history.trends import trends
 from bootlens.inputs import analyze_inputs
 from bootlens.render.history import history_html, sparkline
 from pg_server import PgServer, pg_server  # noqa: F401  (the session's PostgreSQL server fixture)
+from conftest import needs_qemu
 from test_compare import READY, boot_log, run_folder, slow_boots
 
 HERE = Path(__file__).parent
@@ -324,3 +325,55 @@ def test_postgresql_server_is_real(pg_server: PgServer) -> None:  # noqa: F811
         tables = {r[0] for r in c.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")}
     assert version.split(".")[0].isdigit()
     assert tables == {"meta", "runs", "labels", "boots", "figures"}
+
+
+def test_same_configuration_is_no_regression() -> None:
+    """One configuration's real boots against themselves (halves, alternate boots, 3 against 3)
+    show nothing significantly slower: the rule's false positives are rare (compare.py)."""
+    for folder in (QUIET0, QUIET2, LOADED0, LOADED2):
+        (g,) = analyze_inputs([str(folder)])
+        recs = [boot_record(b) for b in g.analysis.boots]
+        for a, b in ((recs[:3], recs[3:6]), (recs[:6], recs[6:]), (recs[0::2], recs[1::2]), (recs[6:9], recs[9:])):
+            r = regress(a, b, side("a", a), side("b", b))
+            assert not r.slower and not r.faster, (folder, [x.delta.name for x in r.slower + r.faster])
+
+
+# ---- the issue's bar: a real regression on the reference target ---------------------------------
+
+
+@pytest.mark.slow
+@needs_qemu
+def test_regress_finds_an_added_sleep_in_an_init_script(tmp_path: Path) -> None:
+    """The reference target booted 3 times as it is and 3 times with a `sleep 1` added to
+    S30network, interleaved (``experiment``: a slow minute of the shared host hits both alike),
+    with the kernel's tracing on (initcalls, probes, processes); both stored; regress reports the
+    script's user-space regression and no other."""
+    from bootlens.experiment import TRACE_APPEND
+    from bootlens.target import SCRIPTS
+
+    ov = tmp_path / "ov" / "etc" / "init.d"
+    ov.mkdir(parents=True)
+    (ov / "S30network").write_text(SCRIPTS["S30network"] + "sleep 1\n")
+    (ov / "S30network").chmod(0o755)
+    e = tmp_path / "e"
+    r = cli("experiment", "qemu-arm64", "--try", f"sleep=overlay:{tmp_path / 'ov'}", "--repeat", "3",
+            "--append", TRACE_APPEND, "-o", e)
+    assert r.returncode == 0, r.stderr[-2000:]
+    db = str(tmp_path / "h.sqlite")
+    r = cli("store", e / "baseline", "--db", db, "--kind", "experiment", "--label", "config=stock")
+    assert r.returncode == 0, r.stderr
+    r = cli("regress", "--db", db, "--reference", "config=stock", e / "sleep", "--store", "--label", "config=sleep",
+            "--json")
+    assert r.returncode == 1, r.stdout + r.stderr
+    out = json.loads(r.stdout)
+    slower = {(x["kind"], x["name"]): x for x in out["slower"]}
+    # the script itself (exec'd by rcS as /etc/init.d/S30network), user space and what ends
+    # with it; rcS (which runs every script) and sleep (now twice) may show it too
+    assert ("process", "S30network") in slower and ("stage", "userspace") in slower, slower.keys()
+    allowed = {("process", "S30network"), ("process", "rcS"), ("process", "sleep"), ("stage", "userspace"),
+               ("marker", "marker ready"), ("total", "total (power-on → ready)")}
+    assert set(slower) <= allowed, set(slower) - allowed
+    script = slower[("process", "S30network")]
+    assert 0.9 < script["delta_s"] < 1.3  # the added second, from the kernel's own exec and exit times
+    assert out["notes"] == {"units": "no units in either input"}  # initcalls, probes, processes compared
+    assert not [x for x in out["rows"] if x["kind"] in ("initcall", "probe") and x["significance"] == "significant"]
