@@ -30,14 +30,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .analyze import BootAnalysis
-from .budget import Budget, Check, Entry, budget_from_dict, check, read_budget
-from .errors import BootlensError, ParseError
-from .stats import Stat, statistics_of
+if TYPE_CHECKING:  # the plugin loads in every pytest run of the environment: import the analysis when used
+    from .analyze import BootAnalysis
+    from .budget import Budget, Check, Entry
+    from .stats import Stat
 
 MARKER = "boot_budget"
 INI_BUDGET = "boot_time_budget"
@@ -131,6 +131,8 @@ class BootTime:
     def check(self, m: Measurement, budget: Budget | None = None) -> Check:
         """Check a measurement against ``budget`` (default: the test's), record each entry's
         verdict, and fail the test when an entry fails or a boot never reached ready."""
+        from .budget import check
+
         b = budget or self.budget
         if b is None:
             raise pytest.UsageError("boot_time.check: no budget (a boot_budget marker, the boot_time_budget ini "
@@ -151,6 +153,8 @@ class BootTime:
 
     def _measured(self, boots: Sequence[BootAnalysis], folder: Path | None, not_ready: tuple[str, ...],
                   check_budget: bool) -> Measurement:
+        from .stats import statistics_of
+
         figures = tuple(statistics_of(boots))
         self._record(f"{PREFIX}.boots", len(boots))
         if folder is not None:
@@ -173,6 +177,9 @@ def budget_of_test(request: pytest.FixtureRequest) -> Budget | None:
     """The budget of the requesting test: the ini option's file, with the boot_budget marker's
     entries added (an entry for the same figure replaces the file's). A bad budget is a usage
     error naming its file and line, or the marker."""
+    from .budget import Budget, budget_from_dict, read_budget
+    from .errors import BootlensError, ParseError
+
     config = request.config
     entries: dict[tuple[str, str], Entry] = {}
     sources: list[str] = []
