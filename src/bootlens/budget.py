@@ -27,7 +27,8 @@ median's order-statistic interval (:func:`bootlens.stats.median_interval`, 95 % 
 the boots allow) lies wholly above the limit ("over with 97 % confidence"), or it reaches below
 it ("within the noise of N boots": more boots, or a quieter host, would tell). A figure that no
 boot measured fails as "not measured" (a budget that cannot be checked must not pass in
-silence) unless the entry says ``optional = true``. A percentile is the nearest-rank one (the
+silence) unless the entry says ``optional = true``; so does a total or marker that some boots
+reached and others never did (a hung boot must not hide behind the others' statistic). A percentile is the nearest-rank one (the
 value of a boot: p90 of 5 boots is the slowest), so it never invents a time no boot took.
 """
 
@@ -40,7 +41,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .analyze import BootAnalysis
 from .compare import NAME_KINDS, boot_sums
@@ -49,6 +50,9 @@ from .model import Event, Kind
 from .parsers.systemd_analyze import parse_timespan
 from .render.units import short, short_range
 from .stats import Stat, boot_figures, stat, statistics_of
+
+if TYPE_CHECKING:
+    from .parsers import ParseOptions
 
 KINDS = ("total", "stage", "marker", "initcall", "probe", "unit", "process")
 PLURAL = {"initcall": "initcalls", "probe": "probes", "unit": "units", "process": "processes"}
@@ -308,7 +312,7 @@ class Check:
         return tuple(r for r in self.results if r.failed)
 
 
-def check_inputs(budget: Budget, inputs: Sequence[str], options: Any = None) -> Check:
+def check_inputs(budget: Budget, inputs: Sequence[str], options: ParseOptions | None = None) -> Check:
     """Analyse INPUTs as ``analyze`` takes them (logs, recordings, run folders; ``options``
     a ParseOptions with the markers) and check the budget over all their boots."""
     from .inputs import analyze_inputs
@@ -418,6 +422,18 @@ def _check_entry(e: Entry, boots: Sequence[BootAnalysis], figs: Sequence[Mapping
     worst_b, worst = max(measured, key=lambda bm: bm[1][1])
     of = f"{e.statistic} of {_boots(s.n)}" + (f" (measured in {s.n} of {len(boots)})" if s.n < len(boots) else "")
     ci = f"the median's {s.ci_level:.0%} interval {short_range(s.ci_low, s.ci_high)}" if s.n >= 2 else ""
+    if e.kind in ("total", "marker") and s.n < len(boots) and not e.optional:
+        # a boot that hung before its ready line has no total: the others' statistic must not
+        # pass the gate for it
+        have = {id(b) for b, _ in measured}
+        hung = [b for b in boots if id(b) not in have]
+        names = ", ".join(_boot_name(b) for b in hung[:3]) + (", …" if len(hung) > 3 else "")
+        why = hung[0].total.end if e.kind == "total" else f"no marker {e.name!r}"
+        last = hung[0].boot.last_line
+        return Result(e, Verdict.FAIL, figure, value, s, len(boots), None, None,
+                      f"{len(hung)} of {_boots(len(boots))} never reached it ({names}: {why}); the "
+                      f"{e.statistic} of the {s.n} that did: {short(value)}, limit {limit}", (_ev(hung[0], last, "the boot's last line"),)
+                      if last else (), _boot_name(hung[0]))
     if value <= e.max_ns:
         detail = f"{short(value)} ≤ {limit} ({of}), {short(e.max_ns - value)} to spare"
         if s.n >= 2 and s.ci_high > e.max_ns:
