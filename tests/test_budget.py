@@ -24,6 +24,7 @@ Inputs and the facts the tests rest on (checked by hand, grep -n on the files):
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -309,10 +310,12 @@ def test_wild_systemd_units() -> None:
 # --- the command ---------------------------------------------------------------------------------
 
 
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
+def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     """``bootlens check ...`` through the click group (the check module registers itself on it)."""
     code = "import sys, bootlens.cli.check; from bootlens.cli import main; main(prog_name='bootlens')"
-    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=300)
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "FORCE_COLOR", "BOOTLENS_CONFIG")}
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=300,
+                          cwd=cwd, env=env)
 
 
 BUDGET = '''statistic = "median"
@@ -391,3 +394,12 @@ def test_cli_junit_on_standard_output(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     root = ET.fromstring(r.stdout)  # nothing but the XML
     assert root.tag == "testsuites" and root.get("failures") == "0" and root.get("tests") == "3"
+
+
+def test_cli_takes_the_budget_and_ready_from_bootlens_toml(tmp_path: Path) -> None:
+    (tmp_path / "bootlens.toml").write_text('ready = "APP READY"\n[check]\nbudget = "b.toml"\n')
+    (tmp_path / "b.toml").write_text('[marker.ready]\nmax = "3.9 s"\n')
+    r = cli("check", str(GRAB), cwd=tmp_path)
+    assert r.returncode == 1  # APP READY at 3.903449 s (line 2110) is over 3.9 s
+    assert "b.toml: 1 of 1 budget failed (1 boot)" in r.stdout and "over by 3.4 ms" in r.stdout
+    assert r.stderr == f"bootlens: --budget, --marker from {tmp_path}/bootlens.toml\n"

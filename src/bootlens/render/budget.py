@@ -47,7 +47,7 @@ def headline(c: Check, name_only: bool = False) -> str:
     boots = f"{c.boots} boot{'s' if c.boots != 1 else ''}"
     if bad:
         return f"{printable(source)}: {bad} of {n} budget{'s' if n != 1 else ''} failed ({boots})"
-    return f"{printable(source)}: all {n} budget{'s' if n != 1 else ''} met ({boots})"
+    return f"{printable(source)}: {'the budget' if n == 1 else f'all {n} budgets'} met ({boots})"
 
 
 def _value(r: Result) -> str:
@@ -86,6 +86,8 @@ def render_check(c: Check, console: Console) -> None:
         if r.failed:
             for ev in r.evidence:
                 console.print(Text(f"  {visible(str(ev))}", style="dim"), overflow="ellipsis", no_wrap=True)
+    if c.passed and not any("within the noise" in r.detail for r in c.results):
+        return
     console.print(Text("value: the statistic over the boots that measured the figure; fail (noise): over, but the "
                        f"median's interval ({CI_TARGET:.0%}, or the level the boots allow) reaches below the limit, "
                        "so more boots could still pass", style="dim"))
