@@ -327,14 +327,17 @@ def figures_of(groups: Sequence[Group]) -> tuple[Figure, ...]:
                         [frozenset(b.total.origin for b in g.analysis.boots) for g in groups])
 
 
-def figures_from(per_input: Sequence[Sequence[Stat]], origins: Sequence[frozenset[str]]) -> tuple[Figure, ...]:
+def figures_from(per_input: Sequence[Sequence[Stat]], origins: Sequence[frozenset[str]],
+                 labels: Sequence[str] = ()) -> tuple[Figure, ...]:
     """The total, stage and marker table from each input's statistics (named as boot_figures
-    names them) and the t=0s its boots count from (``history``'s stored runs come here too).
+    names them) and the t=0s its boots count from (``history``'s stored runs come here too);
+    ``labels`` name the inputs in the verdicts' reasons (default A, B, ...).
 
     A marker's figure is its time from t=0, so it is compared only between inputs whose boots
     all count from the same t=0 (power-on, first byte or kernel start); a total's name already
     says where it counts from, and durations of stages do not depend on it."""
     per_group = [{s.name: s for s in stats} for stats in per_input]
+    sides = list(labels) or [label(i) for i in range(len(per_group))]
     # totals, then stages, then markers, as boot_figures lists them, whatever each input has
     names = sorted(_merge_order(list(d) for d in per_group),
                    key=lambda n: 0 if n.startswith("total ") else 2 if n.startswith("marker ") else 1)
@@ -342,7 +345,7 @@ def figures_from(per_input: Sequence[Sequence[Stat]], origins: Sequence[frozense
     for n in names:
         stats = tuple(d.get(n) for d in per_group)
         deltas = tuple(
-            figure_delta(n, stats[0], stats[i], (label(0), label(i)),
+            figure_delta(n, stats[0], stats[i], (sides[0], sides[i]),
                          not n.startswith("marker ") or (len(origins[0]) == 1 and origins[0] == origins[i]))
             for i in range(1, len(per_group))
         )
