@@ -377,3 +377,19 @@ def test_regress_finds_an_added_sleep_in_an_init_script(tmp_path: Path) -> None:
     assert 0.9 < script["delta_s"] < 1.3  # the added second, from the kernel's own exec and exit times
     assert out["notes"] == {"units": "no units in either input"}  # initcalls, probes, processes compared
     assert not [x for x in out["rows"] if x["kind"] in ("initcall", "probe") and x["significance"] == "significant"]
+
+
+def test_regress_says_what_the_new_run_did_not_measure(db: str) -> None:
+    """tests/data/corpus: the arm64 log goes through U-Boot (bootloader, kernel_load), the x86_64
+    one boots the kernel directly; one boot a side decides nothing and says so."""
+    corpus = HERE / "data" / "corpus"
+    ids = [store_run(db, g, {}) for g in analyze_inputs([str(corpus / "qemu-arm64-uboot-initcall.grabserial-t.log"),
+                                                         str(corpus / "qemu-x86_64-tp_printk.console.log")])]
+    with Store(db) as s:
+        ref, new = s.boots([ids[0]]), s.boots([ids[1]])
+    r = regress(ref, new, side("arm64", ref), side("x86_64", new))
+    missing = [row.delta.name.strip() for row in r.missing]
+    assert "bootloader" in missing and "kernel_load" in missing
+    assert {row.delta.reason for row in r.missing} == {"not measured in the new run"}
+    assert not r.slower and not r.faster
+    assert all(row.delta.reason == "1 boot a side: need 2 more boots a side" for row in r.undecided)

@@ -16,11 +16,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ..compare import NAME_KINDS, Delta, NameDeltas, Significance, figures_from, name_deltas, sums_of
+from ..compare import NAME_KINDS, Change, Delta, NameDeltas, Significance, figures_from, name_deltas, sums_of
 from ..stats import figure_statistics
 from .store import NAME_KIND, BootRecord, HistoryError, Store, StoredRun
 
 ALL = 10**9  # name_deltas keeps the top N rows: regress judges every name
+SIDES = ("the reference", "the new run")  # how the verdicts' reasons name the two sides
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +68,12 @@ class Regression:
         return self._pick(Significance.SIGNIFICANT, False)
 
     @property
+    def missing(self) -> tuple[Row, ...]:
+        """Totals, stages and markers the reference measured and the new run did not."""
+        return tuple(r for r in self.rows if r.delta.change is Change.NOT_MEASURED and r.delta.other is None
+                     and r.delta.baseline is not None)
+
+    @property
     def undecided(self) -> tuple[Row, ...]:
         """Slower by more than the floor, but these boots cannot tell (need N more boots)."""
         return self._pick(Significance.UNKNOWN, True)
@@ -84,12 +91,12 @@ def regress(reference: Sequence[BootRecord], new: Sequence[BootRecord], ref_side
         raise HistoryError("the new run has no boots")
     sides = (reference, new)
     figures = figures_from([figure_statistics(b.figures for b in side) for side in sides],
-                           [frozenset(b.origin for b in side) for side in sides])
+                           [frozenset(b.origin for b in side) for side in sides], SIDES)
     rows = [Row(_figure_kind(f.name), f.deltas[0]) for f in figures]
     tables = []
     for table, _key in NAME_KINDS:
         nd = name_deltas(table, sums_of(b.sums[table] for b in reference), sums_of(b.sums[table] for b in new),
-                         ALL, ("the reference", "the new run"), with_counts=table == "processes")
+                         ALL, SIDES, with_counts=table == "processes")
         tables.append(nd)
         rows += [Row(NAME_KIND[table], d) for d in nd.rows]
     return Regression(ref_side, new_side, tuple(rows), tuple(tables))

@@ -191,6 +191,8 @@ def regress_lines(reg: Regression) -> list[str]:
         out += [_row_text(r) for r in reg.faster[:10]]
         if len(reg.faster) > 10:
             out.append(f"  … and {len(reg.faster) - 10} more (--json lists every row)")
+    if reg.missing:
+        out.append(visible("not measured in the new run: " + ", ".join(r.delta.name.strip() for r in reg.missing)))
     notes = [t.note for t in reg.tables if t.note]
     if notes:
         out.append("not compared: " + "; ".join(notes))
@@ -220,6 +222,7 @@ def regress_json(reg: Regression) -> dict[str, Any]:
         "slower": [_row_dict(r) for r in reg.slower],
         "undecided": [_row_dict(r) for r in reg.undecided],
         "faster": [_row_dict(r) for r in reg.faster],
+        "missing": [_row_dict(r) for r in reg.missing],
         "rows": [_row_dict(r) for r in reg.rows],
         "notes": {t.kind: t.note for t in reg.tables if t.note},
         "significance_rule": SIGNIFICANCE_RULE,
