@@ -148,6 +148,12 @@ class BoardBench(Bench):
     def boot(self, setup: Setup, folder: Path, index: int) -> None:
         from .runs import board_boot, power_cycle_argv
 
+        self.apply(setup, folder)
+        board_boot(self.port, self.line_rate, power_cycle_argv(self.power_cycle), folder / f"boot-{index}.rec",
+                   self.ready, self.timeout_s)
+
+    def apply(self, setup: Setup, folder: Path) -> None:
+        """Put the board in ``setup``'s configuration through the hook, unless it is in it already."""
         if self._applied != setup.name:
             self.run_hook(["reset"], setup.name)
             self._applied = setup.name  # even if an apply fails below: the board is reset then
@@ -156,8 +162,6 @@ class BoardBench(Bench):
                     self.run_hook(["apply", HOOK_KIND[c.kind], c.value], setup.name)
             if setup.files:  # the merged overlay, conflicts already settled
                 self.run_hook(["apply", "overlay", str((folder / OVERLAY_DIR).resolve())], setup.name)
-        board_boot(self.port, self.line_rate, power_cycle_argv(self.power_cycle), folder / f"boot-{index}.rec",
-                   self.ready, self.timeout_s)
 
     def finish(self) -> None:
         if self._applied is not None and self._applied != "baseline":

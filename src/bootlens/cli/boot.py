@@ -12,12 +12,14 @@ import click
 from ..errors import BootlensError, UsageError
 from . import main
 from .common import EXIT_NOT_READY, fail as _fail, say as _say, write_output as _write_output
+from .labgridcmd import labgrid_options, labgrid_spec
 
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from ..experiment import Bench
+    from ..lab.labgrid import LabgridSpec
     from ..runs import NotReady
 
 
@@ -129,14 +131,16 @@ def target_boot(name: str, output: str, append: str, cmdline: str | None, overla
               "(the reference targets print APP READY). A boot that never prints it makes the exit code 3.")
 @click.option("--timeout", "timeout_s", default=300.0, show_default=True, type=click.FloatRange(1),
               help="Seconds to wait for the ready line before giving up on a boot (exit code 3).")
+@labgrid_options
 def run_cmd(name: str, repeat: int, append: str, cmdline: str | None, overlay: str | None,
             uboot_env: tuple[str, ...], output: str | None, as_json: bool, port: str | None, baud: int | None,
-            power_cycle: str | None, ready: str, timeout_s: float, report_path: str | None) -> None:
+            power_cycle: str | None, ready: str, timeout_s: float, report_path: str | None,
+            lg_env: str | None, lg_role: str, lg_place: str | None, lg_coordinator: str | None) -> None:
     """Boot TARGET repeatedly, capture each boot from power-on, analyse.
 
     TARGET is a reference target (qemu-arm64, qemu-x86_64, qemu-x86_64-systemd; set up first if
     needed) or `board`: real hardware, with --port for its console and --power-cycle for a
-    command that restarts it.
+    command that restarts it, or `labgrid`: a role of a labgrid environment (--env; docs/labgrid.md).
     With --repeat N: N boots, one recording per boot in the run folder, and statistics per stage
     and marker. Exit code 3 when a boot never reached the ready line (--ready): the boots are
     still analysed and printed, and each failing one is named on standard error with its
@@ -163,11 +167,16 @@ def run_cmd(name: str, repeat: int, append: str, cmdline: str | None, overlay: s
         boot_done(i, repeat, "", seconds)
 
     try:
-        _check_board_options(name, ready, port=port, power_cycle=power_cycle)
+        lg = labgrid_spec(name, lg_env, lg_role, lg_place, lg_coordinator, port=port, power_cycle=power_cycle)
+        _check_board_options("board" if lg else name, ready, port=port, power_cycle=power_cycle)
         if name == "board" and (not port or not power_cycle):
             raise UsageError("run board needs --port (its console) and --power-cycle (a command)")
         bar.start()
-        if name == "board":
+        if lg is not None:
+            from ..lab.labgrid import run_labgrid
+
+            run = run_labgrid(lg, folder, repeat, ready, timeout_s, progress)
+        elif name == "board":
             from ..runs import run_board
 
             assert port is not None and power_cycle is not None
@@ -236,7 +245,7 @@ def _bench_options(f: Callable[..., None]) -> Callable[..., None]:
     ]
     for o in reversed(opts):
         f = o(f)
-    return f
+    return labgrid_options(f)
 
 
 if TYPE_CHECKING:
@@ -281,10 +290,19 @@ def _repeat_plan(repeat: int | str, max_repeat: int) -> tuple[int, int | None]:
 
 
 def _bench(name: str, append: str, baud: int | None, port: str | None, power_cycle: str | None, ready: str,
-           hook: str | None, timeout_s: float) -> Bench:
+           hook: str | None, timeout_s: float, lg: LabgridSpec | None = None) -> Bench:
     """The target to experiment on: a reference target, or a board driven through its hook."""
     from ..experiment import BoardBench, QemuBench
     from ..target import setup
+
+    if lg is not None:
+        from ..lab.labgrid import LabgridBench
+
+        _check_board_options("board", ready)
+        if not hook or append:
+            raise UsageError("labgrid needs --hook (a script that applies changes; see docs/experiment.md), "
+                             "and takes no --append (the hook changes the command line)")
+        return LabgridBench(lg, ready, hook, timeout_s, baud)
 
     _check_board_options(name, ready, port=port, power_cycle=power_cycle, hook=hook)
     if name == "board":
@@ -306,7 +324,8 @@ def _bench(name: str, append: str, baud: int | None, port: str | None, power_cyc
 @_bench_options
 def experiment_cmd(name: str, tries: tuple[str, ...], repeat: int | str, max_repeat: int, output: str | None, append: str, as_json: bool,
                    baud: int | None, port: str | None, power_cycle: str | None, ready: str, hook: str | None,
-                   timeout_s: float) -> None:
+                   timeout_s: float, lg_env: str | None, lg_role: str, lg_place: str | None,
+                   lg_coordinator: str | None) -> None:
     """Measure what each change saves: boot the baseline, each change alone and all changes
     together, --repeat times each (interleaved), and set each saving next to the advisor's estimate.
 
@@ -329,7 +348,8 @@ def experiment_cmd(name: str, tries: tuple[str, ...], repeat: int | str, max_rep
     bar, progress = boot_bar(console, name)
     try:
         specs = [parse_try(t) for t in tries]
-        bench = _bench(name, append, baud, port, power_cycle, ready, hook, timeout_s)
+        lg = labgrid_spec(name, lg_env, lg_role, lg_place, lg_coordinator, port=port, power_cycle=power_cycle)
+        bench = _bench(name, append, baud, port, power_cycle, ready, hook, timeout_s, lg)
         bar.start()
         first, most = _repeat_plan(repeat, max_repeat)
         result = experiment(bench, specs, folder, first, progress=progress, max_repeat=most)
@@ -365,6 +385,7 @@ def _not_ready(folders: list[Path]) -> list[NotReady]:
               "and tries the new findings on top of it. 1: a single round.")
 def optimize_cmd(name: str, repeat: int | str, max_repeat: int, output: str | None, append: str, as_json: bool, baud: int | None,
                  port: str | None, power_cycle: str | None, ready: str, hook: str | None, timeout_s: float,
+                 lg_env: str | None, lg_role: str, lg_place: str | None, lg_coordinator: str | None,
                  html: str | None, rounds: int) -> None:
     """Find and keep the changes that make TARGET boot faster.
 
@@ -393,7 +414,8 @@ def optimize_cmd(name: str, repeat: int | str, max_repeat: int, output: str | No
     folder = Path(output or f"runs/optimize-{name}-{_time.strftime('%Y%m%d-%H%M%S')}")
     bar, progress = boot_bar(console, name)
     try:
-        bench = _bench(name, append, baud, port, power_cycle, ready, hook, timeout_s)
+        lg = labgrid_spec(name, lg_env, lg_role, lg_place, lg_coordinator, port=port, power_cycle=power_cycle)
+        bench = _bench(name, append, baud, port, power_cycle, ready, hook, timeout_s, lg)
         bar.start()
         first, most = _repeat_plan(repeat, max_repeat)
         result = optimize(bench, folder, first, progress=progress, max_repeat=most, rounds=rounds)

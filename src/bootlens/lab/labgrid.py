@@ -1,0 +1,357 @@
+"""Boots through labgrid (https://labgrid.readthedocs.io), the board-farm engine: the target is a
+role of a labgrid environment file, often a place on a labgrid coordinator; bootlens switches
+its power through labgrid's PowerProtocol (or a DigitalOutputProtocol relay; the QEMUDriver is
+both) and reads its ConsoleProtocol into a recording with its own host timestamps, t=0 when
+the power-on call returns.
+
+A boot: power off, wait the driver's own ``delay`` (labgrid's pause in ``cycle()``), drop what
+the console still holds from before, then power on with the console already open, so that
+the first byte the board sends after power is back is in the recording. The recording is the
+same as ``bootlens run board`` makes (:mod:`bootlens.capture`), so analysis, reports and
+comparisons never need labgrid. labgrid is imported only here and only when a boot is asked
+for: it is the optional ``bootlens[labgrid]`` extra (docs/labgrid.md).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..benches import BoardBench
+from ..capture import READ_MAX, CaptureError, CaptureResult, Source, SourceGone, capture, stop_if_interrupted
+from ..inputs import write_run_meta
+from ..model import READY
+from ..parsers import MarkerSpec
+from ..runs import RunAnalysis, analyze_run
+from ..setups import Setup
+
+DRAIN_QUIET_S = 0.2  # the console counts as drained once it has been silent this long
+DRAIN_MAX_S = 5.0  # a console that never falls silent (a board not really off) is left after this
+
+
+class LabgridError(CaptureError):
+    """labgrid could not give bootlens the target: no labgrid, a bad environment file, a place
+    not acquired, a driver missing or failing. The message is labgrid's, with what was tried."""
+
+
+@dataclass(frozen=True, slots=True)
+class LabgridSpec:
+    """Where the target is: a labgrid environment file and the role in it; ``place`` and
+    ``coordinator`` override the environment's RemotePlace name and coordinator address."""
+
+    env: str
+    role: str = "main"
+    place: str | None = None
+    coordinator: str | None = None
+
+    def meta(self) -> dict[str, object]:
+        """What run.json records about it."""
+        return {"labgrid": {"env": str(Path(self.env).resolve()), "role": self.role, "place": self.place,
+                            "coordinator": self.coordinator}}
+
+
+def _labgrid() -> Any:
+    """The labgrid package, or a one-line error saying how to install it."""
+    try:
+        import labgrid  # type: ignore[import-untyped, import-not-found, unused-ignore]
+    except ImportError as e:
+        raise LabgridError(f"labgrid is not installed ({e}): pip install 'bootlens[labgrid]'") from None
+    return labgrid
+
+
+def _say(e: BaseException) -> str:
+    """A labgrid exception as one line: labgrid's classes carry their message in different
+    fields (``msg``, ``args``), and some have none at all."""
+    text = str(getattr(e, "msg", "") or e).strip().splitlines()
+    return f"{type(e).__name__}: {text[0]}" if text else type(e).__name__
+
+
+def _override(config: Any, spec: LabgridSpec) -> None:
+    """Apply --coordinator and --place to the loaded environment before its targets are made."""
+    if spec.coordinator:
+        config.set_option("coordinator_address", spec.coordinator)
+    if not spec.place:
+        return
+    targets = config.data.get("targets") or {}
+    role = targets.get(spec.role)
+    if not isinstance(role, dict):
+        return  # get_target says the role is missing
+    resources = role.setdefault("resources", {})
+    if isinstance(resources, list):  # labgrid takes a list of {class: args} as well as a mapping
+        entries = [r for r in resources if isinstance(r, dict) and "RemotePlace" in r]
+        if entries:
+            for r in entries:
+                r["RemotePlace"] = {**(r["RemotePlace"] or {}), "name": spec.place}
+        else:
+            resources.insert(0, {"RemotePlace": {"name": spec.place}})
+    elif isinstance(resources, dict):
+        resources["RemotePlace"] = {**(resources.get("RemotePlace") or {}), "name": spec.place}
+
+
+class LabgridTarget:
+    """A labgrid target opened for booting: its console driver and its power switch.
+
+    Use :func:`opened`; every labgrid failure surfaces as :class:`LabgridError`."""
+
+    def __init__(self, spec: LabgridSpec) -> None:
+        self.spec = spec
+        self.env: Any = None
+        self.target: Any = None
+        self.console: Any = None
+        self._on: Callable[[], None] = lambda: None
+        self._off: Callable[[], None] = lambda: None
+        self.power_name = ""
+        self.off_s = 0.0  # how long the target stays off before power-on
+        self.baud: int | None = None  # the console's line rate when it is a local serial port
+
+    def open(self) -> None:
+        """Load the environment, make the role's target, find its console and power drivers."""
+        lg = _labgrid()
+        if not Path(self.spec.env).is_file():
+            raise LabgridError(f"--env {self.spec.env}: no such file")
+        try:
+            self.env = lg.Environment(config_file=self.spec.env)
+            _override(self.env.config, self.spec)
+            self.target = self.env.get_target(self.spec.role)
+        except Exception as e:  # labgrid raises many unrelated types (yaml, attrs, gRPC, its own)
+            where = ""
+            if "coordinator" in str(e) and self.env is not None:  # say which one
+                import os
+
+                default = os.environ.get("LG_COORDINATOR", "127.0.0.1:20408")
+                where = f" ({self.env.config.get_option('coordinator_address', default)})"
+            raise LabgridError(f"--env {self.spec.env}: {_say(e)}{where}") from None
+        if self.target is None:
+            roles = ", ".join(sorted(self.env.config.get_targets())) or "none"
+            raise LabgridError(f"--env {self.spec.env}: no role {self.spec.role!r} (roles: {roles})")
+        self._find_drivers()
+
+    def _find_drivers(self) -> None:
+        from labgrid.exceptions import (  # type: ignore[import-untyped, import-not-found, unused-ignore]
+            NoSupplierFoundError)
+        from labgrid.protocol import (  # type: ignore[import-untyped, import-not-found, unused-ignore]
+            ConsoleProtocol, DigitalOutputProtocol, PowerProtocol)
+
+        where = f"role {self.spec.role!r} of {self.spec.env}"
+        try:
+            self.console = self.target.get_driver(ConsoleProtocol, activate=False)
+        except NoSupplierFoundError as e:
+            raise LabgridError(f"{where}: no console (ConsoleProtocol driver): {_say(e)}") from None
+        except Exception as e:
+            raise LabgridError(f"{where}: {_say(e)}") from None
+        try:
+            power = self.target.get_driver(PowerProtocol, activate=False)
+            self._on, self._off = power.on, power.off
+        except NoSupplierFoundError:
+            try:
+                power = self.target.get_driver(DigitalOutputProtocol, activate=False)
+            except NoSupplierFoundError:
+                raise LabgridError(f"{where}: no power switch (a PowerProtocol driver such as "
+                                   "ExternalPowerDriver or QEMUDriver, or a DigitalOutputProtocol relay)") from None
+            except Exception as e:
+                raise LabgridError(f"{where}: {_say(e)}") from None
+            self._on, self._off = (lambda: power.set(True)), (lambda: power.set(False))
+        except Exception as e:
+            raise LabgridError(f"{where}: {_say(e)}") from None
+        self.power = power
+        self.power_name = type(power).__name__
+        # labgrid's own pause between off and on in cycle() (ExternalPowerDriver: 2 s by default)
+        self.off_s = float(getattr(power, "delay", 0.0) or 0.0)
+        port = getattr(self.console, "port", None)
+        if port is not None and type(port).__name__ == "SerialPort":  # a network port's line rate is not ours
+            self.baud = int(getattr(port, "speed", 0)) or None
+        self._activate(power)
+
+    def _activate(self, driver: Any) -> None:
+        try:
+            self.target.activate(driver)
+        except Exception as e:  # a place not acquired, a resource unavailable, a port refused...
+            raise LabgridError(f"{driver}: {_say(e)}") from None
+
+    def activate_console(self) -> None:
+        """Open the console (once; it stays open from boot to boot, as a board's UART does)."""
+        self._activate(self.console)
+
+    def power_on(self) -> None:
+        """Power on; returns when labgrid's driver says power is back."""
+        self._power(self._on, "on")
+
+    def power_off(self) -> None:
+        """Power off."""
+        self._power(self._off, "off")
+
+    def _power(self, call: Callable[[], None], what: str) -> None:
+        try:
+            call()
+        except Exception as e:  # ExecutionError of a command, a relay that refuses, QEMU that failed
+            raise LabgridError(f"power {what} ({self.power_name}): {_say(e)}") from None
+
+    def meta(self) -> dict[str, object]:
+        """What run.json records: the spec, the console and power drivers, the off time."""
+        m = self.spec.meta()
+        lg = m["labgrid"]
+        assert isinstance(lg, dict)
+        lg.update(console=type(self.console).__name__ if self.console is not None else None,
+                  power=self.power_name, off_s=self.off_s)
+        return m
+
+    def close(self) -> None:
+        """Power off (a QEMU target would run on), deactivate every driver, end the session."""
+        if self.target is None:
+            return
+        try:
+            if self.power_name:
+                self._off()
+        except Exception:  # already off, or the switch is gone: nothing more to do about it here
+            pass
+        finally:
+            try:
+                self.env.cleanup()
+            except Exception:  # a place released meanwhile: its drivers are gone already
+                pass
+            self.target = None
+
+
+@contextmanager
+def opened(spec: LabgridSpec) -> Iterator[LabgridTarget]:
+    """The labgrid target, open for the block and powered off and closed after it."""
+    lt = LabgridTarget(spec)
+    try:
+        lt.open()
+        yield lt
+    finally:
+        lt.close()
+
+
+class ConsoleSource(Source):
+    """A labgrid ConsoleProtocol as a capture source, read with the protocol's own ``read(size,
+    timeout, max_size)``.
+
+    After a silence, one byte is waited for (``size=1`` within the timeout; labgrid signals
+    "nothing yet" with pexpect's TIMEOUT) and handed on alone, so the start of the burst is
+    timed exactly; then, while the burst lasts, everything waiting is taken at once (``size``
+    64 KiB, timeout 0). Asking for one byte each time would not do: labgrid's SerialDriver reads
+    ``max(size, in_waiting)``, and pyserial's socket:// port (a raw NetworkSerialPort) counts 1
+    waiting byte at most, so a kernel's burst of 15 KB came one byte per call, each call through
+    labgrid's step machinery: the recording fell 1.5 s behind the console."""
+
+    def __init__(self, lt: LabgridTarget) -> None:
+        self.lt = lt
+        self.name = f"labgrid:{lt.spec.role}:{type(lt.console).__name__}"
+        self.baud = lt.baud
+        self._burst = False  # the last read returned data: the next takes whatever is waiting
+
+    def open(self) -> None:
+        self.lt.activate_console()
+        self._burst = False
+
+    def drain(self) -> int:
+        """Drop what the console still holds from before (the end of the last boot, the
+        power-off): until it has been quiet for DRAIN_QUIET_S. Returns the bytes dropped."""
+        dropped = 0
+        deadline = time.monotonic() + DRAIN_MAX_S
+        while time.monotonic() < deadline:
+            data = self.read(DRAIN_QUIET_S)
+            if not data:
+                break
+            dropped += len(data)
+        return dropped
+
+    def read(self, timeout: float) -> bytes:
+        if self._burst:
+            data = self._read(READ_MAX, 0.0)
+            if data:
+                return data
+        data = self._read(1, timeout)
+        self._burst = bool(data)
+        return data
+
+    def _read(self, size: int, timeout: float) -> bytes:
+        # labgrid's dependency: its drivers signal "no data" with pexpect's TIMEOUT
+        from pexpect import TIMEOUT  # type: ignore[import-untyped, import-not-found, unused-ignore]
+
+        try:
+            data: bytes = self.lt.console.read(size=size, timeout=timeout, max_size=READ_MAX)
+        except TIMEOUT:
+            return b""
+        except Exception as e:  # the port closed under us (the exporter went away, a cable pulled)
+            raise SourceGone(f"{self.name}: {_say(e)}") from None
+        return data
+
+    def close(self) -> None:
+        pass  # the console stays open for the next boot; LabgridTarget.close ends it
+
+
+def labgrid_boot(lt: LabgridTarget, out: Path, ready: str, timeout_s: float) -> CaptureResult:
+    """Boot once: power off, wait ``lt.off_s``, drop the console's leftovers, then capture
+    into ``out`` with t=0 when the power-on call returns, until the ready pattern or
+    ``timeout_s``."""
+    source = ConsoleSource(lt)
+    source.open()  # first, so that a console that cannot be opened fails before any power switching
+    lt.power_off()
+    time.sleep(lt.off_s)
+    source.drain()
+    return stop_if_interrupted(capture(source, str(out), origin="power_on", quit_pattern=ready, end_s=timeout_s,
+                                       on_ready=lt.power_on, t0_after_ready=True))
+
+
+def run_labgrid(spec: LabgridSpec, folder: Path, repeat: int, ready: str, timeout_s: float = 300.0,
+                progress: Callable[[int, float], None] | None = None) -> RunAnalysis:
+    """Boot the labgrid target ``repeat`` times (:func:`labgrid_boot`), one recording per boot
+    in ``folder`` with run.json as ``bootlens run`` writes it, and analyse the run."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with opened(spec) as lt:
+        write_run_meta(folder, (MarkerSpec.parse(f"{READY}={ready}"),), target="labgrid", baud=lt.baud,
+                       timeout_s=timeout_s, **lt.meta())
+        for i in range(1, repeat + 1):
+            t = time.monotonic()
+            labgrid_boot(lt, folder / f"boot-{i}.rec", ready, timeout_s)
+            if progress is not None:
+                progress(i, time.monotonic() - t)
+    return analyze_run(folder)
+
+
+class LabgridBench(BoardBench):
+    """A labgrid target for ``experiment`` and ``optimize``: booted as :func:`run_labgrid` boots
+    it, changed by the user's hook exactly as a board is (docs/experiment.md, "The hook
+    protocol"; the hook can itself call labgrid, e.g. a strategy's state, or labgrid-client).
+    The target is opened at the first boot and closed (powered off) by :meth:`finish`."""
+
+    def __init__(self, spec: LabgridSpec, ready: str, hook: str, timeout_s: float = 300.0,
+                 baud: int | None = None) -> None:
+        super().__init__(f"labgrid:{spec.role}", baud or 115200, "labgrid power protocol", ready, hook, timeout_s)
+        self.name = "labgrid"
+        self.spec = spec
+        self.baud = baud
+        self.rate_limited = True  # a lab's console is a real serial line, whatever its rate
+        self._lt: LabgridTarget | None = None
+
+    def meta(self, setup: Setup, overlay: Path | None) -> dict[str, object]:
+        m = super().meta(setup, overlay)
+        del m["port"], m["power_cycle"]
+        m.update(self._lt.meta() if self._lt is not None else self.spec.meta())
+        return m
+
+    def boot(self, setup: Setup, folder: Path, index: int) -> None:
+        if self._lt is None:
+            lt = LabgridTarget(self.spec)
+            try:
+                lt.open()
+            except BaseException:
+                lt.close()
+                raise
+            self._lt = lt
+        self.apply(setup, folder)
+        labgrid_boot(self._lt, folder / f"boot-{index}.rec", self.ready, self.timeout_s)
+
+    def finish(self) -> None:
+        try:
+            super().finish()
+        finally:
+            if self._lt is not None:
+                self._lt.close()
+                self._lt = None
