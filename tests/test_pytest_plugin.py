@@ -9,12 +9,13 @@ JUnit XML.
 
 from __future__ import annotations
 
-import os
 import xml.etree.ElementTree as ET
 from importlib.metadata import entry_points
 from pathlib import Path
 
 import pytest
+
+from conftest import needs_qemu
 
 pytest_plugins = ["pytester"]
 
@@ -121,19 +122,14 @@ def test_not_measured_and_bad_budgets(pytester: pytest.Pytester) -> None:
     assert "missing.toml: cannot read" in out
 
 
-needs_target = pytest.mark.skipif(
-    not (Path.home() / ".cache" / "bootlens" / "targets" / "qemu-arm64").is_dir() and not os.environ.get("CI"),
-    reason="the qemu-arm64 reference target is not set up (bootlens target setup qemu-arm64)")
-
-
 @pytest.mark.slow
-@needs_target
+@needs_qemu
 def test_real_boots_fail_then_pass_with_bootdelay_0(pytester: pytest.Pytester) -> None:
     """The issue's bar: the reference target as it is breaks a 1 s bootloader budget (U-Boot
     counts down 2 s), and meets it with bootdelay=0; the JUnit XML shows the figures."""
     from bootlens import target
 
-    target.setup("qemu-arm64", log=False)  # cached: nothing to do when set up (CI sets it up here)
+    target.setup("qemu-arm64", log=False)  # cached after the first time (as test_experiment's boots)
     pytester.makepyfile(test_boot='''
         import pytest
 
