@@ -23,6 +23,7 @@ import subprocess
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -36,6 +37,7 @@ from bootlens.render.history import history_html, sparkline
 from pg_server import PgServer, pg_server  # noqa: F401  (the session's PostgreSQL server fixture)
 from conftest import needs_qemu
 from test_compare import READY, boot_log, run_folder, slow_boots
+from test_report import browser, needs_browser  # noqa: F401  (headless Chromium, as the report's tests)
 
 HERE = Path(__file__).parent
 RERUN = HERE / "data" / "rerun"
@@ -393,3 +395,38 @@ def test_regress_says_what_the_new_run_did_not_measure(db: str) -> None:
     assert {row.delta.reason for row in r.missing} == {"not measured in the new run"}
     assert not r.slower and not r.faster
     assert all(row.delta.reason == "1 boot a side: need 2 more boots a side" for row in r.undecided)
+
+
+@needs_browser
+def test_html_chart_in_chromium(tmp_path: Path, browser: Any) -> None:  # noqa: F811
+    """The chart page in a real browser: nothing requested but the file, no error (a policy
+    violation would be one), a point per run inside each chart, the labels in its tooltip."""
+    db = str(tmp_path / "h.sqlite")
+    for folder, cfg in ((QUIET2, "delay"), (QUIET0, "nodelay"), (LOADED2, "delay")):
+        store_run(db, analyze_inputs([str(folder)])[0], {"config": cfg})
+    with Store(db) as s:
+        runs = s.runs()
+        tr = trends(s, runs)
+    page_file = tmp_path / "h.html"
+    page_file.write_bytes(history_html(runs, tr))
+    page = browser.new_page(viewport={"width": 1000, "height": 800})
+    requests: list[str] = []
+    errors: list[str] = []
+    page.on("request", lambda r: requests.append(r.url))
+    page.on("console", lambda m: errors.append(m.text) if m.type in ("error", "warning") else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(page_file.as_uri())
+    assert requests == [page_file.as_uri()] and errors == []
+    svgs = page.locator("svg")
+    assert svgs.count() == len(tr) == 6  # total and five stages
+    for i in range(svgs.count()):
+        box = svgs.nth(i).bounding_box()
+        points = svgs.nth(i).locator("circle")
+        assert points.count() == 3
+        for j in range(3):
+            p = points.nth(j).bounding_box()
+            assert box["x"] <= p["x"] and p["x"] + p["width"] <= box["x"] + box["width"]
+            assert box["y"] <= p["y"] and p["y"] + p["height"] <= box["y"] + box["height"]
+    tip = svgs.nth(2).locator("g title").nth(1).text_content() or ""
+    assert tip.startswith(f"run {runs[1].id} · ") and "config=nodelay" in tip and "bootloader: median 225.9 ms" in tip
+    page.close()
