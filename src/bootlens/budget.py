@@ -27,9 +27,10 @@ median's order-statistic interval (:func:`bootlens.stats.median_interval`, 95 % 
 the boots allow) lies wholly above the limit ("over with 97 % confidence"), or it reaches below
 it ("within the noise of N boots": more boots, or a quieter host, would tell). A figure that no
 boot measured fails as "not measured" (a budget that cannot be checked must not pass in
-silence) unless the entry says ``optional = true``; so does a total or marker that some boots
-reached and others never did (a hung boot must not hide behind the others' statistic). A percentile is the nearest-rank one (the
-value of a boot: p90 of 5 boots is the slowest), so it never invents a time no boot took.
+silence) unless the entry says ``optional = true``; a total or marker that some boots reached
+and others never did fails too (a hung boot must not hide behind the others' statistic). A
+percentile is the nearest-rank one (the value of a boot: p90 of 5 boots is the slowest), so it
+never invents a time no boot took.
 """
 
 from __future__ import annotations
