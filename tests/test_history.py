@@ -430,3 +430,19 @@ def test_html_chart_in_chromium(tmp_path: Path, browser: Any) -> None:  # noqa: 
     tip = svgs.nth(2).locator("g title").nth(1).text_content() or ""
     assert tip.startswith(f"run {runs[1].id} · ") and "config=nodelay" in tip and "bootloader: median 225.9 ms" in tip
     page.close()
+
+
+def test_store_hook_for_run_experiment_analyze(db: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """What run, experiment and analyze call with --db/--label: stores, says so in one line,
+    and a bad label is a one-line error with exit code 2."""
+    from bootlens.cli.history import store_hook
+
+    (g,) = analyze_inputs([str(QUIET0)])
+    rid = store_hook(db, ("board=qemu-arm64",), g, "run")
+    assert capsys.readouterr().err == f"bootlens: stored as run {rid}\n"
+    with Store(db) as s:
+        (run,) = s.runs({"board": "qemu-arm64"})
+    assert (run.id, run.kind, run.source, run.boots) == (rid, "run", str(QUIET0), 12)
+    with pytest.raises(SystemExit) as e:
+        store_hook(db, ("nolabel",), g)
+    assert e.value.code == 2 and capsys.readouterr().err.count("\n") == 1

@@ -166,6 +166,8 @@ def _row_text(r: Row) -> str:
     what = r.kind if r.kind not in ("total", "marker") else ""
     name = f"{what} {d.name.strip()}".strip()
     extra = f", {d.change.value}" if d.change.value in ("added", "removed") else ""
+    if d.baseline_count is not None and d.other_count is not None and d.baseline_count != d.other_count:
+        extra += f", ran {d.baseline_count:g} → {d.other_count:g} times a boot"
     return visible(f"  {name}: {base} → {new}, {short(d.delta_ns, signed=True)}{pct}{extra}; {d.reason}")
 
 
