@@ -43,7 +43,8 @@ HERE = Path(__file__).parent
 RERUN = HERE / "data" / "rerun"
 QUIET2, QUIET0 = RERUN / "quiet" / "bootdelay-2", RERUN / "quiet" / "bootdelay-0"
 LOADED2, LOADED0 = RERUN / "bootdelay-2", RERUN / "bootdelay-0"
-ENV = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "FORCE_COLOR", "BOOTLENS_DB")}
+ENV = {k: v for k, v in os.environ.items()
+       if k not in ("COLUMNS", "LINES", "FORCE_COLOR", "BOOTLENS_DB", "BOOTLENS_CONFIG")}
 _dbs = itertools.count()
 
 
