@@ -330,13 +330,8 @@ class LabgridBench(BoardBench):
         self.rate_limited = True  # a lab's console is a real serial line, whatever its rate
         self._lt: LabgridTarget | None = None
 
-    def meta(self, setup: Setup, overlay: Path | None) -> dict[str, object]:
-        m = super().meta(setup, overlay)
-        del m["port"], m["power_cycle"]
-        m.update(self._lt.meta() if self._lt is not None else self.spec.meta())
-        return m
-
-    def boot(self, setup: Setup, folder: Path, index: int) -> None:
+    def target(self) -> LabgridTarget:
+        """The labgrid target, opened on first use (the first configuration's run.json)."""
         if self._lt is None:
             lt = LabgridTarget(self.spec)
             try:
@@ -345,8 +340,18 @@ class LabgridBench(BoardBench):
                 lt.close()
                 raise
             self._lt = lt
+        return self._lt
+
+    def meta(self, setup: Setup, overlay: Path | None) -> dict[str, object]:
+        m = super().meta(setup, overlay)
+        del m["port"], m["power_cycle"]
+        m.update(self.target().meta())
+        return m
+
+    def boot(self, setup: Setup, folder: Path, index: int) -> None:
+        lt = self.target()
         self.apply(setup, folder)
-        labgrid_boot(self._lt, folder / f"boot-{index}.rec", self.ready, self.timeout_s)
+        labgrid_boot(lt, folder / f"boot-{index}.rec", self.ready, self.timeout_s)
 
     def finish(self) -> None:
         try:
