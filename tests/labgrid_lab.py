@@ -69,9 +69,10 @@ class Lab:
     """The lab: coordinator, exporter, cable and a place, in ``root`` (a temporary folder).
     ``board`` is the board's description for ``on`` (written to ``root/board.json``)."""
 
-    def __init__(self, root: Path, place: str = "bootlens-qemu") -> None:
+    def __init__(self, root: Path, place: str = "bootlens-qemu", serial: str = "raw") -> None:
         self.root = root
         self.place = place
+        self.serial = serial  # "raw": a NetworkSerialPort on the cable's TCP port; "rfc2217": ser2net
         self.coordinator_port = free_port()
         self.lab_port = free_port()  # the exported console
         self.board_port = free_port()  # where the board plugs in
@@ -88,18 +89,25 @@ class Lab:
 
     def start(self) -> None:
         """Start the cable, the coordinator and the exporter; create and acquire the place."""
-        cable = self._spawn([sys.executable, str(HERE), "cable", str(self.lab_port), str(self.board_port)], "cable.log")
-        _wait_port(self.lab_port, cable, "the cable")
+        if self.serial == "raw":
+            cable = self._spawn([sys.executable, str(HERE), "cable", str(self.lab_port), str(self.board_port),
+                                 str(self.root)], "cable.log")
+            _wait_port(self.lab_port, cable, "the cable")
+            resource = (f"  NetworkSerialPort:\n    host: 127.0.0.1\n    port: {self.lab_port}\n"
+                        "    speed: 115200\n    protocol: raw\n")
+        else:
+            cable = self._spawn([sys.executable, str(HERE), "cable", "pty", str(self.board_port), str(self.root)],
+                                "cable.log")
+            _wait_port(self.board_port, cable, "the cable")
+            resource = f"  RawSerialPort:\n    port: {(self.root / 'pty.path').read_text()}\n    speed: 115200\n"
         coord = self._spawn([sys.executable, "-c", "from labgrid.remote.coordinator import main; main()",
                              "-l", self.address], "coordinator.log")
         _wait_port(self.coordinator_port, coord, "labgrid-coordinator")
-        (self.root / "exporter.yaml").write_text(
-            f"{GROUP}:\n  NetworkSerialPort:\n    host: 127.0.0.1\n    port: {self.lab_port}\n"
-            "    speed: 115200\n    protocol: raw\n")
+        (self.root / "exporter.yaml").write_text(f"{GROUP}:\n{resource}")
         self._spawn([sys.executable, "-c", "from labgrid.remote.exporter import main; main()",
                      "-c", self.address, "-n", EXPORTER, "--hostname", "127.0.0.1", "exporter.yaml"], "exporter.log")
         deadline = time.monotonic() + 30
-        while f"{EXPORTER}/{GROUP}/NetworkSerialPort" not in self.client("resources", check=False).stdout:
+        while f"{EXPORTER}/{GROUP}/" not in self.client("resources", check=False).stdout:
             if time.monotonic() > deadline:
                 raise RuntimeError("the exporter's resource never reached the coordinator: "
                                    + (self.root / "exporter.log").read_text(errors="replace")[-2000:])
@@ -151,13 +159,31 @@ class Lab:
 # --- the programs the lab runs --------------------------------------------------------------
 
 
-def cable(lab_port: int, board_port: int) -> None:
+def cable(lab_port: int | None, board_port: int, state: Path) -> None:
     """The serial cable: bytes from the board go to whoever has the console open, and back;
     with nobody at one end, bytes from the other are lost, as on a serial line. A new
-    connection on either end replaces the old one (a board powered on again)."""
+    connection on either end replaces the old one (a board powered on again).
+
+    The lab end is a TCP port (``lab_port``, exported as a raw NetworkSerialPort) or, with
+    ``lab_port`` None, a pseudo-terminal whose device path goes to ``state/pty.path``: the
+    exporter serves it as a RawSerialPort through ser2net (RFC 2217), as it serves a USB serial
+    adapter. The cable keeps the terminal's own end open too, so that it never hangs up."""
     sel = selectors.DefaultSelector()
-    ends: dict[str, socket.socket | None] = {"lab": None, "board": None}
-    for name, port in (("lab", lab_port), ("board", board_port)):
+    ends: dict[str, Any] = {"lab": None, "board": None}
+    listen = [("board", board_port)]
+    pty_fd = -1
+    if lab_port is None:
+        import tty
+
+        pty_fd, keep = os.openpty()
+        tty.setraw(keep)  # bytes as they are: no echo, no line editing, no CR added
+        os.set_blocking(pty_fd, False)
+        (state / "pty.path").write_text(os.ttyname(keep))
+        ends["lab"] = pty_fd
+        sel.register(pty_fd, selectors.EVENT_READ, ("data", "lab"))
+    else:
+        listen.append(("lab", lab_port))
+    for name, port in listen:
         srv = socket.socket()
         srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         srv.bind(("127.0.0.1", port))
@@ -166,9 +192,8 @@ def cable(lab_port: int, board_port: int) -> None:
     while True:
         for key, _ in sel.select():
             what, name = key.data
-            sock: socket.socket = key.fileobj  # type: ignore[assignment]
             if what == "listen":
-                conn, _ = sock.accept()
+                conn, _ = key.fileobj.accept()  # type: ignore[union-attr]
                 conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                 old = ends[name]
                 if old is not None:
@@ -177,21 +202,28 @@ def cable(lab_port: int, board_port: int) -> None:
                 ends[name] = conn
                 sel.register(conn, selectors.EVENT_READ, ("data", name))
                 continue
+            end = ends[name]
             try:
-                data = sock.recv(65536)
+                data = os.read(end, 65536) if end == pty_fd else end.recv(65536)
+            except BlockingIOError:
+                continue
             except OSError:
                 data = b""
             if not data:
-                sel.unregister(sock)
-                sock.close()
+                if end == pty_fd:
+                    continue
+                sel.unregister(end)
+                end.close()
                 ends[name] = None
                 continue
             other = ends["board" if name == "lab" else "lab"]
-            if other is not None:
-                try:
+            try:
+                if other == pty_fd:
+                    os.write(pty_fd, data)  # a full terminal buffer (nobody reading) loses bytes, as a UART does
+                elif other is not None:
                     other.sendall(data)
-                except OSError:
-                    pass
+            except OSError:
+                pass
 
 
 def _pid(state: Path) -> int | None:
@@ -303,7 +335,7 @@ def replay(recording: str, port: int) -> None:
 def main(argv: list[str]) -> None:
     cmd, *args = argv
     if cmd == "cable":
-        cable(int(args[0]), int(args[1]))
+        cable(int(args[0]) if args[0] != "pty" else None, int(args[1]), Path(args[2]))
     elif cmd == "on":
         power_on(Path(args[0]))
     elif cmd == "off":

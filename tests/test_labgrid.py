@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.metadata
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -78,6 +79,24 @@ def line_times(rec: Recording) -> dict[bytes, int]:
     return {text: t for text, t in out if seen[text] == 1}
 
 
+def assert_replayed(path: Path, orig_path: Path, source: str) -> None:
+    """The recording holds the replayed boot's bytes from power-on to APP READY, every line at
+    its time in the original recording give or take tens of milliseconds."""
+    rec, orig = read_recording(str(path)), read_recording(str(orig_path))
+    assert rec.header.origin == "power_on" and rec.header.source == source
+    assert orig.data.startswith(rec.data) and b"APP READY" in rec.data  # nothing lost, nothing left over
+    ours, theirs = line_times(rec), line_times(orig)
+    offsets = sorted(t - theirs[text] for text, t in ours.items() if text in theirs)
+    assert len(offsets) > 200
+    median = offsets[len(offsets) // 2]
+    # t=0 is when the power-on command returns, a few ms after the replay starts
+    assert -100e6 < median < 50e6, median
+    # a line late by more is one the reader fell behind on (reading one byte per call through
+    # labgrid put the kernel's burst 1.5 s behind); a loaded 2-core machine costs some tens of ms
+    spread = sorted(abs(o - median) for o in offsets)
+    assert spread[int(0.9 * len(spread))] < 150e6 and spread[-1] < 400e6, spread[-10:]
+
+
 def test_replayed_boots_through_labgrid_keep_their_times(lab: Lab, tmp_path: Path) -> None:
     """Two boots through the coordinator, the exporter's NetworkSerialPort and ExternalPowerDriver:
     each recording is the replayed boot's bytes, from power-on to APP READY, every line within
@@ -86,22 +105,10 @@ def test_replayed_boots_through_labgrid_keep_their_times(lab: Lab, tmp_path: Pat
     env = lab.env(replay_board(originals))
     run = run_labgrid(LabgridSpec(str(env)), tmp_path / "run", 2, "APP READY", 60)
     assert run.recordings == 2 and run.ready_count == 2 and not run.not_ready
-    assert "acquired: " in lab.client("-p", lab.place, "show").stdout  # still ours: bootlens never releases it
+    assert "acquired: None" not in lab.client("-p", lab.place, "show").stdout  # bootlens never releases it
     replayed = (lab.root / "replayed.txt").read_text().split()[-2:]
     for i, (boot, orig_path) in enumerate(zip(run.analysis.boots, replayed), 1):
-        rec, orig = read_recording(str(tmp_path / "run" / f"boot-{i}.rec")), read_recording(orig_path)
-        assert rec.header.origin == "power_on" and rec.header.source == "labgrid:main:SerialDriver"
-        assert orig.data.startswith(rec.data) and b"APP READY" in rec.data  # nothing lost, nothing left over
-        ours, theirs = line_times(rec), line_times(orig)
-        offsets = sorted(t - theirs[text] for text, t in ours.items() if text in theirs)
-        assert len(offsets) > 200
-        median = offsets[len(offsets) // 2]
-        # t=0 is when the power-on command returns, a few ms after the replay starts
-        assert -100e6 < median < 50e6, median
-        # a line late by more is one the reader fell behind on (reading one byte per call through
-        # labgrid put the kernel's burst 1.5 s behind); a loaded 2-core machine costs some tens of ms
-        spread = sorted(abs(o - median) for o in offsets)
-        assert spread[int(0.9 * len(spread))] < 150e6 and spread[-1] < 400e6, spread[-10:]
+        assert_replayed(tmp_path / "run" / f"boot-{i}.rec", Path(orig_path), "labgrid:main:SerialDriver")
         assert boot.total.end_name == "ready" and boot.alignment.origin == "power_on"
         orig_total = analyze_run(ARM64_RUN).analysis.boots[originals.index(Path(orig_path))].total.end_ns
         assert orig_total is not None and boot.total.end_ns is not None
@@ -110,6 +117,30 @@ def test_replayed_boots_through_labgrid_keep_their_times(lab: Lab, tmp_path: Pat
     assert meta["target"] == "labgrid" and meta["markers"] == {"ready": "APP READY"}
     assert meta["labgrid"]["console"] == "SerialDriver" and meta["labgrid"]["power"] == "ExternalPowerDriver"
     assert meta["labgrid"]["off_s"] == 0.3
+
+
+@pytest.mark.skipif(not (shutil.which("ser2net") or os.path.exists("/usr/sbin/ser2net")) and not os.environ.get("CI"),
+                    reason="ser2net is not installed (apt-get install ser2net)")
+def test_rfc2217_console_through_ser2net(tmp_path: Path) -> None:
+    """labgrid's usual console: the exporter serves a serial device (here the cable's
+    pseudo-terminal, as a RawSerialPort) through ser2net, the client reads it over RFC 2217
+    with pyserial-labgrid's port. The place is created, acquired and released."""
+    lab = Lab(tmp_path / "lab", serial="rfc2217")
+    (tmp_path / "lab").mkdir()
+    try:
+        lab.start()
+        assert f"{lab.place}" in lab.client("places").stdout
+        orig = ARM64_RUN / "boot-1.rec"
+        env = lab.env(replay_board([orig]))
+        # a process of its own: labgrid keeps one coordinator session per process (the module's lab is another)
+        r = cli("run", "labgrid", "--env", str(env), "-o", str(tmp_path / "run"))
+        assert r.returncode == 0, r.stderr[-2000:]
+        assert_replayed(tmp_path / "run" / "boot-1.rec", orig, "labgrid:main:SerialDriver")
+        assert "RawSerialPort" in lab.client("-p", lab.place, "show").stdout
+        lab.release()
+        assert "acquired: None" in lab.client("-p", lab.place, "show").stdout
+    finally:
+        lab.stop()
 
 
 def test_cli_run_labgrid_then_analyze(lab: Lab, tmp_path: Path) -> None:

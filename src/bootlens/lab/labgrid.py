@@ -29,6 +29,9 @@ from ..parsers import MarkerSpec
 from ..runs import RunAnalysis, analyze_run
 from ..setups import Setup
 
+# While a burst lasts, a read takes what comes within 1 ms: pyserial's rfc2217 port queues bytes
+# one by one and, with no time to wait, hands out one per read
+BURST_WAIT_S = 0.001
 DRAIN_QUIET_S = 0.2  # the console counts as drained once it has been silent this long
 DRAIN_MAX_S = 5.0  # a console that never falls silent (a board not really off) is left after this
 
@@ -90,6 +93,24 @@ def _override(config: Any, spec: LabgridSpec) -> None:
             resources.insert(0, {"RemotePlace": {"name": spec.place}})
     elif isinstance(resources, dict):
         resources["RemotePlace"] = {**(resources.get("RemotePlace") or {}), "name": spec.place}
+
+
+def _check_rfc2217(console: Any) -> None:
+    """Refuse an RFC 2217 console (a NetworkSerialPort from ser2net, labgrid's usual one) when the
+    installed ``serial`` package is pyserial's own rather than labgrid's fork pyserial-labgrid:
+    both install ``serial/``, and the one installed last wins. pyserial's rfc2217 port
+    renegotiates the line with the server each time a read timeout is set, which labgrid's
+    SerialDriver does at every read: measured through ser2net here, lines came up to 7.8 s late
+    and power-on -> ready read 12.8 s instead of 8.8 s."""
+    port = getattr(console, "serial", None)
+    if port is None or type(port).__module__ != "serial.rfc2217":
+        return
+    if "timeout" not in vars(type(port)):  # the fork's own setter, which leaves the line alone
+        import serial  # type: ignore[import-untyped, unused-ignore]
+
+        raise LabgridError(f"the installed 'serial' package is pyserial {serial.__version__}, not labgrid's fork "
+                           "pyserial-labgrid: its RFC 2217 console would put the boot's lines seconds late; "
+                           "pip install --force-reinstall --no-deps pyserial-labgrid (docs/labgrid.md)")
 
 
 class LabgridTarget:
@@ -161,6 +182,7 @@ class LabgridTarget:
         self.power_name = type(power).__name__
         # labgrid's own pause between off and on in cycle() (ExternalPowerDriver: 2 s by default)
         self.off_s = float(getattr(power, "delay", 0.0) or 0.0)
+        _check_rfc2217(self.console)
         port = getattr(self.console, "port", None)
         if port is not None and type(port).__name__ == "SerialPort":  # a network port's line rate is not ours
             self.baud = int(getattr(port, "speed", 0)) or None
@@ -234,7 +256,7 @@ class ConsoleSource(Source):
     After a silence, one byte is waited for (``size=1`` within the timeout; labgrid signals
     "nothing yet" with pexpect's TIMEOUT) and handed on alone, so the start of the burst is
     timed exactly; then, while the burst lasts, everything waiting is taken at once (``size``
-    64 KiB, timeout 0). Asking for one byte each time would not do: labgrid's SerialDriver reads
+    64 KiB, within BURST_WAIT_S). Asking for one byte each time would not do: labgrid's SerialDriver reads
     ``max(size, in_waiting)``, and pyserial's socket:// port (a raw NetworkSerialPort) counts 1
     waiting byte at most, so a kernel's burst of 15 KB came one byte per call, each call through
     labgrid's step machinery: the recording fell 1.5 s behind the console."""
@@ -263,7 +285,7 @@ class ConsoleSource(Source):
 
     def read(self, timeout: float) -> bytes:
         if self._burst:
-            data = self._read(READ_MAX, 0.0)
+            data = self._read(READ_MAX, BURST_WAIT_S)
             if data:
                 return data
         data = self._read(1, timeout)
