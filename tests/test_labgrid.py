@@ -295,3 +295,32 @@ def test_qemu_arm64_three_boots_through_labgrid(lab: Lab, tmp_path: Path) -> Non
     assert names[0].startswith("total (power-on") and "marker ready" in names
     assert not (lab.root / "board.pid").exists()  # powered off after the last boot
 
+
+
+@pytest.mark.slow
+@needs_qemu
+def test_qemu_arm64_through_labgrids_qemudriver(tmp_path: Path) -> None:
+    """labgrid's QEMUDriver is both the console and the power switch: no coordinator, the
+    reference target's kernel, initramfs and U-Boot as labgrid images; two boots."""
+    from bootlens.target import BASE_CMDLINE, setup
+
+    tf = setup("qemu-arm64")
+    s = tf.spec
+    machine = dict(zip(s.machine[::2], s.machine[1::2]))
+    env = tmp_path / "env.yaml"
+    env.write_text(
+        "targets:\n  main:\n    drivers:\n      QEMUDriver:\n        qemu_bin: qemu\n"
+        f"        machine: {machine['-M']}\n        cpu: {machine['-cpu']}\n        memory: {machine['-m']}M\n"
+        f"        kernel: kernel\n        bios: bios\n        boot_args: 'console={s.console} {BASE_CMDLINE}'\n"
+        f"        extra_args: '-initrd {tf.initramfs} -no-reboot'\n"
+        f"tools:\n  qemu: {shutil.which(s.qemu)}\nimages:\n  kernel: {tf.kernel}\n  bios: {s.firmware}\n")
+    out = tmp_path / "run"
+    r = cli("run", "labgrid", "--env", str(env), "--repeat", "2", "-o", str(out), timeout=900)
+    assert r.returncode == 0, r.stderr[-2000:]
+    run = analyze_run(out)
+    assert run.ready_count == 2
+    assert json.loads((out / "run.json").read_text())["labgrid"]["power"] == "QEMUDriver"
+    for b in run.analysis.boots:
+        st = {x.name: x for x in b.stages}
+        assert st["bootloader"].status == "measured" and st["bootloader"].duration_ns > 1.9e9
+        assert b.total.end_name == "ready"

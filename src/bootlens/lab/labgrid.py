@@ -178,7 +178,6 @@ class LabgridTarget:
             self._on, self._off = (lambda: power.set(True)), (lambda: power.set(False))
         except Exception as e:
             raise LabgridError(f"{where}: {_say(e)}") from None
-        self.power = power
         self.power_name = type(power).__name__
         # labgrid's own pause between off and on in cycle() (ExternalPowerDriver: 2 s by default)
         self.off_s = float(getattr(power, "delay", 0.0) or 0.0)
@@ -277,10 +276,14 @@ class ConsoleSource(Source):
         dropped = 0
         deadline = time.monotonic() + DRAIN_MAX_S
         while time.monotonic() < deadline:
-            data = self.read(DRAIN_QUIET_S)
+            try:
+                data = self.read(DRAIN_QUIET_S)
+            except SourceGone:  # a console that exists only while powered (QEMUDriver's socket)
+                break
             if not data:
                 break
             dropped += len(data)
+        self._burst = False
         return dropped
 
     def read(self, timeout: float) -> bytes:
