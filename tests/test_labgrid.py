@@ -170,6 +170,14 @@ def test_place_not_acquired_is_a_one_line_error(lab: Lab, tmp_path: Path) -> Non
     assert "spare" in r.stderr and "acquire" in r.stderr
 
 
+def test_power_switch_failure_is_a_one_line_error(lab: Lab, tmp_path: Path) -> None:
+    env = lab.env(replay_board([ARM64_RUN / "boot-1.rec"]), name="env-broken.yaml")
+    env.write_text(env.read_text().replace(f"{HERE} on ", f"{HERE} no-such-command "))
+    r = cli("run", "labgrid", "--env", str(env), "-o", str(tmp_path / "run"))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert "power on (ExternalPowerDriver)" in r.stderr, r.stderr
+
+
 def test_missing_role_and_missing_power_are_one_line_errors(tmp_path: Path) -> None:
     env = tmp_path / "env.yaml"
     env.write_text("targets:\n  main:\n    resources:\n      RawSerialPort:\n        port: /dev/null\n"
@@ -178,6 +186,8 @@ def test_missing_role_and_missing_power_are_one_line_errors(tmp_path: Path) -> N
     assert r.returncode == 2 and "no role 'board2' (roles: main)" in r.stderr, r.stderr
     r = cli("run", "labgrid", "--env", str(env), "-o", str(tmp_path / "b"))
     assert r.returncode == 2 and "no power switch" in r.stderr and r.stderr.count("\n") == 1, r.stderr
+    r = cli("experiment", "labgrid", "--env", str(env), "--try", "q=cmdline:quiet", "-o", str(tmp_path / "d"))
+    assert r.returncode == 2 and "labgrid needs --hook" in r.stderr and r.stderr.count("\n") == 1, r.stderr
     env.write_text("targets: [unclosed\n")
     r = cli("run", "labgrid", "--env", str(env), "-o", str(tmp_path / "c"))
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr, r.stderr
