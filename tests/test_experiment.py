@@ -317,6 +317,28 @@ def test_repeat_auto_boots_more_until_the_cap(tmp_path: Path) -> None:
     assert ch["stage_significance"] == "significant" and ch["stage_p_value"] < 5e-4
 
 
+def test_repeat_auto_boots_more_only_where_undecided(tmp_path: Path) -> None:
+    """Past the first rounds only the baseline and the undecided configurations boot: the two
+    decided ones (the baseline's own boots; all together, on these boots) keep their 3 boots
+    while the 2 s change boots on to the cap, interleaved with the baseline."""
+    slow, fast = RERUN / "bootdelay-2", RERUN / "bootdelay-0"
+    bench = ReplayBench({"baseline": (slow, [1, 3, 5, 7, 9, 11, 2, 4, 6, 8]), "same": (slow, [2, 4, 6]),
+                         "nodelay": (fast, list(range(12, 0, -1))), "all": (fast, list(range(1, 13))),
+                         "advise": (slow, [12])})
+    r = experiment(bench, [parse_try("same=cmdline:quiet"), parse_try("nodelay=uboot-env:bootdelay=0")],
+                   tmp_path / "e", 3, max_repeat=8)
+    same, nodelay = r.changes
+    assert r.together is not None
+    assert [(o.significance, o.measured.boots) for o in (same, r.together)] == [(Significance.NOT_SIGNIFICANT, 3)] * 2
+    assert nodelay.significance is Significance.UNKNOWN and nodelay.measured.boots == r.baseline.boots == 8
+    booted = [n for n, _ in bench.booted if n != "advise"]
+    assert sorted(booted[:12]) == sorted(["baseline", "same", "nodelay", "all"] * 3)
+    # each extra round boots the baseline and the undecided change, the order rotating
+    later = booted[12:]
+    assert len(later) == 10 and all(sorted(later[i:i + 2]) == ["baseline", "nodelay"] for i in range(0, 10, 2))
+    assert len({tuple(later[i:i + 2]) for i in range(0, 10, 2)}) == 2, later
+
+
 # --- a board on a pty, changed by a hook -----------------------------------------------------
 
 HOOK = """\

@@ -17,9 +17,11 @@ median(baseline total) - median(its total), power-on to ready; its significance 
 :func:`bootlens.compare.judge`'s rule (a t-test at p < 0.001 and a floor of max(1 ms, 1%)).
 
 With ``max_repeat`` (``--repeat auto``) the rounds go on past ``repeat`` while some change's
-verdict is "need N more boots": the next batch is the largest N asked for (every configuration
-boots it, still interleaved, so that the sides keep as many boots), until every verdict is
-decided (significant, or not significant) or ``max_repeat`` boots a configuration. Looking at
+verdict is "need N more boots": the next batch is the largest N asked for, booted by the
+baseline and the undecided configurations only (still interleaved: a decided one needs no more
+boots, and on a slow target each boot is minutes; optimize does not ask for boots of a change
+that made the boot slower, which it keeps in no case), until every verdict is decided
+(significant, or not significant) or ``max_repeat`` boots a configuration. Looking at
 the data between batches and stopping when decided raises the false-positive rate above the
 test's 0.001 by at most the number of looks (a few: each batch jumps to the projected N), so
 it stays under 1% with the default cap of 10.
@@ -246,18 +248,28 @@ def outcome(name: str, base: Measured, m: Measured, est: Estimate | None, rate_l
                    stage_sig, stage_p)
 
 
-def undecided(base: Measured, others: Sequence[Measured]) -> int | None:
-    """The most boots a side that some configuration's verdict against the baseline still
-    asks for ("need N more boots"); None when every verdict is decided or cannot be (a
-    configuration whose boots missed the ready line is not kept whatever its figures)."""
-    need = []
-    for m in others:
+def needs(base: Measured, others: Sequence[Measured], gains_only: bool = False) -> dict[int, int]:
+    """Index in ``others`` -> the boots a side its verdict against the baseline still asks
+    for ("need N more boots"); a verdict that is decided or cannot be (a configuration whose
+    boots missed the ready line is not kept whatever its figures) is left out, and with
+    ``gains_only`` so is a configuration slower than the baseline (optimize keeps no such one)."""
+    out: dict[int, int] = {}
+    for i, m in enumerate(others):
         if m.ready_boots < m.boots or base.ready_boots < base.boots:
             continue
         d = figure_delta("total", base.total, m.total)
+        if gains_only and (d.delta_ns is None or d.delta_ns >= 0):
+            continue
         if d.significance is Significance.UNKNOWN and d.change is CompareChange.CHANGED:
-            need.append(d.need_boots or 1)
-    return max(need) if need else None
+            out[i] = d.need_boots or 1
+    return out
+
+
+def undecided(base: Measured, others: Sequence[Measured], gains_only: bool = False) -> int | None:
+    """The most boots a side that some configuration's verdict still asks for (:func:`needs`);
+    None when every verdict is decided or cannot be."""
+    n = needs(base, others, gains_only)
+    return max(n.values()) if n else None
 
 
 def findings_per_boot(a: Analysis, ctx: Context, registry: RuleRegistry) -> list[list[Finding]]:
@@ -312,31 +324,41 @@ class _Counter:
             self.progress(self.done, self.total, f"{setup.name} {index}", time.monotonic() - t)
 
     def rounds(self, plan: Sequence[tuple[Setup, Path]], repeat: int, max_repeat: int | None = None,
-               base: Measured | None = None) -> tuple[list[Measured], int]:
+               base: Measured | None = None, gains_only: bool = False) -> tuple[list[Measured], int]:
         """Boot every configuration ``repeat`` times, interleaved round by round, the order
         rotating from one round to the next; with ``max_repeat``, more rounds while a verdict
         against the baseline (``base``, else the plan's first) asks for more boots, up to
-        ``max_repeat`` (module docstring). Returns the measurements and the rounds booted."""
+        ``max_repeat`` (module docstring): those rounds boot only the undecided configurations
+        and the baseline, still interleaved (``gains_only``: a slower one is not undecided for
+        optimize). Returns the measurements and the most boots a configuration got."""
         for s, folder in plan:
             self.bench.check(s)
         for s, folder in plan:
             self.bench.prepare(s, folder)
-        done, target = 0, repeat
+        booted = [0] * len(plan)
+        active = list(range(len(plan)))
+        target = repeat
         while True:
-            for i in range(done, target):
-                k = i % len(plan)  # each round starts one configuration later: none always boots first
-                for s, folder in [*plan[k:], *plan[:k]]:
-                    self.boot(s, folder, i + 1)
-            done = target
+            for i in range(min(booted[k] for k in active), target):
+                turn = [k for k in active if booted[k] <= i]
+                r = i % len(turn) if turn else 0  # each round starts one configuration later: none always boots first
+                for k in [*turn[r:], *turn[:r]]:
+                    s, folder = plan[k]
+                    booted[k] += 1
+                    self.boot(s, folder, booted[k])
             measured = [measure(s, folder) for s, folder in plan]
+            done = max(booted)
             if max_repeat is None or done >= max_repeat:
                 return measured, done
-            ref, others = (base, measured) if base is not None else (measured[0], measured[1:])
-            need = undecided(ref, others)
-            if need is None:
+            ref, others, shift = (base, measured, 0) if base is not None else (measured[0], measured[1:], 1)
+            need = needs(ref, others, gains_only)
+            if not need:
                 return measured, done
-            target = min(max(done + 1, min(x.boots for x in others) + need), max_repeat)
-            self.total += (target - done) * len(plan)
+            more = {i + shift for i in need}
+            active = sorted(more | ({0} if base is None else set()))
+            target = min(max(max(booted[k] for k in active) + 1,
+                             min(booted[k] for k in more) + max(need.values())), max_repeat)
+            self.total += sum(target - booted[k] for k in active)
 
 
 def fresh_folder(out: Path) -> None:
@@ -681,8 +703,8 @@ def _round(bench: Bench, counter: _Counter, out: Path, number: int, applied: tup
                       [combine(n, [*applied, (n, f.change)]) for n, f in zip(names, cands)],
                       bench.default_bootdelay())
     counter.total += repeat * len(setups)
-    measured, booted = counter.rounds([(s, out / s.name) for s in setups], repeat, max_repeat)
-    _auto_note(here, repeat, booted, max_repeat, undecided(measured[0], measured[1:]))
+    measured, booted = counter.rounds([(s, out / s.name) for s in setups], repeat, max_repeat, gains_only=True)
+    _auto_note(here, repeat, booted, max_repeat, undecided(measured[0], measured[1:], True))
     base = measured[0]
     per_boot = findings_per_boot(base.analysis, ctx, reg)
     tried: list[Tried] = []
@@ -715,8 +737,9 @@ def _overall(bench: Bench, counter: _Counter, out: Path, last: Round, repeat: in
     base, final = equalise([combine("baseline", []), final], bench.default_bootdelay())
     where = out / "overall"
     counter.total += 2 * repeat
-    (b, m), booted = counter.rounds([(base, where / "baseline"), (final, where / "final")], repeat, max_repeat)
-    _auto_note(notes, repeat, booted, max_repeat, undecided(b, [m]),
+    (b, m), booted = counter.rounds([(base, where / "baseline"), (final, where / "final")], repeat, max_repeat,
+                                    gains_only=True)
+    _auto_note(notes, repeat, booted, max_repeat, undecided(b, [m], True),
                "boots of the target as it was and of the final configuration, side by side")
     o = outcome("final", b, m, None, bench.rate_limited, FINAL_SPEC)
     if m.ready_boots < m.boots:
@@ -754,8 +777,8 @@ def _final(bench: Bench, counter: _Counter, out: Path, base: Measured, tried: li
         return final, replace(only, name="final"), sum_single
     final = equalise([base.setup, final], bench.default_bootdelay())[1]
     counter.total += repeat
-    (m,), rounds = counter.rounds([(final, out / "final")], repeat, max_repeat, base)
-    _auto_note(notes, repeat, rounds, max_repeat, undecided(base, [m]), "boots of the final configuration")
+    (m,), rounds = counter.rounds([(final, out / "final")], repeat, max_repeat, base, gains_only=True)
+    _auto_note(notes, repeat, rounds, max_repeat, undecided(base, [m], True), "boots of the final configuration")
     o = outcome("final", base, m, None, bench.rate_limited, FINAL_SPEC)
     if m.ready_boots < m.boots:
         notes.append(f"the kept changes together did not reach the ready line in {m.boots - m.ready_boots} of "
