@@ -263,7 +263,10 @@ def power_on(state: Path) -> None:
     argv = [a.replace("@PORT@", str(board["port"])).replace("@MONITOR@", str(monitor)) for a in board["argv"]]
     p = subprocess.Popen(argv, stdout=log, stderr=log, stdin=subprocess.DEVNULL, start_new_session=True)
     (state / "board.pid").write_text(str(p.pid))
+    before = time.monotonic_ns()
     _monitor_command(str(monitor), b"cont\n", 30.0)
+    with open(state / "released.txt", "a") as f:  # when the guest began to run, give or take the command
+        f.write(f"{before} {time.monotonic_ns()}\n")
 
 
 def power_off(state: Path) -> None:

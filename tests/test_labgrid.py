@@ -15,6 +15,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -232,6 +233,8 @@ def test_pyserial_labgrid_fork_serves_bootlens_ports() -> None:
 
     def talk() -> None:
         conn, _ = srv.accept()
+        # pyserial's socket:// open() empties the input (reset_input_buffer): bytes sent at once are lost
+        time.sleep(0.5)
         conn.sendall(b"U-Boot 2023.01\nAPP READY\n")
         conn.recv(1)  # until the capture closes the port
 
@@ -327,6 +330,9 @@ def test_qemu_arm64_through_labgrids_qemudriver(tmp_path: Path) -> None:
     out = tmp_path / "run"
     r = cli("run", "labgrid", "--env", str(env), "--repeat", "2", "-o", str(out), timeout=900)
     assert r.returncode == 0, r.stderr[-2000:]
+    # the guest powers itself off after APP READY, which labgrid's QEMUDriver does not notice:
+    # neither the next power-off nor labgrid's clean-up at exit may trip over it
+    assert "Traceback" not in r.stderr and "exception" not in r.stderr, r.stderr[-2000:]
     run = analyze_run(out)
     assert run.ready_count == 2
     assert json.loads((out / "run.json").read_text())["labgrid"]["power"] == "QEMUDriver"
