@@ -261,12 +261,34 @@ def power_on(state: Path) -> None:
     monitor = state / "monitor.sock"
     monitor.unlink(missing_ok=True)
     argv = [a.replace("@PORT@", str(board["port"])).replace("@MONITOR@", str(monitor)) for a in board["argv"]]
+    argv = _configured(board, argv, state)
     p = subprocess.Popen(argv, stdout=log, stderr=log, stdin=subprocess.DEVNULL, start_new_session=True)
     (state / "board.pid").write_text(str(p.pid))
     before = time.monotonic_ns()
     _monitor_command(str(monitor), b"cont\n", 30.0)
     with open(state / "released.txt", "a") as f:  # when the guest began to run, give or take the command
         f.write(f"{before} {time.monotonic_ns()}\n")
+
+
+def _configured(board: dict[str, Any], argv: list[str], state: Path) -> list[str]:
+    """The reference target's QEMU command line with what the hook applied: kernel arguments
+    added, U-Boot variables in an environment image in its flash, files over its initramfs; made
+    with bootlens's own functions, as ``bootlens run qemu-arm64`` would boot it."""
+    from bootlens.target import build_initramfs, files, flash_image
+
+    if board.get("append"):
+        i = argv.index("-append") + 1
+        argv[i] = f"{argv[i]} {board['append']}"
+    if board.get("env") or board.get("overlay"):
+        tf = files(board["target"])
+        if board.get("env"):
+            flash_image(tf, board["env"], str(state / "flash1.img"))
+            argv += ["-drive", f"if=pflash,format=raw,unit=1,file={state / 'flash1.img'}"]
+        if board.get("overlay"):
+            image = state / "initramfs.cpio.gz"
+            image.write_bytes(build_initramfs((tf.kernel.parent / "busybox").read_bytes(), Path(board["overlay"])))
+            argv[argv.index("-initrd") + 1] = str(image)
+    return argv
 
 
 def power_off(state: Path) -> None:
@@ -301,11 +323,24 @@ def _zombie_or_gone(pid: int) -> bool:
 
 
 def hook(state: Path, args: list[str]) -> None:
-    """The user's hook of docs/experiment.md for the replaying board: ``reset`` puts back the
-    board's ``base`` recordings, ``apply KIND VALUE`` selects ``variants["KIND VALUE"]``; any
-    other change cannot be applied here (exit 1, as a real hook would fail)."""
+    """The user's hook of docs/experiment.md. The QEMU reference target takes every change
+    (cmdline, uboot-env, overlay; see :func:`_configured`). The replaying board: ``reset`` puts
+    back its ``base`` recordings, ``apply KIND VALUE`` selects ``variants["KIND VALUE"]``; any
+    other change cannot be applied there (exit 1, as a real hook would fail)."""
     board = json.loads((state / "board.json").read_text())
-    if args == ["reset"]:
+    if board["kind"] == "qemu":  # the reference target: the changes bootlens applies to it itself
+        if args == ["reset"]:
+            board.update(append="", env={}, overlay=None)
+        elif len(args) == 3 and args[:2] == ["apply", "cmdline"]:
+            board["append"] = f"{board.get('append', '')} {args[2]}".strip()
+        elif len(args) == 3 and args[:2] == ["apply", "uboot-env"] and "=" in args[2]:
+            var, _, value = args[2].partition("=")
+            board["env"] = {**board.get("env", {}), var: value}
+        elif len(args) == 3 and args[:2] == ["apply", "overlay"]:
+            board["overlay"] = args[2]
+        else:
+            sys.exit(f"cannot apply {' '.join(args)} on this board")
+    elif args == ["reset"]:
         board["recordings"] = board["base"]
     elif len(args) == 3 and args[0] == "apply" and f"{args[1]} {args[2]}" in board.get("variants", {}):
         board["recordings"] = board["variants"][f"{args[1]} {args[2]}"]

@@ -318,6 +318,32 @@ def test_qemu_arm64_three_boots_through_labgrid(lab: Lab, tmp_path: Path) -> Non
 
 @pytest.mark.slow
 @needs_qemu
+def test_optimize_qemu_arm64_through_labgrid(lab: Lab, tmp_path: Path) -> None:
+    """``bootlens optimize labgrid`` on the reference target behind the lab: the hook applies
+    what bootlens asks (tracing on the command line for the advisor's boot, then each finding:
+    U-Boot's bootdelay=0 in a flash environment image, kernel arguments) and the measured run
+    folders show the bootloader stage losing the 2 s autoboot delay."""
+    from bootlens.target import qemu_command, setup
+
+    tf = setup("qemu-arm64")
+    argv = qemu_command(tf, "@MONITOR@")
+    argv[argv.index("stdio")] = "tcp:127.0.0.1:@PORT@,nodelay=on"
+    env = lab.env({"kind": "qemu", "target": "qemu-arm64", "argv": argv}, name="env-optimize.yaml")
+    (lab.root / "hook.txt").unlink(missing_ok=True)
+    out = tmp_path / "opt"
+    r = cli("optimize", "labgrid", "--env", str(env), "--hook", f"{sys.executable} {HERE} hook {lab.root}",
+            "--repeat", "2", "--rounds", "1", "-o", str(out), timeout=1800)
+    assert r.returncode == 0, r.stderr[-2000:]
+    hooks = (lab.root / "hook.txt").read_text().splitlines()
+    assert any(h.startswith("apply cmdline initcall_debug") for h in hooks), hooks  # the advisor's traced boot
+    assert "apply uboot-env bootdelay=0" in hooks and hooks[-1] == "reset"
+    base = {x.name: x for x in statistics_of(analyze_run(out / "baseline").analysis.boots)}
+    nodelay = {x.name: x for x in statistics_of(analyze_run(out / "uboot.autoboot_delay").analysis.boots)}
+    assert base["bootloader"].median - nodelay["bootloader"].median > 1.5e9
+
+
+@pytest.mark.slow
+@needs_qemu
 def test_qemu_arm64_through_labgrids_qemudriver(tmp_path: Path) -> None:
     """labgrid's QEMUDriver is both the console and the power switch: no coordinator, the
     reference target's kernel, initramfs and U-Boot as labgrid images; two boots."""
