@@ -10,8 +10,9 @@ PIP := $(BIN)/python -m pip --disable-pip-version-check
 # Debian packages: QEMU and U-Boot for the reference targets, mmdebstrap for the systemd one (kernels are fetched by
 # bootlens), Chromium for the HTML report tests (driven by Playwright, never its own browser),
 # python3-venv for .venv, tmux for the tests that read bootlens's output in a real terminal, postgresql for the
-# server the history tests start (tests/pg_server.py)
-APT_PACKAGES ?= python3-venv qemu-system-arm qemu-system-x86 u-boot-qemu mmdebstrap chromium tmux postgresql
+# server the history tests start (tests/pg_server.py), ser2net for the RFC 2217 console a labgrid exporter serves
+# (tests/test_labgrid.py)
+APT_PACKAGES ?= python3-venv qemu-system-arm qemu-system-x86 u-boot-qemu mmdebstrap chromium tmux postgresql ser2net
 # the virtualenv's commands (bootlens, pytest, mypy) first; rustup installs cargo in ~/.cargo/bin,
 # Debian's cargo lands in /usr/bin
 export PATH := $(BIN):$(HOME)/.cargo/bin:$(PATH)
@@ -57,7 +58,9 @@ venv: system
 # another Python, or before cargo went away) would otherwise be imported.
 install: rust venv
 	rm -f src/bootlens/_scan*.so
-	$(PIP) install --quiet -e '.[test]'
+	$(PIP) install --quiet -e '.[test,labgrid]'
+	@# labgrid's pyserial-labgrid and pyserial both own serial/: the fork's files must win (docs/labgrid.md)
+	$(PIP) install --quiet --force-reinstall --no-deps pyserial-labgrid
 	@$(BIN)/bootlens --version
 	@if command -v cargo >/dev/null 2>&1 && ! $(BIN)/python -c 'import bootlens._scan' 2>/dev/null; then \
 	  echo "warning: cargo is there but the native accelerator did not build; see why: $(PIP) install -v -e ."; fi

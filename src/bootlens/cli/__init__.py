@@ -1,7 +1,9 @@
 """The ``bootlens`` command: parse arguments, call one library function, print.
 
 One module per family of commands: :mod:`.analysis` (analyze, report, compare, advise,
-export), :mod:`.capturecmd` (capture), :mod:`.boot` (target, run, experiment, optimize).
+export), :mod:`.capturecmd` (capture), :mod:`.boot` (target, run, experiment, optimize, with
+:mod:`.labgridcmd`'s options for TARGET labgrid), :mod:`.check` (check --budget),
+:mod:`.history` (store, history, regress).
 """
 
 from __future__ import annotations
@@ -35,4 +37,4 @@ def main(ctx: click.Context, config_path: str | None, no_config: bool) -> None:
     apply_config(ctx, config_path or None, no_config)
 
 
-from . import analysis, boot, capturecmd  # noqa: E402,F401  (each registers its commands on main)
+from . import analysis, boot, capturecmd, check, history  # noqa: E402,F401  (each registers its commands on main)
