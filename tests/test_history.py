@@ -451,3 +451,39 @@ def test_store_hook_for_run_experiment_analyze(db: str, capsys: pytest.CaptureFi
     with pytest.raises(SystemExit) as e:
         store_hook(db, ("nolabel",), g)
     assert e.value.code == 2 and capsys.readouterr().err.count("\n") == 1
+
+
+def test_run_experiment_and_analyze_store_when_asked(tmp_path: Path) -> None:
+    """`run`, `experiment` and `analyze` store what they measured with --db/--label (a board on
+    a pty: real captures); without either they store nothing, BOOTLENS_DB or not."""
+    from test_experiment import FakeBoard
+
+    db = str(tmp_path / "h.sqlite")
+    env = {**os.environ, "BOOTLENS_DB": str(tmp_path / "not-this.sqlite")}
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "bootlens", "--no-config", *args], capture_output=True,
+                              text=True, timeout=300, env=env)
+
+    with FakeBoard(tmp_path) as fb:
+        board = ["--port", fb.port, "--power-cycle", f"touch {fb.trigger}", "--ready", "ready to serve",
+                 "--timeout", "20"]
+        r = cli("run", "board", *board, "--repeat", "2", "-o", str(tmp_path / "run"), "--db", db,
+                "--label", "board=fake", "--json")
+        assert r.returncode == 0, r.stderr
+        assert "bootlens: stored as run 1" in r.stderr
+        r = cli("experiment", "board", *board, "--hook", str(fb.hook), "--try", "fast=cmdline:fastinit",
+                "--repeat", "2", "-o", str(tmp_path / "exp"), "--label", "board=fake", "--db", db, "--json")
+        assert r.returncode == 0, r.stderr
+        assert "stored as run 2" in r.stderr and "stored as run 3" in r.stderr
+        r = cli("run", "board", *board, "-o", str(tmp_path / "plain"), "--json")
+        assert r.returncode == 0 and "stored" not in r.stderr, r.stderr
+    r = cli("analyze", str(tmp_path / "run"), "--db", db, "--label", "build=7", "--json")
+    assert r.returncode == 0 and "stored as run 4" in r.stderr, r.stderr
+    assert not (tmp_path / "not-this.sqlite").exists()
+    with Store(db) as st:
+        runs = st.runs()
+    assert [(x.kind, x.labels.get("board"), x.labels.get("config"), x.labels.get("target"), x.boots) for x in runs] == [
+        ("run", "fake", None, "board", 2), ("experiment", "fake", "baseline", "board", 2),
+        ("experiment", "fake", "fast", "board", 2), ("import", None, None, None, 2)]
+    assert runs[1].labels["experiment"] == "exp" and runs[3].labels["build"] == "7"

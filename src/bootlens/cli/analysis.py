@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from ..errors import BootlensError, UsageError
 from . import main
 from .common import exit_now as _exit_now, fail as _fail, write_output as _write_output
+from .history import store_hook, store_options, wants_store
 
 if TYPE_CHECKING:
     from ..inputs import Group
@@ -34,8 +35,9 @@ if TYPE_CHECKING:
 @click.option("--systemd-analyze", "collected", metavar="DIR", multiple=True, help="A folder of systemd-analyze "
               "outputs of the same boot (`bootlens target boot --collect DIR` writes one), read as if each file "
               "were given: time, blame, critical-chain, dump, plot.")
+@store_options("each INPUT as one run (kind import)")
 def analyze(inputs: tuple[str, ...], as_json: bool, summary: bool, top: int, markers: tuple[str, ...], chain: bool,
-            dump: str | None, collected: tuple[str, ...]) -> None:
+            dump: str | None, collected: tuple[str, ...], db: str | None, labels: tuple[str, ...]) -> None:
     """Analyse boot logs: stages on one axis, top initcalls, probes and processes, silences.
 
     FILE is a console log (serial capture, grabserial -t/-T, dmesg, journalctl -k -o
@@ -65,6 +67,10 @@ def analyze(inputs: tuple[str, ...], as_json: bool, summary: bool, top: int, mar
         groups = analyze_inputs(list(inputs), opts, top, collected)
     except BootlensError as e:
         _fail(e)
+    if wants_store(db, labels):
+        for g in groups:
+            if g.analysis.boots:
+                store_hook(db, labels, g, "import", g.name)
     if chain:
         _print_chains(groups, dump, as_json)
         _exit_now()

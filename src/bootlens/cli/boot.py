@@ -12,6 +12,7 @@ import click
 from ..errors import BootlensError, UsageError
 from . import main
 from .common import EXIT_NOT_READY, fail as _fail, say as _say, write_output as _write_output
+from .history import store_hook, store_options, wants_store
 from .labgridcmd import labgrid_options, labgrid_spec
 
 
@@ -132,10 +133,12 @@ def target_boot(name: str, output: str, append: str, cmdline: str | None, overla
 @click.option("--timeout", "timeout_s", default=300.0, show_default=True, type=click.FloatRange(1),
               help="Seconds to wait for the ready line before giving up on a boot (exit code 3).")
 @labgrid_options
+@store_options("the run (its boots)")
 def run_cmd(name: str, repeat: int, append: str, cmdline: str | None, overlay: str | None,
             uboot_env: tuple[str, ...], output: str | None, as_json: bool, port: str | None, baud: int | None,
             power_cycle: str | None, ready: str, timeout_s: float, report_path: str | None,
-            lg_env: str | None, lg_role: str, lg_place: str | None, lg_coordinator: str | None) -> None:
+            lg_env: str | None, lg_role: str, lg_place: str | None, lg_coordinator: str | None,
+            db: str | None, labels: tuple[str, ...]) -> None:
     """Boot TARGET repeatedly, capture each boot from power-on, analyse.
 
     TARGET is a reference target (qemu-arm64, qemu-x86_64, qemu-x86_64-systemd; set up first if
@@ -192,6 +195,10 @@ def run_cmd(name: str, repeat: int, append: str, cmdline: str | None, overlay: s
     finally:
         bar.stop()
     result = run.analysis
+    if wants_store(db, labels) and result.boots:
+        from ..inputs import Group
+
+        store_hook(db, _with_target(labels, name), Group(str(folder), result, True), "run", str(folder))
     if report_path and result.boots:
         from ..inputs import Group
         from ..render.html import render_html
@@ -212,6 +219,11 @@ def run_cmd(name: str, repeat: int, append: str, cmdline: str | None, overlay: s
                                                     else ""))
     _exit_if_not_ready(list(run.not_ready), ready)
 
+
+
+def _with_target(labels: tuple[str, ...], name: str) -> tuple[str, ...]:
+    """The labels, with target=NAME unless one names the target already."""
+    return labels if any(lb.partition("=")[0].strip() == "target" for lb in labels) else (*labels, f"target={name}")
 
 
 def _bench_options(f: Callable[..., None]) -> Callable[..., None]:
@@ -322,10 +334,11 @@ def _bench(name: str, append: str, baud: int | None, port: str | None, power_cyc
               help="A change to measure, repeatable: NAME=cmdline:ARGS, NAME=uboot-env:VAR=VALUE, "
               "NAME=overlay:DIR (files laid over the root filesystem) or NAME=rule:RULE_ID (the advisor's change).")
 @_bench_options
+@store_options("each configuration's boots (labels config=NAME and experiment=FOLDER added)")
 def experiment_cmd(name: str, tries: tuple[str, ...], repeat: int | str, max_repeat: int, output: str | None, append: str, as_json: bool,
                    baud: int | None, port: str | None, power_cycle: str | None, ready: str, hook: str | None,
                    timeout_s: float, lg_env: str | None, lg_role: str, lg_place: str | None,
-                   lg_coordinator: str | None) -> None:
+                   lg_coordinator: str | None, db: str | None, labels: tuple[str, ...]) -> None:
     """Measure what each change saves: boot the baseline, each change alone and all changes
     together, --repeat times each (interleaved), and set each saving next to the advisor's estimate.
 
@@ -365,6 +378,13 @@ def experiment_cmd(name: str, tries: tuple[str, ...], repeat: int | str, max_rep
         render_experiment(result, console)
     measured = [result.baseline, *(o.measured for o in result.changes),
                 *((result.together.measured,) if result.together is not None else ())]
+    if wants_store(db, labels):
+        from ..inputs import Group
+
+        for m in measured:
+            if m.analysis.boots:
+                store_hook(db, _with_target(labels, name) + (f"config={m.setup.name}", f"experiment={folder.name}"),
+                           Group(str(m.folder), m.analysis, True), "experiment", str(m.folder))
     _exit_if_not_ready(_not_ready([m.folder for m in measured if m.ready_boots < m.boots]), ready)
 
 

@@ -40,6 +40,23 @@ def label_option(help_text: str) -> Callable[[F], F]:
     return deco
 
 
+def store_options(what: str) -> Callable[[F], F]:
+    """``--db`` and ``--label`` on a command that measures (run, experiment, analyze): given
+    either, it also stores ``what`` in the history. BOOTLENS_DB is not read here: storing must
+    be asked for on the command line, never happen because the environment has a variable."""
+    def deco(f: F) -> F:
+        f = click.option("--label", "labels", multiple=True, metavar="KEY=VALUE",
+                         help=f"Store {what} in the history with this label (repeatable), e.g. board=rpi4 "
+                         "commit=abc123; --db alone stores without labels (docs/history.md).")(f)
+        return click.option("--db", "db", metavar="URL", help=f"Store {what} in this history store. " + DB_HELP)(f)
+    return deco
+
+
+def wants_store(db: str | None, labels: tuple[str, ...]) -> bool:
+    """Whether a measuring command was asked to store what it measured."""
+    return bool(db) or bool(labels)
+
+
 def store_hook(db: str | None, labels: tuple[str, ...] | Mapping[str, str], what: Analysis | Group,
                kind: str = "run", source: str = "") -> int:
     """Store ``what`` as one run and say so on standard error; a store that cannot be used is a
