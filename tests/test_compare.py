@@ -385,3 +385,8 @@ def test_systemd_units_compared_per_unit() -> None:
     con = Console(width=80, record=True)
     render_compare(compare_groups(plain), con)
     assert "Units" not in con.export_text()
+    # one side with systemd, one without: said, not left out
+    one = analyze_inputs([str(wild_log("30")), str(wild_log("01"))])
+    con = Console(width=80, record=True)
+    render_compare(compare_groups(one), con)
+    assert "Units, B vs A: not compared (no units in B)" in con.export_text()

@@ -156,8 +156,8 @@ def render_compare(c: Comparison, console: Console) -> None:
         console.print()
         _figure_table(c, p.other, console)
         for nd in (p.initcalls, p.processes, p.probes, p.units):
-            if nd.kind == "units" and nd.note is not None:
-                continue  # no systemd on either side: nothing to say
+            if nd.kind == "units" and nd.note is not None and nd.note.endswith("either input"):
+                continue  # no systemd on either side: nothing to say (one side without: said below)
             console.print()
             if nd.note is not None:
                 console.print(Text(visible(f"{nd.kind.capitalize()}, {other} vs {base}: not compared ({nd.note})"),

@@ -140,7 +140,8 @@
     names(grid, c.initcalls, [base.label, c.label], "initcalls");
     names(grid, c.processes, [base.label, c.label], "processes");
     names(grid, c.probes, [base.label, c.label], "probes");
-    if (c.units && !c.units.note) names(grid, c.units, [base.label, c.label], "systemd units");
+    // no systemd on either side: nothing to say; one side without finished units: its note
+    if (c.units && !(c.units.note || "").endsWith("either input")) names(grid, c.units, [base.label, c.label], "systemd units");
     pairs.appendChild(sec);
   });
   const cols = [{ title: "quantity", key: "name" }];
