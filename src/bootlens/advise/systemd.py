@@ -240,6 +240,20 @@ def context_unit_files(ctx: Context) -> UnitFiles:
     return unit_files(ctx.rootfs_files, links)
 
 
+def conf_value(files: Mapping[str, bytes], conf: str, section: str, key: str) -> str | None:
+    """A key of one of systemd's own configuration files (``journald.conf``, ``system.conf``)
+    with its drop-ins in /etc and /usr/lib (``NAME.d/*.conf``, in name order): the last one set wins."""
+    value: str | None = None
+    stem = f"systemd/{conf}.d/"
+    paths = [f"etc/systemd/{conf}", *sorted(p for p in files if p.startswith((f"etc/{stem}", f"usr/lib/{stem}"))
+                                             and p.endswith(".conf"))]
+    for p in paths:
+        if p in files:
+            v = parse_unit(files[p].decode("utf-8", "replace")).get(section, {}).get(key, [])
+            value = v[-1] if v else value
+    return value
+
+
 def default_deps(uf: UnitFiles, unit: str) -> bool:
     v = uf.value(unit, "Unit", "DefaultDependencies")
     return v is None or v.lower() not in ("no", "false", "0", "off")

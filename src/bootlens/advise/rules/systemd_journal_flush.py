@@ -17,7 +17,7 @@ from ...analyze import BootAnalysis
 from .. import REGISTRY
 from ..base import Confidence, Context, Finding, Rule
 from ..evidence import secs
-from ..systemd import dropin, fmt_at, model, parse_unit, unit_evidence
+from ..systemd import conf_value, dropin, fmt_at, model, unit_evidence
 
 FLUSH = "systemd-journal-flush.service"
 DROPIN = "etc/systemd/journald.conf.d/50-bootlens-volatile.conf"
@@ -28,14 +28,7 @@ TRADEOFF = ("the journal lives in RAM (/run/log/journal) and is lost at every re
 
 def storage(files: Mapping[str, bytes]) -> str | None:
     """journald's Storage= from journald.conf and its drop-ins (the last one wins)."""
-    value: str | None = None
-    paths = ["etc/systemd/journald.conf", *sorted(p for p in files if p.startswith(
-        ("etc/systemd/journald.conf.d/", "usr/lib/systemd/journald.conf.d/")) and p.endswith(".conf"))]
-    for p in paths:
-        if p in files:
-            v = parse_unit(files[p].decode("utf-8", "replace")).get("Journal", {}).get("Storage", [])
-            value = v[-1] if v else value
-    return value
+    return conf_value(files, "journald.conf", "Journal", "Storage")
 
 
 @REGISTRY.register

@@ -26,7 +26,7 @@ from ...analyze import BootAnalysis
 from .. import REGISTRY
 from ..base import Confidence, Context, Finding, Rule
 from ..evidence import secs
-from ..systemd import _IDENT, ASSUMED, Model, dropin, fmt_at, model, parse_unit, unit_evidence
+from ..systemd import _IDENT, ASSUMED, Model, conf_value, dropin, fmt_at, model, unit_evidence
 
 JOURNALD = "systemd-journald.service"
 VIA_JOURNALD = ("journal", "journal+console", "kmsg", "kmsg+console", "syslog", "syslog+console")
@@ -37,15 +37,8 @@ TRADEOFF = ("the application's standard output no longer reaches the journal (jo
 
 
 def default_output(files: Mapping[str, bytes]) -> str:
-    """systemd's DefaultStandardOutput= from system.conf and its drop-ins (the last one wins)."""
-    value = "journal"
-    paths = ["etc/systemd/system.conf", *sorted(p for p in files if p.startswith(
-        ("etc/systemd/system.conf.d/", "usr/lib/systemd/system.conf.d/")) and p.endswith(".conf"))]
-    for p in paths:
-        if p in files:
-            v = parse_unit(files[p].decode("utf-8", "replace")).get("Manager", {}).get("DefaultStandardOutput", [])
-            value = v[-1] if v else value
-    return value
+    """systemd's DefaultStandardOutput= from system.conf and its drop-ins (default: journal)."""
+    return conf_value(files, "system.conf", "Manager", "DefaultStandardOutput") or "journal"
 
 
 def output_of(m: Model, unit: str, files: Mapping[str, bytes]) -> str:
