@@ -8,6 +8,7 @@ use pyo3::prelude::*;
 
 mod columns;
 mod frame;
+mod ftrace;
 mod initcall;
 mod json;
 
@@ -64,6 +65,7 @@ fn _scan(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(initcall::initcalls, m)?)?;
     m.add_function(wrap_pyfunction!(initcall::initcall_events, m)?)?;
     m.add_function(wrap_pyfunction!(json::dump_initcalls, m)?)?;
+    m.add_function(wrap_pyfunction!(ftrace::ftrace_graph, m)?)?;
     m.add("BOUNDS", (TIME_NS_MAX, PID_MAX, INT_MIN, INT_MAX))?;
     Ok(())
 }

@@ -1,0 +1,590 @@
+//! function_graph trace lines: scan a trace file in chunks and aggregate its call tree.
+//! The format knowledge of function_graph lines lives here only (bootlens/parsers/ftrace.py
+//! orchestrates and reads the few event and header lines this returns to it); there is no
+//! Python twin: a graph trace runs to millions of lines, and one Python object per line is
+//! what issue 14 measured as the cost to remove.
+//!
+//! A graph line is, each column optional (kernel/trace/trace_functions_graph.c):
+//! `[abstime |] [cpu)] [comm-pid |] [latency flags |] [flag duration us |] indent body`, body one of
+//! `name() {`, `name();`, `}`, `} /* name */` (or `} /* name() */`), `/* comment */`; between
+//! them context-switch banners (` 0)  a-1  =>  b-2 `), `------` rules and `==========>` irq marks.
+//! `trace-cmd report` prints the same body after `comm-pid [cpu] ts: funcgraph_entry:`.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::io::{BufRead, BufReader};
+
+use memchr::{memchr, memmem};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+
+/// FNV-1a: function names are short and trusted-enough; SipHash costs more than the scan.
+#[derive(Default)]
+struct Fnv(u64);
+
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 { 0xcbf2_9ce4_8422_2325 } else { self.0 };
+        for b in bytes {
+            h ^= *b as u64;
+            h = h.wrapping_mul(0x100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
+
+type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<Fnv>>;
+
+const NONE: u32 = u32::MAX;
+const MAX_CPU: usize = 8192;
+
+#[derive(Clone, Copy, Default)]
+struct Stat {
+    calls: u64,
+    total: i64,
+    max: i64,
+    self_ns: i64,
+}
+
+impl Stat {
+    fn add(&mut self, dur: Option<i64>, self_ns: Option<i64>) {
+        self.calls += 1;
+        if let Some(d) = dur {
+            self.total += d;
+            self.max = self.max.max(d);
+        }
+        if let Some(s) = self_ns {
+            self.self_ns += s.max(0);
+        }
+    }
+}
+
+/// An open call on one CPU's stack.
+struct Frame {
+    func: u32,
+    child_ns: i64,
+    node: u32,    // icicle node, NONE past the depth cut
+    group: u32,   // the initcall (child of do_one_initcall) this call runs under, or NONE
+    start: i64,   // abstime, -1 when the trace has none
+    line: u64,
+}
+
+#[derive(Default)]
+struct Cpu {
+    stack: Vec<Frame>,
+    orphan_child_ns: i64, // children seen with an empty stack (their parent's start was overwritten)
+}
+
+#[derive(Default)]
+struct Scan {
+    names: Vec<Vec<u8>>,
+    ids: FastMap<Vec<u8>, u32>,
+    stats: Vec<Stat>,
+    group_ids: FastMap<(u32, u32), u32>,
+    groups: Vec<(u32, u32, Stat)>,
+    initcalls: Vec<(u32, i64, i64, i64, u64)>, // func, start ns (-1), duration ns (-1), cpu, line
+    tree_ids: FastMap<(u32, u32), u32>,
+    tree: Vec<(u32, u32, Stat)>, // parent, func, stat (self computed at the end)
+    cpus: Vec<Cpu>,
+    other: Vec<(u64, String)>,
+    other_dropped: u64,
+    lines: u64,
+    graph: u64,
+    bad: u64,
+    bad_first: u64,
+    comments: u64,
+    switches: u64,
+    orphans: u64,
+    durations: u64,
+    first_ns: i64,
+    last_ns: i64,
+    one_initcall: u32,
+}
+
+fn skip(b: &[u8], mut p: usize) -> usize {
+    while p < b.len() && (b[p] == b' ' || b[p] == b'\t') {
+        p += 1;
+    }
+    p
+}
+
+fn digits_at(b: &[u8], p: usize) -> usize {
+    b[p..].iter().take_while(|c| c.is_ascii_digit()).count()
+}
+
+fn value(b: &[u8]) -> i64 {
+    b.iter().take(18).fold(0i64, |a, c| a * 10 + (c - b'0') as i64)
+}
+
+/// `int.frac` at p as a count of 10^-9 of the unit: (value, end).
+fn decimal(b: &[u8], p: usize) -> Option<(i64, usize)> {
+    let n = digits_at(b, p);
+    if n == 0 || n > 12 {
+        return None;
+    }
+    let mut v = value(&b[p..p + n]) * 1_000_000_000;
+    let mut q = p + n;
+    if q < b.len() && b[q] == b'.' {
+        let f = digits_at(b, q + 1);
+        let frac = &b[q + 1..q + 1 + f.min(9)];
+        let mut x = value(frac);
+        for _ in frac.len()..9 {
+            x *= 10;
+        }
+        v += x;
+        q += 1 + f;
+    }
+    Some((v, q))
+}
+
+fn trim(b: &[u8]) -> &[u8] {
+    let s = b.iter().position(|c| !c.is_ascii_whitespace()).unwrap_or(b.len());
+    let e = b.iter().rposition(|c| !c.is_ascii_whitespace()).map_or(s, |e| e + 1);
+    &b[s..e.max(s)]
+}
+
+/// A duration column (`  0.198 us `, `+ 12.1 us`, `$ 3594274 us`): Some(ns); blank: Some(None).
+fn duration(seg: &[u8]) -> Option<Option<i64>> {
+    let t = trim(seg);
+    if t.is_empty() {
+        return Some(None);
+    }
+    let mut p = 0;
+    if b"+!#*@$".contains(&t[0]) {
+        p = skip(t, 1);
+    }
+    let (v, q) = decimal(t, p)?;
+    let unit = trim(&t[q..]);
+    let ns = match unit {
+        b"us" => v / 1000,
+        b"ns" => v / 1_000_000,
+        b"ms" => v,
+        b"s" => v.saturating_mul(1000),
+        _ => return None,
+    };
+    Some(Some(ns))
+}
+
+/// `comm-pid` (funcgraph-proc) or a latency-flags column (`d..1`): a column to step over.
+fn is_column(seg: &[u8]) -> bool {
+    let t = trim(seg);
+    if t.is_empty() || t.iter().any(|c| matches!(c, b'(' | b'{' | b'}' | b';' | b'/' | b'*')) {
+        return false;
+    }
+    if let Some(dash) = t.iter().rposition(|c| *c == b'-') {
+        if dash + 1 < t.len() && t[dash + 1..].iter().all(|c| c.is_ascii_digit()) {
+            return true;
+        }
+    }
+    (4..=5).contains(&t.len()) && t.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'.')
+}
+
+/// What a graph line's body says.
+enum Body<'a> {
+    Open(&'a [u8]),
+    Leaf(&'a [u8]),
+    Close(Option<&'a [u8]>),
+    Comment,
+    Switch,
+    Bad,
+}
+
+fn strip_parens(n: &[u8]) -> &[u8] {
+    let n = trim(n);
+    if n.ends_with(b"()") {
+        &n[..n.len() - 2]
+    } else {
+        n
+    }
+}
+
+fn body(b: &[u8]) -> Body<'_> {
+    let t = trim(b);
+    if t.is_empty() {
+        return Body::Bad;
+    }
+    if t.starts_with(b"/*") {
+        return Body::Comment;
+    }
+    if t[0] == b'}' {
+        let rest = trim(&t[1..]);
+        if rest.starts_with(b"/*") && rest.ends_with(b"*/") && rest.len() >= 4 {
+            let n = strip_parens(&rest[2..rest.len() - 2]);
+            return Body::Close(if n.is_empty() { None } else { Some(n) });
+        }
+        return Body::Close(None);
+    }
+    if t.ends_with(b"{") {
+        let n = strip_parens(&t[..t.len() - 1]);
+        return if n.is_empty() { Body::Bad } else { Body::Open(n) };
+    }
+    if t.ends_with(b";") {
+        let n = strip_parens(&t[..t.len() - 1]);
+        return if n.is_empty() { Body::Bad } else { Body::Leaf(n) };
+    }
+    if memmem::find(t, b"=>").is_some() || t.starts_with(b"==========") || t.starts_with(b"<==========") {
+        return Body::Switch;
+    }
+    Body::Bad
+}
+
+/// A parsed graph line: abstime, cpu, duration, body.
+struct Graph<'a> {
+    ts: Option<i64>,
+    cpu: usize,
+    dur: Option<i64>,
+    body: Body<'a>,
+}
+
+/// Parse the columns of a graph line; None when the line is not one (a header, an event line).
+fn graph(b: &[u8]) -> Option<Graph<'_>> {
+    let mut p = skip(b, 0);
+    let mut ts = None;
+    let mut cpu = 0usize;
+    let mut have_cpu = false;
+    if p < b.len() && b[p].is_ascii_digit() {
+        let n = digits_at(b, p);
+        if p + n < b.len() && b[p + n] == b')' {
+            cpu = value(&b[p..p + n]) as usize;
+            have_cpu = true;
+            p += n + 1;
+        } else {
+            let (v, q) = decimal(b, p)?;
+            let q = skip(b, q);
+            if q >= b.len() || b[q] != b'|' {
+                return None;
+            }
+            ts = Some(v);
+            p = skip(b, q + 1);
+            let n = digits_at(b, p);
+            if n > 0 && p + n < b.len() && b[p + n] == b')' {
+                cpu = value(&b[p..p + n]) as usize;
+                have_cpu = true;
+                p += n + 1;
+            }
+        }
+    }
+    if !have_cpu && ts.is_none() {
+        // no cpu and no time column: only a bare body (`  func() {`) or a duration column
+        let t = trim(b);
+        if t.is_empty() || t[0] == b'#' {
+            return None;
+        }
+    }
+    let mut dur = None;
+    let mut rest = &b[p..];
+    for _ in 0..4 {
+        let bar = match memchr(b'|', rest) {
+            Some(bar) => bar,
+            None => break,
+        };
+        let seg = &rest[..bar];
+        if let Some(d) = duration(seg) {
+            dur = dur.or(d);
+        } else if !is_column(seg) {
+            break;
+        }
+        rest = &rest[bar + 1..];
+    }
+    let body = body(rest);
+    if !have_cpu && ts.is_none() && matches!(body, Body::Bad | Body::Switch | Body::Comment) {
+        return None; // without a column to recognise it by, only a call or a brace is graph
+    }
+    Some(Graph { ts, cpu, dur, body })
+}
+
+impl Scan {
+    fn id(&mut self, name: &[u8]) -> u32 {
+        if let Some(i) = self.ids.get(name) {
+            return *i;
+        }
+        let i = self.names.len() as u32;
+        self.names.push(name.to_vec());
+        self.ids.insert(name.to_vec(), i);
+        self.stats.push(Stat::default());
+        i
+    }
+
+    fn node(&mut self, parent: u32, func: u32, depth: usize, cut: usize, cap: usize) -> u32 {
+        if parent == NONE || depth >= cut {
+            return NONE;
+        }
+        if let Some(n) = self.tree_ids.get(&(parent, func)) {
+            return *n;
+        }
+        if self.tree.len() >= cap {
+            return NONE; // the tree is full: deeper calls stay in their ancestor's time
+        }
+        let n = self.tree.len() as u32;
+        self.tree.push((parent, func, Stat::default()));
+        self.tree_ids.insert((parent, func), n);
+        n
+    }
+
+    fn group_add(&mut self, group: u32, func: u32, dur: Option<i64>, self_ns: Option<i64>) {
+        if group == NONE {
+            return;
+        }
+        let k = (group, func);
+        let i = match self.group_ids.get(&k) {
+            Some(i) => *i as usize,
+            None => {
+                self.groups.push((group, func, Stat::default()));
+                self.group_ids.insert(k, (self.groups.len() - 1) as u32);
+                self.groups.len() - 1
+            }
+        };
+        self.groups[i].2.add(dur, self_ns);
+    }
+
+    /// The (node, group) a new call under the top of `cpu`'s stack gets.
+    fn place(&mut self, cpu: usize, func: u32, cut: usize, cap: usize) -> (u32, u32, bool) {
+        let st = &self.cpus[cpu].stack;
+        let depth = st.len();
+        let (pnode, pgroup, pfunc) = match st.last() {
+            Some(f) => (f.node, f.group, f.func),
+            None => (0, NONE, NONE),
+        };
+        let starts_group = pfunc == self.one_initcall && pfunc != NONE;
+        let group = if starts_group { func } else { pgroup };
+        (self.node(pnode, func, depth, cut, cap), group, starts_group)
+    }
+
+    fn line(&mut self, b: &[u8], cut: usize, cap: usize, max_other: usize) {
+        self.lines += 1;
+        let mut b = b;
+        while let Some((&c, head)) = b.split_last() {
+            if c == b'\n' || c == b'\r' {
+                b = head;
+            } else {
+                break;
+            }
+        }
+        let t = trim(b);
+        if t.is_empty() || t.iter().all(|c| *c == b'-') {
+            return;
+        }
+        let mut tcmd_ts = None;
+        let mut tcmd_cpu = None;
+        let parsed = if let Some(k) = memmem::find(b, b": funcgraph_e") {
+            // trace-cmd report: `comm-pid [cpu] ts: funcgraph_entry: |  body`
+            tcmd_cpu = b[..k].iter().rposition(|c| *c == b'[').and_then(|o| {
+                let n = digits_at(b, o + 1);
+                if n > 0 { Some(value(&b[o + 1..o + 1 + n]) as usize) } else { None }
+            });
+            tcmd_ts = b[..k].iter().rposition(|c| *c == b' ').and_then(|s| decimal(b, s + 1)).map(|x| x.0);
+            let after = memchr(b':', &b[k + 2..]).map(|c| k + 2 + c + 1);
+            after.and_then(|a| graph(&b[a..])).map(|mut g| {
+                g.ts = tcmd_ts;
+                g.cpu = tcmd_cpu.unwrap_or(0);
+                g
+            })
+        } else if t[0] == b'#' {
+            None
+        } else {
+            graph(b)
+        };
+        let g = if let Some(g) = parsed { g } else {
+            if tcmd_ts.is_some() || tcmd_cpu.is_some() {
+                self.bad += 1;
+                if self.bad_first == 0 {
+                    self.bad_first = self.lines;
+                }
+                return;
+            }
+            if self.other.len() < max_other {
+                self.other.push((self.lines, String::from_utf8_lossy(b).into_owned()));
+            } else {
+                self.other_dropped += 1;
+            }
+            return;
+        };
+        if g.cpu >= MAX_CPU {
+            self.bad += 1;
+            return;
+        }
+        if let Some(ts) = g.ts {
+            if self.first_ns < 0 {
+                self.first_ns = ts;
+            }
+            self.last_ns = self.last_ns.max(ts);
+        }
+        while self.cpus.len() <= g.cpu {
+            self.cpus.push(Cpu::default());
+        }
+        let cpu = g.cpu;
+        if g.dur.is_some() {
+            self.durations += 1;
+        }
+        match g.body {
+            Body::Bad => {
+                self.bad += 1;
+                if self.bad_first == 0 {
+                    self.bad_first = self.lines;
+                }
+                return;
+            }
+            Body::Comment => {
+                self.comments += 1;
+            }
+            Body::Switch => {
+                self.switches += 1;
+            }
+            Body::Open(name) => {
+                let func = self.id(name);
+                let (node, group, starts) = self.place(cpu, func, cut, cap);
+                let start = g.ts.unwrap_or(-1);
+                if starts {
+                    self.initcalls.push((func, start, -1, cpu as i64, self.lines));
+                }
+                self.cpus[cpu].stack.push(Frame { func, child_ns: 0, node, group, start, line: self.lines });
+            }
+            Body::Leaf(name) => {
+                let func = self.id(name);
+                let (node, group, starts) = self.place(cpu, func, cut, cap);
+                if starts {
+                    // a leaf line's time is its entry's
+                    self.initcalls.push((func, g.ts.unwrap_or(-1), g.dur.unwrap_or(-1), cpu as i64, self.lines));
+                }
+                self.finish(cpu, func, node, group, g.dur, g.dur);
+            }
+            Body::Close(tail) => {
+                let c = &mut self.cpus[cpu];
+                match c.stack.pop() {
+                    Some(f) => {
+                        let self_ns = g.dur.map(|d| d - f.child_ns);
+                        if f.group == f.func && self.cpus[cpu].stack.last().map(|p| p.func) == Some(self.one_initcall) {
+                            // close the initcall row opened at this frame's start
+                            if let Some(row) = self.initcalls.iter_mut().rev().find(|r| r.4 == f.line) {
+                                row.2 = g.dur.unwrap_or(-1);
+                            }
+                        }
+                        let _ = f.start;
+                        self.finish(cpu, f.func, f.node, f.group, g.dur, self_ns);
+                    }
+                    None => {
+                        // its start was overwritten or before the trace began: the tail names it
+                        self.orphans += 1;
+                        let func = self.id(tail.unwrap_or(b"(unknown)"));
+                        let c = &mut self.cpus[cpu];
+                        let self_ns = g.dur.map(|d| d - c.orphan_child_ns);
+                        c.orphan_child_ns = 0;
+                        let node = self.node(0, func, 0, cut, cap);
+                        self.finish(cpu, func, node, NONE, g.dur, self_ns);
+                    }
+                }
+            }
+        }
+        self.graph += 1;
+    }
+
+    /// A call ended: add it to its function, its initcall, its node and its parent's children.
+    fn finish(&mut self, cpu: usize, func: u32, node: u32, group: u32, dur: Option<i64>, self_ns: Option<i64>) {
+        self.stats[func as usize].add(dur, self_ns);
+        self.group_add(group, func, dur, self_ns);
+        if node != NONE {
+            self.tree[node as usize].2.add(dur, None);
+        }
+        let c = &mut self.cpus[cpu];
+        let d = dur.unwrap_or(0);
+        match c.stack.last_mut() {
+            Some(p) => p.child_ns += d,
+            None => {
+                c.orphan_child_ns += d;
+                self.tree[0].2.total += d;
+                self.tree[0].2.calls += 1;
+            }
+        }
+    }
+}
+
+/// The tree without nodes under `share` of the root's total, renumbered, with self times.
+fn prune(tree: &[(u32, u32, Stat)], share: f64) -> Vec<(i64, u32, Stat)> {
+    let floor = (tree[0].2.total as f64 * share) as i64;
+    let mut new_id = vec![-1i64; tree.len()];
+    let mut out: Vec<(i64, u32, Stat)> = Vec::new();
+    for (i, (parent, func, st)) in tree.iter().enumerate() {
+        // parents come before children: a node is kept when its parent was and it is big enough
+        let p = if i == 0 { -1 } else { new_id[*parent as usize] };
+        if i == 0 || (p >= 0 && st.total >= floor.max(1)) {
+            new_id[i] = out.len() as i64;
+            out.push((p, *func, *st));
+        }
+    }
+    let mut child = vec![0i64; out.len()];
+    for (p, _, st) in out.iter().skip(1) {
+        child[*p as usize] += st.total;
+    }
+    for (i, n) in out.iter_mut().enumerate() {
+        n.2.self_ns = (n.2.total - child[i]).max(0);
+    }
+    out
+}
+
+fn stat_lists<'py>(py: Python<'py>, d: &Bound<'py, PyDict>, key: &str, it: &[Stat]) -> PyResult<()> {
+    let calls: Vec<u64> = it.iter().map(|s| s.calls).collect();
+    let total: Vec<i64> = it.iter().map(|s| s.total).collect();
+    let max: Vec<i64> = it.iter().map(|s| s.max).collect();
+    let own: Vec<i64> = it.iter().map(|s| s.self_ns).collect();
+    d.set_item(key, (PyList::new(py, calls)?, PyList::new(py, total)?, PyList::new(py, max)?, PyList::new(py, own)?))
+}
+
+/// ftrace_graph(path, depth_cut, node_cap, share, max_other) -> dict of columns.
+///
+/// Reads the file in 1 MiB chunks (memory does not grow with its length). Keys: counts (`lines`,
+/// `graph`, `bad`, `bad_first`, `comments`, `switches`, `orphans`, `open` calls never closed,
+/// `durations` lines with a duration), `first_ns`/`last_ns` (abstime, -1 without),
+/// `names`, `functions` (calls, total, max, self columns by name id), `groups` (initcall id, name
+/// id, then the four columns), `initcalls` [(name id, start ns, duration ns, cpu, line)], `tree`
+/// (parent, name id, then the four columns; node 0 is the root, parent -1) and `other`
+/// [(line, text)] of the lines that are not graph lines (headers, events), at most max_other.
+#[pyfunction]
+#[pyo3(signature = (path, depth_cut=24, node_cap=200_000, share=0.0005, max_other=1_000_000))]
+pub(crate) fn ftrace_graph<'py>(py: Python<'py>, path: &str, depth_cut: usize, node_cap: usize, share: f64,
+                                max_other: usize) -> PyResult<Bound<'py, PyDict>> {
+    let path = path.to_owned();
+    let scan = py.allow_threads(move || -> std::io::Result<Scan> {
+        let f = File::open(&path)?;
+        let mut r = BufReader::with_capacity(1 << 20, f);
+        let mut s = Scan { first_ns: -1, last_ns: -1, ..Scan::default() };
+        s.one_initcall = s.id(b"do_one_initcall");
+        s.tree.push((NONE, NONE, Stat::default()));
+        let mut buf = Vec::with_capacity(4096);
+        loop {
+            buf.clear();
+            if r.read_until(b'\n', &mut buf)? == 0 {
+                break;
+            }
+            s.line(&buf, depth_cut.max(1), node_cap.max(1), max_other);
+        }
+        Ok(s)
+    }).map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string()))?;
+    let d = PyDict::new(py);
+    let open: usize = scan.cpus.iter().map(|c| c.stack.len()).sum();
+    for (k, v) in [("lines", scan.lines), ("graph", scan.graph), ("bad", scan.bad), ("bad_first", scan.bad_first),
+                   ("comments", scan.comments), ("switches", scan.switches), ("orphans", scan.orphans),
+                   ("open", open as u64), ("durations", scan.durations), ("other_dropped", scan.other_dropped)] {
+        d.set_item(k, v)?;
+    }
+    d.set_item("first_ns", scan.first_ns)?;
+    d.set_item("last_ns", scan.last_ns)?;
+    let names: Vec<String> = scan.names.iter().map(|n| String::from_utf8_lossy(n).into_owned()).collect();
+    d.set_item("names", PyList::new(py, names)?)?;
+    stat_lists(py, &d, "functions", &scan.stats)?;
+    let gs: Vec<Stat> = scan.groups.iter().map(|g| g.2).collect();
+    stat_lists(py, &d, "group_stats", &gs)?;
+    d.set_item("group_keys", (PyList::new(py, scan.groups.iter().map(|g| g.0))?,
+                              PyList::new(py, scan.groups.iter().map(|g| g.1))?))?;
+    d.set_item("initcalls", PyList::new(py, scan.initcalls.iter().map(|r| (r.0, r.1, r.2, r.3, r.4)))?)?;
+    let tree = prune(&scan.tree, share.max(0.0));
+    let ts: Vec<Stat> = tree.iter().map(|n| n.2).collect();
+    stat_lists(py, &d, "tree_stats", &ts)?;
+    d.set_item("tree_keys", (PyList::new(py, tree.iter().map(|n| n.0))?,
+                             PyList::new(py, tree.iter().map(|n| if n.1 == NONE { -1 } else { n.1 as i64 }))?))?;
+    d.set_item("other", PyList::new(py, scan.other.iter().map(|(n, t)| (*n, t.as_str())))?)?;
+    Ok(d)
+}
