@@ -33,6 +33,7 @@ from .errors import InputError, printable
 from .model import NS_PER_MS, Boot, Clock, Event, Fact, Kind, Milestone, ProcessDetail, Stamp, UnitDetail
 from .parsers.bootchart import Bootchart, read_bootchart, sniff_bootchart
 from .parsers.bootdata import sniff_bootdata
+from .parsers.strace import sniff as sniff_strace
 from .parsers.systemd_analyze import (
     Blame, CriticalChain, Dump, Plot, StartupTimes, detect, read_blame, read_critical_chain, read_dump, read_plot,
     read_time)
@@ -40,6 +41,7 @@ from .parsers.systemd_analyze import (
 if TYPE_CHECKING:
     from .analyze import BootAnalysis
     from .chain import Deps
+    from .strace_summary import Summary as StraceSummary
 
 SYSTEMD_ANALYZE = ("time", "blame", "critical-chain", "dump", "plot")
 HEAD_BYTES = 8192  # enough for detect(): it looks at the first lines (an SVG's first 200 kB for a plot)
@@ -65,6 +67,7 @@ class Supplement:
     warnings: tuple[str, ...] = ()
     added_units: int = 0  # plot units made events (the log had none)
     added_processes: int = 0  # bootchart processes made events
+    strace: StraceSummary | None = None  # an strace/ltrace of the app's start (strace_summary), placed by extend_boot
 
     def __bool__(self) -> bool:
         return bool(self.sources)
@@ -99,6 +102,8 @@ def classify(name: str) -> str | None:
             return "bootdata"
         if head.startswith("bootlens-recording"):  # a recording is a log whatever it holds
             return None
+        if sniff_strace(head):
+            return "strace"
         if "<svg" in head:
             head = _head(p, PLOT_HEAD)
         return detect(head)
@@ -154,6 +159,8 @@ def read_supplements(items: Sequence[tuple[str, str]]) -> Supplement:
             flat.extend(found)
         else:
             flat.append((what, Path(name)))
+    straces = [p for what, p in flat if what == "strace"]  # strace -ff writes one file per process
+    flat = [(what, p) for what, p in flat if what != "strace"]
     for what, p in flat:
         src = printable(str(p))
         value: object
@@ -182,6 +189,13 @@ def read_supplements(items: Sequence[tuple[str, str]]) -> Supplement:
     plot = parts.get("plot")
     if startup is None and isinstance(plot, Plot) and plot.startup is not None and plot.startup.line_no:
         startup = plot.startup  # the plot's heading is systemd-analyze time's first line
+    strace = None
+    if straces:
+        from .strace_summary import read_summary
+
+        strace = read_summary(straces)
+        sources += [("strace", printable(str(p))) for p in straces]
+        notes.extend(strace.warnings)
     return Supplement(
         tuple(sources),
         startup if isinstance(startup, StartupTimes) else None,
@@ -190,14 +204,15 @@ def read_supplements(items: Sequence[tuple[str, str]]) -> Supplement:
         d if isinstance(d := parts.get("dump"), Dump) else None,
         plot if isinstance(plot, Plot) else None,
         c if isinstance(c := parts.get("bootchart"), Bootchart) else None,
-        warnings=tuple(notes))
+        warnings=tuple(notes), strace=strace)
 
 
 def merge(a: Supplement, b: Supplement) -> Supplement:
     """b's parts over a's (a boot-data file's own systemd part, then the files given with it)."""
     return Supplement(
         a.sources + b.sources, b.startup or a.startup, b.blame or a.blame, a.chains + b.chains, b.dump or a.dump,
-        b.plot or a.plot, b.bootchart or a.bootchart, b.kconfig or a.kconfig, a.warnings + b.warnings)
+        b.plot or a.plot, b.bootchart or a.bootchart, b.kconfig or a.kconfig, a.warnings + b.warnings,
+        strace=b.strace or a.strace)
 
 
 def deps_of(sup: Supplement | None) -> Deps | None:
@@ -220,6 +235,10 @@ def extend_boot(boot: Boot, sup: Supplement) -> tuple[Boot, Supplement]:
     bootchart's processes when the log has no process events. Returns the counts added too."""
     if sup.dump is not None and sup.dump.units:
         boot = name_units(boot, sup.dump)
+    if sup.strace is not None:  # placed on the console through a line both show, then its processes
+        from .strace_summary import attach
+
+        boot, sup = attach(boot, sup)
     kinds = {e.kind for e in boot.events}
     added: list[Event] = []
     units = procs = 0

@@ -185,7 +185,15 @@ def boot_dict(b: BootAnalysis, with_events: bool = True) -> dict[str, Any]:
         "untimed_events": untimed,
         "warnings": list(b.warnings),
         **({"systemd_analyze": supplement_dict(b)} if b.supplement else {}),
+        **({"strace": _strace(b)} if b.supplement is not None and b.supplement.strace is not None else {}),
     }
+
+
+def _strace(b: BootAnalysis) -> dict[str, Any]:
+    from .strace_text import strace_dict
+
+    assert b.supplement is not None and b.supplement.strace is not None
+    return strace_dict(b.supplement.strace, b.alignment.offsets)
 
 
 def supplement_dict(b: BootAnalysis) -> dict[str, Any]:

@@ -286,6 +286,12 @@ def render_boot(b: BootAnalysis, console: Console, top: int, which: str) -> None
     console.print(_stages(b, width))
     for line in supplement_lines(b):
         console.print(Text(visible(line)))
+    if b.supplement is not None and b.supplement.strace is not None:  # an strace given with the log
+        from .strace_text import strace_lines
+
+        console.print()
+        for line in strace_lines(b.supplement.strace, b.alignment.offsets, width):
+            console.print(Text(visible(line)), no_wrap=True, overflow="ellipsis")
     counts = b.counts
     if b.top_initcalls:
         console.print()

@@ -1,0 +1,158 @@
+"""The strace section of ``bootlens analyze``: the terminal lines (80 columns) and the JSON
+object of an strace/ltrace summary (:mod:`bootlens.strace_summary`). Pure functions of the
+summary and the boot's alignment."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from ..model import Clock
+from ..strace_summary import Process, Summary
+
+TOP_CALLS = 5
+# the loader's per-directory hardware subdirectories (tls/, aarch64/, glibc-hwcaps/x86-64-v3/):
+# the directory a user set is what they can fix
+_HWCAP = re.compile(r"(/glibc-hwcaps/[^/]+|/tls(/[^/]+)?|/(aarch64|x86_64|i686|i586|haswell|xeon_phi|avx512_1|"
+                    r"armv\w+|arm64|sse2|neon|vfp\w*|x86-64-v\d))$")
+
+
+def _ms(ns: int | None) -> str:
+    if ns is None:
+        return "-"
+    if abs(ns) >= 1_000_000_000:
+        return f"{ns / 1e9:.3f} s"
+    return f"{ns / 1e6:.1f} ms"
+
+
+def _s(ns: int | None) -> float | None:
+    return None if ns is None else round(ns / 1e9, 9)
+
+
+def _clip(s: str, n: int) -> str:
+    return s if len(s) <= n else s[:n - 1] + "…"
+
+
+def _command(p: Process) -> str:
+    args = " ".join(p.argv[1:]) if p.argv else ""
+    return f"{p.program} {args}".strip()
+
+
+def _tree(summary: Summary) -> list[tuple[int, Process]]:
+    """Processes depth-first from the roots, with their depth."""
+    by_pid = {p.pid: p for p in summary.processes}
+    out: list[tuple[int, Process]] = []
+    seen: set[int] = set()
+
+    def walk(p: Process, depth: int) -> None:
+        if p.pid in seen:
+            return
+        seen.add(p.pid)
+        out.append((depth, p))
+        for c in p.children:
+            if c in by_pid:
+                walk(by_pid[c], depth + 1)
+
+    for r in summary.roots():
+        walk(r, 0)
+    return out
+
+
+def axis_start(summary: Summary, offsets: Mapping[Clock, int]) -> int | None:
+    """The trace's first line on the boot's axis, when placed and its clock is on the axis."""
+    pl = summary.placement
+    if pl is None or summary.first_ns is None or pl.clock not in offsets:
+        return None
+    return summary.first_ns + pl.offset_ns + offsets[pl.clock]
+
+
+def strace_lines(summary: Summary, offsets: Mapping[Clock, int], width: int = 80) -> list[str]:
+    """The section's lines: what was read, where it lies, the process tree with exec -> first
+    output and loader time, library searches, needless execs, the costliest calls."""
+    cost = "-T" if summary.has_durations else "time to the next call, an upper bound"
+    out = [f"{summary.tool} of the application's start: {len(summary.processes)} processes, {summary.lines} lines"
+           f" ({summary.clock} clock{', -T' if summary.has_durations else ''}"
+           f"{f', {summary.unparsed} not understood' if summary.unparsed else ''})"]
+    pl = summary.placement
+    t0 = axis_start(summary, offsets)
+    if pl is None:
+        out.append("  not placed on the boot: no output line of the trace is on the console")
+    else:
+        out.append(_clip(f"  placed by {_clip(pl.marker, 24)!r} (in both): console line {pl.console_line} = trace "
+                         f"line {pl.trace_line}", width))
+        for t, ln, r in pl.residuals[:3]:
+            out.append(_clip(f"  residual at {t!r} (console line {ln}): {_ms(r)}", width))
+        if t0 is not None:
+            out.append(f"  trace starts at {t0 / 1e9:.3f} s on the boot's axis")
+    head = f"  {'pid program':<34}{'start':>8}{'life':>10}{'exec→out':>10}{'loader':>10}{'exit':>6}"
+    out.append(head[:width])
+    first = summary.first_ns or 0
+    for depth, p in _tree(summary):
+        name = _clip(("  " * depth) + ("└ " if depth else "") + f"{p.pid} {_command(p)}", 34)
+        start = "-" if p.start_ns is None else f"+{(p.start_ns - first) / 1e9:.3f}"
+        life = None if p.start_ns is None or p.end_ns is None else p.end_ns - p.start_ns
+        ex = "kill" if p.killed_by else ("-" if p.exit_code is None else str(p.exit_code))
+        loader = _ms(p.loader_ns) if p.loader_ns is not None else "static" if p.exe and p.exec_ns else "-"
+        out.append(f"  {name:<34}{start:>8}{_ms(life):>10}{_ms(p.exec_to_output_ns):>10}{loader:>10}{ex:>6}"[:width])
+    for p in summary.processes:
+        for s in p.searches:
+            dirs = list(dict.fromkeys(_HWCAP.sub("", t.rsplit("/", 1)[0]) for t in s.tried  # in search order
+                                      if ".so" in t.rsplit("/", 1)[-1] and not t.startswith("/etc/ld.so")))
+            more = f" and {len(dirs) - 3} more" if len(dirs) > 3 else ""
+            where = f"found in {s.found.rsplit('/', 1)[0]}" if s.found else "not found in the trace"
+            out.append(_clip(f"  library search ({p.pid} {p.program}): {s.library} after {len(s.tried)} failed "
+                             f"lookups, {_ms(s.cost_ns)} ({cost})", width))
+            out.append(_clip(f"    tried {', '.join(d for d in dirs[:3] if s.found is None or not s.found.startswith(d + '/'))}"
+                             f"{more}; {where}", width))
+    for n in summary.needless:
+        what = (f"{n.failed} failed execve of {n.what} along PATH" if n.kind == "path-walk"
+                else f"a shell to run one command: sh -c {n.what}")
+        out.append(_clip(f"  needless exec: {n.pid}: {what} ({_ms(n.cost_ns)})", width))
+    calls = summary.totals()[:TOP_CALLS]
+    if calls:
+        label = "costliest calls (-T total)" if summary.has_durations else "commonest calls"
+        out.append(f"  {label}:")
+        for c in calls:
+            took = f"{_ms(c.total_ns)} in " if c.total_ns is not None else ""
+            out.append(_clip(f"    {c.name:<16} {took}{c.count} calls{f', {c.errors} failed' if c.errors else ''}",
+                             width))
+    if summary.added_events:
+        out.append(f"  {summary.added_events} processes added to the boot's events")
+    return out
+
+
+def strace_dict(summary: Summary, offsets: Mapping[Clock, int]) -> dict[str, Any]:
+    """The ``strace`` object of a boot in ``analyze --json`` (docs/json.md)."""
+    first = summary.first_ns or 0
+    pl = summary.placement
+
+    def rel(ns: int | None) -> float | None:
+        return None if ns is None else _s(ns - first)
+
+    return {
+        "source": summary.source, "tool": summary.tool, "clock": summary.clock, "lines": summary.lines,
+        "unparsed": summary.unparsed, "durations": summary.has_durations,
+        "cost_source": summary.cost_source,
+        "start_s": _s(axis_start(summary, offsets)),
+        "placement": None if pl is None else {
+            "how": pl.how, "marker": pl.marker, "console_line": pl.console_line, "trace_line": pl.trace_line,
+            "clock": pl.clock.value, "offset_s": _s(pl.offset_ns),
+            "residuals": [{"text": t, "console_line": ln, "residual_s": _s(r)} for t, ln, r in pl.residuals]},
+        "processes": [{
+            "pid": p.pid, "ppid": p.ppid, "program": p.program, "exe": p.exe, "argv": list(p.argv),
+            "start_s": rel(p.start_ns), "exec_s": rel(p.exec_ns), "end_s": rel(p.end_ns),
+            "exit_code": p.exit_code, "killed_by": p.killed_by, "children": list(p.children), "threads": p.threads,
+            "calls": p.calls, "exec_to_output_s": _s(p.exec_to_output_ns), "first_output": p.first_output,
+            "loader_s": _s(p.loader_ns),
+            "syscalls": [{"name": s.name, "count": s.count, "total_s": _s(s.total_ns), "errors": s.errors}
+                         for s in p.syscalls],
+            "failed_paths": [{"call": c, "path": path, "errno": e} for c, path, e in p.failed_paths],
+            "searches": [{"library": s.library, "found": s.found, "tried": list(s.tried), "cost_s": _s(s.cost_ns),
+                          "line": s.line_no} for s in p.searches],
+            "line": p.line_no,
+        } for p in summary.processes],
+        "needless_execs": [{"pid": n.pid, "kind": n.kind, "what": n.what, "failed": n.failed,
+                            "cost_s": _s(n.cost_ns), "line": n.line_no} for n in summary.needless],
+        "processes_added": summary.added_events,
+    }
