@@ -124,6 +124,10 @@ def analyze_inputs(inputs: Sequence[str], options: ParseOptions | None = None, t
         charts = [name for kind, name in extra if kind == "bootchart"]
         if len(charts) == 1 and len(extra) == 1:
             return [_bootchart_group(charts[0], top)]
+        if len(extra) == 1 and extra[0][0] == "ftrace":  # a trace alone: a boot of its events
+            from .kft import trace_group
+
+            return [Group(extra[0][1], trace_group(extra[0][1], top), False)]
         what = ", ".join(printable(n) for _, n in extra)
         raise InputError(what, "systemd-analyze outputs and bootcharts add to a boot: give the boot's log "
                          "(a console log, a recording, a journal) with them")

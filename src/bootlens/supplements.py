@@ -33,6 +33,7 @@ from .errors import InputError, printable
 from .model import NS_PER_MS, Boot, Clock, Event, Fact, Kind, Milestone, ProcessDetail, Stamp, UnitDetail
 from .parsers.bootchart import Bootchart, read_bootchart, sniff_bootchart
 from .parsers.bootdata import sniff_bootdata
+from .parsers.ftrace import Trace, read_trace, sniff_ftrace
 from .parsers.strace import sniff as sniff_strace
 from .parsers.systemd_analyze import (
     Blame, CriticalChain, Dump, Plot, StartupTimes, detect, read_blame, read_critical_chain, read_dump, read_plot,
@@ -67,6 +68,8 @@ class Supplement:
     warnings: tuple[str, ...] = ()
     added_units: int = 0  # plot units made events (the log had none)
     added_processes: int = 0  # bootchart processes made events
+    ftrace: Trace | None = None  # an ftrace buffer (parsers.ftrace): events, the KFT table, the icicle
+    added_trace_events: int = 0  # trace events made events (the log had none of their kind)
     strace: StraceSummary | None = None  # an strace/ltrace of the app's start (strace_summary), placed by extend_boot
 
     def __bool__(self) -> bool:
@@ -104,6 +107,8 @@ def classify(name: str) -> str | None:
             return None
         if sniff_strace(head):
             return "strace"
+        if sniff_ftrace(head):
+            return "ftrace"
         if "<svg" in head:
             head = _head(p, PLOT_HEAD)
         return detect(head)
@@ -168,6 +173,10 @@ def read_supplements(items: Sequence[tuple[str, str]]) -> Supplement:
             chart = read_bootchart(p)
             value = chart
             notes.extend(f"{src}: {w}" for w in chart.warnings)
+        elif what == "ftrace":
+            trace = read_trace(str(p))
+            value = trace
+            notes.extend(f"{src}: {w}" for w in trace.warnings)
         else:
             try:
                 text = p.read_text(encoding="utf-8", errors="replace")
@@ -204,6 +213,7 @@ def read_supplements(items: Sequence[tuple[str, str]]) -> Supplement:
         d if isinstance(d := parts.get("dump"), Dump) else None,
         plot if isinstance(plot, Plot) else None,
         c if isinstance(c := parts.get("bootchart"), Bootchart) else None,
+        ftrace=t if isinstance(t := parts.get("ftrace"), Trace) else None,
         warnings=tuple(notes), strace=strace)
 
 
@@ -211,7 +221,7 @@ def merge(a: Supplement, b: Supplement) -> Supplement:
     """b's parts over a's (a boot-data file's own systemd part, then the files given with it)."""
     return Supplement(
         a.sources + b.sources, b.startup or a.startup, b.blame or a.blame, a.chains + b.chains, b.dump or a.dump,
-        b.plot or a.plot, b.bootchart or a.bootchart, b.kconfig or a.kconfig, a.warnings + b.warnings,
+        b.plot or a.plot, b.bootchart or a.bootchart, b.kconfig or a.kconfig, a.warnings + b.warnings, ftrace=b.ftrace or a.ftrace,
         strace=b.strace or a.strace)
 
 
@@ -250,13 +260,22 @@ def extend_boot(boot: Boot, sup: Supplement) -> tuple[Boot, Supplement]:
         proc_events = bootchart_processes(sup.bootchart)
         added += proc_events
         procs = len(proc_events)
+    traced = 0
+    if sup.ftrace is not None:  # the trace's initcalls/processes when the log has none of the kind
+        from .kft import clock_notes, trace_events
+
+        trace_added = trace_events(sup.ftrace, kinds)
+        added += trace_added
+        traced = len(trace_added)
+        sup = replace(sup, warnings=sup.warnings + clock_notes(sup.ftrace, boot))
     if not added:
         return boot, sup
-    formats = boot.formats + tuple(f for f, n in (("systemd-analyze plot", units), ("bootchart", procs)) if n)
+    formats = boot.formats + tuple(f for f, n in (("systemd-analyze plot", units), ("bootchart", procs),
+                                                  ("ftrace", traced)) if n)
     # no line of the log holds them (line 0): placed after the log's own events, which are in
     # line order; in time order among themselves
     return (replace(boot, events=boot.events + tuple(added), formats=formats),
-            replace(sup, added_units=units, added_processes=procs))
+            replace(sup, added_units=units, added_processes=procs, added_trace_events=traced))
 
 
 def name_units(boot: Boot, dump: Dump) -> Boot:

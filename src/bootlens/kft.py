@@ -1,0 +1,185 @@
+"""The KFT table of a function_graph trace, and how a trace joins a boot.
+
+Tim Bird's Kernel Function Trace (KFT) reported, for every kernel function during boot, its
+call count, total, average and local (self) time. A function_graph trace gives the same
+figures: :func:`kft` turns the columns of :class:`bootlens.parsers.ftrace.Graph` into that
+table, overall and per initcall (each call directly under ``do_one_initcall``), worst (most
+total time) first; :func:`icicle` cuts the bounded call tree into rectangles for the report.
+
+A trace joins a boot as a supplement (:mod:`bootlens.supplements`): its initcall and process
+events are added when the log has none of that kind (:func:`trace_events`), and a trace given
+alone is a boot of its own (:func:`trace_boot`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from .errors import printable
+from .model import Boot, Event, Fact, InputStats, Kind
+from .parsers.ftrace import PRINTK_CLOCKS, Graph, Trace, read_trace
+
+if TYPE_CHECKING:
+    from .analyze import Analysis
+
+_CMDLINE_CLOCK = re.compile(r"(?:^|\s)trace_clock=(\S+)", re.ASCII)
+
+
+@dataclass(frozen=True, slots=True)
+class FuncRow:
+    """One function's line of the KFT table: calls, total, max and local (self) time in ns."""
+
+    name: str
+    calls: int
+    total_ns: int
+    max_ns: int
+    self_ns: int
+
+    @property
+    def avg_ns(self) -> int:
+        """Average time per call."""
+        return self.total_ns // self.calls if self.calls else 0
+
+
+@dataclass(frozen=True, slots=True)
+class InitcallTable:
+    """The functions called under one initcall, worst first; ``own`` is the initcall's own row."""
+
+    own: FuncRow
+    rows: tuple[FuncRow, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Kft:
+    """A trace's KFT table: overall and per initcall (worst first), and how many rows were cut."""
+
+    overall: tuple[FuncRow, ...]
+    initcalls: tuple[InitcallTable, ...]
+    functions: int  # distinct functions in the trace
+    graph_lines: int
+    timed: bool  # False: no duration column, counts only
+
+
+def _worst(rows: list[FuncRow]) -> list[FuncRow]:
+    return sorted(rows, key=lambda r: (-r.total_ns, -r.self_ns, -r.calls, r.name))
+
+
+def kft(g: Graph, top: int | None = None, top_initcall: int | None = None) -> Kft:
+    """The table; ``top`` rows overall and ``top_initcall`` per initcall (None: all)."""
+    rows = [FuncRow(g.names[i], g.calls[i], g.total_ns[i], g.max_ns[i], g.self_ns[i])
+            for i in range(len(g.names)) if g.calls[i]]
+    overall = _worst(rows)
+    per: dict[int, list[FuncRow]] = {}
+    own: dict[int, FuncRow] = {}
+    for k, ic in enumerate(g.group_of):
+        fn = g.group_fn[k]
+        row = FuncRow(g.names[fn], g.group_calls[k], g.group_total_ns[k], g.group_max_ns[k], g.group_self_ns[k])
+        if fn == ic:
+            own[ic] = row
+        else:
+            per.setdefault(ic, []).append(row)
+    tables = [InitcallTable(own[ic], tuple(_worst(per.get(ic, []))[:top_initcall])) for ic in own]
+    tables.sort(key=lambda t: (-t.own.total_ns, t.own.name))
+    return Kft(tuple(overall[:top]), tuple(tables), len(rows), g.lines, g.timed)
+
+
+@dataclass(frozen=True, slots=True)
+class Cell:
+    """One rectangle of an icicle: depth (0 = the chosen root), start and width in ns of the
+    root's total, and the node's figures."""
+
+    depth: int
+    x_ns: int
+    width_ns: int
+    name: str
+    calls: int
+    total_ns: int
+    self_ns: int
+
+
+def _children(g: Graph) -> dict[int, list[int]]:
+    kids: dict[int, list[int]] = {}
+    for n in range(1, len(g.tree_parent)):
+        kids.setdefault(g.tree_parent[n], []).append(n)
+    return kids
+
+
+def icicle_roots(g: Graph) -> list[int]:
+    """Tree nodes of the initcalls (nodes directly under a ``do_one_initcall`` node), biggest first."""
+    out = [n for n in range(1, len(g.tree_parent))
+           if g.tree_parent[n] > 0 and g.names[g.tree_fn[g.tree_parent[n]]] == "do_one_initcall"]
+    return sorted(out, key=lambda n: -g.tree_total_ns[n])
+
+
+def icicle(g: Graph, root: int = 0, max_depth: int = 12) -> list[Cell]:
+    """The subtree under ``root`` (0: the whole trace) as icicle cells, children in order of
+    size, the biggest leftmost. Empty when the root has no time."""
+    if root >= len(g.tree_parent) or g.tree_total_ns[root] <= 0:
+        return []
+    kids = _children(g)
+    out: list[Cell] = []
+    stack = [(root, 0, 0)]
+    while stack:
+        n, depth, x = stack.pop()
+        name = "all" if g.tree_fn[n] < 0 else g.names[g.tree_fn[n]]
+        out.append(Cell(depth, x, g.tree_total_ns[n], name, g.tree_calls[n], g.tree_total_ns[n], g.tree_self_ns[n]))
+        if depth + 1 >= max_depth:
+            continue
+        cx = x
+        for c in sorted(kids.get(n, []), key=lambda c: -g.tree_total_ns[c]):
+            stack.append((c, depth + 1, cx))
+            cx += g.tree_total_ns[c]
+    return out
+
+
+# ------------------------------------------------------------------------------ joining a boot
+
+def trace_events(trace: Trace, have: set[Kind]) -> list[Event]:
+    """The trace's events of the kinds the log has none of, at line 0 (no line of the log holds
+    them), in time order."""
+    out = [e._replace(line_no=0, end_line_no=None) for e in trace.events if e.kind not in have]
+    return sorted(out, key=lambda e: e.start.ns if e.start is not None else 0)
+
+
+def clock_notes(trace: Trace, boot: Boot) -> tuple[str, ...]:
+    """A warning when the boot's command line sets a trace clock other than printk's."""
+    cmd = boot.fact("cmdline")
+    m = _CMDLINE_CLOCK.search(cmd.value) if cmd is not None else None
+    if m is None or m[1] in PRINTK_CLOCKS or trace.clock is not None:
+        return ()  # a clock named in the trace's own header was warned about by its reader
+    return (f"{trace.source}: trace_clock={m[1]} on the command line: not the printk clock (local); "
+            "the trace's times are placed on the kernel axis as they are",)
+
+
+def trace_boot(trace: Trace) -> Boot:
+    """A trace given without a console log: a boot of its events alone on the kernel clock."""
+    from .lines import Lines
+
+    facts = tuple(Fact("tracer", trace.tracer, 0) for _ in (0,) if trace.tracer)
+    warnings = ("an ftrace buffer without a console log: its events on the trace clock, no stages "
+                "(give the boot's console log with it to place them)",)
+    events = tuple(e._replace(line_no=0, end_line_no=None) for e in trace.events)
+    return Boot(printable(trace.source), 0, Lines([], [], []), events, facts, warnings, ("ftrace",),
+                "start of input")
+
+
+def trace_group(name: str, top: int = 10) -> Analysis:
+    """A trace given alone, analysed: a boot of its events, the trace attached as its supplement
+    (so the KFT table and the icicle show)."""
+    from .analyze import Analysis, analyze_boot
+    from .supplements import Supplement
+
+    tr = read_trace(name)
+    src = printable(name)
+    sup = Supplement((("ftrace", src),), ftrace=tr, warnings=tr.warnings)  # the boot names its source
+    b = analyze_boot(trace_boot(tr), top, supplement=sup)
+    # "no timestamps in this boot" speaks of a console log; a trace's times are its own
+    b = replace(b, warnings=tuple(w for w in b.warnings if not w.startswith("no timestamps in this boot")))
+    try:
+        size = os.path.getsize(name)
+    except OSError:
+        size = 0
+    return Analysis((InputStats(src, size, tr.lines, "ftrace"),), (b,))
