@@ -97,6 +97,7 @@ class Milestone(StrEnum):
     STARTUP_FINISHED = "startup_finished"  # "Startup finished in ...": every boot job done
     LOGIN_PROMPT = "login_prompt"  # "login:" or "Please press Enter to activate this console."
     KERNEL_PANIC = "kernel_panic"
+    POWER_ON = "power_on"  # a logic analyzer's power-rail (or reset) edge: hardware t=0
 
 
 READY = "ready"  # the user marker name that means "application ready"
@@ -163,7 +164,17 @@ class UnitDetail(NamedTuple):
     source: str
 
 
-Detail = InitcallDetail | ProbeDetail | ProcessDetail | LoadDetail | UnitDetail
+class LogicDetail(NamedTuple):
+    """An edge of a logic analyzer channel (:mod:`bootlens.logic_align`): no console line
+    holds it (the event's line is 0)."""
+
+    channel: str
+    edge: str  # "rise" or "fall"
+    role: str  # "power", "reset", "ready", "marker" or "align"
+    capture_ns: int  # the edge's time in the capture (ns since its first sample)
+
+
+Detail = InitcallDetail | ProbeDetail | ProcessDetail | LoadDetail | UnitDetail | LogicDetail
 
 
 class Event(NamedTuple):
