@@ -24,6 +24,7 @@ from .errors import InputError, printable
 from .model import READY, Fact, InputStats
 from .parsers import MarkerSpec, ParseOptions
 from .supplements import Supplement, bootchart_boot, classify, merge, read_supplements
+from .tracerun import trace_supplement
 
 RUN_META = "run.json"
 
@@ -68,7 +69,13 @@ def analyze_folder(folder: Path, options: ParseOptions | None = None, top: int =
     if not files:
         raise InputError(str(folder), "no recordings (boot-N.rec) or logs in this folder")
     opts = options if options is not None and options.markers else ParseOptions(run_markers(folder))
-    return analyze_paths([str(p) for p in files], opts, top, supplement=supplement)
+    traces = [trace_supplement(p) for p in files]  # run --trace: boot-N.trace.txt joins boot-N.rec
+    if not any(traces):
+        return analyze_paths([str(p) for p in files], opts, top, supplement=supplement)
+    parts = [analyze_paths([str(p)], opts, top,
+                           supplement=merge(supplement, t) if supplement and t else t or supplement)
+             for p, t in zip(files, traces)]
+    return Analysis(tuple(s for a in parts for s in a.inputs), tuple(b for a in parts for b in a.boots))
 
 
 def analyze_bootdata(path: str, options: ParseOptions | None = None, top: int = 10,

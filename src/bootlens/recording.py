@@ -464,8 +464,12 @@ def to_grabserial(rec: Recording, wire: bool = True, restart: bool = False) -> b
 
     With ``restart`` (grabserial ``-m``), times after a line that matched the capture's
     ``--start`` pattern (a ``start`` note) count from that line, as grabserial shows them.
+    A trace buffer dumped after the ready line (``run --trace``) is left out: it is the
+    trace's text, split into its own file, not lines the boot printed.
     """
-    lines, times = line_times(rec, wire)
+    from .tracerun import drop_dump
+
+    lines, times = drop_dump(*line_times(rec, wire))
     starts = _compiled(n.detail for n in rec.notes if n.event == "start" and n.detail) if restart else []
     out = bytearray()
     prev = 0

@@ -21,6 +21,7 @@ from .inputs import folder_files, run_markers, write_run_meta
 from .model import READY, Kind
 from .parsers import MarkerSpec, ParseOptions
 from .target import READY_MARKER, TargetFiles, boot
+from .tracerun import TracePlan, trace_supplement
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +68,7 @@ def analyze_run(folder: Path, top: int = 10) -> RunAnalysis:
     not_ready: list[NotReady] = []
     for f in files:
         try:
-            a = analyze_paths([str(f)], opts, top)
+            a = analyze_paths([str(f)], opts, top, supplement=trace_supplement(f))
         except InputError as e:
             not_ready.append(NotReady(str(f), _why(str(f), None, e.reason)))
             continue
@@ -107,17 +108,19 @@ def run_target(tf: TargetFiles, folder: Path, repeat: int, append: str = "",
                progress: Callable[[int, float], None] | None = None,
                uboot_env: dict[str, str] | None = None, cmdline: str | None = None,
                overlay: Path | None = None, baud: int | None = None, ready: str = READY_MARKER,
-               timeout_s: float = 300.0) -> RunAnalysis:
+               timeout_s: float = 300.0, trace: TracePlan | None = None) -> RunAnalysis:
     """Boot ``repeat`` times (a fresh QEMU each time), one recording per boot in ``folder``,
-    each until its ready line, the target's power-off or ``timeout_s``."""
+    each until its ready line, the target's power-off or ``timeout_s``; with ``trace``, each
+    boot's ftrace buffer beside its recording (``boot-N.trace.txt``, :mod:`bootlens.tracerun`)."""
     folder.mkdir(parents=True, exist_ok=True)
     write_run_meta(folder, (MarkerSpec.parse(f"{READY}={ready}"),), target=tf.spec.name,
                    append=append, cmdline=cmdline, uboot_env=uboot_env or {},
-                   overlay=str(overlay) if overlay else None, baud=baud, timeout_s=timeout_s)
+                   overlay=str(overlay) if overlay else None, baud=baud, timeout_s=timeout_s,
+                   **({"trace": trace.spec, "trace_args": trace.kernel_args} if trace else {}))
     for i in range(1, repeat + 1):
         t = time.monotonic()
         boot(tf, str(folder / f"boot-{i}.rec"), append, timeout_s, uboot_env=uboot_env, cmdline=cmdline,
-             overlay=overlay, baud=baud, ready=ready)
+             overlay=overlay, baud=baud, ready=ready, trace=trace)
         if progress is not None:
             progress(i, time.monotonic() - t)
     return analyze_run(folder)

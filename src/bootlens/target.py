@@ -25,9 +25,13 @@ import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .capture import CaptureResult, CommandSource, Source, ThrottledSource, capture, stop_if_interrupted
 from .errors import BootlensError
+
+if TYPE_CHECKING:
+    from .tracerun import TracePlan
 
 READY_MARKER = "APP READY"
 
@@ -429,7 +433,7 @@ def qemu_command(tf: TargetFiles, monitor: str, append: str = "", flash: str | N
 def boot(tf: TargetFiles, out: str, append: str = "", timeout_s: float = 180.0,
          uboot_env: dict[str, str] | None = None, cmdline: str | None = None,
          overlay: Path | None = None, baud: int | None = None, ready: str = READY_MARKER,
-         collect: Path | None = None) -> CaptureResult:
+         collect: Path | None = None, trace: TracePlan | None = None) -> CaptureResult:
     """Boot once and capture the console from power-on into the recording ``out``, until a line
     matches ``ready`` (QEMU is stopped then), the target powers off or ``timeout_s`` passes;
     ``baud`` reads the console no faster than a serial line at that rate (ThrottledSource);
@@ -437,7 +441,12 @@ def boot(tf: TargetFiles, out: str, append: str = "", timeout_s: float = 180.0,
     ``cmdline`` replaces the kernel arguments, ``overlay`` is laid over the initramfs (or over
     a cached copy of the root filesystem image). ``collect`` (a target booting an image): the
     guest's collector runs after the app, the capture goes on until the guest powers off, and
-    what it wrote (systemd-analyze, journalctl outputs) is unpacked into that directory."""
+    what it wrote (systemd-analyze, journalctl outputs) is unpacked into that directory.
+    ``trace`` (busybox targets): boot-time ftrace on the command line; the capture goes on past
+    the ready line until the guest has dumped its trace buffer, which is split out of the
+    recording into ``out``'s ``.trace.txt`` sibling (:mod:`bootlens.tracerun`)."""
+    if trace is not None and tf.rootfs is not None:
+        raise TargetError(f"--trace is for the busybox targets (qemu-arm64, qemu-x86_64), not {tf.spec.name}")
     if collect is not None and tf.rootfs is None:
         raise TargetError(f"{tf.spec.name} has no collector: collection is for targets booting systemd")
     if shutil.which(tf.spec.qemu) is None:
@@ -451,6 +460,13 @@ def boot(tf: TargetFiles, out: str, append: str = "", timeout_s: float = 180.0,
             flash = os.path.join(tmp, "flash1.img")
             flash_image(tf, uboot_env, flash)
         initramfs = rootfs = disk = None
+        if trace is not None:
+            from .tracerun import check_append, end_pattern, write_overlay
+
+            check_append(append)
+            append = f"{append} {trace.kernel_args}".strip()
+            overlay = write_overlay(Path(tmp) / "trace-overlay", overlay, APP.encode())
+            ready = end_pattern()  # the capture ends after the dump, the analysis still at ready
         if overlay is not None and tf.rootfs is not None:
             from .target_systemd import overlay_image
 
@@ -478,6 +494,10 @@ def boot(tf: TargetFiles, out: str, append: str = "", timeout_s: float = 180.0,
             from .target_systemd import read_collection
 
             read_collection(disk, collect)
+        if trace is not None:
+            from .tracerun import save_dump
+
+            save_dump(Path(out))
         return result
 
 

@@ -89,20 +89,29 @@ def target_setup(name: str, force: bool) -> None:
               "short-precise) outputs of this boot into DIR, then power off.")
 @click.option("--timeout", "timeout_s", default=300.0, show_default=True, type=click.FloatRange(1),
               help="Seconds to wait for the ready line (or, collecting, the guest's power-off).")
+@click.option("--trace", "trace_spec", metavar="SPEC",
+              help="Boot-time ftrace (busybox reference targets): comma-separated function_graph[=FUNC] "
+              "(default FUNC do_one_initcall), function[=FUNC], initcall, sched, depth=N (graph depth, "
+              "default 3, 0: none), buf=SIZE (per CPU, default 8M). The buffer is dumped on the console "
+              "after the ready line and kept beside the recording as .trace.txt (docs/ftrace-run.md).")
 def target_boot(name: str, output: str, append: str, cmdline: str | None, overlay: str | None,
-                collect: str | None, timeout_s: float) -> None:
+                collect: str | None, timeout_s: float, trace_spec: str | None) -> None:
     """Boot TARGET once and record its console from power-on (QEMU stops at APP READY)."""
     from pathlib import Path
 
     from ..target import boot, setup
+    from ..tracerun import parse_trace, trace_path
 
     try:
+        plan = parse_trace(trace_spec) if trace_spec is not None else None
         tf = setup(name)
         boot(tf, output, append, timeout_s, cmdline=cmdline, overlay=Path(overlay) if overlay else None,
-             collect=Path(collect) if collect else None)
+             collect=Path(collect) if collect else None, trace=plan)
     except BootlensError as e:
         _fail(e)
-    click.echo(f"recording in {output}" + (f"; the guest's files in {collect}/" if collect else ""))
+    traced = plan is not None and trace_path(Path(output)).is_file()
+    click.echo(f"recording in {output}" + (f"; the guest's files in {collect}/" if collect else "")
+               + (f"; trace in {trace_path(Path(output))}" if traced else ""))
 
 
 @main.command("run")
@@ -132,13 +141,18 @@ def target_boot(name: str, output: str, append: str, cmdline: str | None, overla
               "(the reference targets print APP READY). A boot that never prints it makes the exit code 3.")
 @click.option("--timeout", "timeout_s", default=300.0, show_default=True, type=click.FloatRange(1),
               help="Seconds to wait for the ready line before giving up on a boot (exit code 3).")
+@click.option("--trace", "trace_spec", metavar="SPEC",
+              help="Boot-time ftrace (busybox reference targets): comma-separated function_graph[=FUNC] "
+              "(default FUNC do_one_initcall), function[=FUNC], initcall, sched, depth=N (graph depth, "
+              "default 3, 0: none), buf=SIZE (per CPU, default 8M). The buffer is dumped on the console "
+              "after the ready line and kept beside the recording as .trace.txt (docs/ftrace-run.md).")
 @labgrid_options
 @store_options("the run (its boots)")
 def run_cmd(name: str, repeat: int, append: str, cmdline: str | None, overlay: str | None,
             uboot_env: tuple[str, ...], output: str | None, as_json: bool, port: str | None, baud: int | None,
             power_cycle: str | None, ready: str, timeout_s: float, report_path: str | None,
-            lg_env: str | None, lg_role: str, lg_place: str | None, lg_coordinator: str | None,
-            db: str | None, labels: tuple[str, ...]) -> None:
+            trace_spec: str | None, lg_env: str | None, lg_role: str, lg_place: str | None,
+            lg_coordinator: str | None, db: str | None, labels: tuple[str, ...]) -> None:
     """Boot TARGET repeatedly, capture each boot from power-on, analyse.
 
     TARGET is a reference target (qemu-arm64, qemu-x86_64, qemu-x86_64-systemd; set up first if
@@ -147,7 +161,8 @@ def run_cmd(name: str, repeat: int, append: str, cmdline: str | None, overlay: s
     With --repeat N: N boots, one recording per boot in the run folder, and statistics per stage
     and marker. Exit code 3 when a boot never reached the ready line (--ready): the boots are
     still analysed and printed, and each failing one is named on standard error with its
-    recording.
+    recording. With --trace, each boot's ftrace buffer is kept as boot-N.trace.txt and analysed
+    with its boot.
     """
     import time as _time
     from pathlib import Path
@@ -161,6 +176,7 @@ def run_cmd(name: str, repeat: int, append: str, cmdline: str | None, overlay: s
     from ..runs import run_target
     from ..stats import statistics_of
     from ..target import parse_env_overrides, setup
+    from ..tracerun import parse_trace
 
     console = Console(highlight=False, stderr=as_json)
     folder = Path(output or f"runs/{name}-{_time.strftime('%Y%m%d-%H%M%S')}")
@@ -172,6 +188,10 @@ def run_cmd(name: str, repeat: int, append: str, cmdline: str | None, overlay: s
     try:
         lg = labgrid_spec(name, lg_env, lg_role, lg_place, lg_coordinator, port=port, power_cycle=power_cycle)
         _check_board_options("board" if lg else name, ready, port=port, power_cycle=power_cycle)
+        plan = parse_trace(trace_spec) if trace_spec is not None else None
+        if plan is not None and (lg is not None or name == "board"):
+            raise UsageError("--trace is for the busybox reference targets (qemu-arm64, qemu-x86_64): on a "
+                             "board, put the trace arguments in its command line and read the buffer yourself")
         if name == "board" and (not port or not power_cycle):
             raise UsageError("run board needs --port (its console) and --power-cycle (a command)")
         bar.start()
@@ -188,7 +208,7 @@ def run_cmd(name: str, repeat: int, append: str, cmdline: str | None, overlay: s
             env = parse_env_overrides(uboot_env)
             tf = setup(name)
             run = run_target(tf, folder, repeat, append, progress, env or None, cmdline,
-                             Path(overlay) if overlay else None, baud, ready, timeout_s)
+                             Path(overlay) if overlay else None, baud, ready, timeout_s, plan)
     except BootlensError as e:
         bar.stop()
         _fail(e)
