@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 FORKS = frozenset({"clone", "clone3", "fork", "vfork"})
 EXECS = frozenset({"execve", "execveat"})
 WRITES = frozenset({"write", "writev", "pwrite64", "pwritev"})
+STDOUT_CALLS = frozenset({"puts", "printf"})  # ltrace: library calls that write to stdout
 OPENS = frozenset({"open", "openat", "openat2", "creat"})
 PATH_CALLS = OPENS | frozenset({"stat", "stat64", "lstat", "lstat64", "newfstatat", "fstatat64", "statx",
                                 "access", "faccessat", "faccessat2", "readlink", "readlinkat"})
@@ -330,6 +331,10 @@ def summarize(trace: Trace) -> Summary:
             else:
                 p.killed = c.name
             continue
+        if c.kind == "exec":  # ltrace: an exec whose file it does not show
+            p.exe, p.argv, p.exec_t, p.exec_done, p.exec_index = "(exec)", (), c.t_ns, c.t_ns, len(p.calls)
+            p.outputs.clear()
+            continue
         if c.kind != "call":
             continue
         p.calls.append(c)
@@ -364,6 +369,9 @@ def summarize(trace: Trace) -> Summary:
             fd, _ = _fd(c.args)
             if fd is not None:
                 p.fds.pop(fd, None)
+        elif c.name in STDOUT_CALLS and trace.tool == "ltrace" and c.t_ns is not None:
+            if _is_terminal(p.fds.get(1, "?")) and len(p.outputs) < MAX_OUTPUTS:  # libc's stdout: fd 1
+                p.outputs.append((c.t_ns, next(iter(_strings(c.args)), ""), c.line_no))
         elif c.name in WRITES and not c.failed and c.t_ns is not None:
             fd, path = _fd(c.args.split(",")[0])
             if fd is not None and _is_terminal(path if path is not None else p.fds.get(fd, "?")):

@@ -10,7 +10,8 @@ Forms read (strace 4.x to 6.x, ltrace 0.7):
 - ``-T`` durations ``<0.000123>`` (``<unavailable>`` when the process died in the call);
 - calls split by another process's line: ``clone( <unfinished ...>`` then
   ``<... clone resumed> ...) = 27370``, joined into one call stamped at its start;
-- ``--- SIGCHLD {si_signo=...} ---`` (ltrace: ``--- SIGCHLD (Child exited) ---``),
+- ``--- SIGCHLD {si_signo=...} ---`` (ltrace: ``--- SIGCHLD (Child exited) ---``, and
+  ``--- Called exec() ---``; its ``execve(... <no return ...>``),
   ``+++ exited with 0 +++`` (ltrace: ``+++ exited (status 0) +++``), ``+++ killed by SIGKILL +++``;
 - results ``= 3``, ``= -1 ENOENT (No such file or directory)``, ``= ?``, ``= 0x55f6...``,
   ``-y``/``-yy`` paths after fds (``= 3</dev/console>``, ``write(1</dev/console>, ...)``).
@@ -36,14 +37,14 @@ _SIGNAL = re.compile(r"^--- (?P<sig>SIG\w+|\w+) (?P<info>[{(].*[})]) ---$")
 _EXITED = re.compile(r"^\+\+\+ exited (?:with (?P<a>-?\d+)|\(status (?P<b>-?\d+)\)) \+\+\+$")
 _KILLED = re.compile(r"^\+\+\+ killed by (?P<sig>SIG\w+)(?: \(core dumped\))? \+\+\+$")
 _UNFINISHED = re.compile(r"^(?P<name>[\w@.$]+)\((?P<args>.*?)\s*<unfinished \.\.\.>$")
+_NORETURN = re.compile(r"^(?P<name>[\w@.$]+)\((?P<args>.*?)\s*<no return \.\.\.>$")  # ltrace: execve, _exit
 _RESUMED = re.compile(r"^<\.\.\. (?P<name>[\w@.$]+) resumed>\s?(?P<rest>.*)$")
 _CALL = re.compile(r"^(?P<name>[\w@.$]+)\((?P<args>.*)$")
 # the result at the end of a finished call: ") = ret [ERRNO] [(text)] [<dur>]"
 _RESULT = re.compile(
-    r"\)\s+=\s+(?P<ret>\?|<void>|-?\d+|0x[0-9a-f]+|[\w-]+)(?P<path><[^>]*>)?"
+    r"\)\s+=\s+(?P<ret>\?|<void>|-?\d+|0x[0-9a-f]+|[\w-]+|\"(?:[^\"\\\\]|\\\\.)*\"(?:\.\.\.)?)(?P<path><[^>]*>)?"
     r"(?:\s+(?P<errno>E[A-Z0-9_]+|ERESTART\w+))?(?:\s+\(.*?\))?(?:\s+\[.*?\])?"
     r"(?:\s+<(?P<dur>\d+\.\d+|unavailable)>)?$")
-_DUR_ONLY = re.compile(r"\s+<(?P<dur>\d+\.\d+)>$")
 _PID_SUFFIX = re.compile(r"\.(\d+)$")
 _NOISE = ("strace: ", "ltrace: ", "Process ", "System call ")
 
@@ -53,7 +54,8 @@ class Call:
     """One line (or joined pair) of a trace.
 
     ``kind``: "call" (a system or library call), "signal" (``name`` the signal),
-    "exit" (``ret`` the exit code) or "killed" (``name`` the signal). ``args`` is the text
+    "exit" (``ret`` the exit code), "killed" (``name`` the signal) or "exec" (ltrace's
+    ``--- Called exec() ---``). ``args`` is the text
     between the parentheses, unparsed; ``ret`` the result as written ("0", "-1", "?");
     ``errno`` the error name of a failed call; ``dur_ns`` the ``-T`` time; ``t_ns`` the stamp
     on the trace's clock (None without a time column); ``ret_path`` the ``-y`` path of a
@@ -115,7 +117,7 @@ def sniff(head: str) -> bool:
         if _RESULT.search(body) and _CALL.match(body) or _RESUMED.match(body):
             good += 1
             results += 1
-        elif _UNFINISHED.match(body) or _SIGNAL.match(body) or _EXITED.match(body) or _KILLED.match(body):
+        elif _UNFINISHED.match(body) or _NORETURN.match(body) or _SIGNAL.match(body) or _EXITED.match(body) or _KILLED.match(body):
             good += 1
     return results >= 1 and good >= min(3, len(lines)) and good * 2 >= len(lines)
 
@@ -210,6 +212,10 @@ class _Reader:
         if body.startswith(_NOISE):  # "strace: Process 27369 attached", "ltrace: ..."
             return
         t = self.stamp(m.group("hms"), m.group("secs"))
+        if body == "--- Called exec() ---":  # ltrace: the process exec'd (the file is not shown)
+            self.ltrace = True
+            self.calls.append(Call(pid, t, "exec", "exec", line_no=n))
+            return
         if body.startswith("---"):
             s = _SIGNAL.match(body)
             if s is None:
@@ -237,6 +243,10 @@ class _Reader:
             if pid in self.pending:  # two unfinished in a row for one pid: the first is lost
                 self.bad(raw)
             self.pending[pid] = (u.group("name"), u.group("args"), t, n)
+            return
+        nr = _NORETURN.match(body)
+        if nr is not None:
+            self.calls.append(Call(pid, t, "call", nr.group("name"), nr.group("args"), "?", line_no=n))
             return
         r = _RESUMED.match(body)
         if r is not None:
