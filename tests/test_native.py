@@ -168,3 +168,25 @@ def test_whole_json_document_is_the_same_without_the_accelerator(tmp_path: Path,
     monkeypatch.setattr(L, "_native", None)
     without = json.loads(render_json(analyze_paths(paths, opts)))
     assert with_native == without
+
+
+def test_text_column_is_a_sequence_of_the_messages() -> None:
+    """frame() holds the input once (str or ASCII bytes) and gives each message on demand: the
+    list operations the parsers use give what a list of str gives."""
+    body = "[    1.000000] first\nno stamp\n[    2.500000] <é> third\n\n[    3.000000] last"
+    want = ["first", "no stamp", "<é> third", "", "last"]
+    for src in (body, body + "\n", body.encode()):
+        cols = native.frame(src, "plain", ["t"], ["l"])
+        col = cols[0]
+        assert type(col).__name__ == "TextColumn" and len(col) == 5
+        assert col == want and list(col) == want and not (col != want)
+        assert [col[i] for i in range(-5, 5)] == want + want
+        assert col[1:3] == want[1:3] and col[::2] == want[::2] and col[3:] == want[3:]
+        assert cols[4] == [[0, 1, 2, 4]] and cols[5] == [[4]]
+        with pytest.raises(IndexError):
+            col[5]
+        col[2] = "rewritten"
+        assert col[2] == "rewritten" and col[1:3] == ["no stamp", "rewritten"]
+        assert L.grep(col, ["rewr", "st"]) == [[2], [0, 1, 4]] and L.starting(col, ["r", "n"]) == [[2], [1]]
+    with pytest.raises(ValueError):
+        native.frame(b"caf\xe9\n", "plain")

@@ -1,32 +1,19 @@
 //! Whole-column helpers: keyword grep, printk clock steps back, longest gaps, control bytes.
 //! References: `grep_py`, `steps_back_py`, `gaps_py` in bootlens/lines.py.
 
+use std::collections::HashMap;
+
 use aho_corasick::AhoCorasick;
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyString};
+use pyo3::types::{PyBytes, PyList, PySlice, PyString};
 
-/// grep(texts, needles) -> one ascending list of line indices per needle (lines containing it).
+/// grep(texts, needles) -> one ascending list of line indices per needle (lines containing it);
+/// texts: a TextColumn or a list of str.
 #[pyfunction]
-pub(crate) fn grep<'py>(py: Python<'py>, texts: &Bound<'py, PyList>, needles: Vec<String>) -> PyResult<Bound<'py, PyList>> {
-    let ac = AhoCorasick::new(&needles).map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
-    let mut hits: Vec<Vec<usize>> = vec![Vec::new(); needles.len()];
-    let mut seen: Vec<usize> = vec![usize::MAX; needles.len()];
-    for (i, item) in texts.iter().enumerate() {
-        let s = item.downcast::<PyString>()?;
-        let t = s.to_str()?;
-        for m in ac.find_overlapping_iter(t) {
-            let n = m.pattern().as_usize();
-            if seen[n] != i {
-                seen[n] = i;
-                hits[n].push(i);
-            }
-        }
-    }
-    let out = PyList::empty(py);
-    for h in hits {
-        out.append(PyList::new(py, h)?)?;
-    }
-    Ok(out)
+pub(crate) fn grep(texts: &Bound<'_, PyAny>, needles: Vec<String>) -> PyResult<Vec<Vec<usize>>> {
+    let mut keep = Vec::new();
+    let spans = gather(texts, None, &mut keep)?;
+    grep_in(&slices(&keep, &spans)?, &needles)
 }
 
 /// Read an optional int column: None stays None.
@@ -82,3 +69,234 @@ pub(crate) fn has_control(data: &[u8]) -> bool {
     data.chunks(4096).any(|blk| blk.iter().fold(false, |a, &c| a | bad(c)))
 }
 
+
+/// The bytes of a str (UTF-8, borrowed: no copy for an ASCII str) or of a bytes object.
+pub(crate) fn buf_of<'a>(src: &'a Bound<'_, PyAny>) -> PyResult<&'a [u8]> {
+    if let Ok(s) = src.downcast::<PyString>() {
+        return Ok(s.to_str()?.as_bytes());
+    }
+    Ok(src.downcast::<PyBytes>()?.as_bytes())
+}
+
+/// The message text of every line, held once: the whole cleaned input (a str, or bytes that are
+/// valid UTF-8) and each message's byte span in it. A Python str per line would cost ~50 bytes
+/// of object header on top of its text (and a list slot), and the cleaned input is held anyway
+/// while framing; this way a line becomes a str only when a parser asks for it.
+///
+/// A sequence of str to Python: len, [i], [a:b] (a view sharing the input), iteration,
+/// == with a list, and [i] = "text" (quirks.settle rewrites a few lines in place).
+#[pyclass(module = "bootlens._scan", sequence)]
+pub(crate) struct TextColumn {
+    src: Py<PyAny>,
+    starts: Vec<usize>,
+    ends: Vec<usize>,
+    over: HashMap<usize, Py<PyString>>,  // lines rewritten by [i] = text
+}
+
+impl TextColumn {
+    pub(crate) fn new(src: Py<PyAny>, starts: Vec<usize>, ends: Vec<usize>) -> Self {
+        TextColumn { src, starts, ends, over: HashMap::new() }
+    }
+
+    fn index(&self, i: isize) -> PyResult<usize> {
+        let n = self.starts.len() as isize;
+        let j = if i < 0 { i + n } else { i };
+        if j < 0 || j >= n {
+            return Err(pyo3::exceptions::PyIndexError::new_err("line index out of range"));
+        }
+        Ok(j as usize)
+    }
+
+    fn item<'py>(&self, py: Python<'py>, buf: &[u8], i: usize) -> Bound<'py, PyString> {
+        if let Some(s) = self.over.get(&i) {
+            return s.bind(py).clone();
+        }
+        // SAFETY: the buffer is valid UTF-8 (a str's, or bytes checked by frame) and every span
+        // starts and ends at an ASCII byte or the buffer's end: a char boundary
+        PyString::new(py, unsafe { std::str::from_utf8_unchecked(&buf[self.starts[i]..self.ends[i]]) })
+    }
+}
+
+/// The bytes of lines `idx` of `texts` (a TextColumn or a list of str) as (string in `keep`,
+/// start, end): the caller slices `keep`'s buffers, which stay alive as long as it holds them.
+pub(crate) fn gather<'py>(
+    texts: &Bound<'py, PyAny>,
+    idx: Option<&[usize]>,
+    keep: &mut Vec<Bound<'py, PyAny>>,
+) -> PyResult<Vec<(usize, usize, usize)>> {
+    let mut spans = Vec::new();
+    if let Ok(col) = texts.downcast::<TextColumn>() {
+        let col = col.borrow();
+        let py = texts.py();
+        keep.push(col.src.bind(py).clone());
+        let n = col.starts.len();
+        let mut add = |i: usize| -> PyResult<()> {
+            if i >= n {
+                return Err(pyo3::exceptions::PyIndexError::new_err("line index out of range"));
+            }
+            match col.over.get(&i) {
+                Some(s) => {
+                    keep.push(s.bind(py).clone().into_any());
+                    spans.push((keep.len() - 1, 0, usize::MAX));
+                }
+                None => spans.push((0, col.starts[i], col.ends[i])),
+            }
+            Ok(())
+        };
+        match idx {
+            Some(v) => v.iter().try_for_each(|&i| add(i))?,
+            None => (0..n).try_for_each(&mut add)?,
+        }
+        return Ok(spans);
+    }
+    let list = texts.downcast::<PyList>()?;
+    let mut add = |i: usize| -> PyResult<()> {
+        keep.push(list.get_item(i)?.downcast_into::<PyString>()?.into_any());
+        spans.push((keep.len() - 1, 0, usize::MAX));
+        Ok(())
+    };
+    match idx {
+        Some(v) => v.iter().try_for_each(|&i| add(i))?,
+        None => (0..list.len()).try_for_each(&mut add)?,
+    }
+    Ok(spans)
+}
+
+/// Slices of `keep`'s buffers for the spans of `gather` (usize::MAX: to the end).
+pub(crate) fn slices<'a>(keep: &'a [Bound<'_, PyAny>], spans: &[(usize, usize, usize)]) -> PyResult<Vec<&'a [u8]>> {
+    let bufs: Vec<&[u8]> = keep.iter().map(|k| buf_of(k)).collect::<PyResult<_>>()?;
+    Ok(spans.iter().map(|&(k, s, e)| { let b = bufs[k]; &b[s..e.min(b.len())] }).collect())
+}
+
+/// Ascending indices of the lines starting with each prefix.
+fn starting_in(lines: &[&[u8]], prefixes: &[String]) -> Vec<Vec<usize>> {
+    let mut out = vec![Vec::new(); prefixes.len()];
+    for (i, l) in lines.iter().enumerate() {
+        for (n, p) in prefixes.iter().enumerate() {
+            if l.starts_with(p.as_bytes()) {
+                out[n].push(i);
+            }
+        }
+    }
+    out
+}
+
+/// Ascending indices of the lines containing each needle (Aho-Corasick, one pass).
+fn grep_in(lines: &[&[u8]], needles: &[String]) -> PyResult<Vec<Vec<usize>>> {
+    let ac = AhoCorasick::new(needles).map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
+    let mut hits: Vec<Vec<usize>> = vec![Vec::new(); needles.len()];
+    let mut seen: Vec<usize> = vec![usize::MAX; needles.len()];
+    for (i, t) in lines.iter().enumerate() {
+        for m in ac.find_overlapping_iter(t) {
+            let n = m.pattern().as_usize();
+            if seen[n] != i {
+                seen[n] = i;
+                hits[n].push(i);
+            }
+        }
+    }
+    Ok(hits)
+}
+
+/// starting(texts, prefixes) -> one ascending list of line indices per prefix.
+#[pyfunction]
+pub(crate) fn starting(texts: &Bound<'_, PyAny>, prefixes: Vec<String>) -> PyResult<Vec<Vec<usize>>> {
+    let mut keep = Vec::new();
+    let spans = gather(texts, None, &mut keep)?;
+    Ok(starting_in(&slices(&keep, &spans)?, &prefixes))
+}
+
+#[pymethods]
+impl TextColumn {
+    fn __len__(&self) -> usize {
+        self.starts.len()
+    }
+
+    fn __getitem__<'py>(&self, py: Python<'py>, key: &Bound<'py, PyAny>) -> PyResult<PyObject> {
+        let src = self.src.bind(py);
+        let buf = buf_of(src)?;
+        if let Ok(i) = key.extract::<isize>() {
+            return Ok(self.item(py, buf, self.index(i)?).into_any().unbind());
+        }
+        let sl = key.downcast::<PySlice>()?;
+        let ix = sl.indices(self.starts.len() as isize)?;
+        if ix.step == 1 {
+            let (a, b) = (ix.start as usize, (ix.start + ix.slicelength as isize) as usize);
+            let over = self.over.iter().filter(|(i, _)| (a..b).contains(*i))
+                .map(|(i, s)| (i - a, s.clone_ref(py))).collect();
+            let part = TextColumn { src: self.src.clone_ref(py), starts: self.starts[a..b].to_vec(),
+                                    ends: self.ends[a..b].to_vec(), over };
+            return Ok(Bound::new(py, part)?.into_any().unbind());
+        }
+        let mut items = Vec::with_capacity(ix.slicelength);
+        let mut i = ix.start;
+        for _ in 0..ix.slicelength {
+            items.push(self.item(py, buf, i as usize));
+            i += ix.step;
+        }
+        Ok(PyList::new(py, items)?.into_any().unbind())
+    }
+
+    fn __setitem__(&mut self, i: isize, text: Bound<'_, PyString>) -> PyResult<()> {
+        let j = self.index(i)?;
+        self.over.insert(j, text.unbind());
+        Ok(())
+    }
+
+    fn __iter__(slf: PyRef<'_, Self>) -> TextIter {
+        TextIter { col: slf.into(), next: 0 }
+    }
+
+    fn __richcmp__(&self, py: Python<'_>, other: &Bound<'_, PyAny>, op: pyo3::basic::CompareOp) -> PyResult<PyObject> {
+        use pyo3::basic::CompareOp;
+        if !matches!(op, CompareOp::Eq | CompareOp::Ne) {
+            return Ok(py.NotImplemented());
+        }
+        let theirs: Vec<String> = match other.extract() {
+            Ok(v) => v,
+            Err(_) => return Ok(py.NotImplemented()),
+        };
+        let buf = buf_of(self.src.bind(py))?;
+        let same = theirs.len() == self.starts.len()
+            && theirs.iter().enumerate().all(|(i, t)| match self.over.get(&i) {
+                Some(s) => s.bind(py).to_str().map(|x| x == t).unwrap_or(false),
+                None => &buf[self.starts[i]..self.ends[i]] == t.as_bytes(),
+            });
+        Ok((same == matches!(op, CompareOp::Eq)).into_pyobject(py)?.to_owned().into_any().unbind())
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<TextColumn of {} lines>", self.starts.len())
+    }
+
+    /// grep(needles) -> one ascending list of line indices per needle.
+    fn grep(slf: &Bound<'_, Self>, needles: Vec<String>) -> PyResult<Vec<Vec<usize>>> {
+        let mut keep = Vec::new();
+        let spans = gather(slf.as_any(), None, &mut keep)?;
+        grep_in(&slices(&keep, &spans)?, &needles)
+    }
+}
+
+/// Iterator over a TextColumn.
+#[pyclass(module = "bootlens._scan")]
+pub(crate) struct TextIter {
+    col: Py<TextColumn>,
+    next: usize,
+}
+
+#[pymethods]
+impl TextIter {
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyString>>> {
+        let col = self.col.bind(py).borrow();
+        if self.next >= col.starts.len() {
+            return Ok(None);
+        }
+        let s = col.item(py, buf_of(col.src.bind(py))?, self.next);
+        self.next += 1;
+        Ok(Some(s))
+    }
+}

@@ -3,8 +3,9 @@
 
 use memchr::memmem::Finder;
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyString};
+use pyo3::types::{PyBytes, PyList};
 
+use crate::columns::{buf_of, TextColumn};
 use crate::{digits, num};
 
 /// `\[ *` at p: the end, or None.
@@ -177,15 +178,17 @@ fn frame_line(b: &[u8], framing: u8) -> (usize, Option<u64>, Option<u64>) {
 }
 
 /// frame(text, framing, needles, prefixes) -> [texts, kernel_ns, host_ns, max_len, hits, starts] or
-/// None for an unsupported framing; hits[n] lists the lines whose text contains needles[n]
-/// (as grep()), starts[n] those whose text starts with prefixes[n].
+/// None for an unsupported framing; texts is a TextColumn over `text` (held, not copied), hits[n]
+/// lists the lines whose text contains needles[n] (as grep()), starts[n] those whose text
+/// starts with prefixes[n].
 ///
-/// `text` holds the cleaned input; lines are split on '\n' only, a final '\n' ends the last line.
+/// `text` holds the cleaned input, a str or bytes (which must be UTF-8: checked); lines are
+/// split on '\n' only, a final '\n' ends the last line.
 #[pyfunction]
 #[pyo3(signature = (text, framing, needles=Vec::new(), prefixes=Vec::new()))]
 pub(crate) fn frame<'py>(
     py: Python<'py>,
-    text: &str,
+    text: &Bound<'py, PyAny>,
     framing: &str,
     needles: Vec<String>,
     prefixes: Vec<String>,
@@ -207,18 +210,28 @@ pub(crate) fn frame<'py>(
         }
     }
     let mut starts: Vec<Vec<usize>> = vec![Vec::new(); prefixes.len()];
-    let mut texts: Vec<Bound<'py, PyString>> = Vec::new();
-    let mut kernel: Vec<Option<u64>> = Vec::new();
-    let mut host: Vec<Option<u64>> = Vec::new();
-    let body = text.strip_suffix('\n').unwrap_or(text);  // a final newline ends the last line
+    let whole = buf_of(text)?;
+    if text.downcast::<PyBytes>().is_ok() && std::str::from_utf8(whole).is_err() {
+        return Err(pyo3::exceptions::PyValueError::new_err("frame: bytes that are not UTF-8"));
+    }
+    let lines_hint = whole.len() / 64 + 1;
+    let mut msg_starts: Vec<usize> = Vec::with_capacity(lines_hint);
+    let mut msg_ends: Vec<usize> = Vec::with_capacity(lines_hint);
+    let mut kernel: Vec<Option<u64>> = Vec::with_capacity(lines_hint);
+    let mut host: Vec<Option<u64>> = Vec::with_capacity(lines_hint);
+    // a final newline ends the last line
+    let body = if whole.last() == Some(&b'\n') { &whole[..whole.len() - 1] } else { whole };
     let mut max_len = 0usize;  // in characters, as Python's len()
-    for (i, line) in body.split('\n').enumerate() {
-        let (start, k, h) = frame_line(line.as_bytes(), code);
+    let mut at = 0usize;
+    for (i, line) in body.split(|c| *c == b'\n').enumerate() {
+        let line_at = at;
+        at += line.len() + 1;
+        let (start, k, h) = frame_line(line, code);
         // start is always on a char boundary: every byte consumed above is ASCII
-        let msg = &line[start..];
-        let mb = msg.as_bytes();
+        let mb = &line[start..];
         if mb.len() > max_len {
-            let chars = if mb.is_ascii() { mb.len() } else { msg.chars().count() };
+            // UTF-8: the characters are the bytes that do not continue a character
+            let chars = if mb.is_ascii() { mb.len() } else { mb.iter().filter(|c| (**c & 0xc0) != 0x80).count() };
             max_len = max_len.max(chars);
         }
         for (n, f) in finders.iter().enumerate() {
@@ -233,12 +246,13 @@ pub(crate) fn frame<'py>(
                 }
             }
         }
-        texts.push(PyString::new(py, msg));
+        msg_starts.push(line_at + start);
+        msg_ends.push(line_at + line.len());
         kernel.push(k);
         host.push(h);
     }
     let out = PyList::empty(py);
-    out.append(PyList::new(py, texts)?)?;
+    out.append(Bound::new(py, TextColumn::new(text.clone().unbind(), msg_starts, msg_ends))?)?;
     out.append(PyList::new(py, kernel)?)?;
     out.append(PyList::new(py, host)?)?;
     out.append(max_len)?;

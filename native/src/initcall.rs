@@ -11,6 +11,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString, PyTuple, PyType};
 use regex::bytes::Regex;
 
+use crate::columns::{gather, slices};
 use crate::{bounded, digits, to_ns, INT_MAX, INT_MIN, PID_MAX};
 
 // The initcall_debug patterns of parsers/initcall.py, with ASCII classes (`(?-u)`) as there.
@@ -215,17 +216,12 @@ struct Scan {
     out_of_range: usize,
 }
 
-fn scan(texts: &Bound<'_, PyList>, candidates: &[usize]) -> PyResult<Scan> {
+fn scan(texts: &Bound<'_, PyAny>, candidates: &[usize]) -> PyResult<Scan> {
     let rx = rx();
     // Keep the candidate strings alive so that keys can borrow them instead of allocating.
-    let mut held: Vec<Bound<'_, PyString>> = Vec::with_capacity(candidates.len());
-    for &i in candidates {
-        held.push(texts.get_item(i)?.downcast_into::<PyString>()?);
-    }
-    let mut strs: Vec<&[u8]> = Vec::with_capacity(held.len());
-    for h in &held {
-        strs.push(h.to_str()?.as_bytes());
-    }
+    let mut held = Vec::new();
+    let spans = gather(texts, Some(candidates), &mut held)?;
+    let strs = slices(&held, &spans)?;
     let mut calls: Vec<CallRow> = Vec::new();
     let mut probes: Vec<DevRow> = Vec::new();
     let mut fixups_out: Vec<DevRow> = Vec::new();
@@ -369,7 +365,7 @@ fn scan(texts: &Bound<'_, PyList>, candidates: &[usize]) -> PyResult<Scan> {
 /// pid, return value or duration is out of range (numbers.py) is not used, only counted.
 #[pyfunction]
 pub(crate) fn initcalls(
-    texts: &Bound<'_, PyList>,
+    texts: &Bound<'_, PyAny>,
     candidates: Vec<usize>,
 ) -> PyResult<(Vec<CallRow>, Vec<DevRow>, Vec<DevRow>, usize, i64, usize)> {
     let r = scan(texts, &candidates)?;
@@ -416,7 +412,7 @@ fn named_tuple<'py>(py: Python<'py>, cls: &Bound<'py, PyType>, items: Vec<PyObje
 #[pyfunction]
 pub(crate) fn initcall_events<'py>(
     py: Python<'py>,
-    texts: &Bound<'py, PyList>,
+    texts: &Bound<'py, PyAny>,
     candidates: Vec<usize>,
     kernel: &Bound<'py, PyList>,
     host: &Bound<'py, PyList>,

@@ -59,6 +59,8 @@ pub(crate) fn to_ns(b: &[u8], unit: i64) -> Option<i64> {
 fn _scan(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(frame::frame, m)?)?;
     m.add_function(wrap_pyfunction!(columns::grep, m)?)?;
+    m.add_function(wrap_pyfunction!(columns::starting, m)?)?;
+    m.add_class::<columns::TextColumn>()?;
     m.add_function(wrap_pyfunction!(columns::has_control, m)?)?;
     m.add_function(wrap_pyfunction!(columns::steps_back, m)?)?;
     m.add_function(wrap_pyfunction!(columns::gaps, m)?)?;

@@ -15,7 +15,7 @@ import os
 import re
 import sys
 from bisect import bisect_left
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, MutableSequence, Sequence
 from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
@@ -53,17 +53,23 @@ _DAY_NS = 86_400 * 1_000_000_000
 JOURNAL_FRAMINGS = frozenset(("journalctl", "journalctl-short", "journal-json", "journal-export"))
 
 
+# The message texts: a list of str, or (framed natively) a _scan.TextColumn, which holds the
+# cleaned input once with each message's span and makes a str only for the lines asked for.
+Texts = MutableSequence[str]
+
+
 class Lines:
     """Lines as parallel columns: message text, printk time, host time (ns or None).
 
     A million-line log would cost a million Python objects as one object per line; columns
-    built by C-level ``findall`` and list comprehensions cost a fraction of the time and
-    memory. ``lines[i]`` still gives a :class:`Line` view when one is wanted.
+    built natively or by C-level ``findall`` cost a fraction of the time and memory.
+    ``lines[i]`` still gives a :class:`Line` view when one is wanted. Whole-column scans go
+    through :meth:`grep` and :meth:`starting` (native over a TextColumn), never a Python loop.
     """
 
     __slots__ = ("text", "kernel", "host", "first", "max_len", "glued", "fields", "journal", "_hits", "_starts")
 
-    def __init__(self, text: list[str], kernel: list[int | None], host: list[int | None], first: int = 1) -> None:
+    def __init__(self, text: Texts, kernel: list[int | None], host: list[int | None], first: int = 1) -> None:
         self.text = text
         self.kernel = kernel
         self.host = host
@@ -81,9 +87,10 @@ class Lines:
 
     def starting(self, *prefixes: str) -> list[int]:
         """Ascending indices of the lines whose message starts with any of the prefixes."""
-        for p in prefixes:
-            if p not in self._starts:
-                self._starts[p] = [i for i, t in enumerate(self.text) if t.startswith(p)]
+        missing = [p for p in prefixes if p not in self._starts]
+        if missing:
+            for p, hits in zip(missing, starting(self.text, missing)):
+                self._starts[p] = hits
         if len(prefixes) == 1:
             return self._starts[prefixes[0]]
         return sorted(set().union(*(self._starts[p] for p in prefixes)))
@@ -297,17 +304,24 @@ def frame_bytes(source: str, data: bytes, needles: Sequence[str] = ()) -> tuple[
 
     if is_export(data):  # framed from the bytes: binary fields carry a length cleaning would break
         return read_export(source, data, needles)
-    text, counts = clean_text(data)
+    text: str | bytes
+    if _native is not None and data.isascii() and b"\r" not in data and not _native.has_control(data):
+        # nothing to clean (the common case, checked at memory speed): framed in place, never
+        # decoded as a whole, so the input is held once (the native TextColumn's buffer)
+        text = data
+        counts: dict[str, int | bool] = {"invalid_utf8": 0, "nul_bytes": 0, "cr_only": False, "control_chars": 0}
+    else:
+        text, counts = clean_text(data)
     del data
-    no_final_newline = not text.endswith("\n")
-    framing = _detect_framing(text)
+    no_final_newline = not (text.endswith(b"\n") if isinstance(text, bytes) else text.endswith("\n"))
+    framing = _detect_framing(_as_str(text[: 1 << 16]))
     extra = tuple(n for n in dict.fromkeys(needles) if n not in INDEX_NEEDLES)
     notes: list[str] = []
     lines = frame_text(text, framing, INDEX_NEEDLES + extra, INDEX_PREFIXES, notes)
     if framing == "grabserial-t":
         from .quirks import host_restarts
 
-        notes += host_restarts(lines, lambda: text.split("\n"))
+        notes += host_restarts(lines, lambda: _as_str(text).split("\n"))
     n = len(lines)
     long_lines = 0
     longest = lines.max_len if lines.max_len is not None else max(map(len, lines.text), default=0)
@@ -329,6 +343,11 @@ def frame_bytes(source: str, data: bytes, needles: Sequence[str] = ()) -> tuple[
         warnings=tuple(notes) + _stats_warnings(counts, long_lines, garbled, no_final_newline, n),
     )
     return lines, stats
+
+
+def _as_str(text: str | bytes) -> str:
+    """The cleaned input as str (bytes here are ASCII: frame_bytes's fast path)."""
+    return text.decode("ascii") if isinstance(text, bytes) else text
 
 
 def _looks_garbled(s: str) -> bool:
@@ -381,6 +400,8 @@ def _load_native() -> ModuleType | None:
 
 
 _native = _load_native()
+if _native is not None:
+    MutableSequence.register(_native.TextColumn)
 
 
 def native_available() -> bool:
@@ -393,12 +414,13 @@ def native_module() -> ModuleType | None:
     return _native
 
 
-def frame_text(text: str, framing: str, needles: Sequence[str] = (), prefixes: Sequence[str] = (),
+def frame_text(text: str | bytes, framing: str, needles: Sequence[str] = (), prefixes: Sequence[str] = (),
                notes: list[str] | None = None) -> Lines:
     """Peel host and printk prefixes off every line of ``text`` (a final newline ends the last
     line; it does not start an empty one), then settle what the stamps mean (quirks.py).
 
-    ``needles`` and ``prefixes``: what to index while the lines are at hand (see
+    ``text``: str, or ASCII bytes (framed natively in place). ``needles`` and ``prefixes``:
+    what to index while the lines are at hand (see
     :meth:`Lines.grep` and :meth:`Lines.starting`). ``notes``: where a framing that has
     something to say about the input (skipped lines, clock resolution) appends it.
     """
@@ -413,6 +435,7 @@ def frame_text(text: str, framing: str, needles: Sequence[str] = (), prefixes: S
             lines.journal = framing in JOURNAL_FRAMINGS
             settle(lines, notes)
             return lines
+    text = _as_str(text)
     lines = _frame_core_py(text, framing, notes)
     lines.set_hits(*index_py(lines.text, needles, prefixes))
     lines.journal = framing in JOURNAL_FRAMINGS
@@ -420,7 +443,7 @@ def frame_text(text: str, framing: str, needles: Sequence[str] = (), prefixes: S
     return lines
 
 
-def index_py(texts: list[str], needles: Sequence[str], prefixes: Sequence[str]
+def index_py(texts: Sequence[str], needles: Sequence[str], prefixes: Sequence[str]
              ) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
     """Reference for the keyword index the native framing pass builds: one scan for all the
     prefixes (str.startswith takes a tuple), then a per-prefix split of the few hits."""
@@ -530,7 +553,15 @@ def _frame_slow(raw: Sequence[str], framing: str) -> Lines:
     return Lines(texts, kernel, host)
 
 
-def grep(texts: list[str], needles: Sequence[str]) -> list[list[int]]:
+def starting(texts: Texts, prefixes: Sequence[str]) -> list[list[int]]:
+    """For each prefix, the ascending indices of the lines that start with it."""
+    if _native is not None and prefixes:
+        result: list[list[int]] = _native.starting(texts, list(prefixes))
+        return result
+    return [[i for i, t in enumerate(texts) if t.startswith(p)] for p in prefixes]
+
+
+def grep(texts: Texts, needles: Sequence[str]) -> list[list[int]]:
     """For each needle, the ascending indices of the lines that contain it."""
     if _native is not None and needles:
         result: list[list[int]] = _native.grep(texts, list(needles))
@@ -538,7 +569,7 @@ def grep(texts: list[str], needles: Sequence[str]) -> list[list[int]]:
     return grep_py(texts, needles)
 
 
-def grep_py(texts: list[str], needles: Sequence[str]) -> list[list[int]]:
+def grep_py(texts: Sequence[str], needles: Sequence[str]) -> list[list[int]]:
     """Reference implementation of :func:`grep`."""
     return [[i for i, t in enumerate(texts) if needle in t] for needle in needles]
 

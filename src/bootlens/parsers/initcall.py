@@ -18,6 +18,7 @@ A ``calling`` line without a ``returned`` line is an initcall still running when
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from ..lines import Lines, native_module, stamp_at
 from ..numbers import INT_MAX, INT_MIN, PID_MAX, to_int, to_ns
@@ -66,7 +67,7 @@ ScanResult = tuple[list[CallRow], list[DevRow], list[DevRow], int, int, int]
 NEEDLES = ("call", "usecs")
 
 
-def scan_initcalls_py(texts: list[str], cands: list[int]) -> ScanResult:
+def scan_initcalls_py(texts: Sequence[str], cands: list[int]) -> ScanResult:
     """Reference implementation of the native ``initcalls`` scan (same rows, same order).
 
     A line whose pid, return value or duration is out of range (numbers.py) is not used, only
