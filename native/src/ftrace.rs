@@ -63,7 +63,7 @@ impl Stat {
     }
 }
 
-/// An open call on one CPU's stack.
+/// An open call on one task's stack.
 struct Frame {
     func: u32,
     child_ns: i64,
@@ -73,6 +73,8 @@ struct Frame {
     line: u64,
 }
 
+/// One task's call stack: a task is funcgraph-proc's comm-pid, else what a CPU runs between
+/// two context-switch banners (a CPU interleaves tasks: one's schedule() returns in another's).
 #[derive(Default)]
 struct Cpu {
     stack: Vec<Frame>,
@@ -89,7 +91,9 @@ struct Scan {
     initcalls: Vec<(u32, i64, i64, i64, u64)>, // func, start ns (-1), duration ns (-1), cpu, line
     tree_ids: FastMap<(u32, u32), u32>,
     tree: Vec<(u32, u32, Stat)>, // parent, func, stat (self computed at the end)
-    cpus: Vec<Cpu>,
+    cpus: Vec<Cpu>, // task stacks
+    task_ids: FastMap<Vec<u8>, usize>,
+    cpu_task: Vec<usize>, // the task each CPU runs now, usize::MAX before its first line
     other: Vec<(u64, String)>,
     other_dropped: u64,
     lines: u64,
@@ -160,10 +164,10 @@ fn duration(seg: &[u8]) -> Option<Option<i64>> {
     let (v, q) = decimal(t, p)?;
     let unit = trim(&t[q..]);
     let ns = match unit {
-        b"us" => v / 1000,
-        b"ns" => v / 1_000_000,
-        b"ms" => v,
-        b"s" => v.saturating_mul(1000),
+        b"us" => v / 1_000_000,
+        b"ns" => v / 1_000_000_000,
+        b"ms" => v / 1000,
+        b"s" => v,
         _ => return None,
     };
     Some(Some(ns))
@@ -189,7 +193,7 @@ enum Body<'a> {
     Leaf(&'a [u8]),
     Close(Option<&'a [u8]>),
     Comment,
-    Switch,
+    Switch(&'a [u8], &'a [u8]), // prev task => next task (comm-pid)
     Bad,
 }
 
@@ -226,8 +230,11 @@ fn body(b: &[u8]) -> Body<'_> {
         let n = strip_parens(&t[..t.len() - 1]);
         return if n.is_empty() { Body::Bad } else { Body::Leaf(n) };
     }
-    if memmem::find(t, b"=>").is_some() || t.starts_with(b"==========") || t.starts_with(b"<==========") {
-        return Body::Switch;
+    if t.starts_with(b"==========") || t.starts_with(b"<==========") {
+        return Body::Comment; // funcgraph-irqs marks
+    }
+    if let Some(k) = memmem::find(t, b"=>") {
+        return Body::Switch(trim(&t[..k]), trim(&t[k + 2..]));
     }
     Body::Bad
 }
@@ -235,6 +242,7 @@ fn body(b: &[u8]) -> Body<'_> {
 /// A parsed graph line: abstime, cpu, duration, body.
 struct Graph<'a> {
     ts: Option<i64>,
+    task: Option<&'a [u8]>, // funcgraph-proc's comm-pid
     cpu: usize,
     dur: Option<i64>,
     body: Body<'a>,
@@ -276,6 +284,7 @@ fn graph(b: &[u8]) -> Option<Graph<'_>> {
         }
     }
     let mut dur = None;
+    let mut task = None;
     let mut rest = &b[p..];
     for _ in 0..4 {
         let bar = match memchr(b'|', rest) {
@@ -287,14 +296,16 @@ fn graph(b: &[u8]) -> Option<Graph<'_>> {
             dur = dur.or(d);
         } else if !is_column(seg) {
             break;
+        } else if trim(seg).iter().any(|c| *c == b'-') {
+            task = Some(trim(seg));
         }
         rest = &rest[bar + 1..];
     }
     let body = body(rest);
-    if !have_cpu && ts.is_none() && matches!(body, Body::Bad | Body::Switch | Body::Comment) {
+    if !have_cpu && ts.is_none() && matches!(body, Body::Bad | Body::Switch(..) | Body::Comment) {
         return None; // without a column to recognise it by, only a call or a brace is graph
     }
-    Some(Graph { ts, cpu, dur, body })
+    Some(Graph { ts, task, cpu, dur, body })
 }
 
 impl Scan {
@@ -307,6 +318,33 @@ impl Scan {
         self.ids.insert(name.to_vec(), i);
         self.stats.push(Stat::default());
         i
+    }
+
+    /// The stack of the task named `comm-pid`, made on first sight.
+    fn task(&mut self, name: &[u8]) -> usize {
+        if let Some(i) = self.task_ids.get(name) {
+            return *i;
+        }
+        self.cpus.push(Cpu::default());
+        self.task_ids.insert(name.to_vec(), self.cpus.len() - 1);
+        self.cpus.len() - 1
+    }
+
+    /// The stack a line of `cpu` goes to: its task column's, else the task the CPU runs now.
+    fn task_of(&mut self, cpu: usize, task: Option<&[u8]>) -> usize {
+        while self.cpu_task.len() <= cpu {
+            self.cpu_task.push(usize::MAX);
+        }
+        if let Some(t) = task {
+            let i = self.task(t);
+            self.cpu_task[cpu] = i;
+            return i;
+        }
+        if self.cpu_task[cpu] == usize::MAX {
+            self.cpus.push(Cpu::default());
+            self.cpu_task[cpu] = self.cpus.len() - 1;
+        }
+        self.cpu_task[cpu]
     }
 
     fn node(&mut self, parent: u32, func: u32, depth: usize, cut: usize, cap: usize) -> u32 {
@@ -413,10 +451,7 @@ impl Scan {
             }
             self.last_ns = self.last_ns.max(ts);
         }
-        while self.cpus.len() <= g.cpu {
-            self.cpus.push(Cpu::default());
-        }
-        let cpu = g.cpu;
+        let cpu = self.task_of(g.cpu, g.task);
         if g.dur.is_some() {
             self.durations += 1;
         }
@@ -431,15 +466,21 @@ impl Scan {
             Body::Comment => {
                 self.comments += 1;
             }
-            Body::Switch => {
+            Body::Switch(prev, next) => {
                 self.switches += 1;
+                let cur = self.task_of(g.cpu, None);
+                if !prev.is_empty() && !self.task_ids.contains_key(prev) {
+                    self.task_ids.insert(prev.to_vec(), cur); // the CPU's unnamed task gets its name
+                }
+                let n = self.task(next);
+                self.cpu_task[g.cpu] = n;
             }
             Body::Open(name) => {
                 let func = self.id(name);
                 let (node, group, starts) = self.place(cpu, func, cut, cap);
                 let start = g.ts.unwrap_or(-1);
                 if starts {
-                    self.initcalls.push((func, start, -1, cpu as i64, self.lines));
+                    self.initcalls.push((func, start, -1, g.cpu as i64, self.lines));
                 }
                 self.cpus[cpu].stack.push(Frame { func, child_ns: 0, node, group, start, line: self.lines });
             }
@@ -448,7 +489,7 @@ impl Scan {
                 let (node, group, starts) = self.place(cpu, func, cut, cap);
                 if starts {
                     // a leaf line's time is its entry's
-                    self.initcalls.push((func, g.ts.unwrap_or(-1), g.dur.unwrap_or(-1), cpu as i64, self.lines));
+                    self.initcalls.push((func, g.ts.unwrap_or(-1), g.dur.unwrap_or(-1), g.cpu as i64, self.lines));
                 }
                 self.finish(cpu, func, node, group, g.dur, g.dur);
             }

@@ -1,0 +1,45 @@
+"""The KFT table in the terminal: a function_graph trace's worst functions, overall and under
+the initcalls that took longest, in the house style of :mod:`bootlens.render.terminal` (80
+columns, names clipped in the middle, one short duration form)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.console import Group as Stack
+from rich.text import Text
+
+from ..kft import FuncRow, Kft, kft
+from ..parsers.ftrace import Trace
+from .terminal import fit_table
+from .units import short
+
+_COLS = (("function", "left"), ("calls", "right"), ("total", "right"), ("average", "right"), ("max", "right"),
+         ("self", "right"))
+
+
+def _rows(rows: Sequence[FuncRow], timed: bool) -> list[list[str]]:
+    def t(ns: int) -> str:
+        return short(ns) if timed else "—"
+
+    return [[r.name, f"{r.calls:,}", t(r.total_ns), t(r.avg_ns), t(r.max_ns), t(r.self_ns)] for r in rows]
+
+
+def kft_tables(trace: Trace, width: int = 80, top: int = 10, initcalls: int = 3, per_initcall: int = 5) -> Stack:
+    """The overall table (``top`` rows) and the ``initcalls`` longest initcalls' tables."""
+    g = trace.graph
+    assert g is not None
+    k: Kft = kft(g, top, per_initcall)
+    parts: list[Stack | Text] = []
+    title = (f"Kernel functions: top {len(k.overall)} by total time (of {k.functions:,}; "
+             f"{k.graph_lines:,} function_graph lines)")
+    parts.append(fit_table(title, _COLS, _rows(k.overall, k.timed), width, flex=(0,)))
+    for ic in k.initcalls[:initcalls]:
+        parts.append(Text())
+        own = ic.own
+        head = (f"Under initcall {own.name}: {short(own.total_ns) if k.timed else '—'} in {own.calls:,} "
+                f"call{'s' if own.calls != 1 else ''}, {short(own.self_ns) if k.timed else '—'} its own")
+        parts.append(fit_table(head, _COLS, _rows(ic.rows, k.timed), width, flex=(0,)))
+    if len(k.initcalls) > initcalls:
+        parts.append(Text(f"({len(k.initcalls) - initcalls} more initcalls in the JSON and the report)"))
+    return Stack(*parts)
