@@ -52,6 +52,7 @@ TTY = re.compile(r"^/dev/(console|tty\w*|pts/\d+)$")
 _QUOTED = re.compile(r'"((?:[^"\\]|\\.)*)"(\.\.\.)?')
 _ESC = re.compile(r"\\(x[0-9a-fA-F]{2}|[0-7]{1,3}|.)")
 _SIMPLE = {"n": "\n", "t": "\t", "r": "\r", "v": "\v", "f": "\f", "\\": "\\", '"': '"', "'": "'"}
+_FD = re.compile(r"\s*(-?\d+)(?:<((?:[^<>]|<[^<>]*>)*)>)?")
 MAX_OUTPUTS = 50  # output writes kept per process (for the alignment)
 
 
@@ -80,10 +81,11 @@ def _first_path(args: str) -> str | None:
 
 def _fd(arg: str) -> tuple[int | None, str | None]:
     """An fd argument as (number, -y path): ``3``, ``3</dev/console>``, ``AT_FDCWD``."""
-    m = re.match(r"\s*(-?\d+)(?:<([^>]*)>)?", arg)
+    m = _FD.match(arg)
     if m is None:
         return None, None
-    return int(m.group(1)), m.group(2)
+    # -yy adds the device after the path: "/dev/null<char 1:3>"
+    return int(m.group(1)), None if m.group(2) is None else m.group(2).split("<", 1)[0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -355,7 +357,7 @@ def summarize(trace: Trace) -> Summary:
         elif c.name in EXECS:
             _exec(p, c, walks, needless, durations)
         elif c.name in OPENS and not c.failed and (fd := c.ret_int) is not None:
-            p.fds[fd] = c.ret_path or _first_path(c.args)
+            p.fds[fd] = c.ret_path.split("<", 1)[0] if c.ret_path else _first_path(c.args)
         elif c.name in ("pipe", "pipe2") and not c.failed:
             for fd_s in re.findall(r"\d+", c.args.split("]")[0]):
                 p.fds[int(fd_s)] = "pipe:"

@@ -42,7 +42,7 @@ _RESUMED = re.compile(r"^<\.\.\. (?P<name>[\w@.$]+) resumed>\s?(?P<rest>.*)$")
 _CALL = re.compile(r"^(?P<name>[\w@.$]+)\((?P<args>.*)$")
 # the result at the end of a finished call: ") = ret [ERRNO] [(text)] [<dur>]"
 _RESULT = re.compile(
-    r"\)\s+=\s+(?P<ret>\?|<void>|-?\d+|0x[0-9a-f]+|[\w-]+|\"(?:[^\"\\\\]|\\\\.)*\"(?:\.\.\.)?)(?P<path><[^>]*>)?"
+    r"\)\s+=\s+(?P<ret>\?|<void>|-?\d+|0x[0-9a-f]+|[\w-]+|\"(?:[^\"\\\\]|\\\\.)*\"(?:\.\.\.)?)(?P<path><(?:[^<>]|<[^<>]*>)*>)?"
     r"(?:\s+(?P<errno>E[A-Z0-9_]+|ERESTART\w+))?(?:\s+\(.*?\))?(?:\s+\[.*?\])?"
     r"(?:\s+<(?P<dur>\d+\.\d+|unavailable)>)?$")
 _PID_SUFFIX = re.compile(r"\.(\d+)$")
@@ -117,7 +117,7 @@ def sniff(head: str) -> bool:
         if _RESULT.search(body) and _CALL.match(body) or _RESUMED.match(body):
             good += 1
             results += 1
-        elif _UNFINISHED.match(body) or _NORETURN.match(body) or _SIGNAL.match(body) or _EXITED.match(body) or _KILLED.match(body):
+        elif any(rx.match(body) for rx in (_UNFINISHED, _NORETURN, _SIGNAL, _EXITED, _KILLED)):
             good += 1
     return results >= 1 and good >= min(3, len(lines)) and good * 2 >= len(lines)
 

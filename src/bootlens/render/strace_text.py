@@ -103,8 +103,8 @@ def strace_lines(summary: Summary, offsets: Mapping[Clock, int], width: int = 80
             where = f"found in {s.found.rsplit('/', 1)[0]}" if s.found else "not found in the trace"
             out.append(_clip(f"  library search ({p.pid} {p.program}): {s.library} after {len(s.tried)} failed "
                              f"lookups, {_ms(s.cost_ns)} ({cost})", width))
-            out.append(_clip(f"    tried {', '.join(d for d in dirs[:3] if s.found is None or not s.found.startswith(d + '/'))}"
-                             f"{more}; {where}", width))
+            vain = [d for d in dirs[:3] if s.found is None or not s.found.startswith(d + "/")]
+            out.append(_clip(f"    tried {', '.join(vain)}{more}; {where}", width))
     for n in summary.needless:
         what = (f"{n.failed} failed execve of {n.what} along PATH" if n.kind == "path-walk"
                 else f"a shell to run one command: sh -c {n.what}")

@@ -99,10 +99,10 @@ class StraceAppStart(Rule):
                 title=f"{p.program} (pid {p.pid}) spends {secs(p.loader_ns)} in the dynamic loader{share}",
                 stage="userspace",
                 saving_ns=saving,
-                arithmetic=(f"from execve's return to its first call the loader does not make (pid forked at trace line "
-                            f"{p.line_no}): {secs(p.loader_ns)}, less the library search counted on its own "
-                            f"({secs(search)}) = {secs(saving)}; a static binary still maps itself, so this is "
-                            f"an upper bound; {TRACED}"),
+                arithmetic=(f"from execve's return to its first call the loader does not make (the process "
+                            f"starts at trace line {p.line_no}): {secs(p.loader_ns)}, less the library search "
+                            f"counted on its own ({secs(search)}) = {secs(saving)}; a static binary still maps "
+                            f"itself, so this is an upper bound; {TRACED}"),
                 confidence=Confidence.LOW,
                 tradeoff=STATIC_TRADEOFF,
                 change=Change(ChangeKind.MANUAL, f"link {p.program} statically",

@@ -1,0 +1,224 @@
+"""strace/ltrace input: the parser on real public traces and traces made here by real tools,
+the summary's figures against what grep says (tests/golden/strace/README.md), the placement on a
+real qemu-arm64 console, the analyze/advise output, and bad input."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bootlens.parsers.strace import pid_from_name, read_trace, sniff
+from bootlens.strace_summary import read_summary, summarize, unescape
+from bootlens.supplements import classify
+
+G = Path(__file__).parent / "golden" / "strace"
+NS = 1_000_000_000
+
+
+def _summary(name: str):  # type: ignore[no-untyped-def]
+    return summarize(read_trace((G / name).read_text(), name))
+
+
+# ---------------------------------------------------------------------------- public traces
+
+def test_timesyncd_library_search_storm_without_T() -> None:
+    """systemd#5024: -f -tt, no -T, old open()/stat(): the search for libsystemd-shared."""
+    tr = read_trace((G / "timesyncd-5024.txt").read_text())
+    assert (tr.clock, tr.has_durations, tr.unparsed, len(tr.calls)) == ("wall", False, 0, 11)
+    assert tr.calls[0].pid == 286 and tr.calls[0].t_ns == (15 * 3600 + 12 * 60 + 6) * NS + 713_695_000
+    s = summarize(tr)
+    (p,) = s.processes
+    assert p.program == "systemd-timesyncd" and p.exit_code is None
+    assert len(p.failed_paths) == 8  # grep -c ENOENT
+    (search,) = p.searches
+    assert search.library == "libsystemd-shared-232.so" and search.found is None  # the excerpt ends before
+    assert len(search.tried) == 8
+    # without -T: each failed call's gap to the next call (the mmap between is not counted); the
+    # last has none: 40 + 28 + 24 + 22 + 20 + 21 + 21 us
+    assert search.cost_ns == 176_000
+    assert s.cost_source == "gaps"
+
+
+def test_npm_install_path_walks() -> None:
+    """straceprof's npm-install.log: -f -ttt with exec/exit only; 41 ENOENT execs in two walks."""
+    tr = read_trace((G / "npm-install.txt").read_text())
+    assert (tr.clock, tr.unparsed, tr.unfinished) == ("epoch", 0, 0)
+    assert len(tr.calls) == 98 - 6  # 6 unfinished/resumed pairs joined
+    s = summarize(tr)
+    assert len(s.processes) == 24  # 24 pids (grep: 24 "exited with")
+    walks = {n.what: n for n in s.needless if n.kind == "path-walk"}
+    assert walks["node"].failed == 13 and walks["sh"].failed == 28  # 13 + 28 = 41 ENOENT
+    # no -T: from the first failed execve (026.688591) to the one that worked (026.691061)
+    assert walks["node"].cost_ns == 2_470_000
+    node = s.process(20055)
+    assert node is not None and node.program == "node" and node.exit_code == 0
+    assert s.process(21115) is not None and s.process(21115).argv == ("sh", "-c", "node install.js")
+
+
+def test_process_tree_events_clone_vfork() -> None:
+    """strace-process-tree's test_events: unfinished clone resumed after the child's execve."""
+    tr = read_trace((G / "process-tree-events.txt").read_text())
+    assert tr.unparsed == 0 and len(tr.calls) == 7  # the tool's own expected count
+    clone = next(c for c in tr.calls if c.name == "clone")
+    assert clone.t_ns == (13 * 3600 + 53 * 60 + 27) * NS + 213_383_000  # stamped at its start
+    assert clone.ret == "27370" and clone.dur_ns == 1_466_000 and "CLONE_VFORK" in clone.args
+    s = summarize(tr)
+    child = s.process(27370)
+    assert child is not None and child.ppid == 27369 and child.program == "sh" and child.exit_code == 0
+    assert child.argv == ("sh", "-c", "uname -p 2> /dev/null")
+
+
+def test_vfork_split_unavailable_and_pid_form() -> None:
+    tr = read_trace((G / "process-tree-vfork.txt").read_text())
+    assert tr.unparsed == 0 and tr.clock == "wall"
+    futex = next(c for c in tr.calls if c.name == "futex")
+    assert futex.ret == "?" and futex.dur_ns is None  # "= ? <unavailable>"
+    s = summarize(tr)
+    assert s.process(230474) is not None and s.process(230474).ppid == 230473
+    tr = read_trace((G / "process-tree-pidform.txt").read_text())
+    assert [c.pid for c in tr.calls] == [27369, 123] and tr.clock == "none"
+
+
+def test_ltrace_public_and_made_here() -> None:
+    """A public plain ltrace (unfinished/resumed around malloc@libc.so.6) and ltrace -f -tt -T
+    made here (Debian ltrace 0.7.3): vfork resumed in both processes, exec, SIGCHLD."""
+    tr = read_trace((G / "ltrace-os-193.txt").read_text())
+    assert (tr.tool, tr.unparsed, len(tr.calls)) == ("ltrace", 0, 7)
+    assert next(c for c in tr.calls if c.name == "fopen").ret == "0x562983d1e2a0"
+    tr = read_trace((G / "ltrace-sh-date.txt").read_text())
+    assert (tr.tool, tr.clock, tr.has_durations, tr.unparsed) == ("ltrace", "wall", True, 0)
+    s = summarize(tr)
+    parent, child = s.process(29368), s.process(29369)
+    assert parent is not None and child is not None
+    assert child.ppid == 29368 and parent.children == (29369,)  # "<... vfork resumed> ) = 0x72b9"
+    assert child.exit_code == 0 and parent.exit_code == 0
+    assert child.exec_ns == (3 * 3600 + 47 * 60 + 28) * NS + 86_834_000  # "--- Called exec() ---"
+    assert any(c.kind == "signal" and c.name == "SIGCHLD" for c in tr.calls)
+
+
+# ----------------------------------------------------------------- made here by Debian's strace
+
+def test_relative_times_are_summed() -> None:
+    tr = read_trace((G / "host-f-r.txt").read_text())
+    assert tr.clock == "relative" and tr.unparsed == 0
+    stamps = [c.t_ns for c in tr.calls]
+    assert stamps[0] == 0 and stamps[1] == 385_000 and stamps[2] == 385_000 + 341_000
+    # the exit line, the last, is at the sum of every line's delta (awk '{s+=$2}': 0.027002)
+    assert tr.calls[-1].kind == "exit" and tr.calls[-1].t_ns == 27_002_000
+
+
+def test_yy_paths_and_killed() -> None:
+    s = _summary("host-yy.txt")
+    sh = s.roots()[0]
+    assert sh.exit_code == 3 and sh.first_output is None  # fd 1 is a file (-yy says so), not a terminal
+    cat = s.process(sh.children[0])
+    assert cat is not None and cat.program == "cat" and cat.exit_code == 1
+    assert ("openat", "/nonexistent", "ENOENT") in cat.failed_paths
+    assert cat.first_output is None  # its stderr is /dev/null<char 1:3>
+    k = _summary("host-killed.txt")
+    assert [(p.killed_by, p.exit_code) for p in k.processes if p.killed_by] == [("SIGKILL", None)]
+
+
+def test_ff_files_take_the_pid_from_the_name() -> None:
+    files = sorted((G / "host-ff").iterdir())
+    assert [pid_from_name(f.name) for f in files] == [1335, 1336, 1337]
+    assert all(classify(str(f)) == "strace" for f in files)
+    s = read_summary(files)
+    assert s.clock == "epoch" and s.has_durations
+    sh = s.process(1335)
+    assert sh is not None and sh.children == (1336, 1337)
+    echo = s.process(1337)
+    assert echo is not None and echo.ppid == 1335 and echo.first_output == "APP READY\n"
+    assert sh.loader_ns is not None and 0 < sh.loader_ns < 50_000_000
+
+
+# -------------------------------------------------------------------- the reference target
+
+def test_qemu_arm64_trace_figures() -> None:
+    """The app start traced on qemu-arm64 (tests/strace_target.py): figures against grep."""
+    s = _summary("qemu-arm64-app.strace")
+    assert [(p.pid, p.ppid, p.program) for p in s.processes] == [
+        (127, None, "rc.app"), (128, 127, "strace"), (129, 127, "app"), (130, 129, "cat")]
+    strace = s.process(128)
+    assert strace is not None
+    (search,) = strace.searches
+    assert search.found == "/lib/aarch64-linux-gnu/libc.so.6" and len(search.tried) == 24  # grep ENOENT
+    assert search.cost_ns == 8_592_000  # awk sum of their <...>
+    # exec return (34.161097 + 0.003280) to getpid at 34.290228, its first call of its own
+    assert strace.loader_ns == 290_228_000 - 164_377_000
+    assert strace.first_output is None  # rc.app sent it to /dev/null
+    app = s.process(129)
+    assert app is not None and app.first_output == "uptime: 6.51 0.99\n"
+    assert app.exec_to_output_ns == 471_507_000 - (371_191_000 + 2_535_000)
+    assert [(n.kind, n.what, n.cost_ns) for n in s.needless] == [("shell", "/usr/bin/app", 371_191_000 - 335_294_000)]
+    wait4 = next(t for t in s.totals() if t.name == "wait4")
+    assert wait4.count == 6 and wait4.errors == 3
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "bootlens", *args], capture_output=True, text=True, timeout=120)
+
+
+def test_analyze_places_the_trace_on_the_console() -> None:
+    console, trace = G / "qemu-arm64-console.log", G / "qemu-arm64-app.strace"
+    assert classify(str(trace)) == "strace" and classify(str(console)) is None
+    r = _cli("analyze", "--json", str(console), str(trace))
+    assert r.returncode == 0, r.stderr
+    boot = json.loads(r.stdout)["boots"][0]
+    st = boot["strace"]
+    pl = st["placement"]
+    assert (pl["marker"], pl["console_line"], pl["trace_line"], pl["clock"]) == ("uptime: 6.51 0.99", 254, 207, "host")
+    # APP READY: console 10.884241, predicted 10.882697 + (34.473436 - 34.471507)
+    (res,) = pl["residuals"]
+    assert res["text"] == "APP READY" and res["console_line"] == 255 and res["residual_s"] == pytest.approx(-0.000385)
+    procs = [e for e in boot["events"] if e["kind"] == "process"]
+    assert [e["name"] for e in procs] == ["rc.app", "strace", "app", "cat"]
+    # on the axis the console line "uptime: ..." (host 10.882697) is the trace's 34.471507;
+    # the app was forked at 34.327590 (rc.app's clone), 143.917 ms before
+    marker = next(e for e in boot["events"] if e["kind"] == "marker" and e["line"] == 254)
+    app = next(e for e in procs if e["name"] == "app")
+    assert marker["start_s"] - app["start_s"] == pytest.approx(0.143917, abs=1e-6)
+    assert st["processes_added"] == 4 and "strace" in boot["formats"]
+    text = _cli("analyze", str(console), str(trace)).stdout
+    assert "libc.so.6 after 24 failed lookups, 8.6 ms (-T)" in text
+    assert "residual at 'APP READY' (console line 255): -0.4 ms" in text
+    assert all(len(ln) <= 80 for ln in text.splitlines())
+
+
+def test_advise_figures_come_from_the_trace() -> None:
+    r = _cli("advise", "--json", str(G / "qemu-arm64-console.log"), str(G / "qemu-arm64-app.strace"))
+    assert r.returncode == 0, r.stderr
+    found = [f for i in json.loads(r.stdout)["inputs"] for b in i["boots"] for f in b["findings"]
+             if f["rule"] == "strace.app_start"]
+    savings = sorted(round(f["saving_s"], 6) for f in found)
+    assert savings == [0.008592, 0.035897, round(0.125851 - 0.008592, 6)]
+
+
+# ------------------------------------------------------------------------------- bad input
+
+def test_console_logs_are_not_traces() -> None:
+    golden = Path(__file__).parent / "golden"
+    for f in sorted(golden.glob("*/*")):
+        if f.is_file() and f.parent.name != "strace":
+            assert not sniff(f.read_bytes()[:8192].decode("utf-8", "replace")), f
+
+
+def test_bad_lines_are_counted_never_raised() -> None:
+    lines = (G / "qemu-arm64-app.strace").read_text().splitlines()
+    rnd = random.Random(14)
+    for _ in range(200):
+        cut = [ln[: rnd.randrange(len(ln) + 1)] if rnd.random() < 0.3 else ln for ln in rnd.sample(lines, 40)]
+        cut.append("".join(chr(rnd.randrange(32, 0x2FF)) for _ in range(50)))
+        tr = read_trace("\n".join(cut))
+        summarize(tr)  # never raises
+    tr = read_trace("hello\n123 garbage(\n--- not a signal\n+++ exited sometime +++\n")
+    assert tr.unparsed == 4 and tr.warnings and "4 line(s) not understood" in tr.warnings[0]
+
+
+def test_unescape() -> None:
+    assert unescape(r"a\nb\t\"c\\\x41\101") == 'a\nb\t"c\\AA'
