@@ -72,11 +72,14 @@ def fetch_root() -> Path:
     apt = ["-o", "APT::Architecture=arm64", "-o", "APT::Architectures=arm64",
            "-o", f"Dir::State::Lists={state / 'lists'}", "-o", f"Dir::Cache={state / 'cache'}",
            "-o", "Dir::State::Status=/dev/null", "-o", "Debug::NoLocking=1", "-qq"]
-    subprocess.run(["apt-get", *apt, "update"], check=True, capture_output=True, timeout=600)
     debs = d / "debs"
     debs.mkdir(exist_ok=True)
-    subprocess.run(["apt-get", *apt, "download", *PACKAGES], check=True, capture_output=True, cwd=debs,
-                   timeout=600)
+    download = ["apt-get", *apt, "download", *PACKAGES]
+    # lists fetched earlier may name versions the mirror has dropped: then update and retry
+    if not any((state / "lists").glob("*Packages*")) or \
+            subprocess.run(download, capture_output=True, cwd=debs, timeout=600).returncode != 0:
+        subprocess.run(["apt-get", *apt, "update"], check=True, capture_output=True, timeout=600)
+        subprocess.run(download, check=True, capture_output=True, cwd=debs, timeout=600)
     with tempfile.TemporaryDirectory(dir=d) as tmp:
         for deb in sorted(debs.glob("*.deb")):
             subprocess.run(["dpkg-deb", "-x", str(deb), tmp], check=True, capture_output=True)
