@@ -84,11 +84,15 @@ def align(boot: Boot, host_origin: str = "first_byte") -> Alignment:
     # first byte of this boot (later boots in one capture start at their own first line).
     first_host_ns = lines.host[fi]
     assert first_host_ns is not None
-    if boot.index == 0 and host_origin == "power_on":
+    logic_on = _logic_power_on(boot, Clock.HOST)
+    if logic_on is not None:  # a logic analyzer saw the power rail rise: the hardware's own t=0
+        host_off, origin = -logic_on, "power_on"
+    elif boot.index == 0 and host_origin == "power_on":
         host_off, origin = 0, "power_on"
     else:
         host_off, origin = -first_host_ns, "first_byte"
-    anchors.append(Anchor(Clock.HOST, host_off, lines.no(fi),
+    anchors.append(Anchor(Clock.HOST, host_off, None if logic_on is not None else lines.no(fi),
+                          LOGIC_POWER_ON if logic_on is not None else
                           "power-on (capture released the target)" if origin == "power_on"
                           else "first byte received"))
 
@@ -128,8 +132,26 @@ def _kernel_axis(boot: Boot) -> Alignment:
         Anchor(Clock.KERNEL, 0, None, "printk clock"),
         Anchor(Clock.UPTIME, 0, None, "same as kernel (approximate)"),
     )
-    return Alignment(Clock.KERNEL, "kernel_start", anchors, None, None,
+    # a logic analyzer aligned with printk times places power-on before the kernel's 0
+    return Alignment(Clock.KERNEL, "kernel_start", anchors, _logic_power_on(boot, Clock.KERNEL), None,
                      {a.clock: a.offset_ns for a in anchors})
+
+
+LOGIC_POWER_ON = "power-on (logic analyzer)"
+
+
+def _logic_power_on(boot: Boot, clock: Clock) -> int | None:
+    """Power-on as a logic analyzer's power (or reset) channel gave it (bootlens.logic_align),
+    in ``clock``; None without one."""
+    # logic_align appends its events (line 0, as every supplement's) after the log's own, which
+    # are in line order: the walk stops at the log's last event
+    for e in reversed(boot.events):
+        if e.line_no:
+            break
+        if e.kind is Kind.MILESTONE and e.name == Milestone.POWER_ON and e.start is not None \
+                and e.start.clock is clock:
+            return e.start.ns
+    return None
 
 
 def _bootloader_anchor(boot: Boot, host_off: int) -> Anchor | None:

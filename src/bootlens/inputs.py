@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import orjson
 
@@ -25,6 +26,9 @@ from .model import READY, Fact, InputStats
 from .parsers import MarkerSpec, ParseOptions
 from .supplements import Supplement, bootchart_boot, classify, merge, read_supplements
 from .tracerun import trace_supplement
+
+if TYPE_CHECKING:
+    from .logic_align import LogicSetup
 
 RUN_META = "run.json"
 
@@ -116,7 +120,7 @@ def analyze_bootdata(path: str, options: ParseOptions | None = None, top: int = 
 
 
 def analyze_inputs(inputs: Sequence[str], options: ParseOptions | None = None, top: int = 10,
-                   supplements: Sequence[str] = ()) -> list[Group]:
+                   supplements: Sequence[str] = (), logic: LogicSetup | None = None) -> list[Group]:
     """One group per input, in the order given; systemd-analyze outputs (and the folders of
     them in ``supplements``, from ``--systemd-analyze DIR``) and bootcharts attach to the boot of
     the others. Raises InputError when they would attach to several boots, or to none."""
@@ -138,7 +142,7 @@ def analyze_inputs(inputs: Sequence[str], options: ParseOptions | None = None, t
         what = ", ".join(printable(n) for _, n in extra)
         raise InputError(what, "systemd-analyze outputs and bootcharts add to a boot: give the boot's log "
                          "(a console log, a recording, a journal) with them")
-    sup = read_supplements(extra) if extra else None
+    sup = read_supplements(extra, logic) if extra else None  # logic: --channel/--align of a capture
     groups = []
     for name in logs:
         p = Path(name)

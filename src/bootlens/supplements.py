@@ -34,6 +34,7 @@ from .model import NS_PER_MS, Boot, Clock, Event, Fact, Kind, Milestone, Process
 from .parsers.bootchart import Bootchart, read_bootchart, sniff_bootchart
 from .parsers.bootdata import sniff_bootdata
 from .parsers.ftrace import Trace, read_trace, sniff_ftrace
+from .parsers.logic import Capture, read_logic, sniff_logic
 from .parsers.strace import sniff as sniff_strace
 from .parsers.systemd_analyze import (
     Blame, CriticalChain, Dump, Plot, StartupTimes, detect, read_blame, read_critical_chain, read_dump, read_plot,
@@ -42,6 +43,7 @@ from .parsers.systemd_analyze import (
 if TYPE_CHECKING:
     from .analyze import BootAnalysis
     from .chain import Deps
+    from .logic_align import LogicInput, LogicSetup
     from .strace_summary import Summary as StraceSummary
 
 SYSTEMD_ANALYZE = ("time", "blame", "critical-chain", "dump", "plot")
@@ -71,6 +73,7 @@ class Supplement:
     ftrace: Trace | None = None  # an ftrace buffer (parsers.ftrace): events, the KFT table, the icicle
     added_trace_events: int = 0  # trace events made events (the log had none of their kind)
     strace: StraceSummary | None = None  # an strace/ltrace of the app's start (strace_summary), placed by extend_boot
+    logic: LogicInput | None = None  # a logic analyzer capture and its --channel roles (logic_align)
 
     def __bool__(self) -> bool:
         return bool(self.sources)
@@ -105,6 +108,8 @@ def classify(name: str) -> str | None:
             return "bootdata"
         if head.startswith("bootlens-recording"):  # a recording is a log whatever it holds
             return None
+        if sniff_logic(head):
+            return "logic"
         if sniff_strace(head):
             return "strace"
         if sniff_ftrace(head):
@@ -148,7 +153,7 @@ def collection_files(folder: Path) -> list[tuple[str, Path]]:
 
 # ------------------------------------------------------------------------------------- reading
 
-def read_supplements(items: Sequence[tuple[str, str]]) -> Supplement:
+def read_supplements(items: Sequence[tuple[str, str]], logic: LogicSetup | None = None) -> Supplement:
     """Read and merge (what, path) pairs as :func:`classify` named them ("collection" folders
     are opened). A second file of one kind replaces the first, with a warning; a chain is added."""
     parts: dict[str, object] = {}
@@ -173,6 +178,8 @@ def read_supplements(items: Sequence[tuple[str, str]]) -> Supplement:
             chart = read_bootchart(p)
             value = chart
             notes.extend(f"{src}: {w}" for w in chart.warnings)
+        elif what == "logic":
+            value = read_logic(p)  # its warnings join the boot's when it is placed (logic_align)
         elif what == "ftrace":
             trace = read_trace(str(p))
             value = trace
@@ -214,7 +221,13 @@ def read_supplements(items: Sequence[tuple[str, str]]) -> Supplement:
         plot if isinstance(plot, Plot) else None,
         c if isinstance(c := parts.get("bootchart"), Bootchart) else None,
         ftrace=t if isinstance(t := parts.get("ftrace"), Trace) else None,
-        warnings=tuple(notes), strace=strace)
+        warnings=tuple(notes), strace=strace, logic=_logic_input(parts.get("logic"), logic))
+
+
+def _logic_input(cap: object, setup: LogicSetup | None) -> LogicInput | None:
+    from .logic_align import LogicInput, LogicSetup
+
+    return LogicInput(cap, setup or LogicSetup()) if isinstance(cap, Capture) else None
 
 
 def merge(a: Supplement, b: Supplement) -> Supplement:
@@ -222,7 +235,7 @@ def merge(a: Supplement, b: Supplement) -> Supplement:
     return Supplement(
         a.sources + b.sources, b.startup or a.startup, b.blame or a.blame, a.chains + b.chains, b.dump or a.dump,
         b.plot or a.plot, b.bootchart or a.bootchart, b.kconfig or a.kconfig, a.warnings + b.warnings, ftrace=b.ftrace or a.ftrace,
-        strace=b.strace or a.strace)
+        strace=b.strace or a.strace, logic=b.logic or a.logic)
 
 
 def deps_of(sup: Supplement | None) -> Deps | None:
@@ -245,6 +258,11 @@ def extend_boot(boot: Boot, sup: Supplement) -> tuple[Boot, Supplement]:
     bootchart's processes when the log has no process events. Returns the counts added too."""
     if sup.dump is not None and sup.dump.units:
         boot = name_units(boot, sup.dump)
+    if sup.logic is not None:  # a logic analyzer's edges, aligned with the console (logic_align)
+        from .logic_align import place
+
+        boot, logic, notes = place(boot, sup.logic)
+        sup = replace(sup, logic=logic, warnings=sup.warnings + tuple(notes))
     if sup.strace is not None:  # placed on the console through a line both show, then its processes
         from .strace_summary import attach
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
-
-from typing import TYPE_CHECKING
 
 from ..errors import BootlensError, UsageError
 from . import main
@@ -15,6 +15,45 @@ from .history import store_hook, store_options, wants_store
 
 if TYPE_CHECKING:
     from ..inputs import Group
+    from ..logic_align import LogicSetup
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def logic_options(f: F) -> F:
+    """--channel, --align and --align-bound: what a logic analyzer capture's channels mean and
+    how it is tied to the console (docs/logic.md)."""
+    f = click.option("--align-bound", "align_bound", default=10.0, show_default=True, type=click.FloatRange(0),
+                     metavar="MS", help="Warn when the capture's alignment with the console leaves more than "
+                     "this (max |error|, ms).")(f)
+    f = click.option("--align", "aligns", multiple=True, metavar="NAME:EDGE=REGEX",
+                     help="Tie a logic analyzer capture to the console: the channel's rise/fall/any edges, in "
+                     "order, are the lines REGEX matches (e.g. D1:rise='APP READY'); NAME:first: the first edge "
+                     "of a UART TX channel is the console's first byte.")(f)
+    f = click.option("--channel", "channels", multiple=True, metavar="NAME=ROLE",
+                     help="A logic analyzer channel's role: NAME=power[:fall] (first rising edge = power-on, "
+                     "t=0), NAME=reset, NAME=ready[:rise|fall] (first edge after power-on = ready), "
+                     "NAME=marker:LABEL (every edge a marker). NAME as in the capture: D0, 'Channel 0'.")(f)
+    return f
+
+
+def _logic_setup(channels: tuple[str, ...], aligns: tuple[str, ...], bound_ms: float) -> LogicSetup | None:
+    """The --channel/--align options as a LogicSetup (None when neither is given)."""
+    if not channels and not aligns:
+        return None
+    from ..logic_align import AlignSpec, LogicSetup, Role
+
+    return LogicSetup(tuple(Role.parse(c) for c in channels), tuple(AlignSpec.parse(a) for a in aligns),
+                      round(bound_ms * 1_000_000))
+
+
+def _with_capture(groups: list[Group], setup: LogicSetup | None) -> list[Group]:
+    """The groups, once checked that --channel/--align had a capture to apply to."""
+    if setup is not None and not any(b.supplement is not None and b.supplement.logic is not None
+                                     for g in groups for b in g.analysis.boots):
+        raise UsageError("--channel/--align: no logic analyzer capture among the inputs (sigrok CSV or VCD, "
+                         "Saleae CSV)")
+    return groups
 
 
 @main.command()
@@ -35,9 +74,11 @@ if TYPE_CHECKING:
 @click.option("--systemd-analyze", "collected", metavar="DIR", multiple=True, help="A folder of systemd-analyze "
               "outputs of the same boot (`bootlens target boot --collect DIR` writes one), read as if each file "
               "were given: time, blame, critical-chain, dump, plot.")
+@logic_options
 @store_options("each INPUT as one run (kind import)")
 def analyze(inputs: tuple[str, ...], as_json: bool, summary: bool, top: int, markers: tuple[str, ...], chain: bool,
-            dump: str | None, collected: tuple[str, ...], db: str | None, labels: tuple[str, ...]) -> None:
+            dump: str | None, collected: tuple[str, ...], db: str | None, labels: tuple[str, ...],
+            channels: tuple[str, ...] = (), aligns: tuple[str, ...] = (), align_bound: float = 10.0) -> None:
     """Analyse boot logs: stages on one axis, top initcalls, probes and processes, silences.
 
     FILE is a console log (serial capture, grabserial -t/-T, dmesg, journalctl -k -o
@@ -50,7 +91,9 @@ def analyze(inputs: tuple[str, ...], as_json: bool, summary: bool, top: int, mar
     critical-chain, dump and plot outputs (set beside bootlens's own figures; the dump's
     After= map drives --critical-chain; a plot's units are placed when the log has none) and a
     bootchart archive (its processes and CPU/IO samples). A boot-data file (grab-boot-data.sh)
-    is a boot of its own; a bootchart given alone, too.
+    is a boot of its own; a bootchart given alone, too. A logic analyzer capture (sigrok CSV or
+    VCD, Saleae CSV) adds its channels' edges, with --channel roles and an --align event
+    (docs/logic.md).
     """
     from ..analyze import Analysis
     from ..inputs import analyze_inputs
@@ -64,7 +107,8 @@ def analyze(inputs: tuple[str, ...], as_json: bool, summary: bool, top: int, mar
         _fail(UsageError("--systemd-dump is read for --critical-chain: add it"))
     try:
         opts = ParseOptions(tuple(MarkerSpec.parse(m) for m in markers))
-        groups = analyze_inputs(list(inputs), opts, top, collected)
+        setup = _logic_setup(channels, aligns, align_bound)
+        groups = _with_capture(analyze_inputs(list(inputs), opts, top, collected, setup), setup)
     except BootlensError as e:
         _fail(e)
     if wants_store(db, labels):
@@ -182,7 +226,9 @@ def export(recording: str, fmt: str, no_wire: bool, restart: bool, output: str |
               help="Mark lines matching REGEX as NAME; 'ready' ends the boot (run folders remember theirs).")
 @click.option("--top", default=25, show_default=True, type=click.IntRange(1, 10_000),
               help="Rows in the tables of top initcalls and processes.")
-def report(inputs: tuple[str, ...], output: str | None, fmt: str, markers: tuple[str, ...], top: int) -> None:
+@logic_options
+def report(inputs: tuple[str, ...], output: str | None, fmt: str, markers: tuple[str, ...], top: int,
+           channels: tuple[str, ...] = (), aligns: tuple[str, ...] = (), align_bound: float = 10.0) -> None:
     """Write a report of one or more boots: INPUT is a log, a recording or a run folder.
 
     The HTML report is one file that works offline: the whole boot on one zoomable timeline,
@@ -195,7 +241,8 @@ def report(inputs: tuple[str, ...], output: str | None, fmt: str, markers: tuple
     out = output or default
     try:
         opts = ParseOptions(tuple(MarkerSpec.parse(m) for m in markers))
-        groups = analyze_inputs(list(inputs), opts, top)
+        setup = _logic_setup(channels, aligns, align_bound)
+        groups = _with_capture(analyze_inputs(list(inputs), opts, top, logic=setup), setup)
         if fmt == "html":
             from ..render.html import render_html
 

@@ -18,6 +18,7 @@ from ..analyze import Analysis, BootAnalysis, paused_gc
 from ..chain import Chain
 from ..lines import clip, native_module
 from ..numbers import LPJ_MAX, to_int
+from .logic import logic_dict
 
 dumps = orjson.dumps
 from ..model import (
@@ -185,6 +186,7 @@ def boot_dict(b: BootAnalysis, with_events: bool = True) -> dict[str, Any]:
         "untimed_events": untimed,
         "warnings": list(b.warnings),
         **({"systemd_analyze": supplement_dict(b)} if b.supplement else {}),
+        **({"logic_analyzer": lg} if (lg := logic_dict(b)) is not None else {}),
         **({"strace": _strace(b)} if b.supplement is not None and b.supplement.strace is not None else {}),
     }
 

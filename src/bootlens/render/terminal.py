@@ -28,6 +28,7 @@ from ..analyze import Analysis, BootAnalysis
 from ..model import READY, Clock, Event, InitcallDetail, Kind, Milestone, ProbeDetail, ProcessDetail, UnitDetail
 from ..chain import Chain
 from ..stages import MEASURED, Total
+from .logic import event_text, logic_lines, power_on_from_logic
 from .units import mid_clip, short, short_range
 from .visible import visible
 
@@ -38,7 +39,7 @@ _ORIGIN = {"first_byte": "first byte received", "power_on": "power-on", "kernel_
 _KEY_MILESTONES = ("firmware_banner", "tpl_start", "spl_start", "uboot_start", "starting_kernel", "efi_stub",
                    "kernel_start", "console_enabled", "root_mounted", "initmem_freed", "no_initial_console",
                    "run_init", "userspace_first", "systemd_start", "startup_finished", "login_prompt",
-                   "kernel_panic")
+                   "kernel_panic", "power_on")
 # No vertical rules and two spaces between columns, as the compare and experiment tables.
 _TABLE = {"box": box.SIMPLE_HEAD, "show_edge": False, "pad_edge": False, "padding": (0, 0, 0, 1)}
 _GAP = 2
@@ -97,10 +98,12 @@ def headline(b: BootAnalysis, which: str, width: int = 80) -> Text:
     t = b.total
     end = t.end_name if t.duration_ns is not None else READY
     head = Text(f"{which} · ", style="bold")
-    head.append(f"{t.origin} → {visible(end)}: {_total_figure(t)}", style="bold")
+    origin = f"{t.origin} (logic analyzer)" if power_on_from_logic(b) else t.origin
+    head.append(f"{origin} → {visible(end)}: {_total_figure(t)}", style="bold")
     if t.duration_ns is not None:
         e = _end_event(b)
-        tail = f"line {e.line_no}: {b.boot.lines.text[b.boot.lines.index_of(e.line_no)].strip()}" if e else ""
+        tail = "" if e is None else (event_text(e) or
+                                     f"line {e.line_no}: {b.boot.lines.text[b.boot.lines.index_of(e.line_no)].strip()}")
     else:
         tail = t.end
     tail = visible(tail)
@@ -249,14 +252,22 @@ def _milestones(b: BootAnalysis, width: int) -> Stack | None:
               if (e.kind is Kind.MILESTONE and e.name in _KEY_MILESTONES) or e.kind in (Kind.MARKER, Kind.BOOTLOADER)]
     if not events:
         return None
+    if events[-1].line_no == 0:  # a logic analyzer's edges (line 0, appended): in time order with the rest
+        def when(e: Event) -> tuple[bool, int]:
+            t = al.to_axis(e.start)
+            return t is None, t or 0
+
+        events.sort(key=when)
     rows: list[list[Cell]] = []
     for e in events[:40]:
         est = e.start is not None and e.start.estimated
-        text = boot.lines.text[boot.lines.index_of(e.line_no)].strip()
+        # a logic analyzer's edge (line 0) has no console line: say which channel it is
+        text = event_text(e) or boot.lines.text[boot.lines.index_of(e.line_no)].strip()
         name = f"marker {e.name}" if e.kind is Kind.MARKER else e.name
         style = "bold green" if e.kind is Kind.MARKER and e.name == READY else ""
         dur = short(e.duration_ns) if e.duration_ns is not None else ""
-        rows.append([_at(al.to_axis(e.start), est), dur, str(e.line_no), Text(visible(f"{name}: {text}"), style=style)])
+        rows.append([_at(al.to_axis(e.start), est), dur, str(e.line_no) if e.line_no else "",
+                     Text(visible(f"{name}: {text}"), style=style)])
     cols = (("time s", "right"), ("duration", "right"), ("line", "right"), ("milestone: the line", "left"))
     return fit_table("Milestones", cols, rows, width, tail=3)
 
@@ -285,6 +296,10 @@ def render_boot(b: BootAnalysis, console: Console, top: int, which: str) -> None
     console.print()
     console.print(_stages(b, width))
     for line in supplement_lines(b):
+        console.print(Text(visible(line)))
+    for i, line in enumerate(logic_lines(b)):  # a logic analyzer capture given with the log
+        if i == 0:
+            console.print()
         console.print(Text(visible(line)))
     if b.supplement is not None and b.supplement.strace is not None:  # an strace given with the log
         from .strace_text import strace_lines
