@@ -5,11 +5,9 @@ The library is a pipeline of plain calls (see docs/architecture in the README):
 ``bootlens.analyze.analyze_paths`` runs the whole chain for the CLI.
 """
 
-from importlib.metadata import PackageNotFoundError, version
-
-try:
-    __version__ = version("bootlens")
-except PackageNotFoundError:  # running from a source tree without install
-    __version__ = "0.0.0+src"
+# A constant, not importlib.metadata.version("bootlens"): that lookup imports email, zipfile and
+# the distribution scan, a third of the start-up of a small `bootlens analyze`.
+# tests/test_startup.py checks it equals pyproject.toml's version and the installed metadata.
+__version__ = "0.1.0"
 
 __all__ = ["__version__"]

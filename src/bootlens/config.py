@@ -13,7 +13,6 @@ exist is the command line's business (:mod:`bootlens.cli`); this module finds an
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -65,6 +64,8 @@ def key_name(key: str) -> str:
 
 def read_config(path: Path) -> Config:
     """Read and shape-check a configuration file; one-line errors naming the file and key."""
+    import tomllib  # here, not at the top: most runs find no bootlens.toml, and tomllib costs start-up
+
     try:
         with open(path, "rb") as f:
             doc = tomllib.load(f)

@@ -9,9 +9,9 @@ import importlib
 import pkgutil
 from collections.abc import Iterator
 from dataclasses import replace
-from importlib.metadata import entry_points
 from typing import TypeVar
 
+from ..plugins import entry_points  # not importlib.metadata's: that import is a third of start-up
 from ..analyze import BootAnalysis
 from ..numbers import TIME_NS_MAX, in_range
 from .base import AUTOMATIC, Change, ChangeKind, Confidence, Context, Evidence, Finding, Rule

@@ -4,22 +4,137 @@ One module per family of commands: :mod:`.analysis` (analyze, report, compare, a
 export), :mod:`.capturecmd` (capture), :mod:`.boot` (target, run, experiment, optimize, with
 :mod:`.labgridcmd`'s options for TARGET labgrid), :mod:`.check` (check --budget),
 :mod:`.history` (store, history, regress).
+
+A command's module is imported only when that command runs (:class:`LazyGroup`): start-up is
+most of what ``bootlens analyze`` of a small log costs, and importing every family (labgrid
+glue, QEMU targets, the history store) for one command doubled it. ``--help`` lists every
+command from :data:`COMMANDS` without importing any; tests/test_startup.py checks the table
+against the commands the modules register.
 """
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Iterator
+from typing import Any
+
 import click
 
 from .. import __version__
-from ..lines import native_available
 from .common import QuietPipeGroup, apply_config
 
+# command -> (module under bootlens.cli that registers it on ``main``, its short help as click
+# derives it from the docstring). A new command module: add its commands here.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "advise": ("analysis", "Say what to change to boot faster, with the saving each change would bring."),
+    "analyze": ("analysis", "Analyse boot logs: stages on one axis, top initcalls, probes and processes, silences."),
+    "capture": ("capturecmd", "Capture a console with host timestamps into a recording (docs/recording.md)."),
+    "check": ("check", "Check boots against a boot-time budget: exit 0 when every budget is met, 1 when one is not."),
+    "compare": ("analysis", "Compare boots: each INPUT against the first, the baseline."),
+    "experiment": ("boot", "Measure what each change saves: boot the baseline, each change alone and all changes "
+                   "together, --repeat times each (interleaved), and set each saving next to the advisor's estimate."),
+    "export": ("analysis", "Turn a recording into plain text or grabserial -t format."),
+    "history": ("history", "List stored runs and the trend of each figure over them."),
+    "optimize": ("boot", "Find and keep the changes that make TARGET boot faster."),
+    "regress": ("history", "Say what got slower in NEW than in the reference runs, by how much, with what confidence."),
+    "report": ("analysis", "Write a report of one or more boots: INPUT is a log, a recording or a run folder."),
+    "run": ("boot", "Boot TARGET repeatedly, capture each boot from power-on, analyse."),
+    "store": ("history", "Analyse INPUTs and store each as one run in the history."),
+    "target": ("boot", "The built-in reference targets (real Debian kernels under QEMU; a Debian 12 systemd image)."),
+}
+MODULES = tuple(sorted({m for m, _ in COMMANDS.values()}))
 
-@click.group(cls=QuietPipeGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(
-    __version__, prog_name="bootlens",
-    message=f"%(prog)s, version %(version)s (native accelerator: {'on' if native_available() else 'off'})",
-)
+
+def load_all() -> None:
+    """Import every command module (each registers its commands on :data:`main`)."""
+    for m in MODULES:
+        importlib.import_module(f"{__name__}.{m}")
+
+
+class LazyCommands(dict[str, click.Command]):
+    """``main.commands``: filled by each module as it is imported; reading it as a whole (click's
+    "did you mean", ``bootlens.toml``'s key check, tests) imports every module first, so it is
+    always complete to whoever looks at all of it."""
+
+    def _all(self) -> None:
+        if dict.__len__(self) < len(COMMANDS):
+            load_all()
+
+    def __iter__(self) -> Iterator[str]:
+        self._all()
+        return super().__iter__()
+
+    def __len__(self) -> int:
+        self._all()
+        return super().__len__()
+
+    def __getitem__(self, name: str) -> click.Command:
+        if not super().__contains__(name):
+            self._all()
+        return super().__getitem__(name)
+
+    def __contains__(self, name: object) -> bool:
+        if not super().__contains__(name):
+            self._all()
+        return super().__contains__(name)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self[name] if name in self else default
+
+    def keys(self) -> Any:
+        self._all()
+        return super().keys()
+
+    def values(self) -> Any:
+        self._all()
+        return super().values()
+
+    def items(self) -> Any:
+        self._all()
+        return super().items()
+
+
+class LazyGroup(QuietPipeGroup):
+    """The root group: imports a command's module when the command is looked up, and lists the
+    commands with their short help from :data:`COMMANDS` without importing anything."""
+
+    group_class: Any = QuietPipeGroup  # ``target``'s subcommands are its own, not in COMMANDS
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.commands = LazyCommands()
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        entry = COMMANDS.get(cmd_name)
+        if entry is not None and not dict.__contains__(self.commands, cmd_name):
+            importlib.import_module(f"{__name__}.{entry[0]}")
+        return self.commands.get(cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        from click.utils import make_default_short_help
+
+        limit = formatter.width - 6 - max(len(n) for n in COMMANDS)
+        rows = [(n, make_default_short_help(COMMANDS[n][1], limit)) for n in sorted(COMMANDS)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    """--version, with whether the native accelerator loads (imported here, not at start-up)."""
+    if not value or ctx.resilient_parsing:
+        return
+    from ..lines import native_available
+
+    click.echo(f"bootlens, version {__version__} (native accelerator: {'on' if native_available() else 'off'})")
+    ctx.exit()
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
+              help="Show the version and exit.")
 @click.option("--config", "config_path", metavar="FILE", envvar="BOOTLENS_CONFIG",
               help="Take option defaults from FILE (default: bootlens.toml in the working directory or the "
               "nearest parent, up to the top of the repository).")
@@ -35,6 +150,3 @@ def main(ctx: click.Context, config_path: str | None, no_config: bool) -> None:
     used); 3 a boot never reached its ready marker (run, experiment, optimize).
     """
     apply_config(ctx, config_path or None, no_config)
-
-
-from . import analysis, boot, capturecmd, check, history  # noqa: E402,F401  (each registers its commands on main)

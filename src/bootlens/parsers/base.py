@@ -12,9 +12,9 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from importlib.metadata import entry_points
 from typing import ClassVar, TypeVar
 
+from ..plugins import entry_points  # not importlib.metadata's: that import is a third of start-up
 from ..errors import UsageError
 from ..lines import Lines
 from ..model import ParseResult

@@ -1,0 +1,128 @@
+"""Start-up stays lean: what ``bootlens`` imports before it does anything (issue 14, part 4).
+
+No timing here (bench/bench_anchors.py measures it): these tests fail when a command's module,
+a heavy dependency or importlib.metadata comes back onto the path of ``import bootlens.cli``,
+``bootlens --help`` or ``bootlens analyze LOG --json``; and they keep the two things start-up
+now takes as constants honest: the version string and the table of commands with their help.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import subprocess
+import sys
+import tempfile
+import tomllib
+from importlib.metadata import version
+from pathlib import Path
+
+import click
+import pytest
+
+import bootlens
+from bootlens import plugins
+from bootlens.cli import COMMANDS, load_all, main
+
+ROOT = Path(__file__).resolve().parent.parent
+ENV = {k: v for k, v in os.environ.items() if k not in ("BOOTLENS_CONFIG", "PYTHONPROFILEIMPORTTIME")}
+
+# never on the start-up path of any command (each belongs to a command or an option that needs it)
+HEAVY = ("sqlalchemy", "psycopg", "labgrid", "playwright", "scipy", "numpy", "rich", "serial", "pexpect",
+         "importlib.metadata", "email", "tomllib", "zipfile", "csv",
+         "bootlens.history", "bootlens.render.html", "bootlens.render.svg", "bootlens.render.perfetto",
+         "bootlens.stats", "bootlens.compare", "bootlens.advise", "bootlens.lab", "bootlens.target",
+         "bootlens.capture", "bootlens.chain")
+CLI_MODULES = tuple(f"bootlens.cli.{m}" for m in ("analysis", "boot", "capturecmd", "check", "history", "labgridcmd"))
+
+
+def imported(code: str, *args: str) -> set[str]:
+    """The modules a fresh interpreter has imported after running ``code`` (which may exit)."""
+    wrapper = ("import atexit, os, sys\n"
+               "def _dump():\n"
+               "    with open(os.environ['BL_MODULES'], 'w') as f: f.write('\\n'.join(sorted(sys.modules)))\n"
+               "atexit.register(_dump)\n"
+               "_exit = os._exit\n"
+               "os._exit = lambda code: (_dump(), _exit(code))\n"  # bootlens ends big analyses with os._exit
+               + code)
+    fd, name = tempfile.mkstemp(prefix="bootlens-modules-", suffix=".txt")
+    os.close(fd)
+    out = Path(name)
+    env = {**ENV, "BL_MODULES": str(out)}
+    p = subprocess.run([sys.executable, "-c", wrapper, *args], capture_output=True, text=True, env=env)
+    assert p.returncode == 0, p.stderr
+    mods = set(out.read_text().split())
+    out.unlink()
+    return mods
+
+
+def heavy_in(mods: set[str], also: tuple[str, ...] = ()) -> list[str]:
+    """The heavy modules among ``mods`` that a bare interpreter does not import already (a .pth
+    file of the environment may import zipfile or email: not bootlens's doing)."""
+    return sorted(m for m in mods - bare() if any(m == h or m.startswith(h + ".") for h in HEAVY + also))
+
+
+@functools.cache
+def bare() -> frozenset[str]:
+    return frozenset(imported("pass"))
+
+
+def test_version_is_the_distributions() -> None:
+    """The constant (no importlib.metadata at start-up) is pyproject's version and the installed one."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    assert bootlens.__version__ == project == version("bootlens")
+
+
+def test_command_table_is_what_the_modules_register() -> None:
+    """--help lists COMMANDS without importing the modules: the table must name every command,
+    its module and its short help exactly as click derives them from the docstrings."""
+    load_all()
+    assert isinstance(main.commands, dict)
+    registered: dict[str, click.Command] = dict(dict.items(main.commands))
+    assert sorted(registered) == sorted(COMMANDS)
+    for name, cmd in registered.items():
+        module, short = COMMANDS[name]
+        assert cmd.callback is not None and cmd.callback.__module__ == f"bootlens.cli.{module}", name
+        assert cmd.get_short_help_str(10_000) == short, name
+
+
+def test_import_cli_loads_no_command() -> None:
+    mods = imported("import bootlens.cli")
+    assert heavy_in(mods, CLI_MODULES) == []
+    assert "click" in mods  # the check sees what was imported
+
+
+def test_help_imports_no_command_module() -> None:
+    mods = imported("from bootlens.cli import main\n"
+                    "try:\n    main(['--help'], prog_name='bootlens')\nexcept SystemExit:\n    pass\n")
+    assert heavy_in(mods, CLI_MODULES) == []
+
+
+def test_analyze_json_imports_only_its_own(tmp_path: Path) -> None:
+    log = tmp_path / "boot.log"
+    log.write_text("[    0.000000] Linux version 6.1.0 (x@y) #1 SMP\n"
+                   "[    0.100000] calling  foo_init+0x0/0x10 @ 1\n"
+                   "[    0.100500] initcall foo_init+0x0/0x10 returned 0 after 500 usecs\n"
+                   "[    0.200000] Run /init as init process\n")
+    mods = imported("import sys\nfrom bootlens.cli import main\n"
+                    "try:\n    main(sys.argv[1:], prog_name='bootlens')\nexcept SystemExit:\n    pass\n",
+                    "--no-config", "analyze", str(log), "--json")
+    assert "bootlens.cli.analysis" in mods and "bootlens.analyze" in mods  # it did run
+    assert heavy_in(mods, ("bootlens.cli.boot", "bootlens.cli.capturecmd", "bootlens.cli.check")) == []
+
+
+def test_plugins_found_only_where_declared(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cheap look-up in entry_points.txt files finds a declared group and nothing else."""
+    assert list(plugins.entry_points("bootlens.no-such-group")) == []
+    dist = tmp_path / "bootlens_fake_plugin-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: bootlens-fake-plugin\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[bootlens.parsers]\nfake = fake_plugin:FakeParser\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert [ep.value for ep in plugins.entry_points("bootlens.parsers")] == ["fake_plugin:FakeParser"]
+    assert list(plugins.entry_points("bootlens.rules")) == []
+    # a group some installed distribution declares: the same answer as importlib.metadata's
+    from importlib.metadata import entry_points
+
+    assert sorted(ep.name for ep in plugins.entry_points("console_scripts")) == \
+        sorted(ep.name for ep in entry_points(group="console_scripts"))
