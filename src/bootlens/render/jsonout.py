@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import io
 import uuid
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import orjson
 
 from .. import __version__
 from ..align import Alignment
 from ..analyze import Analysis, BootAnalysis, paused_gc
-from ..chain import Chain
 from ..lines import clip, native_module
 from ..numbers import LPJ_MAX, to_int
 from .logic import logic_dict
@@ -34,6 +33,9 @@ from ..model import (
 from ..stages import Stage
 
 SCHEMA_VERSION = 1
+
+if TYPE_CHECKING:  # only a type here: chain.py is for --critical-chain, not worth importing at start-up
+    from ..chain import Chain
 
 
 def _s(ns: int | None) -> float | None:
