@@ -1,0 +1,194 @@
+"""ftrace buffers: function_graph (native scan) and event lines, the KFT table, a trace joining a
+boot. Inputs are the public excerpts of tests/golden/ftrace (provenance and the grep facts these
+figures were checked against are in its README.md)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bootlens.kft import icicle, icicle_roots, kft
+from bootlens.lines import native_available
+from bootlens.model import InitcallDetail, Kind, ProcessDetail
+from bootlens.parsers.ftrace import read_trace, sniff_ftrace
+from bootlens.supplements import classify
+
+GOLD = Path(__file__).parent / "golden" / "ftrace"
+CONSOLE = Path(__file__).parent / "data" / "corpus" / "qemu-arm64-uboot.console.log"
+US = 1_000
+
+needs_native = pytest.mark.skipif(not native_available() and not os.environ.get("CI"),
+                                  reason="function_graph traces need the native module")
+
+
+def rows(path: Path) -> dict[str, tuple[int, int, int, int]]:
+    g = read_trace(str(path)).graph
+    assert g is not None
+    return {r.name: (r.calls, r.total_ns, r.max_ns, r.self_ns) for r in kft(g).overall}
+
+
+@needs_native
+def test_depth3_kft_by_hand() -> None:
+    """funcgraph -m 3 do_nanosleep: 13 lines, every figure computed by hand from the durations."""
+    t = rows(GOLD / "perftools-depth3.txt")
+    assert t == {
+        "do_nanosleep": (1, 1_000_154_000, 1_000_154_000, 2_382),  # 1000154 - 1.919 - 1000149 - 0.699 us
+        "schedule": (1, 1_000_149_000, 1_000_149_000, 6_994),  # 1000149 - 1000131 - 11.006 us
+        "__schedule": (1, 1_000_131_000, 1_000_131_000, 1_000_131_000),
+        "xen_evtchn_do_upcall": (1, 11_006, 11_006, 11_006),
+        "hrtimer_start_range_ns": (1, 1_919, 1_919, 804),
+        "__hrtimer_start_range_ns": (1, 1_115, 1_115, 1_115),
+        "hrtimer_cancel": (1, 699, 699, 487),
+        "hrtimer_try_to_cancel": (1, 212, 212, 212),
+    }
+    g = read_trace(str(GOLD / "perftools-depth3.txt")).graph
+    assert g is not None
+    assert [r.name for r in kft(g).overall][:3] == ["do_nanosleep", "schedule", "__schedule"]  # worst first
+    assert kft(g).overall[0].avg_ns == 1_000_154_000
+
+
+@needs_native
+def test_do_sys_open() -> None:
+    tr = read_trace(str(GOLD / "perftools-do_sys_open.txt"))
+    assert tr.graph is not None and tr.graph.lines == 22 and tr.graph.timed
+    t = rows(GOLD / "perftools-do_sys_open.txt")
+    assert len(t) == 15  # 7 opened + 8 leaf functions, each called once
+    assert t["do_sys_open"] == (1, 10_777, 10_777, 10_777 - (768 + 827 + 4617 + 883 + 58 + 525 + 512))
+    assert t["__fsnotify_parent"] == (1, 883, 883, 883 - 83 - 63)
+    assert not tr.warnings
+
+
+@needs_native
+def test_plain_context_switch() -> None:
+    """The plain section: a context-switch banner between two tasks' graphs on CPU 0."""
+    tr = read_trace(str(GOLD / "perftools-plain.txt"))
+    g = tr.graph
+    assert g is not None
+    t = rows(GOLD / "perftools-plain.txt")
+    # grep: 2 leaf calls of _raw_spin_lock_irqsave, 0.198 + 0.217 us
+    assert t["_raw_spin_lock_irqsave"][:3] == (2, 415, 217)
+    assert t["lock_hrtimer_base.isra.24"][:2] == (2, 908 + 831)
+    # platfor-3210's do_nanosleep, schedule, __schedule never return in the excerpt, nor does vmstat's
+    assert any("still open when the trace ended" in w for w in tr.warnings)
+    assert "do_nanosleep" not in t
+    # the tail comment names the function whose start is not in this task's stack
+    assert "load_TLS_descriptor" in t
+
+
+@needs_native
+def test_abstime_tail_orphans() -> None:
+    """-Htp: abstime column, a trace that starts 7 calls deep, 6 tails `} /* name */`."""
+    tr = read_trace(str(GOLD / "perftools-abstime-tail.txt"))
+    assert tr.tracer == "function_graph"
+    assert tr.first_ns == 7238523_638008_000 and tr.last_ns == 7238523_638085_000
+    assert any(w.startswith("6 function returns whose call was not in the buffer") for w in tr.warnings)
+    t = rows(GOLD / "perftools-abstime-tail.txt")
+    assert t["vfs_read"][:2] == (1, 19_354_058_000)  # "19354058 us": no decimals
+    assert t["tty_read"][:2] == (1, 19_354_052_000)
+    assert t["_raw_spin_lock_irqsave"][:3] == (6, 743, 220)  # grep + awk: 6 calls, 0.743 us, max 0.220
+    assert t["__schedule"][1] == 19_354_026_000
+
+
+@needs_native
+def test_no_duration_column() -> None:
+    tr = read_trace(str(GOLD / "perftools-noduration.txt"))
+    g = tr.graph
+    assert g is not None and not g.timed and g.lines == 19
+    k = kft(g)
+    assert k.functions == 13 and all(r.calls == 1 and r.total_ns == 0 for r in k.overall)
+    assert any("without durations" in w for w in tr.warnings)
+
+
+def test_events_pmgraph() -> None:
+    tr = read_trace(str(GOLD / "pmgraph-standby-events.txt"))
+    assert (tr.tracer, tr.cpus, tr.graph) == ("nop", 8, None)
+    assert dict(tr.counts)["device_pm_callback_start"] == 20  # grep -c
+    assert dict(tr.counts)["tracing_mark_write"] == 1
+    assert tr.first_ns == 77_795_478_000 and tr.last_ns == 77_919_170_000
+    assert not tr.warnings  # 744/744: nothing lost
+
+
+def test_lost_events_irq() -> None:
+    tr = read_trace(str(GOLD / "wikibook-irq-lost.txt"))
+    assert any(w.startswith("2888 events lost") for w in tr.warnings)  # 61038 - 58150
+    assert dict(tr.counts)["irq_handler_entry"] == 1
+    assert dict(tr.counts)["stack trace lines"] == 19
+
+
+def test_sched_processes() -> None:
+    tr = read_trace(str(GOLD / "wikibook-exit-process.txt"))
+    procs = [e for e in tr.events if e.kind is Kind.PROCESS]
+    assert [e.name for e in procs] == ["whoami", "cat", "get_ftrace.sh"]
+    w = procs[0]
+    assert isinstance(w.detail, ProcessDetail)
+    assert (w.detail.pid, w.detail.ppid, w.detail.exe) == (30082, 2181, "/usr/bin/whoami")
+    assert w.duration_ns == 7_577_000 and w.detail.exec_ns == 2_721_000  # 9537.653983 - .646406, .649127
+    assert (w.line_no, w.end_line_no) == (19, 36)  # the trace file's lines
+    assert dict(tr.counts)["function"] == 10
+    assert any(w.startswith("1 lines not understood") for w in tr.warnings)  # the book's "..." line
+
+
+def test_initcall_events() -> None:
+    tr = read_trace(str(GOLD / "rostedt-initcall.txt"))
+    ic = [e for e in tr.events if e.kind is Kind.INITCALL]
+    assert [(e.name, e.duration_ns) for e in ic] == [("fuse_len_args", 7 * US), ("wmidev_evaluate_method", 5136 * US)]
+    d0, d1 = ic[0].detail, ic[1].detail
+    assert isinstance(d0, InitcallDetail) and isinstance(d1, InitcallDetail)
+    assert (d0.module, d0.pid, d0.ret) == ("fuse", 1, 0) and (d1.module, d1.pid, d1.ret) == ("wmi", 643, 0)
+    assert ic[0].start is not None and ic[0].start.ns == 22_555_418_000
+
+
+def test_sniff() -> None:
+    for f in GOLD.glob("*.txt"):
+        assert classify(str(f)) == "ftrace", f
+    assert classify(str(CONSOLE)) is None
+    assert not sniff_ftrace("[    0.000000] Booting Linux on physical CPU 0x0\n" * 20)
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "bootlens", *args], capture_output=True, text=True, timeout=120)
+
+
+def test_trace_joins_console() -> None:
+    """A console without initcall_debug gets the trace's initcall events (kernel clock = printk)."""
+    r = _cli("analyze", "--json", str(CONSOLE), str(GOLD / "rostedt-initcall.txt"))
+    assert r.returncode == 0, r.stderr
+    b = json.loads(r.stdout)["boots"][0]
+    names = [e["name"] for e in b["events"] if e["kind"] == "initcall"]
+    assert names == ["fuse_len_args", "wmidev_evaluate_method"]
+    assert b["ftrace"]["events_added"] == 2 and b["ftrace"]["event_counts"]["initcall_start"] == 2
+    assert "functions" not in b
+
+
+@needs_native
+def test_cli_trace_alone_kft() -> None:
+    r = _cli("analyze", str(GOLD / "perftools-depth3.txt"))
+    assert r.returncode == 0, r.stderr
+    assert "Kernel functions: top 8 by total time (of 8; 13 function_graph lines)" in r.stdout
+    assert max(len(line) for line in r.stdout.splitlines()) <= 80
+    r = _cli("analyze", "--json", str(GOLD / "perftools-depth3.txt"))
+    f = json.loads(r.stdout)["boots"][0]["functions"]
+    assert f["overall"][0] == {"name": "do_nanosleep", "calls": 1, "total_s": 1.000154, "average_s": 1.000154,
+                               "max_s": 1.000154, "self_s": 2.382e-06}
+
+
+@needs_native
+def test_icicle_bounded() -> None:
+    g = read_trace(str(GOLD / "perftools-depth3.txt")).graph
+    assert g is not None
+    cells = icicle(g)
+    assert cells[0].name == "all" and cells[0].width_ns == 1_000_154_000
+    # nodes under 0.05 % of the root's time fold into their parent: hrtimer_start_range_ns (1.919 us)
+    # and hrtimer_cancel (0.699 us) of 1 s are do_nanosleep's own time in the icicle
+    assert [(c.depth, c.name) for c in cells] == [(0, "all"), (1, "do_nanosleep"), (2, "schedule"),
+                                                  (3, "__schedule")]
+    nano = cells[1]
+    assert nano.self_ns == 1_000_154_000 - 1_000_149_000
+    sched = cells[2]
+    assert sched.x_ns == 0 and sched.self_ns == 1_000_149_000 - 1_000_131_000  # xen_evtchn_do_upcall folded
+    assert icicle_roots(g) == []  # no do_one_initcall in this trace
