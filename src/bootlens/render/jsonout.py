@@ -188,6 +188,7 @@ def boot_dict(b: BootAnalysis, with_events: bool = True) -> dict[str, Any]:
         "untimed_events": untimed,
         "warnings": list(b.warnings),
         **({"systemd_analyze": supplement_dict(b)} if b.supplement else {}),
+        **ftrace_json(b),  # an ftrace buffer given with the log: "ftrace", "functions"
         **({"logic_analyzer": lg} if (lg := logic_dict(b)) is not None else {}),
         **({"strace": _strace(b)} if b.supplement is not None and b.supplement.strace is not None else {}),
     }
@@ -198,6 +199,15 @@ def _strace(b: BootAnalysis) -> dict[str, Any]:
 
     assert b.supplement is not None and b.supplement.strace is not None
     return strace_dict(b.supplement.strace, b.alignment.offsets)
+
+
+def ftrace_json(b: BootAnalysis) -> dict[str, Any]:
+    """render/kft.py's sections, imported only when a trace came with the boot."""
+    if b.supplement is None or b.supplement.ftrace is None:
+        return {}
+    from .kft import ftrace_json as sections
+
+    return sections(b.supplement)
 
 
 def supplement_dict(b: BootAnalysis) -> dict[str, Any]:

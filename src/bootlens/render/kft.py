@@ -5,6 +5,7 @@ columns, names clipped in the middle, one short duration form)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Group as Stack
 from rich.text import Text
@@ -13,6 +14,9 @@ from ..kft import FuncRow, Kft, kft
 from ..parsers.ftrace import Trace
 from .terminal import fit_table
 from .units import short
+
+if TYPE_CHECKING:
+    from ..supplements import Supplement
 
 _COLS = (("function", "left"), ("calls", "right"), ("total", "right"), ("average", "right"), ("max", "right"),
          ("self", "right"))
@@ -43,3 +47,34 @@ def kft_tables(trace: Trace, width: int = 80, top: int = 10, initcalls: int = 3,
     if len(k.initcalls) > initcalls:
         parts.append(Text(f"({len(k.initcalls) - initcalls} more initcalls in the JSON and the report)"))
     return Stack(*parts)
+
+
+def _row_dict(r: FuncRow, timed: bool) -> dict[str, Any]:
+    def s(ns: int) -> float | None:
+        return ns / 1e9 if timed else None
+
+    return {"name": r.name, "calls": r.calls, "total_s": s(r.total_ns), "average_s": s(r.avg_ns),
+            "max_s": s(r.max_ns), "self_s": s(r.self_ns)}
+
+
+def ftrace_json(sup: Supplement | None, top: int = 500, per_initcall: int = 100) -> dict[str, Any]:
+    """The boot's JSON sections of a trace given with it: ``ftrace`` (what the trace was) and,
+    for a function_graph trace, ``functions`` (the KFT table; docs/json.md). Empty without one."""
+    tr = sup.ftrace if sup is not None else None
+    if tr is None:
+        return {}
+    assert sup is not None
+    out: dict[str, Any] = {"ftrace": {
+        "source": tr.source, "tracer": tr.tracer, "clock": tr.clock, "cpus": tr.cpus, "lines": tr.lines,
+        "first_s": None if tr.first_ns is None else tr.first_ns / 1e9,
+        "last_s": None if tr.last_ns is None else tr.last_ns / 1e9,
+        "events_added": sup.added_trace_events,
+        "event_counts": dict(tr.counts)}}
+    if tr.graph is not None:
+        k = kft(tr.graph, top, per_initcall)
+        out["functions"] = {
+            "graph_lines": k.graph_lines, "timed": k.timed, "distinct": k.functions,
+            "overall": [_row_dict(r, k.timed) for r in k.overall],
+            "initcalls": [{**_row_dict(t.own, k.timed), "functions": [_row_dict(r, k.timed) for r in t.rows]}
+                          for t in k.initcalls]}
+    return out
