@@ -13,10 +13,12 @@ from . import REGISTRY
 from .base import ParseOptions, Parser
 
 # Dispatch on the first four characters: one dict lookup per line instead of a dozen searches.
-_PREFIXES = frozenset({"Linu", "Boot", "Kern", "Comm", "Cali", "Free", "VFS:", "Run ", "prin", "cloc", "Warn"})
+_PREFIXES = frozenset({"Linu", "Boot", "Kern", "Comm", "Cali", "VFS:", "Run ", "prin", "cloc", "Warn"})
 
+# "Freeing" is looked up on its own (below): a log can hold tens of thousands of such lines
+# (every page freed by a driver), of which two are milestones.
 _NEEDLES = ("Linux version", "Booting Linux", "Kernel command line:", "Command line:",
-            "Calibrating delay", "Freeing", "VFS: Mounted root", "Run ", "printk:",
+            "Calibrating delay", "VFS: Mounted root", "Run ", "printk:",
             "clocksource: Switched", "Kernel panic", "Warning: unable to open an initial console")
 _VERSION = re.compile(r"Linux version (\S+)")
 # "Calibrating delay using timer specific routine.." (calibrate_delay_direct) also measures,
@@ -70,6 +72,13 @@ class KernelParser(Parser):
 
         prefixes = _PREFIXES
         kern, texts = lines.kernel, lines.text
+        freeing = lines.starting("Freeing")
+        initrd = next((i for i in freeing if texts[i].startswith("Freeing initrd memory")), None)
+        if initrd is not None:
+            once(Milestone.INITRD_FREED, initrd)
+        initmem = next((i for i in freeing if _INITMEM.match(texts[i])), None)
+        if initmem is not None:
+            once(Milestone.INITMEM_FREED, initmem)
         for idx in lines.starting(*_NEEDLES):
             t = texts[idx]
             if t[:4] not in prefixes:
@@ -121,13 +130,6 @@ class KernelParser(Parser):
                             dur = max(0, nxt - here)
                             break
                 once(Milestone.CALIBRATE_DELAY, idx, dur)
-            elif t.startswith("Freeing"):
-                if Milestone.INITRD_FREED in seen and Milestone.INITMEM_FREED in seen:
-                    continue
-                if t.startswith("Freeing initrd memory"):
-                    once(Milestone.INITRD_FREED, idx)
-                elif _INITMEM.match(t):
-                    once(Milestone.INITMEM_FREED, idx)
             elif t.startswith("VFS: Mounted root"):
                 m = _ROOT.match(t)
                 once(Milestone.ROOT_MOUNTED, idx)
@@ -158,4 +160,5 @@ class KernelParser(Parser):
             elif t.startswith("Kernel panic"):
                 once(Milestone.KERNEL_PANIC, idx)
                 warnings.append(f"kernel panic at line {no}: {t.strip()[:120]}")
+        events.sort(key=lambda e: e.line_no)  # the Freeing milestones were taken first
         return ParseResult(tuple(events), tuple(facts), tuple(warnings) + tally.warnings())
