@@ -37,6 +37,7 @@ from ..errors import InputError, printable
 from ..model import NS_PER_S
 
 HEAD_BYTES = 8192
+FORMATS = ("sigrok csv", "sigrok vcd", "vcd", "saleae logic 2 csv", "saleae logic 1 csv")  # Capture.format
 
 # sigrok's time column label (label=units) -> nanoseconds per unit; "samples" is one period
 _UNITS = {"seconds": 1e9, "milliseconds": 1e6, "microseconds": 1e3, "nanoseconds": 1.0, "picoseconds": 1e-3}
@@ -496,7 +497,8 @@ def read_vcd(lines: Iterable[str], source: str = "<vcd>", fmt: str = "vcd") -> C
             if scope:
                 scope.pop()
         elif len(body) >= 4:
-            width, ident, ref = body[1], body[2], body[3]
+            # "datain [7]": ModelSim writes a bit select as a word of its own
+            width, ident, ref = body[1], body[2], "".join(body[3:])
             if width != "1" or body[0] == "real":
                 vectors.add(ident)
                 continue
@@ -508,54 +510,99 @@ def read_vcd(lines: Iterable[str], source: str = "<vcd>", fmt: str = "vcd") -> C
     n = len(names)
     initial: list[int | None] = [None] * n
     started = [False] * n
-    state: list[int | None] = [None] * n
     rising = [array("q") for _ in names]
     falling = [array("q") for _ in names]
-    # "1!" -> (channel, level): one dict look-up a value change
+    # "1!" -> (channel, level)
     tokmap = {f"{c}{ident}": (i, 1 if c == "1" else 0 if c == "0" else None)
               for ident, i in ids.items() for c in "01xXzZ"}
-    bad = skipped_vec = rows = unknown = 0
+    counts = {"bad": 0, "vec": 0, "rows": 0, "unknown": 0}
+    state: list[int | None] = [None] * n
+    mode = {"skip": False, "comment": False}
     t = 0
-    skip_next = False
-    in_comment = False
-    for line in it:
-        for w in line.split():
+
+    def tokens(text: str) -> tuple[list[tuple[int, int]], bool]:
+        """Apply one line's words to ``state``: the (channel, level) edges, and whether the line
+        held value changes only (so that its effect depends on the state alone, and is cached)."""
+        nonlocal t
+        edges: list[tuple[int, int]] = []
+        pure = True
+        for w in text.split():
             iv = tokmap.get(w)
-            if iv is not None and not in_comment:
+            if iv is not None and not mode["comment"]:
                 i, v = iv
                 o = state[i]
                 if not started[i]:
                     started[i] = True
                     initial[i] = v
                 elif v is not None and o is not None and v != o:
-                    (rising if v else falling)[i].append(t)
+                    edges.append((i, v))
                 if v is None:
-                    unknown += 1
+                    counts["unknown"] += 1
                 state[i] = v
                 continue
-            if skip_next:
-                skip_next = False
+            pure = False
+            if mode["skip"]:
+                mode["skip"] = False
                 continue
             c = w[0]
-            if in_comment:
-                in_comment = w != "$end"
+            if mode["comment"]:
+                mode["comment"] = w != "$end"
             elif c == "#":
                 try:
                     t = round(int(w[1:]) * scale)
                 except ValueError:
-                    bad += 1
+                    counts["bad"] += 1
                     continue
-                rows += 1
+                counts["rows"] += 1
             elif c in "bBrR":
-                skipped_vec += 1
-                skip_next = len(w) > 1  # "b1010 id": the id is the next word
+                counts["vec"] += 1
+                mode["skip"] = len(w) > 1  # "b1010 id": the id is the next word
             elif c in "01xXzZ" and w[1:] in vectors:
                 continue
             elif c == "$":
-                in_comment = w == "$comment"
+                mode["comment"] = w == "$comment"
                 # $dumpvars / $end / $dumpall: the values inside are read as changes
             else:
-                bad += 1
+                counts["bad"] += 1
+        return edges, pure
+
+    # The hot loop: sigrok writes "#t v1 v2 ...", one line a timestamp. A line's effect depends
+    # only on the levels before it, so (levels, text) -> (levels after, edge columns) is cached:
+    # a line costs a partition and a dict look-up, as a CSV row does.
+    cache: dict[tuple[tuple[int | None, ...], str], tuple[tuple[int | None, ...], tuple[array[int], ...]]] = {}
+    levels: tuple[int | None, ...] = tuple(state)
+    for line in it:
+        if line[:1] == "#":
+            ts, _, rest = line.partition(" ")
+            try:
+                t = round(int(ts[1:]) * scale)
+            except ValueError:
+                counts["bad"] += 1
+                continue
+            counts["rows"] += 1
+            if not rest or rest.isspace():
+                continue
+        else:
+            rest = line
+        key = (levels, rest)
+        hit = cache.get(key)
+        if hit is not None:
+            levels, arrs = hit
+            for arr in arrs:
+                arr.append(t)
+            continue
+        state[:] = levels
+        unknown_before = counts["unknown"]
+        edges, pure = tokens(rest)
+        for i, v in edges:
+            (rising if v else falling)[i].append(t)
+        new = tuple(state)
+        if pure and counts["unknown"] == unknown_before and all(started[i] for i, _ in edges):
+            if len(cache) > _Edges.CACHE_MAX:
+                cache.clear()
+            cache[key] = (new, tuple((rising if v else falling)[i] for i, v in edges))
+        levels = new
+    bad, skipped_vec, rows, unknown = counts["bad"], counts["vec"], counts["rows"], counts["unknown"]
     channels = tuple(Channel(nm, initial[i], rising[i], falling[i]) for i, nm in enumerate(names))
     if vectors or skipped_vec:
         notes.append(f"{len(vectors)} vector or real signal{'s' if len(vectors) != 1 else ''} skipped "
