@@ -237,3 +237,14 @@ def test_traced_boot_of_qemu_arm64(tmp_path: Path) -> None:
     (b,) = a.boots
     assert b.total.end.startswith("ready marker")
     assert a.inputs[0].lines == rec.count("\n") - len(lines) - 2
+    # analyze RUNFOLDER reads boot-1.trace.txt with its boot: the KFT table, against grep on the file
+    j = orjson.loads(subprocess.run([sys.executable, "-m", "bootlens.cli", "analyze", "--json", str(run)],
+                                    capture_output=True, check=True, timeout=300).stdout)
+    (jb,) = j["boots"]
+    assert jb["ftrace"]["tracer"] == "function_graph" and jb["ftrace"]["lines"] == len(lines)
+    fn = jb["functions"]
+    assert fn["graph_lines"] == sum(not ln.startswith("#") for ln in lines)
+    top = {r["name"]: r for r in fn["overall"]}
+    assert top["do_one_initcall"]["calls"] == len(opens)
+    per_initcall = {t["name"] for t in fn["initcalls"]}
+    assert sum(n in per_initcall for n in called) >= 0.9 * len(called)

@@ -463,7 +463,7 @@ def boot(tf: TargetFiles, out: str, append: str = "", timeout_s: float = 180.0,
         if trace is not None:
             from .tracerun import check_append, end_pattern, write_overlay
 
-            check_append(append)
+            check_append(f"{cmdline or ''} {append}")
             append = f"{append} {trace.kernel_args}".strip()
             overlay = write_overlay(Path(tmp) / "trace-overlay", overlay, APP.encode())
             ready = end_pattern()  # the capture ends after the dump, the analysis still at ready

@@ -160,12 +160,13 @@ def _function(spec: str, name: str) -> str:
     return name
 
 
-def check_append(append: str) -> None:
-    """--append may not set what --trace sets: the kernel keeps the last of each, silently."""
-    for word in append.split():
+def check_append(args: str) -> None:
+    """--append and --cmdline may not set what --trace sets: the kernel keeps the last of each,
+    silently."""
+    for word in args.split():
         name = word.partition("=")[0]
         if name in OWN_PARAMS:
-            raise UsageError(f"--append sets {name}=, which --trace sets: put it in --trace "
+            raise UsageError(f"the kernel arguments set {name}=, which --trace sets: put it in --trace "
                              "(e.g. depth=N, buf=SIZE) or drop --trace")
 
 
