@@ -171,7 +171,9 @@ def compute_stages(boot: Boot, al: Alignment, times: Sequence[int | None] | None
     else:
         origin, start = "kernel start", 0
     if ready is not None and ready.ns is not None:
-        total = Total(origin, start, ready.ns, f"ready marker at line {ready.line_no}", ready.estimated,
+        # line 0: a logic analyzer's ready channel (logic_align), no console line
+        at = f"at line {ready.line_no}" if ready.line_no else "from the logic analyzer"
+        total = Total(origin, start, ready.ns, f"ready marker {at}", ready.estimated,
                       ready.error_ns)
     elif ready is not None:
         total = Total(origin, start, None, f"ready marker at line {ready.line_no} has no time on this axis")
