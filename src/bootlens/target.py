@@ -445,8 +445,10 @@ def boot(tf: TargetFiles, out: str, append: str = "", timeout_s: float = 180.0,
     ``trace`` (busybox targets): boot-time ftrace on the command line; the capture goes on past
     the ready line until the guest has dumped its trace buffer, which is split out of the
     recording into ``out``'s ``.trace.txt`` sibling (:mod:`bootlens.tracerun`)."""
-    if trace is not None and tf.rootfs is not None:
-        raise TargetError(f"--trace is for the busybox targets (qemu-arm64, qemu-x86_64), not {tf.spec.name}")
+    if trace is not None:
+        from .tracerun import check_trace
+
+        check_trace(tf, trace, f"{cmdline or ''} {append}")
     if collect is not None and tf.rootfs is None:
         raise TargetError(f"{tf.spec.name} has no collector: collection is for targets booting systemd")
     if shutil.which(tf.spec.qemu) is None:
@@ -461,9 +463,8 @@ def boot(tf: TargetFiles, out: str, append: str = "", timeout_s: float = 180.0,
             flash_image(tf, uboot_env, flash)
         initramfs = rootfs = disk = None
         if trace is not None:
-            from .tracerun import check_append, end_pattern, write_overlay
+            from .tracerun import end_pattern, write_overlay
 
-            check_append(f"{cmdline or ''} {append}")
             append = f"{append} {trace.kernel_args}".strip()
             overlay = write_overlay(Path(tmp) / "trace-overlay", overlay, APP.encode())
             ready = end_pattern()  # the capture ends after the dump, the analysis still at ready

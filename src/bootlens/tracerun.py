@@ -26,6 +26,7 @@ from .errors import UsageError
 
 if TYPE_CHECKING:
     from .supplements import Supplement
+    from .target import TargetFiles
 
 DUMP_BEGIN = "=== bootlens: ftrace buffer begin ==="
 DUMP_END = "=== bootlens: ftrace buffer end ==="
@@ -168,6 +169,16 @@ def check_append(args: str) -> None:
         if name in OWN_PARAMS:
             raise UsageError(f"the kernel arguments set {name}=, which --trace sets: put it in --trace "
                              "(e.g. depth=N, buf=SIZE) or drop --trace")
+
+
+def check_trace(tf: TargetFiles, plan: TracePlan, args: str) -> None:
+    """A traced boot of this target with these kernel arguments can be made (else a one-line
+    error, before anything is booted or written)."""
+    if tf.rootfs is not None:
+        from .target import TargetError
+
+        raise TargetError(f"--trace is for the busybox targets (qemu-arm64, qemu-x86_64), not {tf.spec.name}")
+    check_append(args)
 
 
 def write_overlay(into: Path, user_overlay: Path | None, app: bytes) -> Path:

@@ -176,7 +176,7 @@ def run_cmd(name: str, repeat: int, append: str, cmdline: str | None, overlay: s
     from ..runs import run_target
     from ..stats import statistics_of
     from ..target import parse_env_overrides, setup
-    from ..tracerun import parse_trace
+    from ..tracerun import check_trace, parse_trace
 
     console = Console(highlight=False, stderr=as_json)
     folder = Path(output or f"runs/{name}-{_time.strftime('%Y%m%d-%H%M%S')}")
@@ -207,6 +207,8 @@ def run_cmd(name: str, repeat: int, append: str, cmdline: str | None, overlay: s
         else:
             env = parse_env_overrides(uboot_env)
             tf = setup(name)
+            if plan is not None:  # before the run folder is made
+                check_trace(tf, plan, f"{cmdline or ''} {append}")
             run = run_target(tf, folder, repeat, append, progress, env or None, cmdline,
                              Path(overlay) if overlay else None, baud, ready, timeout_s, plan)
     except BootlensError as e:
