@@ -118,6 +118,8 @@ def test_power_on_to_ready_from_the_analyzer_aligned_with_a_real_console(tmp_pat
     marks = {(e["kind"], e["name"]): e for e in b["events"] if e["line"] == 0}
     assert marks[("milestone", "power_on")]["start_s"] == 0.0
     assert marks[("marker", "ready")]["start_s"] == pytest.approx(known["total"], abs=1e-9)
+    assert {k: marks[("marker", "ready")][k] for k in ("channel", "edge", "role")} == \
+        {"channel": "READY", "edge": "rise", "role": "ready"}
     # the terminal says where t=0 came from
     t = cli("analyze", str(GRAB), str(vcd), *ROLES)
     assert t.returncode == 0, t.stderr

@@ -26,6 +26,7 @@ from ..model import (
     InitcallDetail,
     InputStats,
     LoadDetail,
+    LogicDetail,
     ProbeDetail,
     ProcessDetail,
     UnitDetail,
@@ -86,6 +87,8 @@ def event_dict(e: Event, al: Alignment, t: int | None | bool = False) -> dict[st
         d["rate"] = det.rate
     elif isinstance(det, UnitDetail):
         d.update(unit=det.unit, description=det.description, result=det.result or None, source=det.source)
+    elif isinstance(det, LogicDetail):
+        d.update(channel=det.channel, edge=det.edge, role=det.role, capture_s=_s(det.capture_ns))
     return d
 
 
