@@ -29,8 +29,10 @@ from __future__ import annotations
 
 import re
 from array import array
+from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from itertools import groupby
 from pathlib import Path
 
 from ..errors import InputError, printable
@@ -345,52 +347,59 @@ def _scan_sigrok_rows(it: Iterator[str], first: str, sep: str, has_time: bool, u
             return round((round(xn / period) - 1) * period)
         return round(xn)
 
-    idx = -1
     rows = 0
     prev: str | None = None
-    last_tv = ""
     step, xs = ed.step, ed.with_x
-    for line in _chain1(first, it):
-        if has_time:
+    t_ns = 0
+    if not has_time:
+        # Without a time column a row is a sample: runs of equal rows are counted in C
+        # (groupby, and enumerate drained by a one-slot deque), so an idle channel costs
+        # nothing per sample; only a changed row reaches Python.
+        idx = 0  # the next sample's index
+        for line, run in groupby(_chain1(first, it)):
+            n = deque(enumerate(run, 1), maxlen=1)[0][0]
+            if not line.strip() or line[0] in ";#":
+                continue  # a blank or comment line is no sample
+            arrs = step(prev, line)
+            if arrs is None:
+                bad += n
+                continue
+            t = round(idx * period) if period else idx
+            for arr in arrs:
+                arr.append(t)
+            if xs and line in xs:
+                ed.unknown += xs[line] * n
+            prev = line
+            rows += n
+            idx += n
+        # the capture ends one period after its last sample (where sigrok's VCD puts its last #)
+        t_ns = round(idx * period) if period else idx
+    else:
+        last_tv = ""
+        for line in _chain1(first, it):
             tv, _, rest = line.partition(sep)
             last_tv = tv
             if rest == prev:
                 rows += 1
                 continue
-        else:
-            idx += 1
-            if line == prev:
-                rows += 1
+            if not rest.strip() or line[0] in ";#":
                 continue
-            rest = line
-            tv = ""
-        if not rest.strip() or line[0] in ";#":
-            idx -= 0 if has_time else 1  # a blank or comment line is no sample
-            continue
-        arrs = step(prev, rest)
-        if arrs is None:
-            bad += 1
-            idx -= 0 if has_time else 1
-            continue
-        if has_time:
-            t = time_of(tv.strip())
-            if t is None:
+            arrs = step(prev, rest)
+            if arrs is None:
                 bad += 1
                 continue
-        else:
-            t = round(idx * period) if period else idx
-        rows += 1
-        for arr in arrs:
-            arr.append(t)
-        if xs and rest in xs:
-            ed.unknown += xs[rest]
-        prev = rest
-    # the capture ends one period after its last sample (where sigrok's VCD puts its last #)
-    t_ns = 0
-    if not has_time and prev is not None:
-        t_ns = round((idx + 1) * period) if period else idx + 1
-    elif has_time and prev is not None and (last := time_of(last_tv.strip())) is not None:
-        t_ns = last + round(period or 0)
+            at = time_of(tv.strip())
+            if at is None:
+                bad += 1
+                continue
+            rows += 1
+            for arr in arrs:
+                arr.append(at)
+            if xs and rest in xs:
+                ed.unknown += xs[rest]
+            prev = rest
+        if prev is not None and (last := time_of(last_tv.strip())) is not None:
+            t_ns = last + round(period or 0)
     notes = []
     if skipped:
         notes.append(f"{len(skipped)} non-digital column{'s' if len(skipped) != 1 else ''} skipped "
