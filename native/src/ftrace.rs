@@ -19,25 +19,52 @@ use memchr::{memchr, memmem};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
-/// FNV-1a: function names are short and trusted-enough; SipHash costs more than the scan.
+/// rustc's Fx hash, a word at a time: the keys (function names, id pairs) are not chosen by an
+/// attacker who could flood one bucket, and SipHash cost more than the scan of the line.
 #[derive(Default)]
-struct Fnv(u64);
+struct Fx(u64);
 
-impl Hasher for Fnv {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        let mut h = if self.0 == 0 { 0xcbf2_9ce4_8422_2325 } else { self.0 };
-        for b in bytes {
-            h ^= *b as u64;
-            h = h.wrapping_mul(0x100_0000_01b3);
-        }
-        self.0 = h;
+impl Fx {
+    #[inline]
+    fn add(&mut self, w: u64) {
+        self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
     }
 }
 
-type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<Fnv>>;
+impl Hasher for Fx {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        let mut c = bytes.chunks_exact(8);
+        for w in &mut c {
+            let mut a = [0u8; 8];
+            a.copy_from_slice(w);
+            self.add(u64::from_le_bytes(a));
+        }
+        let r = c.remainder();
+        if !r.is_empty() {
+            let mut a = [0u8; 8];
+            a[..r.len()].copy_from_slice(r);
+            self.add(u64::from_le_bytes(a));
+        }
+    }
+    #[inline]
+    fn write_u32(&mut self, i: u32) {
+        self.add(i as u64);
+    }
+    #[inline]
+    fn write_u64(&mut self, i: u64) {
+        self.add(i);
+    }
+    #[inline]
+    fn write_usize(&mut self, i: usize) {
+        self.add(i as u64);
+    }
+}
+
+type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<Fx>>;
 
 const NONE: u32 = u32::MAX;
 const MAX_CPU: usize = 8192;
@@ -81,7 +108,6 @@ struct Cpu {
     orphan_child_ns: i64, // children seen with an empty stack (their parent's start was overwritten)
 }
 
-#[derive(Default)]
 struct Scan {
     names: Vec<Vec<u8>>,
     ids: FastMap<Vec<u8>, u32>,
@@ -94,6 +120,7 @@ struct Scan {
     cpus: Vec<Cpu>, // task stacks
     task_ids: FastMap<Vec<u8>, usize>,
     cpu_task: Vec<usize>, // the task each CPU runs now, usize::MAX before its first line
+    cpu_name: Vec<Vec<u8>>, // the task column last seen on each CPU
     other: Vec<(u64, String)>,
     other_dropped: u64,
     lines: u64,
@@ -107,6 +134,7 @@ struct Scan {
     first_ns: i64,
     last_ns: i64,
     one_initcall: u32,
+    tcmd: memmem::Finder<'static>,
 }
 
 fn skip(b: &[u8], mut p: usize) -> usize {
@@ -176,7 +204,8 @@ fn duration(seg: &[u8]) -> Option<Option<i64>> {
 /// `comm-pid` (funcgraph-proc) or a latency-flags column (`d..1`): a column to step over.
 fn is_column(seg: &[u8]) -> bool {
     let t = trim(seg);
-    if t.is_empty() || t.iter().any(|c| matches!(c, b'(' | b'{' | b'}' | b';' | b'/' | b'*')) {
+    // comms hold '/' and ':' (swapper/0, kworker/0:1); a body holds braces, parens or a comment
+    if t.is_empty() || t.starts_with(b"/*") || t.iter().any(|c| matches!(c, b'(' | b'{' | b'}' | b';')) {
         return false;
     }
     if let Some(dash) = t.iter().rposition(|c| *c == b'-') {
@@ -309,6 +338,16 @@ fn graph(b: &[u8]) -> Option<Graph<'_>> {
 }
 
 impl Scan {
+    fn new() -> Scan {
+        Scan {
+            names: Vec::new(), ids: FastMap::default(), stats: Vec::new(), group_ids: FastMap::default(),
+            groups: Vec::new(), initcalls: Vec::new(), tree_ids: FastMap::default(), tree: Vec::new(),
+            cpus: Vec::new(), task_ids: FastMap::default(), cpu_task: Vec::new(), cpu_name: Vec::new(), other: Vec::new(),
+            other_dropped: 0, lines: 0, graph: 0, bad: 0, bad_first: 0, comments: 0, switches: 0, orphans: 0,
+            durations: 0, first_ns: -1, last_ns: -1, one_initcall: NONE, tcmd: memmem::Finder::new(b": funcgraph_e"),
+        }
+    }
+
     fn id(&mut self, name: &[u8]) -> u32 {
         if let Some(i) = self.ids.get(name) {
             return *i;
@@ -336,8 +375,17 @@ impl Scan {
             self.cpu_task.push(usize::MAX);
         }
         if let Some(t) = task {
+            // a CPU runs one task for many lines: compare with the last name before hashing
+            if self.cpu_task[cpu] != usize::MAX && self.cpu_name.get(cpu).map(|n| n.as_slice()) == Some(t) {
+                return self.cpu_task[cpu];
+            }
             let i = self.task(t);
             self.cpu_task[cpu] = i;
+            while self.cpu_name.len() <= cpu {
+                self.cpu_name.push(Vec::new());
+            }
+            self.cpu_name[cpu].clear();
+            self.cpu_name[cpu].extend_from_slice(t);
             return i;
         }
         if self.cpu_task[cpu] == usize::MAX {
@@ -408,7 +456,9 @@ impl Scan {
         }
         let mut tcmd_ts = None;
         let mut tcmd_cpu = None;
-        let parsed = if let Some(k) = memmem::find(b, b": funcgraph_e") {
+        // trace-cmd report's funcgraph events; a cheap byte test before the substring search
+        let tcmd = if memchr(b'[', b).is_some() { self.tcmd.find(b) } else { None };
+        let parsed = if let Some(k) = tcmd {
             // trace-cmd report: `comm-pid [cpu] ts: funcgraph_entry: |  body`
             tcmd_cpu = b[..k].iter().rposition(|c| *c == b'[').and_then(|o| {
                 let n = digits_at(b, o + 1);
@@ -474,6 +524,9 @@ impl Scan {
                 }
                 let n = self.task(next);
                 self.cpu_task[g.cpu] = n;
+                if let Some(name) = self.cpu_name.get_mut(g.cpu) {
+                    name.clear();
+                }
             }
             Body::Open(name) => {
                 let func = self.id(name);
@@ -574,24 +627,25 @@ fn stat_lists<'py>(py: Python<'py>, d: &Bound<'py, PyDict>, key: &str, it: &[Sta
     d.set_item(key, (PyList::new(py, calls)?, PyList::new(py, total)?, PyList::new(py, max)?, PyList::new(py, own)?))
 }
 
-/// ftrace_graph(path, depth_cut, node_cap, share, max_other) -> dict of columns.
+/// ftrace_graph(path, depth_cut, node_cap, share, max_other, per_group) -> dict of columns.
 ///
 /// Reads the file in 1 MiB chunks (memory does not grow with its length). Keys: counts (`lines`,
 /// `graph`, `bad`, `bad_first`, `comments`, `switches`, `orphans`, `open` calls never closed,
 /// `durations` lines with a duration), `first_ns`/`last_ns` (abstime, -1 without),
 /// `names`, `functions` (calls, total, max, self columns by name id), `groups` (initcall id, name
-/// id, then the four columns), `initcalls` [(name id, start ns, duration ns, cpu, line)], `tree`
+/// id, then the four columns: each initcall's own row, then its `per_group` worst functions;
+/// `group_rows_cut` counts the others), `initcalls` [(name id, start ns, duration ns, cpu, line)], `tree`
 /// (parent, name id, then the four columns; node 0 is the root, parent -1) and `other`
 /// [(line, text)] of the lines that are not graph lines (headers, events), at most max_other.
 #[pyfunction]
-#[pyo3(signature = (path, depth_cut=24, node_cap=200_000, share=0.0005, max_other=1_000_000))]
+#[pyo3(signature = (path, depth_cut=24, node_cap=200_000, share=0.0005, max_other=1_000_000, per_group=200))]
 pub(crate) fn ftrace_graph<'py>(py: Python<'py>, path: &str, depth_cut: usize, node_cap: usize, share: f64,
-                                max_other: usize) -> PyResult<Bound<'py, PyDict>> {
+                                max_other: usize, per_group: usize) -> PyResult<Bound<'py, PyDict>> {
     let path = path.to_owned();
     let scan = py.allow_threads(move || -> std::io::Result<Scan> {
         let f = File::open(&path)?;
         let mut r = BufReader::with_capacity(1 << 20, f);
-        let mut s = Scan { first_ns: -1, last_ns: -1, ..Scan::default() };
+        let mut s = Scan::new();
         s.one_initcall = s.id(b"do_one_initcall");
         s.tree.push((NONE, NONE, Stat::default()));
         let mut buf = Vec::with_capacity(4096);
@@ -616,10 +670,28 @@ pub(crate) fn ftrace_graph<'py>(py: Python<'py>, path: &str, depth_cut: usize, n
     let names: Vec<String> = scan.names.iter().map(|n| String::from_utf8_lossy(n).into_owned()).collect();
     d.set_item("names", PyList::new(py, names)?)?;
     stat_lists(py, &d, "functions", &scan.stats)?;
-    let gs: Vec<Stat> = scan.groups.iter().map(|g| g.2).collect();
+    // per initcall its own row and its `per_group` worst functions: what the tables show, and a
+    // bounded answer (initcalls x functions they call can reach millions of rows)
+    let mut groups = scan.groups;
+    groups.sort_unstable_by(|a, b| a.0.cmp(&b.0).then((b.1 == b.0).cmp(&(a.1 == a.0))).then(b.2.total.cmp(&a.2.total)));
+    let mut kept: Vec<(u32, u32, Stat)> = Vec::new();
+    let mut cut: u64 = 0;
+    let mut run = (NONE, 0usize);
+    for g in groups {
+        if g.0 != run.0 {
+            run = (g.0, 0);
+        }
+        run.1 += 1;
+        if run.1 <= per_group + 1 {
+            kept.push(g);
+        } else {
+            cut += 1;
+        }
+    }
+    d.set_item("group_rows_cut", cut)?;
+    let gs: Vec<Stat> = kept.iter().map(|g| g.2).collect();
     stat_lists(py, &d, "group_stats", &gs)?;
-    d.set_item("group_keys", (PyList::new(py, scan.groups.iter().map(|g| g.0))?,
-                              PyList::new(py, scan.groups.iter().map(|g| g.1))?))?;
+    d.set_item("group_keys", (PyList::new(py, kept.iter().map(|g| g.0))?, PyList::new(py, kept.iter().map(|g| g.1))?))?;
     d.set_item("initcalls", PyList::new(py, scan.initcalls.iter().map(|r| (r.0, r.1, r.2, r.3, r.4)))?)?;
     let tree = prune(&scan.tree, share.max(0.0));
     let ts: Vec<Stat> = tree.iter().map(|n| n.2).collect();

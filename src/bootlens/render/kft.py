@@ -57,7 +57,7 @@ def _row_dict(r: FuncRow, timed: bool) -> dict[str, Any]:
             "max_s": s(r.max_ns), "self_s": s(r.self_ns)}
 
 
-def ftrace_json(sup: Supplement | None, top: int = 500, per_initcall: int = 100) -> dict[str, Any]:
+def ftrace_json(sup: Supplement | None, top: int = 500, per_initcall: int = 25) -> dict[str, Any]:
     """The boot's JSON sections of a trace given with it: ``ftrace`` (what the trace was) and,
     for a function_graph trace, ``functions`` (the KFT table; docs/json.md). Empty without one."""
     tr = sup.ftrace if sup is not None else None
