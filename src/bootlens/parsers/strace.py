@@ -32,19 +32,39 @@ DAY_NS = 86_400 * NS_PER_S
 
 _PREFIX = re.compile(
     r"^\s*(?:\[pid\s+(?P<pid>\d+)\]\s*|(?P<pid2>\d+)\s+(?=\d|[<+-]|\S*\())?"
-    r"(?:(?P<hms>\d\d:\d\d:\d\d(?:\.\d+)?)|(?P<secs>\d+\.\d+))?\s*(?P<body>.*?)\s*$")
+    r"(?:(?P<hms>\d\d:\d\d:\d\d(?:\.\d+)?)|(?P<secs>\d+\.\d+))?\s*(?P<body>.*)$")
 _SIGNAL = re.compile(r"^--- (?P<sig>SIG\w+|\w+) (?P<info>[{(].*[})]) ---$")
 _EXITED = re.compile(r"^\+\+\+ exited (?:with (?P<a>-?\d+)|\(status (?P<b>-?\d+)\)) \+\+\+$")
 _KILLED = re.compile(r"^\+\+\+ killed by (?P<sig>SIG\w+)(?: \(core dumped\))? \+\+\+$")
-_UNFINISHED = re.compile(r"^(?P<name>[\w@.$]+)\((?P<args>.*?)\s*<unfinished \.\.\.>$")
-_NORETURN = re.compile(r"^(?P<name>[\w@.$]+)\((?P<args>.*?)\s*<no return \.\.\.>$")  # ltrace: execve, _exit
+_UNFINISHED = re.compile(r"^(?P<name>[\w@.$]+)\((?P<args>.*)<unfinished \.\.\.>$")
+_NORETURN = re.compile(r"^(?P<name>[\w@.$]+)\((?P<args>.*)<no return \.\.\.>$")  # ltrace: execve, _exit
 _RESUMED = re.compile(r"^<\.\.\. (?P<name>[\w@.$]+) resumed>\s?(?P<rest>.*)$")
 _CALL = re.compile(r"^(?P<name>[\w@.$]+)\((?P<args>.*)$")
 # the result at the end of a finished call: ") = ret [ERRNO] [(text)] [<dur>]"
 _RESULT = re.compile(
-    r"\)\s+=\s+(?P<ret>\?|<void>|-?\d+|0x[0-9a-f]+|[\w-]+|\"(?:[^\"\\\\]|\\\\.)*\"(?:\.\.\.)?)(?P<path><(?:[^<>]|<[^<>]*>)*>)?"
-    r"(?:\s+(?P<errno>E[A-Z0-9_]+|ERESTART\w+))?(?:\s+\(.*?\))?(?:\s+\[.*?\])?"
-    r"(?:\s+<(?P<dur>\d+\.\d+|unavailable)>)?$")
+    r"\s*=\s+(?P<ret>\?|<void>|-?\d+|0x[0-9a-f]+|[\w-]+|\"(?:[^\"\\\\]|\\\\.)*\"(?:\.\.\.)?)(?P<path><(?:[^<>]|<[^<>]*>)*>)?"
+    r"(?:\s+(?P<errno>E[A-Z0-9_]+|ERESTART\w+))?(?:\s+\([^()]*(?:\([^()]*\)[^()]*)*\))?(?:\s+\[[^\]]*\])?"
+    r"(?:\s+<(?P<dur>\d+\.\d+|unavailable)>)?\s*")
+MAX_LINE = 65536  # longer lines (strace -s with a huge limit) are cut before parsing: the result is lost
+_TRIES = 4  # " = " positions tried from the right of a line
+
+
+def _result(text: str) -> tuple[int, re.Match[str]] | None:
+    """The result at the end of a finished call, found from the right (an argument string may
+    hold " = " too) and matched on the tail only, so that a long line costs linear time: (where
+    the args end, the match)."""
+    end = len(text)
+    for _ in range(_TRIES):
+        eq = text.rfind("=", 0, end)
+        if eq <= 0:
+            return None
+        close = text.rfind(")", 0, eq)
+        if close >= 0 and not text[close + 1:eq].strip():
+            r = _RESULT.fullmatch(text, close + 1)
+            if r is not None:
+                return close, r
+        end = eq
+    return None
 _PID_SUFFIX = re.compile(r"\.(\d+)$")
 _NOISE = ("strace: ", "ltrace: ", "Process ", "System call ")
 
@@ -113,8 +133,8 @@ def sniff(head: str) -> bool:
     good = results = 0
     for ln in lines:
         m = _PREFIX.match(ln)
-        body = m.group("body") if m else ln
-        if _RESULT.search(body) and _CALL.match(body) or _RESUMED.match(body):
+        body = m.group("body").rstrip() if m else ln
+        if _result(body) and _CALL.match(body) or _RESUMED.match(body):
             good += 1
             results += 1
         elif any(rx.match(body) for rx in (_UNFINISHED, _NORETURN, _SIGNAL, _EXITED, _KILLED)):
@@ -185,11 +205,12 @@ class _Reader:
     def finish(self, pid: int | None, t: int | None, text: str, n: int) -> None:
         """A complete "name(args) = ret ..." text."""
         m = _CALL.match(text)
-        r = _RESULT.search(text)
-        if m is None or r is None:
+        found = _result(text) if m is not None else None
+        if m is None or found is None:
             self.bad(text)
             return
-        args = text[m.end("name") + 1:r.start()]
+        close, r = found
+        args = text[m.end("name") + 1:close]
         dur_s = r.group("dur")
         dur = None
         if dur_s is not None and dur_s != "unavailable":
@@ -208,7 +229,7 @@ class _Reader:
             return
         pid_s = m.group("pid") or m.group("pid2")
         pid = int(pid_s) if pid_s else self.default_pid
-        body = m.group("body")
+        body = m.group("body").rstrip()
         if body.startswith(_NOISE):  # "strace: Process 27369 attached", "ltrace: ..."
             return
         t = self.stamp(m.group("hms"), m.group("secs"))
@@ -242,11 +263,11 @@ class _Reader:
         if u is not None:
             if pid in self.pending:  # two unfinished in a row for one pid: the first is lost
                 self.bad(raw)
-            self.pending[pid] = (u.group("name"), u.group("args"), t, n)
+            self.pending[pid] = (u.group("name"), u.group("args").rstrip(), t, n)
             return
         nr = _NORETURN.match(body)
         if nr is not None:
-            self.calls.append(Call(pid, t, "call", nr.group("name"), nr.group("args"), "?", line_no=n))
+            self.calls.append(Call(pid, t, "call", nr.group("name"), nr.group("args").rstrip(), "?", line_no=n))
             return
         r = _RESUMED.match(body)
         if r is not None:
@@ -284,7 +305,7 @@ def read_traces(files: Iterable[tuple[str, str, int | None]], first_line: int = 
         rd = _Reader(pid)
         n = first_line - 1
         for n, raw in enumerate(text.splitlines(), first_line):
-            rd.line(raw, n)
+            rd.line(raw[:MAX_LINE], n)
         lines += max(0, n - first_line + 1)
         unparsed += rd.unparsed
         unfinished += len(rd.pending)
