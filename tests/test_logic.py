@@ -19,7 +19,7 @@ from typing import Any
 import orjson
 import pytest
 
-from bootlens.parsers.logic import Capture, read_logic, read_sigrok_csv, read_vcd, sniff_logic
+from bootlens.parsers.logic import Capture, read_logic, read_saleae_csv, read_sigrok_csv, read_vcd, sniff_logic
 
 GOLDEN = Path(__file__).parent / "golden" / "logic"
 SIGROK = shutil.which("sigrok-cli")
@@ -180,6 +180,8 @@ def test_sniff_by_content_not_name(tmp_path: Path) -> None:
     assert sniff_logic("[    0.000000] Booting Linux on physical CPU 0x0\n") is None
     assert sniff_logic("Time [s],Channel 0\n") == "saleae logic 2 csv"
     assert sniff_logic("Trigger [s],Time [s],Ch0\n") is None  # Saleae analog: not digital edges
+    assert sniff_logic("logic\nU-Boot SPL 2023.01\n") is None  # a log's first line reading "logic"
+    assert sniff_logic("logic,logic\n1,0\n") == "sigrok csv"  # header=false: the label row and data
 
 
 def test_bad_lines_are_counted_never_raised() -> None:
@@ -191,6 +193,11 @@ def test_bad_lines_are_counted_never_raised() -> None:
     assert list(d1.rising) == [1_000_000] and list(d0.rising) == [2_000_000]  # a bad line is no sample
     vcd = ["$timescale 1 ms $end\n", "$var wire 1 ! a $end\n", "$enddefinitions $end\n", "#0 0!\n",
            "#x\n", "?!\n", "#5 1! 1@\n"]
+    sal = read_saleae_csv(["Time [s],Channel 0\n", "0.0,0\n", "inf,1\n", "1e999,1\n", "nan,1\n", "0.5,1\n"],
+                          "bad.csv")
+    assert list(sal.channels[0].rising) == [500_000_000]
+    assert any("3 lines not understood" in w for w in sal.warnings), sal.warnings
+    vcd.insert(4, "#" + "9" * 40 + "\n")  # past any 64-bit time
     v = read_vcd(vcd, "bad.vcd")
     assert list(v.channels[0].rising) == [5_000_000]
-    assert any("3 lines not understood" in w for w in v.warnings), v.warnings
+    assert any("4 lines not understood" in w for w in v.warnings), v.warnings

@@ -121,9 +121,12 @@ def sniff_logic(head: str) -> str | None:
         return "saleae logic 1 csv"
     # sigrok CSV with header=false: the label row alone ("logic,logic", "microseconds,logic")
     cells = [c.strip() for c in first.split(",")]
-    if len(cells) >= 1 and "logic" in cells and all(c == "logic" or c in _UNITS or c == "samples" or c == "Trigger"
-                                                     or c.startswith("V") for c in cells):
-        return "sigrok csv"
+    if "logic" in cells and all(c == "logic" or c in _UNITS or c in ("samples", "Trigger") or c.startswith("V ")
+                                for c in cells) and len(lines) > 1:
+        # and a data row under it, as wide, of numbers: a log line reading "logic" is no capture
+        row = [c.strip() for c in lines[1].split(",")]
+        if len(row) == len(cells) and all(_is_number(c) for c in row):
+            return "sigrok csv"
     return None
 
 
@@ -332,6 +335,8 @@ def _scan_sigrok_rows(it: Iterator[str], first: str, sep: str, has_time: bool, u
             x = float(tv)
         except ValueError:
             return None
+        if not -MAX_NS < x < MAX_NS:  # inf, nan, or past what an edge column holds
+            return None
         if first_t is None:
             first_t = x
             # sigrok's first time is one period: it gives the unit when the label did not
@@ -343,6 +348,8 @@ def _scan_sigrok_rows(it: Iterator[str], first: str, sep: str, has_time: bool, u
         if unit is None:
             return round(x)
         xn = x * unit
+        if not -MAX_NS < xn < MAX_NS:
+            return None
         if period:
             return round((round(xn / period) - 1) * period)
         return round(xn)
@@ -412,6 +419,17 @@ def _scan_sigrok_rows(it: Iterator[str], first: str, sep: str, has_time: bool, u
                    _warn(source, notes, bad))
 
 
+MAX_NS = float(2**62)  # an edge column holds signed 64-bit ns; 146 years is past any capture
+
+
+def _ns(x: float) -> int:
+    """A time in ns for an edge column; ValueError (a line not understood) when it is not finite
+    or does not fit."""
+    if not -MAX_NS < x < MAX_NS:  # also false for nan
+        raise ValueError(x)
+    return round(x)
+
+
 def _chain1(first: str, rest: Iterator[str]) -> Iterator[str]:
     yield first
     yield from rest
@@ -455,8 +473,8 @@ def read_saleae_csv(lines: Iterable[str], source: str = "<csv>", fmt: str = "sal
             rows += 1
             continue
         try:
-            t = round(float(tv) * NS_PER_S)
-        except ValueError:
+            t = _ns(float(tv) * NS_PER_S)
+        except (ValueError, OverflowError):
             if line.strip():
                 bad += 1
             continue
@@ -558,8 +576,8 @@ def read_vcd(lines: Iterable[str], source: str = "<vcd>", fmt: str = "vcd") -> C
                 mode["comment"] = w != "$end"
             elif c == "#":
                 try:
-                    t = round(int(w[1:]) * scale)
-                except ValueError:
+                    t = _ns(int(w[1:]) * scale)
+                except (ValueError, OverflowError):
                     counts["bad"] += 1
                     continue
                 counts["rows"] += 1
@@ -584,8 +602,8 @@ def read_vcd(lines: Iterable[str], source: str = "<vcd>", fmt: str = "vcd") -> C
         if line[:1] == "#":
             ts, _, rest = line.partition(" ")
             try:
-                t = round(int(ts[1:]) * scale)
-            except ValueError:
+                t = _ns(int(ts[1:]) * scale)
+            except (ValueError, OverflowError):
                 counts["bad"] += 1
                 continue
             counts["rows"] += 1
