@@ -218,7 +218,8 @@ def test_bad_lines_are_counted_never_raised() -> None:
         summarize(tr)  # never raises
     # lines that made the first regexes backtrack for minutes: each is read from its end now
     for bad in ("a(" + ") = 1 (" * 20000, "x(" + " " * 60000 + "y <unfinished ...>", "1 " * 50000,
-                "1 x(" + "(" * 60000 + ") = 0 (" + "(" * 1000, "<... x resumed>" + ') = "' * 20000):
+                "1 x(" + "(" * 60000 + ") = 0 (" + "(" * 1000, "<... x resumed>" + ') = "' * 20000,
+                "execve(" + '\\"' * 30000 + ") = 0"):
         summarize(read_trace(bad + "\n" + bad))
     tr = read_trace("hello\n123 garbage(\n--- not a signal\n+++ exited sometime +++\n")
     assert tr.unparsed == 4 and tr.warnings and "4 line(s) not understood" in tr.warnings[0]

@@ -49,7 +49,8 @@ LOADER_CALLS = PATH_CALLS | frozenset({
     "set_tid_address", "set_robust_list", "rseq", "prlimit64", "arch_prctl", "uname"})
 SHELLS = frozenset({"sh", "ash", "bash", "dash", "hush", "ksh", "zsh", "mksh"})
 TTY = re.compile(r"^/dev/(console|tty\w*|pts/\d+)$")
-_QUOTED = re.compile(r'"((?:[^"\\]|\\.)*)"(\.\.\.)?')
+_QUOTED = re.compile(r'"((?:[^"\\]|\\.)*)"(\.\.\.)?')  # applied from a quote known to open a string
+MAX_STRINGS = 64  # strings read from one call's arguments (an execve's argv)
 _ESC = re.compile(r"\\(x[0-9a-fA-F]{2}|[0-7]{1,3}|.)")
 _SIMPLE = {"n": "\n", "t": "\t", "r": "\r", "v": "\v", "f": "\f", "\\": "\\", '"': '"', "'": "'"}
 _FD = re.compile(r"\s*(-?\d+)(?:<((?:[^<>]|<[^<>]*>)*)>)?")
@@ -71,11 +72,22 @@ def unescape(s: str) -> str:
 
 
 def _strings(args: str) -> list[str]:
-    return [unescape(m.group(1)) + ("..." if m.group(2) else "") for m in _QUOTED.finditer(args)]
+    out: list[str] = []
+    i = args.find('"')
+    while i >= 0 and len(out) < MAX_STRINGS:
+        # strace closes every string it opens; matching from each opening quote only (never
+        # from a quote inside a string) keeps a line of escaped quotes linear
+        m = _QUOTED.match(args, i)
+        if m is None:
+            break
+        out.append(unescape(m.group(1)) + ("..." if m.group(2) else ""))
+        i = args.find('"', m.end())
+    return out
 
 
 def _first_path(args: str) -> str | None:
-    m = _QUOTED.search(args)
+    i = args.find('"')
+    m = _QUOTED.match(args, i) if i >= 0 else None
     return unescape(m.group(1)) if m else None
 
 
