@@ -126,6 +126,10 @@ def test_power_on_to_ready_from_the_analyzer_aligned_with_a_real_console(tmp_pat
     head = t.stdout.splitlines()[0]
     assert "power-on (logic analyzer) → ready: " in head and "logic analyzer READY rise" in head
     assert "residual: max |error|" in t.stdout and "console's first byte" in t.stdout
+    # the critical chain ends at the hardware's ready, which no console line printed
+    c = cli("analyze", "--critical-chain", str(GRAB), str(vcd), *ROLES)
+    top = [ln for ln in c.stdout.splitlines() if ln.startswith("ready")]
+    assert c.returncode == 0 and top == [f"ready @{known['total']:.3f}s"], c.stdout
 
 
 def test_sigrok_csv_output_gives_the_same_result_and_console_ready_is_kept_beside(tmp_path: Path) -> None:

@@ -149,7 +149,8 @@ def critical_chain(b: BootAnalysis, deps: Deps | Mapping[str, Sequence[str]] | N
     if ready_i is not None and times[ready_i] is not None:
         top_t = times[ready_i]
         e = events[ready_i]
-        links.append(Link("ready", "marker", top_t, None, e.line_no, ready_i, "stage"))
+        # line 0: a logic analyzer's ready GPIO (logic_align), no console line to show
+        links.append(Link("ready", "marker", top_t, None, e.line_no or None, ready_i, "stage"))
         top_line = e.line_no
     else:
         # no ready marker: systemd's "Startup finished", else the login prompt, else the unit
@@ -215,6 +216,8 @@ def _printer(b: BootAnalysis, ready_i: int, units: Sequence[_Unit]) -> _Unit | N
     """The unit that printed the ready line, when the line says (the journal's _SYSTEMD_UNIT, or
     a syslog identifier "app[236]: " naming a unit "app.service"), among those started before it."""
     lines = b.boot.lines
+    if not b.boot.events[ready_i].line_no:  # the hardware's ready (a logic analyzer): no line printed it
+        return None
     i = lines.index_of(b.boot.events[ready_i].line_no)
     fields = lines.fields.get(i) if lines.fields else None
     names: list[str] = []
