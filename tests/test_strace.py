@@ -57,6 +57,7 @@ def test_npm_install_path_walks() -> None:
     assert walks["node"].cost_ns == 2_470_000
     node = s.process(20055)
     assert node is not None and node.program == "node" and node.exit_code == 0
+    assert node.linkage is None and node.loader_ns is None  # an exec/exit-only trace cannot tell
     assert s.process(21115) is not None and s.process(21115).argv == ("sh", "-c", "node install.js")
 
 
@@ -146,6 +147,7 @@ def test_qemu_arm64_trace_figures() -> None:
         (127, None, "rc.app"), (128, 127, "strace"), (129, 127, "app"), (130, 129, "cat")]
     strace = s.process(128)
     assert strace is not None
+    assert [p.linkage for p in s.processes] == ["static", "dynamic", "static", "static"]  # busybox, strace
     (search,) = strace.searches
     assert search.found == "/lib/aarch64-linux-gnu/libc.so.6" and len(search.tried) == 24  # grep ENOENT
     assert search.cost_ns == 8_592_000  # awk sum of their <...>

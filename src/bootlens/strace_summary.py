@@ -159,6 +159,8 @@ class Process:
     searches: tuple[LibrarySearch, ...]
     line_no: int
     outputs: tuple[tuple[int, str, int], ...] = ()  # (t, text, line) writes to a terminal
+    linkage: str | None = None  # "dynamic" (a .so opened after the exec), "static" (calls after the
+    # exec, none of them a .so's open), None (no exec, or no calls after it: -e trace=execve)
 
     @property
     def exec_to_output_ns(self) -> int | None:
@@ -266,7 +268,7 @@ def _gap_costs(calls: Sequence[Call]) -> list[int | None]:
     return out
 
 
-def _loader(p: _Proc, durations: bool) -> tuple[int | None, list[LibrarySearch]]:
+def _loader(p: _Proc, durations: bool) -> tuple[int | None, list[LibrarySearch], str | None]:
     """The loader's time after the last exec, and its library searches (module docstring)."""
     calls = p.calls[p.exec_index:]
     costs = [c.dur_ns for c in calls] if durations else _gap_costs(calls)
@@ -310,10 +312,12 @@ def _loader(p: _Proc, durations: bool) -> tuple[int | None, list[LibrarySearch]]
         lib = next((t.rsplit("/", 1)[-1] for t in reversed(tried) if ".so" in t.rsplit("/", 1)[-1]), tried[-1])
         searches.append(LibrarySearch(lib, tuple(tried), None, cost, first_line))
     if not so_seen:
-        return None, searches
+        # a static binary makes calls of its own after the exec; a trace of exec/exit alone shows none
+        own = any(c.kind == "call" and c.name not in EXECS | {"exit", "exit_group"} for c in calls)
+        return None, searches, "static" if own else None
     start = p.exec_done if p.exec_done is not None else p.exec_t
     end = calls[stop].t_ns if stop is not None else None
-    return (None if start is None or end is None else end - start), searches
+    return (None if start is None or end is None else end - start), searches, "dynamic"
 
 
 def summarize(trace: Trace) -> Summary:
@@ -475,12 +479,12 @@ def _finish(p: _Proc, durations: bool) -> Process:
             failed.append((c.name, _first_path(c.args) or "", c.errno or ""))
     totals = sorted((SyscallTotal(n, k, t if durations else None, e) for n, (k, t, e) in acc.items()),
                     key=lambda s: (-(s.total_ns or 0), -s.count, s.name))
-    loader, searches = _loader(p, durations) if p.exec_t is not None else (None, [])
+    loader, searches, linkage = _loader(p, durations) if p.exec_t is not None else (None, [], None)
     first = p.outputs[0] if p.outputs else None
     return Process(p.pid, p.ppid, _program(p.exe, p.argv), p.exe, p.argv, p.start, p.exec_t, p.exec_done, p.end,
                    p.code, p.killed, tuple(p.children), p.threads, len(p.calls),
                    first[0] if first else None, first[1] if first else None, loader, tuple(totals), tuple(failed),
-                   tuple(searches), p.line, tuple(p.outputs))
+                   tuple(searches), p.line, tuple(p.outputs), linkage)
 
 
 # ------------------------------------------------------------------------------------ alignment

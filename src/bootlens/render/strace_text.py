@@ -67,7 +67,7 @@ def axis_start(summary: Summary, offsets: Mapping[Clock, int]) -> int | None:
     return summary.first_ns + pl.offset_ns + offsets[pl.clock]
 
 
-def strace_lines(summary: Summary, offsets: Mapping[Clock, int], width: int = 80) -> list[str]:
+def strace_lines(summary: Summary, offsets: Mapping[Clock, int], width: int = 80, rows: int = 15) -> list[str]:
     """The section's lines: what was read, where it lies, the process tree with exec -> first
     output and loader time, library searches, needless execs, the costliest calls."""
     cost = "-T" if summary.has_durations else "time to the next call, an upper bound"
@@ -88,13 +88,16 @@ def strace_lines(summary: Summary, offsets: Mapping[Clock, int], width: int = 80
     head = f"  {'pid program':<34}{'start':>8}{'life':>10}{'exec→out':>10}{'loader':>10}{'exit':>6}"
     out.append(head[:width])
     first = summary.first_ns or 0
-    for depth, p in _tree(summary):
+    tree = _tree(summary)
+    for depth, p in tree[:rows]:
         name = _clip(("  " * depth) + ("└ " if depth else "") + f"{p.pid} {_command(p)}", 34)
         start = "-" if p.start_ns is None else f"+{(p.start_ns - first) / 1e9:.3f}"
         life = None if p.start_ns is None or p.end_ns is None else p.end_ns - p.start_ns
         ex = "kill" if p.killed_by else ("-" if p.exit_code is None else str(p.exit_code))
-        loader = _ms(p.loader_ns) if p.loader_ns is not None else "static" if p.exe and p.exec_ns else "-"
+        loader = _ms(p.loader_ns) if p.loader_ns is not None else p.linkage or "-"
         out.append(f"  {name:<34}{start:>8}{_ms(life):>10}{_ms(p.exec_to_output_ns):>10}{loader:>10}{ex:>6}"[:width])
+    if len(tree) > rows:
+        out.append(f"  … {len(tree) - rows} more processes (analyze --json lists them all)")
     for p in summary.processes:
         for s in p.searches:
             dirs = list(dict.fromkeys(_HWCAP.sub("", t.rsplit("/", 1)[0]) for t in s.tried  # in search order
@@ -144,7 +147,7 @@ def strace_dict(summary: Summary, offsets: Mapping[Clock, int]) -> dict[str, Any
             "start_s": rel(p.start_ns), "exec_s": rel(p.exec_ns), "end_s": rel(p.end_ns),
             "exit_code": p.exit_code, "killed_by": p.killed_by, "children": list(p.children), "threads": p.threads,
             "calls": p.calls, "exec_to_output_s": _s(p.exec_to_output_ns), "first_output": p.first_output,
-            "loader_s": _s(p.loader_ns),
+            "loader_s": _s(p.loader_ns), "linkage": p.linkage,
             "syscalls": [{"name": s.name, "count": s.count, "total_s": _s(s.total_ns), "errors": s.errors}
                          for s in p.syscalls],
             "failed_paths": [{"call": c, "path": path, "errno": e} for c, path, e in p.failed_paths],
