@@ -191,4 +191,4 @@ def test_icicle_bounded() -> None:
     assert nano.self_ns == 1_000_154_000 - 1_000_149_000
     sched = cells[2]
     assert sched.x_ns == 0 and sched.self_ns == 1_000_149_000 - 1_000_131_000  # xen_evtchn_do_upcall folded
-    assert icicle_roots(g) == []  # no do_one_initcall in this trace
+    assert icicle_roots(g) == {}  # no do_one_initcall in this trace

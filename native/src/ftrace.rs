@@ -95,10 +95,36 @@ struct Frame {
     func: u32,
     child_ns: i64,
     node: u32,    // icicle node, NONE past the depth cut
-    group: u32,   // the initcall (child of do_one_initcall) this call runs under, or NONE
-    start: i64,   // abstime, -1 when the trace has none
-    line: u64,
+    group: u32,   // the do_one_initcall block this call runs in (the block it opens for that call), or NONE
+    aside: bool,  // in do_one_initcall's own helpers or an interrupt: not the initcall's work
+    direct: bool, // a call directly under do_one_initcall (the initcall itself, or a helper)
 }
+
+/// One do_one_initcall call: the initcall it ran is its one direct child that is not one of
+/// do_one_initcall's own helpers. A notrace or inlined initcall leaves its callees there
+/// instead (several children): `multi`, and the block has no name of its own.
+#[derive(Clone, Copy)]
+struct Block {
+    child: u32,
+    multi: bool,
+    start: i64,
+    dur: i64,
+    cpu: i64,
+    line: u64,
+    child_start: i64,
+    child_dur: i64,
+    child_line: u64,
+}
+
+/// What do_one_initcall calls besides the initcall (init/main.c: the blacklist check, the
+/// initcall_debug and tracepoint callbacks, add_latent_entropy; 4.x's do_one_initcall_debug with
+/// its printk and ktime_get) and the interrupt entry that can land between them.
+const HELPERS: &[&[u8]] = &[
+    b"initcall_blacklisted", b"trace_initcall_start_cb", b"trace_initcall_finish_cb", b"do_trace_initcall_start",
+    b"do_trace_initcall_finish", b"add_latent_entropy", b"add_device_randomness", b"printk", b"_printk",
+    b"ktime_get", b"irq_enter", b"irq_enter_rcu", b"irq_exit", b"irq_exit_rcu", b"do_interrupt_handler",
+    b"smp_apic_timer_interrupt", b"smp_reschedule_interrupt", b"__sysvec_apic_timer_interrupt",
+];
 
 /// One task's call stack: a task is funcgraph-proc's comm-pid, else what a CPU runs between
 /// two context-switch banners (a CPU interleaves tasks: one's schedule() returns in another's).
@@ -114,7 +140,8 @@ struct Scan {
     stats: Vec<Stat>,
     group_ids: FastMap<(u32, u32), u32>,
     groups: Vec<(u32, u32, Stat)>,
-    initcalls: Vec<(u32, i64, i64, i64, u64)>, // func, start ns (-1), duration ns (-1), cpu, line
+    blocks: Vec<Block>,
+    helper: Vec<bool>, // by name id
     tree_ids: FastMap<(u32, u32), u32>,
     tree: Vec<(u32, u32, Stat)>, // parent, func, stat (self computed at the end)
     cpus: Vec<Cpu>, // task stacks
@@ -134,6 +161,7 @@ struct Scan {
     first_ns: i64,
     last_ns: i64,
     one_initcall: u32,
+    one_initcall_debug: u32, // 4.x: do_one_initcall -> do_one_initcall_debug -> the initcall
     tcmd: memmem::Finder<'static>,
 }
 
@@ -341,10 +369,10 @@ impl Scan {
     fn new() -> Scan {
         Scan {
             names: Vec::new(), ids: FastMap::default(), stats: Vec::new(), group_ids: FastMap::default(),
-            groups: Vec::new(), initcalls: Vec::new(), tree_ids: FastMap::default(), tree: Vec::new(),
+            groups: Vec::new(), blocks: Vec::new(), helper: Vec::new(), tree_ids: FastMap::default(), tree: Vec::new(),
             cpus: Vec::new(), task_ids: FastMap::default(), cpu_task: Vec::new(), cpu_name: Vec::new(), other: Vec::new(),
             other_dropped: 0, lines: 0, graph: 0, bad: 0, bad_first: 0, comments: 0, switches: 0, orphans: 0,
-            durations: 0, first_ns: -1, last_ns: -1, one_initcall: NONE, tcmd: memmem::Finder::new(b": funcgraph_e"),
+            durations: 0, first_ns: -1, last_ns: -1, one_initcall: NONE, one_initcall_debug: NONE, tcmd: memmem::Finder::new(b": funcgraph_e"),
         }
     }
 
@@ -356,6 +384,7 @@ impl Scan {
         self.names.push(name.to_vec());
         self.ids.insert(name.to_vec(), i);
         self.stats.push(Stat::default());
+        self.helper.push(HELPERS.contains(&name));
         i
     }
 
@@ -427,17 +456,41 @@ impl Scan {
         self.groups[i].2.add(dur, self_ns);
     }
 
-    /// The (node, group) a new call under the top of `cpu`'s stack gets.
-    fn place(&mut self, cpu: usize, func: u32, cut: usize, cap: usize) -> (u32, u32, bool) {
-        let st = &self.cpus[cpu].stack;
+    /// A new call under the top of `task`'s stack: its icicle node, block, aside and direct
+    /// flags; a do_one_initcall opens a block, a direct child names it.
+    fn place(&mut self, task: usize, func: u32, ts: Option<i64>, cpu: usize, cut: usize, cap: usize) -> Frame {
+        let st = &self.cpus[task].stack;
         let depth = st.len();
-        let (pnode, pgroup, pfunc) = match st.last() {
-            Some(f) => (f.node, f.group, f.func),
-            None => (0, NONE, NONE),
+        let (pnode, pgroup, pfunc, paside, pdirect) = match st.last() {
+            Some(f) => (f.node, f.group, f.func, f.aside, f.direct),
+            None => (0, NONE, NONE, false, false),
         };
-        let starts_group = pfunc == self.one_initcall && pfunc != NONE;
-        let group = if starts_group { func } else { pgroup };
-        (self.node(pnode, func, depth, cut, cap), group, starts_group)
+        let node = self.node(pnode, func, depth, cut, cap);
+        let mut f = Frame { func, child_ns: 0, node, group: pgroup, aside: paside, direct: false };
+        if func == self.one_initcall {
+            self.blocks.push(Block { child: NONE, multi: false, start: ts.unwrap_or(-1), dur: -1, cpu: cpu as i64,
+                                     line: self.lines, child_start: -1, child_dur: -1, child_line: 0 });
+            f.group = (self.blocks.len() - 1) as u32;
+            f.aside = false;
+            return f;
+        }
+        let under = pfunc == self.one_initcall || (pfunc == self.one_initcall_debug && pdirect);
+        if under && !paside && pgroup != NONE {
+            f.direct = true;
+            if self.helper[func as usize] || func == self.one_initcall_debug {
+                f.aside = func != self.one_initcall_debug;
+            } else {
+                let b = &mut self.blocks[pgroup as usize];
+                if b.child == NONE {
+                    b.child = func;
+                    b.child_start = ts.unwrap_or(-1);
+                    b.child_line = self.lines;
+                } else if b.child != func {
+                    b.multi = true;
+                }
+            }
+        }
+        f
     }
 
     fn line(&mut self, b: &[u8], cut: usize, cap: usize, max_other: usize) {
@@ -530,35 +583,20 @@ impl Scan {
             }
             Body::Open(name) => {
                 let func = self.id(name);
-                let (node, group, starts) = self.place(cpu, func, cut, cap);
-                let start = g.ts.unwrap_or(-1);
-                if starts {
-                    self.initcalls.push((func, start, -1, g.cpu as i64, self.lines));
-                }
-                self.cpus[cpu].stack.push(Frame { func, child_ns: 0, node, group, start, line: self.lines });
+                let f = self.place(cpu, func, g.ts, g.cpu, cut, cap);
+                self.cpus[cpu].stack.push(f);
             }
             Body::Leaf(name) => {
                 let func = self.id(name);
-                let (node, group, starts) = self.place(cpu, func, cut, cap);
-                if starts {
-                    // a leaf line's time is its entry's
-                    self.initcalls.push((func, g.ts.unwrap_or(-1), g.dur.unwrap_or(-1), g.cpu as i64, self.lines));
-                }
-                self.finish(cpu, func, node, group, g.dur, g.dur);
+                let f = self.place(cpu, func, g.ts, g.cpu, cut, cap); // a leaf line's time is its entry's
+                self.finish(cpu, &f, g.dur, g.dur);
             }
             Body::Close(tail) => {
                 let c = &mut self.cpus[cpu];
                 match c.stack.pop() {
                     Some(f) => {
                         let self_ns = g.dur.map(|d| d - f.child_ns);
-                        if f.group == f.func && self.cpus[cpu].stack.last().map(|p| p.func) == Some(self.one_initcall) {
-                            // close the initcall row opened at this frame's start
-                            if let Some(row) = self.initcalls.iter_mut().rev().find(|r| r.4 == f.line) {
-                                row.2 = g.dur.unwrap_or(-1);
-                            }
-                        }
-                        let _ = f.start;
-                        self.finish(cpu, f.func, f.node, f.group, g.dur, self_ns);
+                        self.finish(cpu, &f, g.dur, self_ns);
                     }
                     None => {
                         // its start was overwritten or before the trace began: the tail names it
@@ -568,7 +606,8 @@ impl Scan {
                         let self_ns = g.dur.map(|d| d - c.orphan_child_ns);
                         c.orphan_child_ns = 0;
                         let node = self.node(0, func, 0, cut, cap);
-                        self.finish(cpu, func, node, NONE, g.dur, self_ns);
+                        let f = Frame { func, child_ns: 0, node, group: NONE, aside: false, direct: false };
+                        self.finish(cpu, &f, g.dur, self_ns);
                     }
                 }
             }
@@ -577,9 +616,20 @@ impl Scan {
     }
 
     /// A call ended: add it to its function, its initcall, its node and its parent's children.
-    fn finish(&mut self, cpu: usize, func: u32, node: u32, group: u32, dur: Option<i64>, self_ns: Option<i64>) {
+    fn finish(&mut self, cpu: usize, f: &Frame, dur: Option<i64>, self_ns: Option<i64>) {
+        let (func, node) = (f.func, f.node);
         self.stats[func as usize].add(dur, self_ns);
-        self.group_add(group, func, dur, self_ns);
+        if f.group != NONE {
+            if func == self.one_initcall {
+                self.blocks[f.group as usize].dur = dur.unwrap_or(-1);
+            } else if !f.aside {
+                self.group_add(f.group, func, dur, self_ns);
+                let b = &mut self.blocks[f.group as usize];
+                if f.direct && b.child == func && b.child_dur < 0 {
+                    b.child_dur = dur.unwrap_or(-1);
+                }
+            }
+        }
         if node != NONE {
             self.tree[node as usize].2.add(dur, None);
         }
@@ -632,9 +682,11 @@ fn stat_lists<'py>(py: Python<'py>, d: &Bound<'py, PyDict>, key: &str, it: &[Sta
 /// Reads the file in 1 MiB chunks (memory does not grow with its length). Keys: counts (`lines`,
 /// `graph`, `bad`, `bad_first`, `comments`, `switches`, `orphans`, `open` calls never closed,
 /// `durations` lines with a duration), `first_ns`/`last_ns` (abstime, -1 without),
-/// `names`, `functions` (calls, total, max, self columns by name id), `groups` (initcall id, name
-/// id, then the four columns: each initcall's own row, then its `per_group` worst functions;
-/// `group_rows_cut` counts the others), `initcalls` [(name id, start ns, duration ns, cpu, line)], `tree`
+/// `names`, `functions` (calls, total, max, self columns by name id), `blocks` (one per
+/// do_one_initcall call: (initcall name id or -1, several candidates?, start ns, duration ns, cpu,
+/// line, the initcall's start ns, duration ns, line); -1 for what the trace does not show),
+/// `group_keys`/`group_stats` (block, name id, then the four columns: each block's initcall row,
+/// then its `per_group` worst functions; `group_rows_cut` counts the others), `tree`
 /// (parent, name id, then the four columns; node 0 is the root, parent -1) and `other`
 /// [(line, text)] of the lines that are not graph lines (headers, events), at most max_other.
 #[pyfunction]
@@ -647,6 +699,7 @@ pub(crate) fn ftrace_graph<'py>(py: Python<'py>, path: &str, depth_cut: usize, n
         let mut r = BufReader::with_capacity(1 << 20, f);
         let mut s = Scan::new();
         s.one_initcall = s.id(b"do_one_initcall");
+        s.one_initcall_debug = s.id(b"do_one_initcall_debug");
         s.tree.push((NONE, NONE, Stat::default()));
         let mut buf = Vec::with_capacity(4096);
         loop {
@@ -673,7 +726,9 @@ pub(crate) fn ftrace_graph<'py>(py: Python<'py>, path: &str, depth_cut: usize, n
     // per initcall its own row and its `per_group` worst functions: what the tables show, and a
     // bounded answer (initcalls x functions they call can reach millions of rows)
     let mut groups = scan.groups;
-    groups.sort_unstable_by(|a, b| a.0.cmp(&b.0).then((b.1 == b.0).cmp(&(a.1 == a.0))).then(b.2.total.cmp(&a.2.total)));
+    let blocks = &scan.blocks;
+    let own = |g: &(u32, u32, Stat)| blocks[g.0 as usize].child == g.1;
+    groups.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(own(b).cmp(&own(a))).then(b.2.total.cmp(&a.2.total)));
     let mut kept: Vec<(u32, u32, Stat)> = Vec::new();
     let mut cut: u64 = 0;
     let mut run = (NONE, 0usize);
@@ -692,7 +747,10 @@ pub(crate) fn ftrace_graph<'py>(py: Python<'py>, path: &str, depth_cut: usize, n
     let gs: Vec<Stat> = kept.iter().map(|g| g.2).collect();
     stat_lists(py, &d, "group_stats", &gs)?;
     d.set_item("group_keys", (PyList::new(py, kept.iter().map(|g| g.0))?, PyList::new(py, kept.iter().map(|g| g.1))?))?;
-    d.set_item("initcalls", PyList::new(py, scan.initcalls.iter().map(|r| (r.0, r.1, r.2, r.3, r.4)))?)?;
+    d.set_item("blocks", PyList::new(py, scan.blocks.iter().map(|b| {
+        (if b.child == NONE { -1 } else { b.child as i64 }, b.multi, b.start, b.dur, b.cpu, b.line, b.child_start,
+         b.child_dur, b.child_line)
+    }))?)?;
     let tree = prune(&scan.tree, share.max(0.0));
     let ts: Vec<Stat> = tree.iter().map(|n| n.2).collect();
     stat_lists(py, &d, "tree_stats", &ts)?;

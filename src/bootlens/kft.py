@@ -68,22 +68,41 @@ def _worst(rows: list[FuncRow]) -> list[FuncRow]:
 
 
 def kft(g: Graph, top: int | None = None, top_initcall: int | None = None) -> Kft:
-    """The table; ``top`` rows overall and ``top_initcall`` per initcall (None: all)."""
+    """The table; ``top`` rows overall and ``top_initcall`` per initcall (None: all). Blocks of
+    one initcall (run twice, or a module loaded twice) are merged by name."""
     rows = [FuncRow(g.names[i], g.calls[i], g.total_ns[i], g.max_ns[i], g.self_ns[i])
             for i in range(len(g.names)) if g.calls[i]]
     overall = _worst(rows)
-    per: dict[int, list[FuncRow]] = {}
-    own: dict[int, FuncRow] = {}
-    for k, ic in enumerate(g.group_of):
+    per: dict[str, dict[str, list[int]]] = {}
+    own: dict[str, list[int]] = {}
+    for k, blk in enumerate(g.group_of):
         fn = g.group_fn[k]
-        row = FuncRow(g.names[fn], g.group_calls[k], g.group_total_ns[k], g.group_max_ns[k], g.group_self_ns[k])
-        if fn == ic:
-            own[ic] = row
-        else:
-            per.setdefault(ic, []).append(row)
-    tables = [InitcallTable(own[ic], tuple(_worst(per.get(ic, []))[:top_initcall])) for ic in own]
+        fig = [g.group_calls[k], g.group_total_ns[k], g.group_max_ns[k], g.group_self_ns[k]]
+        name = g.block_names[blk]
+        target = own if fn == g.block_own[blk] else per.setdefault(name, {})
+        key = name if fn == g.block_own[blk] else g.names[fn]
+        _add(target, key, fig)
+    for blk, name in enumerate(g.block_names):
+        if g.block_own[blk] < 0:  # no initcall of its own: do_one_initcall's time stands for it
+            ns = max(g.block_ns[blk], 0)
+            _add(own, name, [1, ns, ns, 0])
+    tables = [InitcallTable(FuncRow(n, *own[n]), tuple(_worst([FuncRow(f, *v) for f, v in per.get(n, {}).items()])
+                                                       [:top_initcall]))
+              for n in own]
     tables.sort(key=lambda t: (-t.own.total_ns, t.own.name))
     return Kft(tuple(overall[:top]), tuple(tables), len(rows), g.lines, g.timed)
+
+
+def _add(rows: dict[str, list[int]], key: str, fig: list[int]) -> None:
+    """Merge one row's figures (calls, total, max, self) into ``rows[key]``."""
+    r = rows.get(key)
+    if r is None:
+        rows[key] = list(fig)
+    else:
+        r[0] += fig[0]
+        r[1] += fig[1]
+        r[2] = max(r[2], fig[2])
+        r[3] += fig[3]
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,11 +126,18 @@ def _children(g: Graph) -> dict[int, list[int]]:
     return kids
 
 
-def icicle_roots(g: Graph) -> list[int]:
-    """Tree nodes of the initcalls (nodes directly under a ``do_one_initcall`` node), biggest first."""
-    out = [n for n in range(1, len(g.tree_parent))
-           if g.tree_parent[n] > 0 and g.names[g.tree_fn[g.tree_parent[n]]] == "do_one_initcall"]
-    return sorted(out, key=lambda n: -g.tree_total_ns[n])
+def icicle_roots(g: Graph) -> dict[str, int]:
+    """The tree node of each named initcall (a node directly under a ``do_one_initcall`` node
+    whose function an initcall block names), biggest first."""
+    named = {g.names[f] for f in g.block_own if f >= 0}
+    nodes = [n for n in range(1, len(g.tree_parent))
+             if g.tree_parent[n] > 0 and g.tree_fn[g.tree_parent[n]] >= 0
+             and g.names[g.tree_fn[g.tree_parent[n]]] == "do_one_initcall" and g.names[g.tree_fn[n]] in named]
+    nodes.sort(key=lambda n: -g.tree_total_ns[n])
+    out: dict[str, int] = {}
+    for n in nodes:
+        out.setdefault(g.names[g.tree_fn[n]], n)
+    return out
 
 
 def icicle(g: Graph, root: int = 0, max_depth: int = 12) -> list[Cell]:

@@ -64,8 +64,12 @@ PRINTK_CLOCKS = ("local", "global", "perf")
 class Graph:
     """A function_graph trace's aggregates, as columns (index = function id into ``names``).
 
-    ``groups``: per initcall (a call directly under ``do_one_initcall``), its function id and
-    the function ids, calls, total, max and self columns of every call under it. ``tree``: the
+    ``blocks``: one per ``do_one_initcall`` call, named after the initcall it ran (its one direct
+    child that is not one of do_one_initcall's own helpers); a notrace or inlined initcall leaves
+    its callees there instead and the block is named ``do_one_initcall #N``. The group columns:
+    per block (``group_of``) the function ids, calls, total, max and self times of the calls in
+    it, the initcall's own row and its worst functions (the native scan keeps
+    :data:`PER_INITCALL`). ``tree``: the
     bounded call tree (node 0 the root, ``parent`` -1), nodes under 0.05 % of the root's time and
     past depth 24 folded into their ancestors, so its size does not grow with the trace.
     """
@@ -75,7 +79,10 @@ class Graph:
     total_ns: tuple[int, ...]
     max_ns: tuple[int, ...]
     self_ns: tuple[int, ...]
-    group_of: tuple[int, ...]  # per row of the group columns: the initcall's function id
+    block_names: tuple[str, ...]
+    block_ns: tuple[int, ...]  # do_one_initcall's duration, -1 when it did not return in the trace
+    block_own: tuple[int, ...]  # the initcall's function id, -1 for a block without one
+    group_of: tuple[int, ...]  # per row of the group columns: the block
     group_fn: tuple[int, ...]
     group_calls: tuple[int, ...]
     group_total_ns: tuple[int, ...]
@@ -203,19 +210,29 @@ def _graph(d: dict[str, Any]) -> Graph:
     """The native scan's columns as a Graph."""
     f, (g_of, g_fn), gs = d["functions"], d["group_keys"], d["group_stats"]
     (t_parent, t_fn), ts = d["tree_keys"], d["tree_stats"]
-    return Graph(tuple(d["names"]), tuple(f[0]), tuple(f[1]), tuple(f[2]), tuple(f[3]),
-                 tuple(g_of), tuple(g_fn), tuple(gs[0]), tuple(gs[1]), tuple(gs[2]), tuple(gs[3]),
+    names = d["names"]
+    bnames, bns, bown = [], [], []
+    for k, (child, multi, _start, dur, _cpu, _line, _cs, _cd, _cl) in enumerate(d["blocks"]):
+        named = child >= 0 and not multi
+        bnames.append(names[child] if named else f"do_one_initcall #{k + 1}")
+        bns.append(dur)
+        bown.append(child if named else -1)
+    return Graph(tuple(names), tuple(f[0]), tuple(f[1]), tuple(f[2]), tuple(f[3]),
+                 tuple(bnames), tuple(bns), tuple(bown), tuple(g_of), tuple(g_fn), tuple(gs[0]), tuple(gs[1]), tuple(gs[2]), tuple(gs[3]),
                  tuple(t_parent), tuple(t_fn), tuple(ts[0]), tuple(ts[1]), tuple(ts[3]),
                  int(d["graph"]), bool(d["durations"]))
 
 
 def _graph_initcalls(d: dict[str, Any], g: Graph) -> tuple[Event, ...]:
-    """The calls directly under do_one_initcall as initcall events, when the trace has abstime
-    (funcgraph-abstime) to place them: the shape the initcall_debug parser makes."""
-    rows: list[tuple[int, int, int, int, int]] = d["initcalls"]
-    return tuple(Event(Kind.INITCALL, g.names[fn], Stamp(Clock.KERNEL, start), dur if dur >= 0 else None, line,
-                       None, InitcallDetail(None, None, None, dur >= 0))
-                 for fn, start, dur, _cpu, line in rows if start >= 0)
+    """The initcalls the graph names (one per do_one_initcall block) as initcall events, when the
+    trace has abstime (funcgraph-abstime) to place them: the shape the initcall_debug parser
+    makes, the initcall's own call timed (not do_one_initcall's helpers around it)."""
+    out = []
+    for k, (_c, _m, _s, _d, _cpu, _line, start, dur, line) in enumerate(d["blocks"]):
+        if g.block_own[k] >= 0 and start >= 0:
+            out.append(Event(Kind.INITCALL, g.block_names[k], Stamp(Clock.KERNEL, start), dur if dur >= 0 else None,
+                             line, None, InitcallDetail(None, None, None, dur >= 0)))
+    return tuple(out)
 
 
 def _graph_warnings(d: dict[str, Any]) -> list[str]:
@@ -227,6 +244,10 @@ def _graph_warnings(d: dict[str, Any]) -> list[str]:
                    "the trace started): named from their tail comment, children not attributed")
     if d["open"]:
         out.append(f"{d['open']} calls still open when the trace ended: not counted")
+    unnamed = sum(1 for b in d["blocks"] if b[0] < 0 or b[1])
+    if unnamed:
+        out.append(f"{unnamed} of {len(d['blocks'])} do_one_initcall calls show no initcall of their own (notrace or "
+                   "inlined: its callees sit under do_one_initcall): listed as 'do_one_initcall #N'")
     if not d["durations"]:
         out.append("a function_graph trace without durations (funcgraph-duration off): calls counted, no times")
     return out

@@ -41,8 +41,11 @@ def kft_tables(trace: Trace, width: int = 80, top: int = 10, initcalls: int = 3,
     for ic in k.initcalls[:initcalls]:
         parts.append(Text())
         own = ic.own
-        head = (f"Under initcall {own.name}: {short(own.total_ns) if k.timed else '—'} in {own.calls:,} "
-                f"call{'s' if own.calls != 1 else ''}, {short(own.self_ns) if k.timed else '—'} its own")
+        if own.name.startswith("do_one_initcall #"):  # an initcall the graph does not show by name
+            head = f"Under {own.name} (its initcall not traced): {short(own.total_ns) if k.timed else '—'}"
+        else:
+            head = (f"Under initcall {own.name}: {short(own.total_ns) if k.timed else '—'} in {own.calls:,} "
+                    f"call{'s' if own.calls != 1 else ''}, {short(own.self_ns) if k.timed else '—'} its own")
         parts.append(fit_table(head, _COLS, _rows(ic.rows, k.timed), width, flex=(0,)))
     if len(k.initcalls) > initcalls:
         parts.append(Text(f"({len(k.initcalls) - initcalls} more initcalls in the JSON and the report)"))
