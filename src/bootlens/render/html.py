@@ -407,7 +407,20 @@ def render_html(groups: Sequence[Group], top: int = 25) -> bytes:
     if groups:
         title += " · " + ", ".join(g.name for g in groups[:3])
     body = _asset("report.html").replace("<!--legend-->", _legend_html())
+    body = body.replace("<!--kft-->", _kft_html(groups))
     return _page(title, body, report_data(groups, top), "report.js")
+
+
+def _kft_html(groups: Sequence[Group]) -> str:
+    """The icicles of the function_graph traces given with the boots (render/kft.py), or ""."""
+    boots = [(f"{g.name} · boot {i + 1}" if len(g.analysis.boots) > 1 else g.name, b.supplement.ftrace)
+             for g in groups for i, b in enumerate(g.analysis.boots)
+             if b.supplement is not None and b.supplement.ftrace is not None and b.supplement.ftrace.graph is not None]
+    if not boots:
+        return ""
+    from .kft import icicles_html
+
+    return icicles_html(boots)
 
 
 def render_compare_html(c: Comparison) -> bytes:

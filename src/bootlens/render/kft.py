@@ -10,10 +10,11 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Group as Stack
 from rich.text import Text
 
-from ..kft import FuncRow, Kft, kft
+from ..kft import Cell, FuncRow, Kft, icicle, icicle_roots, kft
 from ..parsers.ftrace import Trace
 from .terminal import fit_table
 from .units import short
+from .visible import visible
 
 if TYPE_CHECKING:
     from ..supplements import Supplement
@@ -81,3 +82,76 @@ def ftrace_json(sup: Supplement | None, top: int = 500, per_initcall: int = 25) 
             "initcalls": [{**_row_dict(t.own, k.timed), "functions": [_row_dict(r, k.timed) for r in t.rows]}
                           for t in k.initcalls]}
     return out
+
+
+# ------------------------------------------------------------------------------ the icicle in HTML
+
+ICICLE_WIDTH = 1200
+ROW = 18
+
+
+def _hue(name: str) -> str:
+    """A warm flame colour that stays the same for a name across icicles."""
+    h = 0
+    for c in name.encode():
+        h = (h * 31 + c) & 0xFFFF
+    return f"hsl({10 + h % 40},{60 + h % 25}%,{58 + (h >> 6) % 14}%)"
+
+
+def icicle_svg(cells: Sequence[Cell], title: str) -> str:
+    """One icicle as inline SVG: the root on top, each call under its caller, widths by total
+    time; hovering a box shows its name, total, self time and calls (an SVG <title>)."""
+    from html import escape
+
+    if not cells:
+        return ""
+    root = cells[0].width_ns or 1
+    depth = max(c.depth for c in cells) + 1
+    h = depth * ROW
+    out = [f'<svg class="icicle" viewBox="0 0 {ICICLE_WIDTH} {h}" width="100%" height="{h}" role="img" '
+           f'aria-label="{escape(title)}" preserveAspectRatio="none" font-size="11" font-family="sans-serif">']
+    for c in cells:
+        x = c.x_ns / root * ICICLE_WIDTH
+        w = c.width_ns / root * ICICLE_WIDTH
+        if w < 0.5:
+            continue  # under half a pixel: its time is in its parent's box
+        y = c.depth * ROW
+        tip = (f"{visible(c.name)} · total {short(c.total_ns)} · self {short(c.self_ns)} · "
+               f"{c.calls:,} call{'s' if c.calls != 1 else ''}")
+        label = visible(c.name)
+        fit = int((w - 6) / 6.2)
+        text = "" if fit < 3 else escape(label if len(label) <= fit else label[: fit - 1] + "…")
+        out.append(f'<g><title>{escape(tip)}</title><rect x="{x:.1f}" y="{y}" width="{max(w - 0.5, 0.5):.1f}" '
+                   f'height="{ROW - 1}" fill="{_hue(c.name)}"/>'
+                   + (f'<text x="{x + 3:.1f}" y="{y + 13}">{text}</text>' if text else "") + "</g>")
+    out.append("</svg>")
+    return "".join(out)
+
+
+def icicles_html(boots: Sequence[tuple[str, Trace]], initcalls: int = 12) -> str:
+    """The report's "Kernel functions" section: per boot with a function_graph trace, the whole
+    trace's icicle and one under each of its longest initcalls (click to open), worst first."""
+    from html import escape
+
+    parts: list[str] = []
+    for label, tr in boots:
+        g = tr.graph
+        if g is None:
+            continue
+        k = kft(g, 1)
+        roots = icicle_roots(g)
+        parts.append(f'<h3>{escape(label)} <span class="hint">{k.functions:,} functions, {k.graph_lines:,} '
+                     f'function_graph lines ({escape(visible(tr.source))}); hover a box for its figures</span></h3>')
+        parts.append('<details open><summary>the whole trace</summary>'
+                     + icicle_svg(icicle(g), "icicle of the whole trace") + "</details>")
+        for t in k.initcalls[:initcalls]:
+            node = roots.get(t.own.name)
+            if node is None:
+                continue
+            parts.append(f'<details class="ic"><summary>initcall {escape(visible(t.own.name))} · '
+                         f'{short(t.own.total_ns)}</summary>'
+                         + icicle_svg(icicle(g, node), f"icicle of {t.own.name}") + "</details>")
+    if not parts:
+        return ""
+    return ('<section id="kft-wrap"><h2>Kernel functions <span class="hint">(function_graph: each box a '
+            'function, as wide as its time, under its caller)</span></h2>' + "".join(parts) + "</section>")
