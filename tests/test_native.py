@@ -190,3 +190,27 @@ def test_text_column_is_a_sequence_of_the_messages() -> None:
         assert L.grep(col, ["rewr", "st"]) == [[2], [0, 1, 4]] and L.starting(col, ["r", "n"]) == [[2], [1]]
     with pytest.raises(ValueError):
         native.frame(b"caf\xe9\n", "plain")
+
+
+def test_time_column_is_a_sequence_of_optional_times() -> None:
+    """frame()'s kernel and host columns hold i64 (8 bytes a line) and answer as a list of
+    int | None does, plus the whole-column questions settle and the parsers ask."""
+    cols = native.frame("[    1.000000] a\nb\n[    0.500000] c\n[9999999999.000000] d\n", "plain")
+    k, h = cols[1], cols[2]
+    assert type(k).__name__ == "TimeColumn" and len(k) == 4
+    assert k == [1_000_000_000, None, 500_000_000, 2**63 - 1]  # over i64: kept as out of range
+    assert list(h) == [None] * 4 and h.count(None) == 4 and k.count(None) == 1
+    assert k[-2] == 500_000_000 and k[1:3] == [None, 500_000_000] and k[::2] == [1_000_000_000, 500_000_000]
+    assert k.index(None) == 1 and k.nones() == [1] and h.nones() == [0, 1, 2, 3]
+    with pytest.raises(ValueError):
+        k.index(None, 2)
+    assert k.drop_outside(2**60) == 1 and k[3] is None
+    k[1] = 7
+    k[0] = None
+    k[2] = 10**30  # too large for i64: out of range, as numbers.TIME_NS_MAX says
+    assert k.tolist() == [None, 7, 2**63 - 1, None]
+    with pytest.raises(TypeError):
+        k[0] = "1.0"
+    with pytest.raises(IndexError):
+        k[4]
+    assert L.gaps(k, 1) == L.gaps_py(k.tolist(), 1) and L.steps_back(k) == L.steps_back_py(k.tolist())

@@ -16,15 +16,15 @@ pub(crate) fn grep(texts: &Bound<'_, PyAny>, needles: Vec<String>) -> PyResult<V
     grep_in(&slices(&keep, &spans)?, &needles)
 }
 
-/// Read an optional int column: None stays None.
-fn column(col: &Bound<'_, PyList>) -> PyResult<Vec<Option<i64>>> {
-    col.iter().map(|v| if v.is_none() { Ok(None) } else { v.extract::<i64>().map(Some) }).collect()
+/// Read an optional int column (a TimeColumn or a list): None stays None.
+fn column(col: &Bound<'_, PyAny>) -> PyResult<Vec<Option<i64>>> {
+    Ok(times_of(col)?.into_iter().map(|x| if x == NONE { None } else { Some(x) }).collect())
 }
 
 /// steps_back(values) -> [(i, j)] for every i whose value is below that of j, the last
 /// non-None value before it.
 #[pyfunction]
-pub(crate) fn steps_back(values: &Bound<'_, PyList>) -> PyResult<Vec<(usize, usize)>> {
+pub(crate) fn steps_back(values: &Bound<'_, PyAny>) -> PyResult<Vec<(usize, usize)>> {
     let mut out = Vec::new();
     let mut last: Option<(usize, i64)> = None;
     for (i, v) in column(values)?.into_iter().enumerate() {
@@ -43,7 +43,7 @@ pub(crate) fn steps_back(values: &Bound<'_, PyList>) -> PyResult<Vec<(usize, usi
 /// gaps(values, n) -> the n largest (gap, i_before, i_after) between consecutive non-None
 /// values, largest first; ties broken by the earlier position.
 #[pyfunction]
-pub(crate) fn gaps(values: &Bound<'_, PyList>, n: usize) -> PyResult<Vec<(i64, usize, usize)>> {
+pub(crate) fn gaps(values: &Bound<'_, PyAny>, n: usize) -> PyResult<Vec<(i64, usize, usize)>> {
     let mut all: Vec<(i64, usize, usize)> = Vec::new();
     let mut prev: Option<(usize, i64)> = None;
     for (i, v) in column(values)?.into_iter().enumerate() {
@@ -298,5 +298,198 @@ impl TextIter {
         let s = col.item(py, buf_of(col.src.bind(py))?, self.next);
         self.next += 1;
         Ok(Some(s))
+    }
+}
+
+/// A TimeColumn slot without a time.
+const NONE: i64 = i64::MIN;
+/// A time too large for i64 (ten digits of seconds in a stamp reach 1e19 ns) is kept as this,
+/// which is out of range for bootlens (numbers.TIME_NS_MAX = 2**60) and dropped by settle.
+const HUGE: i64 = i64::MAX;
+
+/// A column of optional times in ns (printk or host time of every line): 8 bytes a line where
+/// a list of int costs 40 (a pointer and a 32-byte int object). To Python a mutable sequence of
+/// `int | None`: len, [i], [a:b] (a copy), [i] = v, iteration, count, index, == with a list;
+/// plus the whole-column questions the pipeline asks (nones, timed, drop_outside).
+#[pyclass(module = "bootlens._scan", sequence)]
+pub(crate) struct TimeColumn {
+    pub(crate) v: Vec<i64>,
+}
+
+impl TimeColumn {
+    pub(crate) fn from_u64(v: Vec<Option<u64>>) -> Self {
+        TimeColumn { v: v.into_iter().map(|x| x.map_or(NONE, |t| i64::try_from(t).unwrap_or(HUGE))).collect() }
+    }
+
+    fn index_of(&self, i: isize) -> PyResult<usize> {
+        let n = self.v.len() as isize;
+        let j = if i < 0 { i + n } else { i };
+        if j < 0 || j >= n {
+            return Err(pyo3::exceptions::PyIndexError::new_err("line index out of range"));
+        }
+        Ok(j as usize)
+    }
+
+    fn obj(py: Python<'_>, x: i64) -> PyResult<PyObject> {
+        if x == NONE {
+            Ok(py.None())
+        } else {
+            Ok(x.into_pyobject(py)?.into_any().unbind())
+        }
+    }
+
+    /// A Python value as a slot: None, an int (too large: HUGE), or None for NONE's bit pattern.
+    fn slot(v: &Bound<'_, PyAny>) -> PyResult<Option<i64>> {
+        if v.is_none() {
+            return Ok(Some(NONE));
+        }
+        match v.extract::<i64>() {
+            Ok(x) if x != NONE => Ok(Some(x)),
+            Ok(_) => Ok(Some(NONE + 1)),
+            Err(_) => match v.extract::<num_big_guard::Big>() {
+                Ok(b) => Ok(Some(if b.neg { NONE + 1 } else { HUGE })),
+                Err(_) => Ok(None),
+            },
+        }
+    }
+
+    fn list<'py>(&self, py: Python<'py>, part: &[i64]) -> PyResult<Bound<'py, PyList>> {
+        let items: Vec<PyObject> = part.iter().map(|&x| Self::obj(py, x)).collect::<PyResult<_>>()?;
+        PyList::new(py, items)
+    }
+}
+
+mod num_big_guard {
+    use pyo3::prelude::*;
+
+    /// An int that does not fit i64: only its sign matters (it is out of range either way).
+    pub(crate) struct Big {
+        pub(crate) neg: bool,
+    }
+
+    impl<'py> FromPyObject<'py> for Big {
+        fn extract_bound(ob: &Bound<'py, PyAny>) -> PyResult<Self> {
+            let zero = 0i64.into_pyobject(ob.py())?;
+            if !ob.is_instance_of::<pyo3::types::PyInt>() {
+                return Err(pyo3::exceptions::PyTypeError::new_err("expected int or None"));
+            }
+            Ok(Big { neg: ob.lt(zero)? })
+        }
+    }
+}
+
+/// The values of a time column (a TimeColumn or a list of int | None): NONE for None.
+pub(crate) fn times_of(col: &Bound<'_, PyAny>) -> PyResult<Vec<i64>> {
+    if let Ok(c) = col.downcast::<TimeColumn>() {
+        return Ok(c.borrow().v.clone());
+    }
+    col.downcast::<PyList>()?
+        .iter()
+        .map(|x| TimeColumn::slot(&x)?.ok_or_else(|| pyo3::exceptions::PyTypeError::new_err("expected int or None")))
+        .collect()
+}
+
+#[pymethods]
+impl TimeColumn {
+    fn __len__(&self) -> usize {
+        self.v.len()
+    }
+
+    fn __getitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<PyObject> {
+        if let Ok(i) = key.extract::<isize>() {
+            return Self::obj(py, self.v[self.index_of(i)?]);
+        }
+        let sl = key.downcast::<PySlice>()?;
+        let ix = sl.indices(self.v.len() as isize)?;
+        if ix.step == 1 {
+            let a = ix.start as usize;
+            let part = TimeColumn { v: self.v[a..a + ix.slicelength].to_vec() };
+            return Ok(Bound::new(py, part)?.into_any().unbind());
+        }
+        let mut items = Vec::with_capacity(ix.slicelength);
+        let mut i = ix.start;
+        for _ in 0..ix.slicelength {
+            items.push(self.v[i as usize]);
+            i += ix.step;
+        }
+        Ok(self.list(py, &items)?.into_any().unbind())
+    }
+
+    fn __setitem__(&mut self, i: isize, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        let j = self.index_of(i)?;
+        match Self::slot(value)? {
+            Some(x) => {
+                self.v[j] = x;
+                Ok(())
+            }
+            None => Err(pyo3::exceptions::PyTypeError::new_err("a time column holds int or None")),
+        }
+    }
+
+    /// Iteration goes through a list built at C speed (a Python-level __next__ per line would
+    /// cost more than the list): transient, for the few passes that walk a whole column.
+    fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.list(py, &self.v)?.try_iter().map(|it| it.into_any())
+    }
+
+    fn __richcmp__(&self, py: Python<'_>, other: &Bound<'_, PyAny>, op: pyo3::basic::CompareOp) -> PyResult<PyObject> {
+        use pyo3::basic::CompareOp;
+        if !matches!(op, CompareOp::Eq | CompareOp::Ne) {
+            return Ok(py.NotImplemented());
+        }
+        let theirs = match times_of(other) {
+            Ok(v) => v,
+            Err(_) => return Ok(py.NotImplemented()),
+        };
+        let same = theirs == self.v;
+        Ok((same == matches!(op, CompareOp::Eq)).into_pyobject(py)?.to_owned().into_any().unbind())
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<TimeColumn of {} lines>", self.v.len())
+    }
+
+    /// count(value): how many slots hold it (None: how many lines have no time).
+    fn count(&self, value: &Bound<'_, PyAny>) -> PyResult<usize> {
+        Ok(match Self::slot(value)? {
+            Some(x) => self.v.iter().filter(|&&y| y == x).count(),
+            None => 0,
+        })
+    }
+
+    /// index(value, start=0, stop=len): the first slot holding it, as list.index.
+    #[pyo3(signature = (value, start=0, stop=None))]
+    fn index(&self, value: &Bound<'_, PyAny>, start: usize, stop: Option<usize>) -> PyResult<usize> {
+        let stop = stop.unwrap_or(self.v.len()).min(self.v.len());
+        if let Some(x) = Self::slot(value)? {
+            if start < stop {
+                if let Some(p) = self.v[start..stop].iter().position(|&y| y == x) {
+                    return Ok(start + p);
+                }
+            }
+        }
+        Err(pyo3::exceptions::PyValueError::new_err("value is not in the column"))
+    }
+
+    /// Indices of the lines without a time.
+    fn nones(&self) -> Vec<usize> {
+        self.v.iter().enumerate().filter(|(_, &x)| x == NONE).map(|(i, _)| i).collect()
+    }
+
+    /// Set the times outside -limit..=limit to None; returns how many.
+    fn drop_outside(&mut self, limit: i64) -> usize {
+        let mut n = 0;
+        for x in self.v.iter_mut() {
+            if *x != NONE && (*x > limit || *x < -limit) {
+                *x = NONE;
+                n += 1;
+            }
+        }
+        n
+    }
+
+    /// A list of int | None (a copy).
+    fn tolist<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        self.list(py, &self.v)
     }
 }

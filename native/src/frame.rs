@@ -5,7 +5,7 @@ use memchr::memmem::Finder;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
 
-use crate::columns::{buf_of, TextColumn};
+use crate::columns::{buf_of, TextColumn, TimeColumn};
 use crate::{digits, num};
 
 /// `\[ *` at p: the end, or None.
@@ -178,7 +178,8 @@ fn frame_line(b: &[u8], framing: u8) -> (usize, Option<u64>, Option<u64>) {
 }
 
 /// frame(text, framing, needles, prefixes) -> [texts, kernel_ns, host_ns, max_len, hits, starts] or
-/// None for an unsupported framing; texts is a TextColumn over `text` (held, not copied), hits[n]
+/// None for an unsupported framing; texts is a TextColumn over `text` (held, not copied), the
+/// times are TimeColumns (a time over i64 is kept as i64::MAX, out of range for settle), hits[n]
 /// lists the lines whose text contains needles[n] (as grep()), starts[n] those whose text
 /// starts with prefixes[n].
 ///
@@ -253,8 +254,8 @@ pub(crate) fn frame<'py>(
     }
     let out = PyList::empty(py);
     out.append(Bound::new(py, TextColumn::new(text.clone().unbind(), msg_starts, msg_ends))?)?;
-    out.append(PyList::new(py, kernel)?)?;
-    out.append(PyList::new(py, host)?)?;
+    out.append(Bound::new(py, TimeColumn::from_u64(kernel))?)?;
+    out.append(Bound::new(py, TimeColumn::from_u64(host))?)?;
     out.append(max_len)?;
     for table in [hits, starts] {
         let h = PyList::empty(py);

@@ -11,7 +11,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString, PyTuple, PyType};
 use regex::bytes::Regex;
 
-use crate::columns::{gather, slices};
+use crate::columns::{gather, slices, times_of};
 use crate::{bounded, digits, to_ns, INT_MAX, INT_MIN, PID_MAX};
 
 // The initcall_debug patterns of parsers/initcall.py, with ASCII classes (`(?-u)`) as there.
@@ -414,8 +414,8 @@ pub(crate) fn initcall_events<'py>(
     py: Python<'py>,
     texts: &Bound<'py, PyAny>,
     candidates: Vec<usize>,
-    kernel: &Bound<'py, PyList>,
-    host: &Bound<'py, PyList>,
+    kernel: &Bound<'py, PyAny>,
+    host: &Bound<'py, PyAny>,
     first: i64,
     types: &Bound<'py, PyTuple>,
 ) -> PyResult<(Bound<'py, PyList>, usize, usize, i64, usize)> {
@@ -433,17 +433,17 @@ pub(crate) fn initcall_events<'py>(
     let f = false.into_pyobject(py)?.to_owned().into_any().unbind();
     let zero = 0i64.into_pyobject(py)?.into_any().unbind();
     let tru = true.into_pyobject(py)?.to_owned().into_any().unbind();
+    let kernel = times_of(kernel)?;
+    let host = times_of(host)?;
     // Stamp(clock, ns - minus) for line i: printk time, else host time, else None
     let at = |i: i64, minus: i64| -> PyResult<PyObject> {
-        let k = kernel.get_item(i as usize)?;
-        let (clock, v) = if !k.is_none() {
-            (&c_kernel, k.extract::<i64>()?)
+        let (k, h) = (kernel[i as usize], host[i as usize]);
+        let (clock, v) = if k != i64::MIN {
+            (&c_kernel, k)
+        } else if h != i64::MIN {
+            (&c_host, h)
         } else {
-            let h = host.get_item(i as usize)?;
-            if h.is_none() {
-                return Ok(none());
-            }
-            (&c_host, h.extract::<i64>()?)
+            return Ok(none());
         };
         named_tuple(py, &stamp_t, vec![clock.clone_ref(py), (v - minus).into_pyobject(py)?.into_any().unbind(),
                                        f.clone_ref(py), zero.clone_ref(py)])

@@ -61,6 +61,7 @@ fn _scan(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(columns::grep, m)?)?;
     m.add_function(wrap_pyfunction!(columns::starting, m)?)?;
     m.add_class::<columns::TextColumn>()?;
+    m.add_class::<columns::TimeColumn>()?;
     m.add_function(wrap_pyfunction!(columns::has_control, m)?)?;
     m.add_function(wrap_pyfunction!(columns::steps_back, m)?)?;
     m.add_function(wrap_pyfunction!(columns::gaps, m)?)?;

@@ -12,6 +12,8 @@ another clock, and one line printed out of order by another CPU is no reset.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from .errors import InputError
 from .lines import Lines, steps_back
 from .model import NS_PER_MS, Boot, Event, Fact, InputStats, Kind
@@ -83,7 +85,7 @@ def split_boots(lines: Lines) -> list[tuple[Lines, str, int]]:
     return out
 
 
-def _resumes(kern: list[int | None], i: int, prev: int, look: int = 3) -> bool:
+def _resumes(kern: Sequence[int | None], i: int, prev: int, look: int = 3) -> bool:
     """True when the printk clock is back at ``prev`` or later within the next few stamped lines
     after i: line i was printed out of order (another CPU's message), not after a reset."""
     seen = 0
@@ -99,7 +101,7 @@ def _resumes(kern: list[int | None], i: int, prev: int, look: int = 3) -> bool:
     return False
 
 
-def _kernel_since(kern: list[int | None], start: int, end: int) -> bool:
+def _kernel_since(kern: Sequence[int | None], start: int, end: int) -> bool:
     """True if a line in [start, end) carries a printk timestamp."""
     return any(kern[j] is not None for j in range(end - 1, start - 1, -1))
 

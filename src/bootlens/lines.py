@@ -56,6 +56,8 @@ JOURNAL_FRAMINGS = frozenset(("journalctl", "journalctl-short", "journal-json", 
 # The message texts: a list of str, or (framed natively) a _scan.TextColumn, which holds the
 # cleaned input once with each message's span and makes a str only for the lines asked for.
 Texts = MutableSequence[str]
+# The times (ns or None): a list, or (framed natively) a _scan.TimeColumn of i64, 8 bytes a line.
+Times = MutableSequence[int | None]
 
 
 class Lines:
@@ -69,7 +71,7 @@ class Lines:
 
     __slots__ = ("text", "kernel", "host", "first", "max_len", "glued", "fields", "journal", "_hits", "_starts")
 
-    def __init__(self, text: Texts, kernel: list[int | None], host: list[int | None], first: int = 1) -> None:
+    def __init__(self, text: Texts, kernel: Times, host: Times, first: int = 1) -> None:
         self.text = text
         self.kernel = kernel
         self.host = host
@@ -157,6 +159,14 @@ class Lines:
     def index_of(self, no: int) -> int:
         """Index of input line number ``no`` (which must be in range)."""
         return no - self.first
+
+    def untimed(self) -> list[int]:
+        """Ascending indices of the lines without a printk time."""
+        nones = getattr(self.kernel, "nones", None)  # a TimeColumn answers natively
+        if nones is not None:
+            result: list[int] = nones()
+            return result
+        return [i for i, k in enumerate(self.kernel) if k is None]
 
     def has_kernel_time(self, limit: int | None = None) -> bool:
         """True if any line (of the first ``limit``) carries a printk timestamp."""
@@ -402,6 +412,7 @@ def _load_native() -> ModuleType | None:
 _native = _load_native()
 if _native is not None:
     MutableSequence.register(_native.TextColumn)
+    MutableSequence.register(_native.TimeColumn)
 
 
 def native_available() -> bool:
@@ -574,7 +585,7 @@ def grep_py(texts: Sequence[str], needles: Sequence[str]) -> list[list[int]]:
     return [[i for i, t in enumerate(texts) if needle in t] for needle in needles]
 
 
-def steps_back(values: list[int | None]) -> list[tuple[int, int]]:
+def steps_back(values: Sequence[int | None]) -> list[tuple[int, int]]:
     """(i, j) for every value below that of j, the last non-None value before it."""
     if _native is not None:
         result: list[tuple[int, int]] = _native.steps_back(values)
@@ -582,7 +593,7 @@ def steps_back(values: list[int | None]) -> list[tuple[int, int]]:
     return steps_back_py(values)
 
 
-def steps_back_py(values: list[int | None]) -> list[tuple[int, int]]:
+def steps_back_py(values: Sequence[int | None]) -> list[tuple[int, int]]:
     """Reference implementation of :func:`steps_back`."""
     out = []
     last: int | None = None
@@ -595,7 +606,7 @@ def steps_back_py(values: list[int | None]) -> list[tuple[int, int]]:
     return out
 
 
-def gaps(values: list[int | None], n: int) -> list[tuple[int, int, int]]:
+def gaps(values: Sequence[int | None], n: int) -> list[tuple[int, int, int]]:
     """The n largest (gap, i_before, i_after) between consecutive non-None values, largest
     first, ties to the earlier position."""
     if _native is not None:
@@ -604,7 +615,7 @@ def gaps(values: list[int | None], n: int) -> list[tuple[int, int, int]]:
     return gaps_py(values, n)
 
 
-def gaps_py(values: list[int | None], n: int) -> list[tuple[int, int, int]]:
+def gaps_py(values: Sequence[int | None], n: int) -> list[tuple[int, int, int]]:
     """Reference implementation of :func:`gaps`."""
     idx = [i for i, v in enumerate(values) if v is not None]
     pairs = ((values[b] - values[a], a, b) for a, b in zip(idx, idx[1:]))  # type: ignore[operator]

@@ -21,7 +21,7 @@ prefix's first characters), so the plain path pays nothing per line.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, MutableSequence, Sequence
 
 from .lines import Lines
 from .numbers import NS_PER_US, TIME_NS_MAX, in_range, to_int
@@ -89,12 +89,16 @@ def settle(lines: Lines, notes: list[str] | None = None) -> None:
         lines.retext(changes)
 
 
-def _out_of_range(col: list[int | None]) -> int:
+def _out_of_range(col: MutableSequence[int | None]) -> int:
     """Set the times outside -TIME_NS_MAX..TIME_NS_MAX to None (wall-clock framings give times
     relative to the first line, which may be negative); returns how many. filter(), max() and
     min() run in C, so an input without such a time pays passes at memory speed."""
     if not col:
         return 0
+    drop = getattr(col, "drop_outside", None)  # a native TimeColumn does it in one pass
+    if drop is not None:
+        dropped: int = drop(TIME_NS_MAX)
+        return dropped
     timed = list(filter(None, col))  # zeros left out too: in range
     if not timed or (max(timed) <= TIME_NS_MAX and min(timed) >= -TIME_NS_MAX):
         return 0
@@ -106,9 +110,13 @@ def _out_of_range(col: list[int | None]) -> int:
     return n
 
 
-def _nones(col: list[int | None]) -> list[int]:
+def _nones(col: Sequence[int | None]) -> list[int]:
     """Indices of the None values: list.index runs in C, so a column with few is read at
     memory speed (a list comprehension would cost a Python step per line)."""
+    nones = getattr(col, "nones", None)  # a native TimeColumn answers in one pass
+    if nones is not None:
+        found: list[int] = nones()
+        return found
     out: list[int] = []
     i = -1
     try:

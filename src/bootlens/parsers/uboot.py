@@ -107,7 +107,7 @@ def _until_next(lines: Lines, i: int) -> int | None:
 
 def _untimed_by_kernel(lines: Lines) -> list[int]:
     """Indices of the lines without a printk timestamp: where bootloader output can be."""
-    return [i for i, k in enumerate(lines.kernel) if k is None]
+    return lines.untimed()
 
 
 @REGISTRY.register
