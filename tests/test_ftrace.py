@@ -192,3 +192,59 @@ def test_icicle_bounded() -> None:
     sched = cells[2]
     assert sched.x_ns == 0 and sched.self_ns == 1_000_149_000 - 1_000_131_000  # xen_evtchn_do_upcall folded
     assert icicle_roots(g) == {}  # no do_one_initcall in this trace
+
+
+@needs_native
+def test_reference_target_blocks() -> None:
+    """The first 6 do_one_initcall calls of a real boot trace of qemu-arm64 (pm-graph's options):
+    three inlined initcalls show only their callees (mutex_lock/unlock, register_module_notifier),
+    three are named; do_one_initcall's helpers and the interrupt entry are not initcalls."""
+    tr = read_trace(str(GOLD / "qemu-arm64-pm-head.txt"))
+    g = tr.graph
+    assert g is not None and g.lines == 210
+    assert g.block_names == ("do_one_initcall #1", "do_one_initcall #2", "do_one_initcall #3", "cpu_pm_init",
+                             "cgroup_bpf_wq_init", "memory_failure_init")
+    # an initcall's work: its direct calls less do_one_initcall's helpers (by hand: 30.128 + 7.040 us;
+    # 25.136 + 4.224; 22.832 + 4.608 + 150.800), or the named initcall's own duration
+    assert g.block_ns == (37_168, 29_360, 178_240, 145_456, 1_044_192, 112_272)
+    ic = [(e.name, e.start.ns if e.start else None, e.duration_ns, e.line_no) for e in tr.events]
+    assert ic == [("cpu_pm_init", 993_726_000, 145_456, 122), ("cgroup_bpf_wq_init", 994_187_000, 1_044_192, 151),
+                  ("memory_failure_init", 995_956_000, 112_272, 201)]
+    k = kft(g)
+    assert k.initcalls[0].own.name == "cgroup_bpf_wq_init"  # worst first: 1.044 ms
+    first = next(t for t in k.initcalls if t.own.name == "do_one_initcall #1")
+    assert {r.name for r in first.rows} >= {"mutex_lock"}
+    assert not {r.name for r in first.rows} & {"irq_enter_rcu", "do_interrupt_handler", "irq_exit_rcu",
+                                                 "trace_initcall_start_cb", "initcall_blacklisted"}
+    assert any(w.startswith("3 of 6 do_one_initcall calls show no initcall") for w in tr.warnings)
+
+
+@needs_native
+def test_report_icicle_in_browser(tmp_path: Path) -> None:
+    """The report's icicles in headless Chromium: drawn, hover titles with the figures, no
+    horizontal scroll at 1,280 px."""
+    from test_report import CHROMIUM, HAVE_BROWSER
+
+    if not HAVE_BROWSER:
+        if os.environ.get("CI"):
+            raise RuntimeError("CI: chromium and playwright are required")
+        pytest.skip("needs chromium and playwright")
+    from playwright.sync_api import sync_playwright
+
+    out = tmp_path / "r.html"
+    r = _cli("report", "-o", str(out), str(CONSOLE), str(GOLD / "qemu-arm64-pm-head.txt"))
+    assert r.returncode == 0, r.stderr
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        pg = b.new_page(viewport={"width": 1280, "height": 900})
+        errors: list[str] = []
+        pg.on("pageerror", lambda e: errors.append(str(e)))
+        pg.goto(out.as_uri())
+        titles = pg.eval_on_selector_all("#kft-wrap svg.icicle title", "ts => ts.map(t => t.textContent)")
+        summaries = pg.eval_on_selector_all("#kft-wrap summary", "ss => ss.map(s => s.textContent)")
+        width = pg.evaluate("document.documentElement.scrollWidth")
+        box = pg.eval_on_selector("#kft-wrap svg.icicle rect", "r => r.getBoundingClientRect().width")
+        b.close()
+    assert not errors and width <= 1280 and box > 1000  # the root spans the section
+    assert summaries[:2] == ["the whole trace", "initcall cgroup_bpf_wq_init · 1.0 ms"]
+    assert "cpu_pm_init · total 145 µs · self 42 µs · 1 call" in titles  # 145.456 - 103.424 us

@@ -114,6 +114,7 @@ struct Block {
     child_start: i64,
     child_dur: i64,
     child_line: u64,
+    work: i64, // the direct children's time that is not do_one_initcall's own helpers'
 }
 
 /// What do_one_initcall calls besides the initcall (init/main.c: the blacklist check, the
@@ -469,7 +470,7 @@ impl Scan {
         let mut f = Frame { func, child_ns: 0, node, group: pgroup, aside: paside, direct: false };
         if func == self.one_initcall {
             self.blocks.push(Block { child: NONE, multi: false, start: ts.unwrap_or(-1), dur: -1, cpu: cpu as i64,
-                                     line: self.lines, child_start: -1, child_dur: -1, child_line: 0 });
+                                     line: self.lines, child_start: -1, child_dur: -1, child_line: 0, work: 0 });
             f.group = (self.blocks.len() - 1) as u32;
             f.aside = false;
             return f;
@@ -628,6 +629,9 @@ impl Scan {
                 if f.direct && b.child == func && b.child_dur < 0 {
                     b.child_dur = dur.unwrap_or(-1);
                 }
+                if f.direct {
+                    b.work += dur.unwrap_or(0);
+                }
             }
         }
         if node != NONE {
@@ -684,7 +688,8 @@ fn stat_lists<'py>(py: Python<'py>, d: &Bound<'py, PyDict>, key: &str, it: &[Sta
 /// `durations` lines with a duration), `first_ns`/`last_ns` (abstime, -1 without),
 /// `names`, `functions` (calls, total, max, self columns by name id), `blocks` (one per
 /// do_one_initcall call: (initcall name id or -1, several candidates?, start ns, duration ns, cpu,
-/// line, the initcall's start ns, duration ns, line); -1 for what the trace does not show),
+/// line, the initcall's start ns, duration ns, line, the time of its calls that are not
+/// do_one_initcall's helpers); -1 for what the trace does not show),
 /// `group_keys`/`group_stats` (block, name id, then the four columns: each block's initcall row,
 /// then its `per_group` worst functions; `group_rows_cut` counts the others), `tree`
 /// (parent, name id, then the four columns; node 0 is the root, parent -1) and `other`
@@ -749,7 +754,7 @@ pub(crate) fn ftrace_graph<'py>(py: Python<'py>, path: &str, depth_cut: usize, n
     d.set_item("group_keys", (PyList::new(py, kept.iter().map(|g| g.0))?, PyList::new(py, kept.iter().map(|g| g.1))?))?;
     d.set_item("blocks", PyList::new(py, scan.blocks.iter().map(|b| {
         (if b.child == NONE { -1 } else { b.child as i64 }, b.multi, b.start, b.dur, b.cpu, b.line, b.child_start,
-         b.child_dur, b.child_line)
+         b.child_dur, b.child_line, b.work)
     }))?)?;
     let tree = prune(&scan.tree, share.max(0.0));
     let ts: Vec<Stat> = tree.iter().map(|n| n.2).collect();

@@ -83,7 +83,7 @@ def kft(g: Graph, top: int | None = None, top_initcall: int | None = None) -> Kf
         key = name if fn == g.block_own[blk] else g.names[fn]
         _add(target, key, fig)
     for blk, name in enumerate(g.block_names):
-        if g.block_own[blk] < 0:  # no initcall of its own: do_one_initcall's time stands for it
+        if g.block_own[blk] < 0:  # no initcall of its own: its callees' time stands for it
             ns = max(g.block_ns[blk], 0)
             _add(own, name, [1, ns, ns, 0])
     tables = [InitcallTable(FuncRow(n, *own[n]), tuple(_worst([FuncRow(f, *v) for f, v in per.get(n, {}).items()])

@@ -80,7 +80,7 @@ class Graph:
     max_ns: tuple[int, ...]
     self_ns: tuple[int, ...]
     block_names: tuple[str, ...]
-    block_ns: tuple[int, ...]  # do_one_initcall's duration, -1 when it did not return in the trace
+    block_ns: tuple[int, ...]  # the initcall's work: do_one_initcall's calls less its own helpers'
     block_own: tuple[int, ...]  # the initcall's function id, -1 for a block without one
     group_of: tuple[int, ...]  # per row of the group columns: the block
     group_fn: tuple[int, ...]
@@ -212,10 +212,10 @@ def _graph(d: dict[str, Any]) -> Graph:
     (t_parent, t_fn), ts = d["tree_keys"], d["tree_stats"]
     names = d["names"]
     bnames, bns, bown = [], [], []
-    for k, (child, multi, _start, dur, _cpu, _line, _cs, _cd, _cl) in enumerate(d["blocks"]):
+    for k, (child, multi, _start, _dur, _cpu, _line, _cs, _cd, _cl, work) in enumerate(d["blocks"]):
         named = child >= 0 and not multi
         bnames.append(names[child] if named else f"do_one_initcall #{k + 1}")
-        bns.append(dur)
+        bns.append(work)
         bown.append(child if named else -1)
     return Graph(tuple(names), tuple(f[0]), tuple(f[1]), tuple(f[2]), tuple(f[3]),
                  tuple(bnames), tuple(bns), tuple(bown), tuple(g_of), tuple(g_fn), tuple(gs[0]), tuple(gs[1]), tuple(gs[2]), tuple(gs[3]),
@@ -228,7 +228,7 @@ def _graph_initcalls(d: dict[str, Any], g: Graph) -> tuple[Event, ...]:
     trace has abstime (funcgraph-abstime) to place them: the shape the initcall_debug parser
     makes, the initcall's own call timed (not do_one_initcall's helpers around it)."""
     out = []
-    for k, (_c, _m, _s, _d, _cpu, _line, start, dur, line) in enumerate(d["blocks"]):
+    for k, (_c, _m, _s, _d, _cpu, _line, start, dur, line, _w) in enumerate(d["blocks"]):
         if g.block_own[k] >= 0 and start >= 0:
             out.append(Event(Kind.INITCALL, g.block_names[k], Stamp(Clock.KERNEL, start), dur if dur >= 0 else None,
                              line, None, InitcallDetail(None, None, None, dur >= 0)))
