@@ -248,3 +248,20 @@ def test_report_icicle_in_browser(tmp_path: Path) -> None:
     assert not errors and width <= 1280 and box > 1000  # the root spans the section
     assert summaries[:2] == ["the whole trace", "initcall cgroup_bpf_wq_init · 1.0 ms"]
     assert "cpu_pm_init · total 145 µs · self 42 µs · 1 call" in titles  # 145.456 - 103.424 us
+
+
+def test_dat_through_trace_cmd(tmp_path: Path) -> None:
+    """A .dat file goes through Debian's trace-cmd report; one it cannot read is a one-line error
+    (trace-cmd 3.1 exits 0 with no output for it), never a traceback or an empty boot."""
+    import shutil
+
+    if shutil.which("trace-cmd") is None:
+        if os.environ.get("CI"):
+            raise RuntimeError("CI: trace-cmd is required (Makefile APT_PACKAGES)")
+        pytest.skip("needs trace-cmd")
+    bad = tmp_path / "cut.dat"
+    bad.write_bytes(b"\x17\x08Dtracing6\x00\x00\x00" + b"\x00" * 64)  # the magic, then nothing readable
+    assert classify(str(bad)) == "ftrace"
+    r = _cli("analyze", str(bad))
+    assert r.returncode == 2 and "trace-cmd report could not read this .dat file" in r.stderr
+    assert "Traceback" not in r.stderr

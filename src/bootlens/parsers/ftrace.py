@@ -144,10 +144,12 @@ def _report(path: str) -> str:
     except (OSError, subprocess.SubprocessError) as e:
         os.unlink(out)
         raise InputError(path, f"trace-cmd report failed: {e}") from None
-    if r.returncode != 0:
+    msg = r.stderr.decode("utf-8", "replace").strip().splitlines()
+    if r.returncode != 0 or os.path.getsize(out) == 0:
+        # trace-cmd 3.1 exits 0 and prints nothing for a file it cannot read
         os.unlink(out)
-        msg = r.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise InputError(path, f"trace-cmd report failed: {msg[-1] if msg else r.returncode}")
+        why = msg[-1] if msg else f"exit status {r.returncode}" if r.returncode else "no output"
+        raise InputError(path, f"trace-cmd report could not read this .dat file ({why})")
     return out
 
 
