@@ -19,12 +19,13 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from .errors import printable
-from .model import Boot, Event, Fact, InputStats, Kind
+from .model import Boot, Event, Fact, InitcallDetail, InputStats, Kind
 from .parsers.ftrace import PRINTK_CLOCKS, Graph, Trace, read_trace
 
 if TYPE_CHECKING:
     from .analyze import Analysis
 
+UNKNOWN = -1  # a self time the graph cannot give (an initcall it shows only the callees of)
 _CMDLINE_CLOCK = re.compile(r"(?:^|\s)trace_clock=(\S+)", re.ASCII)
 
 
@@ -83,9 +84,9 @@ def kft(g: Graph, top: int | None = None, top_initcall: int | None = None) -> Kf
         key = name if fn == g.block_own[blk] else g.names[fn]
         _add(target, key, fig)
     for blk, name in enumerate(g.block_names):
-        if g.block_own[blk] < 0:  # no initcall of its own: its callees' time stands for it
+        if g.block_own[blk] < 0:  # no initcall of its own: its callees' time stands for it, self unknown
             ns = max(g.block_ns[blk], 0)
-            _add(own, name, [1, ns, ns, 0])
+            _add(own, name, [1, ns, ns, UNKNOWN])
     tables = [InitcallTable(FuncRow(n, *own[n]), tuple(_worst([FuncRow(f, *v) for f, v in per.get(n, {}).items()])
                                                        [:top_initcall]))
               for n in own]
@@ -102,7 +103,7 @@ def _add(rows: dict[str, list[int]], key: str, fig: list[int]) -> None:
         r[0] += fig[0]
         r[1] += fig[1]
         r[2] = max(r[2], fig[2])
-        r[3] += fig[3]
+        r[3] = UNKNOWN if UNKNOWN in (r[3], fig[3]) else r[3] + fig[3]
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,6 +169,50 @@ def trace_events(trace: Trace, have: set[Kind]) -> list[Event]:
     them), in time order."""
     out = [e._replace(line_no=0, end_line_no=None) for e in trace.events if e.kind not in have]
     return sorted(out, key=lambda e: e.start.ns if e.start is not None else 0)
+
+
+def name_blocks(trace: Trace, boot: Boot) -> tuple[Trace, tuple[str, ...]]:
+    """The trace with its do_one_initcall blocks named by the console's initcall_debug, where
+    the graph cannot name them (notrace or inlined initcalls) or names them after their one
+    callee: the console's ``calling`` line of pid 1 is printed inside the block (by
+    trace_initcall_start_cb), so it falls after the block's call and before the next's. Needs
+    abstime; a block that one console initcall does not fall in keeps the graph's name. Returns
+    the trace and a note saying how many were named."""
+    from dataclasses import replace as dc_replace
+
+    g = trace.graph
+    if g is None or not any(s >= 0 for s in g.block_start_ns):
+        return trace, ()
+    calls = sorted((e.start.ns, e.name) for e in boot.events
+                   if e.kind is Kind.INITCALL and e.start is not None and not e.start.estimated
+                   and isinstance(e.detail, InitcallDetail) and e.detail.pid == 1)
+    if not calls:
+        return trace, ()
+    from bisect import bisect_right
+
+    # each console call goes to the last block that started before it (the next one has not yet);
+    # the duration on a return line and the abstime of its call line can disagree by a fraction
+    # of a millisecond, so the block's own end is not used as the bound
+    order = sorted((s, k) for k, s in enumerate(g.block_start_ns) if s >= 0)
+    starts = [s for s, _ in order]
+    found: dict[int, list[str]] = {}
+    for t, name in calls:
+        i = bisect_right(starts, t) - 1
+        if i >= 0:
+            found.setdefault(order[i][1], []).append(name)
+    names, own = list(g.block_names), list(g.block_own)
+    renamed = 0
+    for k, inside in found.items():
+        if len(inside) != 1 or inside[0] == names[k]:
+            continue
+        names[k] = inside[0]
+        own[k] = -1  # its calls are rows under the console's name; its own row is their time
+        renamed += 1
+    if not renamed:
+        return trace, ()
+    note = (f"{trace.source}: {renamed} do_one_initcall calls named by the console's initcall_debug (the graph "
+            "shows no initcall of their own there: notrace or inlined)")
+    return dc_replace(trace, graph=dc_replace(g, block_names=tuple(names), block_own=tuple(own))), (note,)
 
 
 def clock_notes(trace: Trace, boot: Boot) -> tuple[str, ...]:

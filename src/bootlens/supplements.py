@@ -280,12 +280,13 @@ def extend_boot(boot: Boot, sup: Supplement) -> tuple[Boot, Supplement]:
         procs = len(proc_events)
     traced = 0
     if sup.ftrace is not None:  # the trace's initcalls/processes when the log has none of the kind
-        from .kft import clock_notes, trace_events
+        from .kft import clock_notes, name_blocks, trace_events
 
         trace_added = trace_events(sup.ftrace, kinds)
         added += trace_added
         traced = len(trace_added)
-        sup = replace(sup, warnings=sup.warnings + clock_notes(sup.ftrace, boot))
+        named, naming = name_blocks(sup.ftrace, boot)  # the console's initcall_debug names untraced initcalls
+        sup = replace(sup, ftrace=named, warnings=sup.warnings + clock_notes(sup.ftrace, boot) + naming)
     if not added:
         return boot, sup
     formats = boot.formats + tuple(f for f, n in (("systemd-analyze plot", units), ("bootchart", procs),

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Group as Stack
 from rich.text import Text
 
-from ..kft import Cell, FuncRow, Kft, icicle, icicle_roots, kft
+from ..kft import UNKNOWN, Cell, FuncRow, Kft, icicle, icicle_roots, kft
 from ..parsers.ftrace import Trace
 from .terminal import fit_table
 from .units import short
@@ -27,7 +27,8 @@ def _rows(rows: Sequence[FuncRow], timed: bool) -> list[list[str]]:
     def t(ns: int) -> str:
         return short(ns) if timed else "—"
 
-    return [[r.name, f"{r.calls:,}", t(r.total_ns), t(r.avg_ns), t(r.max_ns), t(r.self_ns)] for r in rows]
+    return [[r.name, f"{r.calls:,}", t(r.total_ns), t(r.avg_ns), t(r.max_ns),
+             "—" if r.self_ns == UNKNOWN else t(r.self_ns)] for r in rows]
 
 
 def kft_tables(trace: Trace, width: int = 80, top: int = 10, initcalls: int = 3, per_initcall: int = 5) -> Stack:
@@ -44,6 +45,8 @@ def kft_tables(trace: Trace, width: int = 80, top: int = 10, initcalls: int = 3,
         own = ic.own
         if own.name.startswith("do_one_initcall #"):  # an initcall the graph does not show by name
             head = f"Under {own.name} (its initcall not traced): {short(own.total_ns) if k.timed else '—'}"
+        elif own.self_ns == UNKNOWN:  # named by the console; the graph shows only its callees
+            head = f"Under initcall {own.name} (not traced itself): {short(own.total_ns) if k.timed else '—'}"
         else:
             head = (f"Under initcall {own.name}: {short(own.total_ns) if k.timed else '—'} in {own.calls:,} "
                     f"call{'s' if own.calls != 1 else ''}, {short(own.self_ns) if k.timed else '—'} its own")
@@ -58,7 +61,7 @@ def _row_dict(r: FuncRow, timed: bool) -> dict[str, Any]:
         return ns / 1e9 if timed else None
 
     return {"name": r.name, "calls": r.calls, "total_s": s(r.total_ns), "average_s": s(r.avg_ns),
-            "max_s": s(r.max_ns), "self_s": s(r.self_ns)}
+            "max_s": s(r.max_ns), "self_s": None if r.self_ns == UNKNOWN else s(r.self_ns)}
 
 
 def ftrace_json(sup: Supplement | None, top: int = 500, per_initcall: int = 25) -> dict[str, Any]:
