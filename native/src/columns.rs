@@ -54,8 +54,16 @@ pub(crate) fn gaps(values: &Bound<'_, PyAny>, n: usize) -> PyResult<Vec<(i64, us
             prev = Some((i, t));
         }
     }
-    all.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-    all.truncate(n);
+    let order = |a: &(i64, usize, usize), b: &(i64, usize, usize)| b.0.cmp(&a.0).then(a.1.cmp(&b.1));
+    // the n first in that order without sorting the million others
+    if n < all.len() {
+        if n == 0 {
+            return Ok(Vec::new());
+        }
+        all.select_nth_unstable_by(n - 1, order);
+        all.truncate(n);
+    }
+    all.sort_by(order);
     Ok(all)
 }
 

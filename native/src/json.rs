@@ -62,7 +62,8 @@ pub(crate) fn dump_initcalls<'py>(
         let fast = kind.is(initcall_kind)
             && !t.is_none()
             && !end_line.is_none()
-            && !end_line.eq(&line)?
+            // plain ints: compared in Rust, not through Python's rich comparison
+            && end_line.extract::<i64>().ok() != line.extract::<i64>().ok()
             && !start.is_none()
             && {
                 let st = start.downcast::<PyTuple>()?;
