@@ -284,3 +284,36 @@ def test_console_names_untraced_initcalls() -> None:
                     "trace_events_synth_init_early": (0.00002936, None)}
     assert b["ftrace"]["events_added"] == 0  # the console has its initcalls
     assert any("3 do_one_initcall calls named by the console" in w for w in b["warnings"])
+
+
+def test_mangled_traces_never_raise(tmp_path: Path) -> None:
+    """Golden traces with bytes changed, cut, repeated and huge numbers spliced in: read, with
+    warnings, never an exception (a panic in the native scan would surface as one)."""
+    import random
+
+    from bootlens.errors import InputError
+
+    srcs = [p.read_bytes() for p in sorted(GOLD.glob("*.txt"))]
+    rng = random.Random(14)
+    p = tmp_path / "t.txt"
+    for _ in range(150):
+        b = bytearray(rng.choice(srcs))
+        for _ in range(rng.randint(1, 40)):
+            i = rng.randrange(len(b))
+            op = rng.random()
+            if op < 0.4:
+                b[i] = rng.choice(b"0123456789|{}();/*-=> .\n\r\x00\xff#[]+!$@")
+            elif op < 0.6:
+                del b[i:i + rng.randint(1, 30)]
+            elif op < 0.8:
+                b[i:i] = rng.choice([b"99999999999999999999", b"} /* ", b"() {", b" | ", b"\n", b"=>", b"4294967296)"])
+            else:
+                j = rng.randrange(len(b))
+                b[i:i] = b[j:j + 80]
+        p.write_bytes(bytes(b))
+        try:
+            tr = read_trace(str(p))
+        except InputError as e:  # only "function_graph traces need the native module" may be refused
+            assert not native_available() and "native module" in str(e)
+            continue
+        assert tr.lines >= 1

@@ -79,13 +79,14 @@ struct Stat {
 
 impl Stat {
     fn add(&mut self, dur: Option<i64>, self_ns: Option<i64>) {
+        // saturating: a hostile file's sums must not wrap around
         self.calls += 1;
         if let Some(d) = dur {
-            self.total += d;
+            self.total = self.total.saturating_add(d);
             self.max = self.max.max(d);
         }
         if let Some(s) = self_ns {
-            self.self_ns += s.max(0);
+            self.self_ns = self.self_ns.saturating_add(s.max(0));
         }
     }
 }
@@ -184,8 +185,8 @@ fn value(b: &[u8]) -> i64 {
 /// `int.frac` at p as a count of 10^-9 of the unit: (value, end).
 fn decimal(b: &[u8], p: usize) -> Option<(i64, usize)> {
     let n = digits_at(b, p);
-    if n == 0 || n > 12 {
-        return None;
+    if n == 0 || n > 9 {
+        return None; // 10^9 s (or us) at most: times 10^9 must fit an i64
     }
     let mut v = value(&b[p..p + n]) * 1_000_000_000;
     let mut q = p + n;
@@ -596,7 +597,7 @@ impl Scan {
                 let c = &mut self.cpus[cpu];
                 match c.stack.pop() {
                     Some(f) => {
-                        let self_ns = g.dur.map(|d| d - f.child_ns);
+                        let self_ns = g.dur.map(|d| d.saturating_sub(f.child_ns));
                         self.finish(cpu, &f, g.dur, self_ns);
                     }
                     None => {
@@ -604,7 +605,7 @@ impl Scan {
                         self.orphans += 1;
                         let func = self.id(tail.unwrap_or(b"(unknown)"));
                         let c = &mut self.cpus[cpu];
-                        let self_ns = g.dur.map(|d| d - c.orphan_child_ns);
+                        let self_ns = g.dur.map(|d| d.saturating_sub(c.orphan_child_ns));
                         c.orphan_child_ns = 0;
                         let node = self.node(0, func, 0, cut, cap);
                         let f = Frame { func, child_ns: 0, node, group: NONE, aside: false, direct: false };
@@ -630,7 +631,7 @@ impl Scan {
                     b.child_dur = dur.unwrap_or(-1);
                 }
                 if f.direct {
-                    b.work += dur.unwrap_or(0);
+                    b.work = b.work.saturating_add(dur.unwrap_or(0));
                 }
             }
         }
@@ -640,10 +641,10 @@ impl Scan {
         let c = &mut self.cpus[cpu];
         let d = dur.unwrap_or(0);
         match c.stack.last_mut() {
-            Some(p) => p.child_ns += d,
+            Some(p) => p.child_ns = p.child_ns.saturating_add(d),
             None => {
-                c.orphan_child_ns += d;
-                self.tree[0].2.total += d;
+                c.orphan_child_ns = c.orphan_child_ns.saturating_add(d);
+                self.tree[0].2.total = self.tree[0].2.total.saturating_add(d);
                 self.tree[0].2.calls += 1;
             }
         }
@@ -665,10 +666,10 @@ fn prune(tree: &[(u32, u32, Stat)], share: f64) -> Vec<(i64, u32, Stat)> {
     }
     let mut child = vec![0i64; out.len()];
     for (p, _, st) in out.iter().skip(1) {
-        child[*p as usize] += st.total;
+        child[*p as usize] = child[*p as usize].saturating_add(st.total);
     }
     for (i, n) in out.iter_mut().enumerate() {
-        n.2.self_ns = (n.2.total - child[i]).max(0);
+        n.2.self_ns = n.2.total.saturating_sub(child[i]).max(0);
     }
     out
 }
