@@ -317,3 +317,18 @@ def test_mangled_traces_never_raise(tmp_path: Path) -> None:
             assert not native_available() and "native module" in str(e)
             continue
         assert tr.lines >= 1
+
+
+def test_without_native_module() -> None:
+    """BOOTLENS_NO_NATIVE=1: an event trace is still read (in Python); a graph trace is one line
+    of refusal, not a second parser."""
+    env = {**os.environ, "BOOTLENS_NO_NATIVE": "1"}
+    run = [sys.executable, "-m", "bootlens", "analyze"]
+    r = subprocess.run([*run, str(GOLD / "perftools-depth3.txt")], capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 2 and r.stderr.strip().endswith("function_graph traces need the native module "
+                                                           "(pip install with the Rust accelerator, or unset "
+                                                           "BOOTLENS_NO_NATIVE)")
+    assert len(r.stderr.strip().splitlines()) == 1
+    r = subprocess.run([*run, "--json", str(GOLD / "rostedt-initcall.txt")], capture_output=True, text=True, env=env,
+                       timeout=120)
+    assert [e["name"] for e in json.loads(r.stdout)["boots"][0]["events"]] == ["fuse_len_args", "wmidev_evaluate_method"]
