@@ -95,6 +95,13 @@ class Rule(ABC):
 
     id: ClassVar[str]  # "area.name", e.g. "kernel.serial_console"
     title: ClassVar[str]  # what it looks for
+    # the substrings of log lines the rule greps for (Lines.grep caches each): advise() finds every
+    # rule's in one pass over the lines before the rules run, instead of one pass per rule
+    needles: ClassVar[tuple[str, ...]] = ()
+
+    def needles_of(self, boot: BootAnalysis) -> Iterable[str]:
+        """:attr:`needles` and any that depend on the boot (a device's name)."""
+        return self.needles
 
     @abstractmethod
     def check(self, boot: BootAnalysis, ctx: Context) -> Iterable[Finding]:

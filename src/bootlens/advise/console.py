@@ -88,6 +88,9 @@ class _Switch:
     boot_off: bool  # "console [X] enabled, bootconsole disabled"
 
 
+NEEDLES = ("console [", "earlycon:")  # what the helpers here grep for, found in advise()'s one pass
+
+
 @per_boot
 def _switches(ba: BootAnalysis) -> tuple[_Switch, ...]:
     texts = ba.boot.lines.text

@@ -165,7 +165,7 @@ class ProcTree:
 def cpu_count(ba: BootAnalysis) -> int | None:
     """The CPUs the kernel brought up (``smp: Brought up 1 node, 2 CPUs``), when it says."""
     lines = ba.boot.lines
-    for i in lines.grep("smp: Brought up "):
+    for i in lines.grep("smp: Brought up"):  # rules/_kernel.SMP_DONE: the needle K.cpus greps, cached once
         m = re.search(r"Brought up \d+ nodes?, (\d+) CPUs?", lines.text[i])
         if m:
             return to_int(m[1], CPUS_MAX)
@@ -207,6 +207,7 @@ def reached_userspace(ba: BootAnalysis) -> bool:
     return run_init_line(ba) is not None
 
 
+@per_boot  # asked by several rules; each answer is a pass over every event (the milestone is late)
 def run_init_line(ba: BootAnalysis) -> int | None:
     """The line where the kernel starts init (``Run /init as init process``)."""
     for e in ba.boot.events:
@@ -215,6 +216,7 @@ def run_init_line(ba: BootAnalysis) -> int | None:
     return None
 
 
+@per_boot  # the same: the ready marker is the last event of a boot
 def ready_marker(ba: BootAnalysis) -> tuple[Event, int] | None:
     """The ready marker and its axis time, when the boot has one that can be placed."""
     for e, t in zip(ba.boot.events, ba.times):

@@ -6,7 +6,8 @@ rule modules share it.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from bisect import bisect_right
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from ...analyze import BootAnalysis
@@ -93,9 +94,13 @@ def kernel_version(ba: BootAnalysis) -> tuple[int, int] | None:
     return (major, minor) if major is not None and minor is not None else None
 
 
+SMP_DONE = "smp: Brought up"  # advise/userspace.cpu_count greps the same needle: one cached hit list
+NEEDLES = (SMP_DONE,)  # what the helpers here grep for, found in advise()'s one pass
+
+
 def cpus(ba: BootAnalysis) -> tuple[int | None, int | None]:
     """(CPUs brought up, line number) from ``smp: Brought up N nodes, M CPUs``; (None, None)."""
-    for i in grep(ba, "smp: Brought up"):
+    for i in grep(ba, SMP_DONE):
         m = _SMP_DONE.search(ba.boot.lines.text[i])
         if m and (n := to_int(m[2], CPUS_MAX)) is not None:
             return n, line_no(ba, i)
@@ -176,7 +181,8 @@ def kthreads(ba: BootAnalysis, comm: str) -> list[Timed]:
 
 
 def enclosing(calls: list[Timed], at: int | None) -> Timed | None:
-    """The initcall of ``calls`` running at axis time ``at`` (the innermost, if nested)."""
+    """The initcall of ``calls`` running at axis time ``at`` (the innermost, if nested; of equal
+    ones, the first in ``calls``). For many times against one list, use :class:`Enclosing`."""
     if at is None:
         return None
     best: Timed | None = None
@@ -186,6 +192,41 @@ def enclosing(calls: list[Timed], at: int | None) -> Timed | None:
             if best is None or c.duration < best.duration:
                 best = c
     return best
+
+
+class Enclosing:
+    """:func:`enclosing` for many times against one list of calls: the calls sorted by start
+    with a running maximum of their ends, so a time looks only at the calls that started before
+    it and back only while one of them can still be running. A scan of every call per time made
+    ``advise`` quadratic (1,610 probes x 30,000 initcalls: 13 s of a 100,000-line log)."""
+
+    __slots__ = ("_starts", "_ends", "_reach", "_order", "_calls")
+
+    def __init__(self, calls: Sequence[Timed]) -> None:
+        placed = sorted((c.start, i) for i, c in enumerate(calls) if c.start is not None and c.end is not None)
+        self._calls = [calls[i] for _, i in placed]
+        self._order = [i for _, i in placed]  # position in ``calls``: the tie-break of enclosing()
+        self._starts = [s for s, _ in placed]
+        self._ends = [c.end or 0 for c in self._calls]
+        reach, top = [], None
+        for e in self._ends:
+            top = e if top is None or e > top else top
+            reach.append(top)
+        self._reach = reach  # the latest end among calls 0..j
+
+    def __call__(self, at: int | None) -> Timed | None:
+        if at is None:
+            return None
+        best: tuple[int, int] | None = None
+        found: Timed | None = None
+        j = bisect_right(self._starts, at) - 1
+        while j >= 0 and self._reach[j] > at:
+            if self._ends[j] > at:
+                key = (self._calls[j].duration, self._order[j])
+                if best is None or key < best:
+                    best, found = key, self._calls[j]
+            j -= 1
+        return found
 
 
 def coarse_before(ba: BootAnalysis) -> int | None:

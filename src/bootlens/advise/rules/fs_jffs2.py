@@ -31,6 +31,7 @@ class Jffs2Mount(Rule):
 
     id = "fs.jffs2"
     title = "JFFS2 mount scan"
+    needles = ("VFS: Mounted root (jffs2",)
 
     def check(self, boot: BootAnalysis, ctx: Context) -> Iterable[Finding]:
         texts = boot.boot.lines.text

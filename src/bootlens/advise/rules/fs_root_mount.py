@@ -37,6 +37,8 @@ class RootMount(Rule):
 
     id = "fs.root_mount"
     title = "Slow root mount"
+    needles = ("VFS: Mounted root", "before mounting root device", "Waiting for root device", "usb-storage",
+               "couldn't mount as")
 
     def check(self, boot: BootAnalysis, ctx: Context) -> Iterable[Finding]:
         mounted = [i for i in K.grep(boot, "VFS: Mounted root") if boot.boot.lines.text[i].startswith("VFS:")]

@@ -62,13 +62,23 @@ class AsyncProbe(Rule):
     id = "kernel.async_probe"
     title = "Long synchronous device probes"
 
+    def needles_of(self, boot: BootAnalysis) -> Iterable[str]:
+        """The messages of every device whose probe is long enough to matter (driver_of,
+        is_console): one pass for all of them, not one grep per device."""
+        for t in K.events(boot, Kind.PROBE):
+            d = K.probe_detail(t)
+            if d.ret == 0 and t.duration >= MIN_PROBE_NS:
+                yield f" {d.device}: "
+                yield f"{d.device}: "
+
     def check(self, boot: BootAnalysis, ctx: Context) -> Iterable[Finding]:
         main = K.main_thread_initcalls(boot)
         already = set((K.arg(boot, "driver_async_probe") or "").split(","))
+        on_main = K.Enclosing(main)
         picked: list[tuple[K.Timed, str | None, int | None]] = []
         for t in K.events(boot, Kind.PROBE):
             d = K.probe_detail(t)
-            if d.ret != 0 or t.duration < MIN_PROBE_NS or K.enclosing(main, t.start) is None:
+            if d.ret != 0 or t.duration < MIN_PROBE_NS or on_main(t.start) is None:
                 continue  # failed, short, or not on the init thread (already async)
             if is_console(boot, d.device):
                 continue

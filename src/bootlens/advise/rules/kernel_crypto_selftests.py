@@ -38,6 +38,7 @@ class CryptoSelftests(Rule):
 
     id = "kernel.crypto_selftests"
     title = "Crypto self-tests at boot"
+    needles = ("alg: self-tests disabled", "alg: ")
 
     def check(self, boot: BootAnalysis, ctx: Context) -> Iterable[Finding]:
         if K.arg(boot, "cryptomgr.notests") not in (None, "0", "n", "N") or K.grep(boot, "alg: self-tests disabled"):
@@ -102,10 +103,10 @@ class CryptoSelftests(Rule):
         floor = min(t.duration for t in threads)
         n = len(threads)
         saving = max(0, total - n * floor)
-        calls = K.initcalls(boot)
+        host_of = K.Enclosing(K.initcalls(boot))
         where: dict[str, list[int]] = {}
         for t in threads:
-            host = K.enclosing(calls, t.start)
+            host = host_of(t.start)
             label = f"during {host.event.name}" if host is not None else "with no initcall seen running"
             where.setdefault(label, []).append(t.duration)
         parts = sorted(where.items(), key=lambda kv: -sum(kv[1]))

@@ -47,6 +47,7 @@ class InitramfsCompression(Rule):
 
     id = "kernel.initramfs_compression"
     title = "Compressed initramfs"
+    needles = (*_UNPACK, "Freeing initrd memory", *_KERNEL_DECOMPRESSED)
 
     def check(self, boot: BootAnalysis, ctx: Context) -> Iterable[Finding]:
         populate = K.first_initcall(boot, "populate_rootfs")

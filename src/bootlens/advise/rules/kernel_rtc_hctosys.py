@@ -39,6 +39,7 @@ class RtcHctosys(Rule):
 
     id = "kernel.rtc_hctosys"
     title = "RTC read at boot (hctosys)"
+    needles = (": setting system clock to ",)
 
     def check(self, boot: BootAnalysis, ctx: Context) -> Iterable[Finding]:
         change = Change(ChangeKind.KCONFIG, "CONFIG_RTC_HCTOSYS=n",

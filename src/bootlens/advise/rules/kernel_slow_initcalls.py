@@ -80,6 +80,7 @@ class SlowInitcalls(Rule):
 
     id = "kernel.slow_initcalls"
     title = "Slow initcalls"
+    needles = ("more seconds for network", "Sending DHCP requests", "IP-Config: Got DHCP answer")
 
     def check(self, boot: BootAnalysis, ctx: Context) -> Iterable[Finding]:
         calls = [t for t in K.initcalls(boot) if K.initcall_detail(t).pid in (K.MAIN_PID, None)]

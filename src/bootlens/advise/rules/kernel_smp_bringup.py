@@ -33,6 +33,7 @@ class SmpBringup(Rule):
 
     id = "kernel.smp_bringup"
     title = "SMP bring-up"
+    needles = ("smp: Bringing up secondary CPUs",)
 
     def check(self, boot: BootAnalysis, ctx: Context) -> Iterable[Finding]:
         if K.arg(boot, "maxcpus") is not None or K.arg(boot, "nosmp") is not None:

@@ -35,6 +35,7 @@ class RandomSeed(Rule):
 
     id = "systemd.random_seed"
     title = "random seed / entropy wait at boot"
+    needles = WAIT_TEXT
 
     def check(self, boot: BootAnalysis, ctx: Context) -> Iterable[Finding]:
         m = model(boot, ctx)

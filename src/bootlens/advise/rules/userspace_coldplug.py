@@ -112,6 +112,7 @@ class Coldplug(ProcessRule):
 
     id = "userspace.coldplug"
     title = "coldplug (mdev -s, udevadm trigger/settle) at boot"
+    needles = ("devtmpfs: mounted", "devtmpfs: initialized")
 
 
     def _measured(self, boot: BootAnalysis, ctx: Context, tree: ProcTree) -> Iterable[Finding]:
