@@ -332,3 +332,18 @@ def test_without_native_module() -> None:
     r = subprocess.run([*run, "--json", str(GOLD / "rostedt-initcall.txt")], capture_output=True, text=True, env=env,
                        timeout=120)
     assert [e["name"] for e in json.loads(r.stdout)["boots"][0]["events"]] == ["fuse_len_args", "wmidev_evaluate_method"]
+
+
+@needs_native
+def test_chunk_edges(tmp_path: Path) -> None:
+    """The scan cuts lines out of 1 MiB chunks: a file without its final newline and a line
+    longer than a chunk read the same as the plain file."""
+    text = (GOLD / "perftools-depth3.txt").read_bytes()
+    want = rows(GOLD / "perftools-depth3.txt")
+    p = tmp_path / "t.txt"
+    p.write_bytes(text.rstrip(b"\n"))
+    assert rows(p) == want
+    p.write_bytes(b" 1) " + b"x" * (3 << 20) + b"\n" + text)  # one 3 MiB line first
+    tr = read_trace(str(p))
+    assert rows(p) == want and tr.lines == 14
+    assert any(w.startswith("1 function_graph lines not understood (the first at line 1)") for w in tr.warnings)

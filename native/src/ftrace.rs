@@ -13,9 +13,9 @@
 use std::collections::HashMap;
 use std::fs::File;
 use std::hash::{BuildHasherDefault, Hasher};
-use std::io::{BufRead, BufReader};
+use std::io::Read;
 
-use memchr::{memchr, memmem};
+use memchr::{memchr, memchr_iter, memmem};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
@@ -446,15 +446,11 @@ impl Scan {
         if group == NONE {
             return;
         }
-        let k = (group, func);
-        let i = match self.group_ids.get(&k) {
-            Some(i) => *i as usize,
-            None => {
-                self.groups.push((group, func, Stat::default()));
-                self.group_ids.insert(k, (self.groups.len() - 1) as u32);
-                self.groups.len() - 1
-            }
-        };
+        let next = self.groups.len() as u32;
+        let i = *self.group_ids.entry((group, func)).or_insert(next) as usize;
+        if i == self.groups.len() {
+            self.groups.push((group, func, Stat::default()));
+        }
         self.groups[i].2.add(dur, self_ns);
     }
 
@@ -701,19 +697,36 @@ pub(crate) fn ftrace_graph<'py>(py: Python<'py>, path: &str, depth_cut: usize, n
                                 max_other: usize, per_group: usize) -> PyResult<Bound<'py, PyDict>> {
     let path = path.to_owned();
     let scan = py.allow_threads(move || -> std::io::Result<Scan> {
-        let f = File::open(&path)?;
-        let mut r = BufReader::with_capacity(1 << 20, f);
+        let mut f = File::open(&path)?;
         let mut s = Scan::new();
         s.one_initcall = s.id(b"do_one_initcall");
         s.one_initcall_debug = s.id(b"do_one_initcall_debug");
         s.tree.push((NONE, NONE, Stat::default()));
-        let mut buf = Vec::with_capacity(4096);
+        let (cut, cap) = (depth_cut.max(1), node_cap.max(1));
+        // 1 MiB chunks, lines cut in place (no copy per line); a line split by the chunk's end
+        // moves to the front of the buffer and the next read fills in after it
+        let mut buf = vec![0u8; 1 << 20];
+        let mut have = 0usize;
         loop {
-            buf.clear();
-            if r.read_until(b'\n', &mut buf)? == 0 {
+            if have == buf.len() {
+                buf.resize(buf.len() * 2, 0); // one line longer than the buffer
+            }
+            let n = f.read(&mut buf[have..])?;
+            let end = have + n;
+            let mut start = 0;
+            for nl in memchr_iter(b'\n', &buf[have..end]) {
+                let stop = have + nl + 1;
+                s.line(&buf[start..stop], cut, cap, max_other);
+                start = stop;
+            }
+            if n == 0 {
+                if start < end {
+                    s.line(&buf[start..end], cut, cap, max_other); // no final newline
+                }
                 break;
             }
-            s.line(&buf, depth_cut.max(1), node_cap.max(1), max_other);
+            buf.copy_within(start..end, 0);
+            have = end - start;
         }
         Ok(s)
     }).map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string()))?;
