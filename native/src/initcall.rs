@@ -407,7 +407,7 @@ fn named_tuple<'py>(py: Python<'py>, cls: &Bound<'py, PyType>, items: Vec<PyObje
 /// not_understood, first_bad_index, out_of_range)
 ///
 /// The events InitcallParser.parse builds from the rows of `initcalls`, built here (same
-/// objects, same order; tests/test_native.py compares them). `types` is (Event, Stamp,
+/// objects, sorted by line number as parse sorts them; tests/test_native.py compares them). `types` is (Event, Stamp,
 /// InitcallDetail, ProbeDetail, Kind.INITCALL, Kind.PROBE, Kind.FIXUP, Clock.KERNEL, Clock.HOST).
 #[pyfunction]
 pub(crate) fn initcall_events<'py>(
@@ -475,7 +475,8 @@ pub(crate) fn initcall_events<'py>(
         details.insert(key, o.clone_ref(py));
         Ok(o)
     };
-    let out = PyList::empty(py);
+    // (line number, event): sorted by line below, stably, as InitcallParser.parse wants them
+    let mut out: Vec<(i64, PyObject)> = Vec::with_capacity(r.calls.len() + r.probes.len() + r.fixups.len());
     let mut unfinished = 0usize;
     for (name, module, ci, ri, dur, pid, ret) in &r.calls {
         let (start, d, line, end, detail) = if *ri < 0 {
@@ -486,21 +487,23 @@ pub(crate) fn initcall_events<'py>(
         } else {
             (at(*ri, dur.unwrap_or(0))?, opt(*dur)?, first + ri, int(first + ri)?, icd(None, module, *ret, true)?)
         };
-        out.append(named_tuple(py, &event_t, vec![k_initcall.clone_ref(py), strobj(name), start, d, int(line)?, end, detail])?)?;
+        out.push((line, named_tuple(py, &event_t, vec![k_initcall.clone_ref(py), strobj(name), start, d, int(line)?, end, detail])?));
     }
     for (dev, drv, _, ri, dur, ret) in &r.probes {
         let drv = drv.as_deref().map_or(none(), &mut strobj);
         let detail = named_tuple(py, &probe_t, vec![strobj(dev), drv, int(*ret)?])?;
-        out.append(named_tuple(py, &event_t, vec![k_probe.clone_ref(py), strobj(dev), at(*ri, *dur)?, int(*dur)?,
-                                                  int(first + ri)?, int(first + ri)?, detail])?)?;
+        out.push((first + ri, named_tuple(py, &event_t, vec![k_probe.clone_ref(py), strobj(dev), at(*ri, *dur)?, int(*dur)?,
+                                                  int(first + ri)?, int(first + ri)?, detail])?));
     }
     for (dev, quirk, si, ri, dur, _) in &r.fixups {
         let start = if *si >= 0 { at(*si, 0)? } else { at(*ri, *dur)? };
         let line = first + if *si >= 0 { *si } else { *ri };
         let detail = named_tuple(py, &probe_t, vec![strobj(dev), none(), zero.clone_ref(py)])?;
-        out.append(named_tuple(py, &event_t, vec![k_fixup.clone_ref(py), strobj(quirk.as_deref().unwrap_or("")),
-                                                  start, int(*dur)?, int(line)?, int(first + ri)?, detail])?)?;
+        out.push((line, named_tuple(py, &event_t, vec![k_fixup.clone_ref(py), strobj(quirk.as_deref().unwrap_or("")),
+                                                  start, int(*dur)?, int(line)?, int(first + ri)?, detail])?));
     }
+    out.sort_by_key(|e| e.0);  // stable: equal lines keep calls, probes, fixups order
+    let out = PyList::new(py, out.into_iter().map(|e| e.1))?;
     Ok((out, unfinished, r.bad, r.first_bad, r.out_of_range))
 }
 

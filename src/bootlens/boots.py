@@ -13,6 +13,7 @@ another clock, and one line printed out of order by another CPU is no reset.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from operator import attrgetter
 
 from .errors import InputError
 from .lines import Lines, steps_back
@@ -130,7 +131,7 @@ def parse_boot(
         events.extend(result.events)
         facts.extend(result.facts)
         warnings.extend(result.warnings)
-    events.sort(key=lambda e: e.line_no)
+    events.sort(key=attrgetter("line_no"))  # a C-level key: a Python call per event costs 0.1 s at 250k
     facts.sort(key=lambda f: f.line_no)
     found.sort(key=lambda cf: -cf[0])
     if lines.has_kernel_time():

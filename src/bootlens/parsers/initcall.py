@@ -171,9 +171,8 @@ class InitcallParser(Parser):
         native = native_module()
         if native is not None:
             # the same scan, with the Event objects built natively (tests/test_native.py)
-            built, unfinished, bad, first_bad, oor = native.initcall_events(
+            events, unfinished, bad, first_bad, oor = native.initcall_events(
                 lines.text, lines.grep(*NEEDLES), lines.kernel, lines.host, lines.first, NATIVE_TYPES)
-            events = list(built)
         else:
             events, unfinished, bad, first_bad, oor = self.events_py(lines)
         warnings: list[str] = []
@@ -184,12 +183,11 @@ class InitcallParser(Parser):
         if oor:
             warnings.append(f"{oor} initcall lines with a number out of range (pid, return value or duration) "
                             "were not used")
-        events.sort(key=lambda e: e.line_no)
         return ParseResult(tuple(events), (), tuple(warnings))
 
     @staticmethod
     def events_py(lines: Lines) -> tuple[list[Event], int, int, int, int]:
-        """Reference implementation of the native ``initcall_events``."""
+        """Reference implementation of the native ``initcall_events`` (events in line order)."""
         calls, probes, fixups, bad, first_bad, oor = scan_initcalls_py(lines.text, lines.grep(*NEEDLES))
         kern, first = lines.kernel, lines.first
         events: list[Event] = []
@@ -220,4 +218,5 @@ class InitcallParser(Parser):
             start = at(si) if si >= 0 else at(ri, dur)
             add(Event(Kind.FIXUP, quirk or "", start, dur, first + (si if si >= 0 else ri), first + ri,
                       ProbeDetail(dev, None, 0)))
+        events.sort(key=lambda e: e.line_no)
         return events, unfinished, bad, first_bad, oor
