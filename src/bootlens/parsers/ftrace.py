@@ -82,6 +82,8 @@ class Graph:
     block_names: tuple[str, ...]
     block_ns: tuple[int, ...]  # the initcall's work: do_one_initcall's calls less its own helpers'
     block_own: tuple[int, ...]  # the initcall's function id, -1 for a block without one
+    block_start_ns: tuple[int, ...]  # do_one_initcall's call and duration (abstime; -1 unknown)
+    block_dur_ns: tuple[int, ...]
     group_of: tuple[int, ...]  # per row of the group columns: the block
     group_fn: tuple[int, ...]
     group_calls: tuple[int, ...]
@@ -213,14 +215,17 @@ def _graph(d: dict[str, Any]) -> Graph:
     f, (g_of, g_fn), gs = d["functions"], d["group_keys"], d["group_stats"]
     (t_parent, t_fn), ts = d["tree_keys"], d["tree_stats"]
     names = d["names"]
-    bnames, bns, bown = [], [], []
-    for k, (child, multi, _start, _dur, _cpu, _line, _cs, _cd, _cl, work) in enumerate(d["blocks"]):
+    bnames, bns, bown, bstart, bdur = [], [], [], [], []
+    for k, (child, multi, start, dur, _cpu, _line, _cs, _cd, _cl, work) in enumerate(d["blocks"]):
         named = child >= 0 and not multi
         bnames.append(names[child] if named else f"do_one_initcall #{k + 1}")
         bns.append(work)
         bown.append(child if named else -1)
+        bstart.append(start)
+        bdur.append(dur)
     return Graph(tuple(names), tuple(f[0]), tuple(f[1]), tuple(f[2]), tuple(f[3]),
-                 tuple(bnames), tuple(bns), tuple(bown), tuple(g_of), tuple(g_fn), tuple(gs[0]), tuple(gs[1]), tuple(gs[2]), tuple(gs[3]),
+                 tuple(bnames), tuple(bns), tuple(bown), tuple(bstart), tuple(bdur),
+                 tuple(g_of), tuple(g_fn), tuple(gs[0]), tuple(gs[1]), tuple(gs[2]), tuple(gs[3]),
                  tuple(t_parent), tuple(t_fn), tuple(ts[0]), tuple(ts[1]), tuple(ts[3]),
                  int(d["graph"]), bool(d["durations"]))
 
