@@ -11,8 +11,10 @@ PIP := $(BIN)/python -m pip --disable-pip-version-check
 # bootlens), Chromium for the HTML report tests (driven by Playwright, never its own browser),
 # python3-venv for .venv, tmux for the tests that read bootlens's output in a real terminal, postgresql for the
 # server the history tests start (tests/pg_server.py), ser2net for the RFC 2217 console a labgrid exporter serves
-# (tests/test_labgrid.py)
-APT_PACKAGES ?= python3-venv qemu-system-arm qemu-system-x86 u-boot-qemu mmdebstrap chromium tmux postgresql ser2net
+# (tests/test_labgrid.py), sigrok-cli whose demo driver makes the logic-analyzer captures the tests read
+# (tests/test_logic*.py), trace-cmd that turns a trace .dat into the text bootlens reads (tests/test_ftrace.py)
+APT_PACKAGES ?= python3-venv qemu-system-arm qemu-system-x86 u-boot-qemu mmdebstrap chromium tmux postgresql ser2net \
+	sigrok-cli trace-cmd
 # the virtualenv's commands (bootlens, pytest, mypy) first; rustup installs cargo in ~/.cargo/bin,
 # Debian's cargo lands in /usr/bin
 export PATH := $(BIN):$(HOME)/.cargo/bin:$(PATH)
