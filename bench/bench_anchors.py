@@ -329,7 +329,8 @@ def table(label: str, lines: int, results: dict[str, Result], base: str) -> None
     b = results[base]
     for name, r in results.items():
         if not r.walls or r.failure and len(r.walls) == 1:
-            print(f"  {name:<16}FAILED: {r.failure}")
+            print(f"  {name:<16}{r.failure}" if (r.failure or "").startswith("not run") else
+                  f"  {name:<16}FAILED: {r.failure}")
             continue
         walls = r.walls[:-1] if r.failure else r.walls
         wall, cpu = statistics.median(walls), statistics.median(r.cpus[:len(walls)])
