@@ -60,11 +60,12 @@ def cache_dir() -> Path:
     return cache_root().parent / "strace-arm64"
 
 
-def fetch_root() -> Path:
-    """The unpacked arm64 packages (cached): a directory with usr/bin/strace and its libraries."""
-    d = cache_dir()
+def fetch_root(packages: tuple[str, ...] = PACKAGES, d: Path | None = None,
+               binary: str = "usr/bin/strace") -> Path:
+    """The unpacked arm64 packages (cached in ``d``): a directory with ``binary`` and its libraries."""
+    d = d or cache_dir()
     root = d / "root"
-    if (root / "usr" / "bin" / "strace").exists():
+    if (root / binary).exists():
         return root
     state = d / "apt"
     for sub in ("lists/partial", "cache/archives/partial"):
@@ -74,7 +75,7 @@ def fetch_root() -> Path:
            "-o", "Dir::State::Status=/dev/null", "-o", "Debug::NoLocking=1", "-qq"]
     debs = d / "debs"
     debs.mkdir(exist_ok=True)
-    download = ["apt-get", *apt, "download", *PACKAGES]
+    download = ["apt-get", *apt, "download", *packages]
     # lists fetched earlier may name versions the mirror has dropped: then update and retry
     if not any((state / "lists").glob("*Packages*")) or \
             subprocess.run(download, capture_output=True, cwd=debs, timeout=600).returncode != 0:
@@ -97,6 +98,18 @@ def build_overlay(dest: Path) -> Path:
     for sub in ("usr/bin", "etc/init.d", "lib"):
         (dest / sub).mkdir(parents=True, exist_ok=True)
     shutil.copy(root / "usr" / "bin" / "strace", dest / "usr" / "bin" / "strace")
+    copy_libraries(root, dest)
+    for path, text in (("usr/bin/start-app", START), ("etc/rc.app", S90APP), ("etc/inittab", INITTAB),
+                       ("usr/bin/app", APP_NO_POWEROFF)):
+        p = dest / path
+        p.write_text(text)
+        p.chmod(0o755 if not path.startswith("etc/inittab") else 0o644)
+    return dest
+
+
+def copy_libraries(root: Path, dest: Path) -> None:
+    """The unpacked packages' shared libraries and the loader into the overlay ``dest``."""
+    (dest / "lib").mkdir(parents=True, exist_ok=True)
     # libraries: Debian 12's packages put them in /lib/aarch64-linux-gnu (libc6) and
     # /usr/lib/aarch64-linux-gnu (libunwind8); both into /lib/aarch64-linux-gnu, a default
     # directory of the loader. No ld.so.cache: the loader walks its default paths (a real storm).
@@ -113,12 +126,6 @@ def build_overlay(dest: Path) -> Path:
     if not (out / "ld-linux-aarch64.so.1").exists():
         raise RuntimeError("no arm64 loader in libc6")
     (dest / "lib" / "ld-linux-aarch64.so.1").symlink_to("aarch64-linux-gnu/ld-linux-aarch64.so.1")
-    for path, text in (("usr/bin/start-app", START), ("etc/rc.app", S90APP), ("etc/inittab", INITTAB),
-                       ("usr/bin/app", APP_NO_POWEROFF)):
-        p = dest / path
-        p.write_text(text)
-        p.chmod(0o755 if not path.startswith("etc/inittab") else 0o644)
-    return dest
 
 
 def boot_traced(out: str, timeout_s: float = 90.0) -> str:

@@ -231,6 +231,14 @@ fn duration(seg: &[u8]) -> Option<Option<i64>> {
     Some(Some(ns))
 }
 
+/// Whether a line starting with `#` is a graph line whose duration carries the `#` mark (1 ms
+/// or more: `# 1102.448 us |  mutex_unlock();`, as trace-cmd report prints it) rather than a
+/// header comment (`# tracer: function_graph`).
+fn marked(t: &[u8]) -> bool {
+    t.len() > 2 && t[1] == b' ' && t[2].is_ascii_digit()
+        && memchr(b'|', t).map_or(false, |bar| matches!(duration(&t[..bar]), Some(Some(_))))
+}
+
 /// `comm-pid` (funcgraph-proc) or a latency-flags column (`d..1`): a column to step over.
 fn is_column(seg: &[u8]) -> bool {
     let t = trim(seg);
@@ -319,12 +327,13 @@ fn graph(b: &[u8]) -> Option<Graph<'_>> {
             cpu = value(&b[p..p + n]) as usize;
             have_cpu = true;
             p += n + 1;
-        } else {
-            let (v, q) = decimal(b, p)?;
+        } else if let Some((v, q)) = decimal(b, p).filter(|&(_, q)| {
             let q = skip(b, q);
-            if q >= b.len() || b[q] != b'|' {
-                return None;
-            }
+            q < b.len() && b[q] == b'|'
+        }) {
+            // an abstime column; a number followed by a unit instead is an unmarked duration
+            // under 10 us with no column before it (trace-cmd report: `5.680 us   |  fd_install();`)
+            let q = skip(b, q);
             ts = Some(v);
             p = skip(b, q + 1);
             let n = digits_at(b, p);
@@ -338,7 +347,7 @@ fn graph(b: &[u8]) -> Option<Graph<'_>> {
     if !have_cpu && ts.is_none() {
         // no cpu and no time column: only a bare body (`  func() {`) or a duration column
         let t = trim(b);
-        if t.is_empty() || t[0] == b'#' {
+        if t.is_empty() || (t[0] == b'#' && !marked(t)) {
             return None;
         }
     }
@@ -511,18 +520,23 @@ impl Scan {
         let tcmd = if memchr(b'[', b).is_some() { self.tcmd.find(b) } else { None };
         let parsed = if let Some(k) = tcmd {
             // trace-cmd report: `comm-pid [cpu] ts: funcgraph_entry: |  body`
-            tcmd_cpu = b[..k].iter().rposition(|c| *c == b'[').and_then(|o| {
+            let open = b[..k].iter().rposition(|c| *c == b'[');
+            tcmd_cpu = open.and_then(|o| {
                 let n = digits_at(b, o + 1);
                 if n > 0 { Some(value(&b[o + 1..o + 1 + n]) as usize) } else { None }
             });
+            // the `comm-pid` before `[cpu]` names the task: one call stack per task, since
+            // report prints no context-switch banners, only sched_switch events between lines
+            let task = open.map(|o| trim(&b[..o])).filter(|t| !t.is_empty());
             tcmd_ts = b[..k].iter().rposition(|c| *c == b' ').and_then(|s| decimal(b, s + 1)).map(|x| x.0);
             let after = memchr(b':', &b[k + 2..]).map(|c| k + 2 + c + 1);
             after.and_then(|a| graph(&b[a..])).map(|mut g| {
                 g.ts = tcmd_ts;
                 g.cpu = tcmd_cpu.unwrap_or(0);
+                g.task = g.task.or(task);
                 g
             })
-        } else if t[0] == b'#' {
+        } else if t[0] == b'#' && !marked(t) {
             None
         } else {
             graph(b)
