@@ -324,7 +324,8 @@ def _events(other: list[tuple[int, str]], source: str) -> _Events:
         if ev is None or " <-" in msg:
             counts["function" if " <-" in msg else "stack trace" if msg.startswith("<stack") else "other"] += 1
             continue
-        name, fields = ev[1], ev[2]
+        # trace-cmd report pads the event name to a column (`sched_process_exec:   filename=...`)
+        name, fields = ev[1], ev[2].lstrip()
         counts[name] += 1
         pid = to_int(m[2], PID_MAX) or 0
         if name == "initcall_start" and (f := _FUNC.match(fields)) is not None:
@@ -339,7 +340,7 @@ def _events(other: list[tuple[int, str]], source: str) -> _Events:
                 initcalls.append(Event(Kind.INITCALL, f[1], Stamp(Clock.KERNEL, st[0]), ns - st[0], st[1], no,
                                        InitcallDetail(pid, f[2], ret, True)))
         elif name.startswith("sched_process_"):
-            sched_text.append(msg)
+            sched_text.append(f"{name}: {fields}")  # the kernel's own spacing, which process.py reads
             sched_ns.append(ns)
             sched_no.append(no)
     for (fn, pid), (ns, no, _) in starts.items():
