@@ -116,3 +116,15 @@ def test_tracecmd_dat_of_the_app_start_on_qemu_arm64(tmp_path: Path) -> None:
     assert f["events_added"] == len(procs) >= 2 and procs["app"]["exe"] == "/usr/bin/app"
     assert procs["cat"]["ppid"] == procs["app"]["pid"]
     assert time.monotonic() - t0 < 120
+
+
+def test_tracecmd_report_empty_cpu_line(tmp_path: Path) -> None:
+    """`CPU 1 is empty`: what trace-cmd report prints for a CPU that recorded nothing (the format
+    string "CPU %d is empty" of Debian's trace-cmd 3.1.6, `strings /usr/bin/trace-cmd`; the
+    reference target has one CPU, so the line is put into the real excerpt here): a header, not a
+    line left not understood."""
+    lines = GOLDEN.read_text().splitlines(keepends=True)
+    path = tmp_path / "report.txt"
+    path.write_text("cpus=2\nCPU 1 is empty\n" + "".join(lines[1:]))
+    t, ref = read_trace(str(path)), read_trace(str(GOLDEN))
+    assert t.cpus == 2 and t.warnings == ref.warnings and t.counts == ref.counts

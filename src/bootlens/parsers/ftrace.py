@@ -46,6 +46,8 @@ _TRACER = re.compile(r"#\s*tracer:\s*(\S+)", re.ASCII)
 _CLOCK = re.compile(r"\btrace_clock=(\w[\w-]*)", re.ASCII)
 _LOST = re.compile(r"CPU:\s*(\d+) \[LOST (\d+) EVENTS\]", re.ASCII)
 _CPUS = re.compile(r"cpus=(\d+)\s*$", re.ASCII)
+# trace-cmd report, for a CPU whose buffer recorded nothing (libtracecmd's init_cpu: "CPU %d is empty")
+_EMPTY_CPU = re.compile(r"CPU (\d+) is empty\s*$", re.ASCII)
 # initcall:initcall_start/finish: "func=fuse_init+0x0/0x30 [fuse] ret=0" (the symbol as %pS prints it)
 _FUNC = re.compile(r"func=(\S+?)(?:\+0x[0-9a-f]+/0x[0-9a-f]+)?(?: \[([^\]\s]+)\])?(?: ret=(-?\d+))?\s*$", re.ASCII)
 # for sniffing only (the scan itself is native): a graph line's cpu column and body
@@ -307,6 +309,8 @@ def _events(other: list[tuple[int, str]], source: str) -> _Events:
             continue
         if (m := _CPUS.match(s)) is not None and out.cpus is None:
             out.cpus = int(m[1])  # trace-cmd report's first line
+            continue
+        if _EMPTY_CPU.match(s) is not None:
             continue
         m = _EVENT.match(line)
         if m is None:
