@@ -297,7 +297,8 @@ def _detect_framing(text: str) -> str:
 
 # What every input is indexed for while it is framed (the built-in parsers' and the boot
 # splitter's keywords); anything else is found on demand. Substrings anywhere in a message:
-INDEX_NEEDLES = ("call", "usecs")
+INDEX_NEEDLES = ("call", "usecs", "systemd[1]: ", "[  OK  ]", "[FAILED]", "login:",
+                 "Please press Enter to activate this console")  # initcall, systemd's sniff, userspace._login
 # ... and message prefixes (far cheaper to index than substrings):
 INDEX_PREFIXES = ("sched_process_", "uptime: ", "Linux version", "Booting Linux", "Kernel command line:",
                   "Command line:", "Calibrating delay", "Freeing", "VFS: Mounted root", "Run ", "printk:",
