@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from .errors import printable
 from .model import Boot, Event, Fact, InitcallDetail, InputStats, Kind
-from .parsers.ftrace import PRINTK_CLOCKS, Graph, Trace, read_trace
+from .parsers.ftrace import PRINTK_CLOCKS, UNNAMED_NOTE, Graph, Trace, read_trace, unnamed_note
 
 if TYPE_CHECKING:
     from .analyze import Analysis
@@ -212,7 +212,18 @@ def name_blocks(trace: Trace, boot: Boot) -> tuple[Trace, tuple[str, ...]]:
         return trace, ()
     note = (f"{trace.source}: {renamed} do_one_initcall calls named by the console's initcall_debug (the graph "
             "shows no initcall of their own there: notrace or inlined)")
-    return dc_replace(trace, graph=dc_replace(g, block_names=tuple(names), block_own=tuple(own))), (note,)
+    # the reader's count of unnamed blocks, before the console named them: what is left of it
+    warnings = []
+    for w in trace.warnings:
+        m = re.search(r"(\d+) of \d+ " + UNNAMED_NOTE, w)
+        if m is not None:
+            left = int(m[1]) - renamed
+            if left > 0:
+                warnings.append(w[:m.start()] + unnamed_note(left, len(names)))
+        else:
+            warnings.append(w)
+    return dc_replace(trace, warnings=tuple(warnings),
+                      graph=dc_replace(g, block_names=tuple(names), block_own=tuple(own))), (note,)
 
 
 def clock_notes(trace: Trace, boot: Boot) -> tuple[str, ...]:

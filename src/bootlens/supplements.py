@@ -286,7 +286,13 @@ def extend_boot(boot: Boot, sup: Supplement) -> tuple[Boot, Supplement]:
         added += trace_added
         traced = len(trace_added)
         named, naming = name_blocks(sup.ftrace, boot)  # the console's initcall_debug names untraced initcalls
-        sup = replace(sup, ftrace=named, warnings=sup.warnings + clock_notes(sup.ftrace, boot) + naming)
+        warnings = sup.warnings
+        if naming:  # the reader's count of unnamed blocks, less those the console named
+            from .parsers.ftrace import UNNAMED_NOTE
+
+            warnings = tuple(w for w in warnings if UNNAMED_NOTE not in w) + tuple(
+                f"{named.source}: {w}" for w in named.warnings if UNNAMED_NOTE in w)
+        sup = replace(sup, ftrace=named, warnings=warnings + clock_notes(sup.ftrace, boot) + naming)
     if not added:
         return boot, sup
     formats = boot.formats + tuple(f for f, n in (("systemd-analyze plot", units), ("bootchart", procs),

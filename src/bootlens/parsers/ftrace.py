@@ -118,6 +118,16 @@ class Trace:
     warnings: tuple[str, ...]
 
 
+UNNAMED_NOTE = "do_one_initcall calls show no initcall of their own"
+
+
+def unnamed_note(unnamed: int, blocks: int) -> str:
+    """The warning for do_one_initcall blocks the graph cannot name (kft.name_blocks rewrites it
+    when the console's initcall_debug names some of them)."""
+    return (f"{unnamed} of {blocks} {UNNAMED_NOTE} (notrace or inlined: its callees sit under do_one_initcall): "
+            "listed as 'do_one_initcall #N'")
+
+
 def sniff_ftrace(head: str) -> bool:
     """Whether the first kilobytes of a file are an ftrace buffer (or a trace-cmd .dat)."""
     if head.startswith(_DAT_MAGIC):
@@ -255,8 +265,7 @@ def _graph_warnings(d: dict[str, Any]) -> list[str]:
         out.append(f"{d['open']} calls still open when the trace ended: not counted")
     unnamed = sum(1 for b in d["blocks"] if b[0] < 0 or b[1])
     if unnamed:
-        out.append(f"{unnamed} of {len(d['blocks'])} do_one_initcall calls show no initcall of their own (notrace or "
-                   "inlined: its callees sit under do_one_initcall): listed as 'do_one_initcall #N'")
+        out.append(unnamed_note(unnamed, len(d["blocks"])))
     if not d["durations"]:
         out.append("a function_graph trace without durations (funcgraph-duration off): calls counted, no times")
     return out
