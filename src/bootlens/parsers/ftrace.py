@@ -24,9 +24,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
-import subprocess
-import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,12 +34,11 @@ from ..lines import Lines, native_module
 from ..model import Clock, Event, InitcallDetail, Kind, Stamp
 from ..numbers import PID_MAX, to_int
 
-# an event line: comm-pid [(tgid)] [cpu] [flags] ts: message (comm may hold spaces and dashes)
-_EVENT = re.compile(r"\s*(.*?)-(\d+)\s+(?:\(\s*[\d-]+\)\s+)?\[(\d+)\]\s+(?:([^\s:]{3,6})\s+)?(\d+)\.(\d+):\s+(.*)",
-                    re.ASCII)
-_NAME = re.compile(r"(\w+): ?(.*)", re.ASCII)
+# the sniff and the line patterns it needs live apart: sniffing a log must not import this reader
+from .ftrace_sniff import _DAT_MAGIC, _EVENT, _GRAPH_SNIFF, _NAME, _TRACER
+from .ftrace_sniff import sniff_ftrace as sniff_ftrace
+
 _ENTRIES = re.compile(r"#\s*entries-in-buffer/entries-written:\s*(\d+)/(\d+)\s+#P:(\d+)", re.ASCII)
-_TRACER = re.compile(r"#\s*tracer:\s*(\S+)", re.ASCII)
 _CLOCK = re.compile(r"\btrace_clock=(\w[\w-]*)", re.ASCII)
 _LOST = re.compile(r"CPU:\s*(\d+) \[LOST (\d+) EVENTS\]", re.ASCII)
 _CPUS = re.compile(r"cpus=(\d+)\s*$", re.ASCII)
@@ -50,9 +46,6 @@ _CPUS = re.compile(r"cpus=(\d+)\s*$", re.ASCII)
 _EMPTY_CPU = re.compile(r"CPU (\d+) is empty\s*$", re.ASCII)
 # initcall:initcall_start/finish: "func=fuse_init+0x0/0x30 [fuse] ret=0" (the symbol as %pS prints it)
 _FUNC = re.compile(r"func=(\S+?)(?:\+0x[0-9a-f]+/0x[0-9a-f]+)?(?: \[([^\]\s]+)\])?(?: ret=(-?\d+))?\s*$", re.ASCII)
-# for sniffing only (the scan itself is native): a graph line's cpu column and body
-_GRAPH_SNIFF = re.compile(r"\s*(?:\d+\.\d+\s*\|\s*)?\d+\)\s.*(?:\(\)\s*[{;]|\}(?:\s*/\*.*\*/)?)\s*$", re.ASCII)
-_DAT_MAGIC = "\x17\x08Dtracing"
 
 # Rows kept per initcall (its worst functions): the tables show 5, the JSON 25; the native scan
 # sorts and cuts the rest, so the answer does not grow with initcalls x functions.
@@ -128,25 +121,12 @@ def unnamed_note(unnamed: int, blocks: int) -> str:
             "listed as 'do_one_initcall #N'")
 
 
-def sniff_ftrace(head: str) -> bool:
-    """Whether the first kilobytes of a file are an ftrace buffer (or a trace-cmd .dat)."""
-    if head.startswith(_DAT_MAGIC):
-        return True
-    events = graphs = 0
-    for line in head.splitlines()[:200]:
-        if _TRACER.match(line):
-            return True
-        if _EVENT.match(line) and _NAME.match(_EVENT.match(line)[7]):  # type: ignore[index]
-            events += 1
-        elif _GRAPH_SNIFF.match(line):
-            graphs += 1
-        if events >= 3 or graphs >= 5:
-            return True
-    return False
-
-
 def _report(path: str) -> str:
     """A .dat file as trace-cmd report's text, in a temporary file (the caller removes it)."""
+    import shutil  # here, not at the top: a .dat is rare and every input is sniffed here (start-up)
+    import subprocess
+    import tempfile
+
     exe = shutil.which("trace-cmd")
     if exe is None:
         raise InputError(path, "a trace-cmd .dat file: install trace-cmd (Debian package trace-cmd) to read it, "

@@ -28,13 +28,14 @@ deactivating in microseconds).
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 
 from ..model import NS_PER_MS, NS_PER_S, NS_PER_US
+# the sniff lives apart so that sniffing a log does not import the readers (start-up)
+from .systemd_analyze_sniff import _BLAME, _CHAIN_HEADER, _SPAN, _lines
+from .systemd_analyze_sniff import detect as detect
 
 # systemd's format_timespan() units, largest first (src/basic/time-util.c); "us" is "μs" in a
 # UTF-8 locale since systemd 247.
@@ -44,8 +45,6 @@ _UNIT_NS: dict[str, int] = {
     "ms": NS_PER_MS, "us": NS_PER_US, "μs": NS_PER_US, "µs": NS_PER_US, "ns": 1,
 }
 _PART = re.compile(r"(\d+)(?:\.(\d+))?\s*(month|min|ms|us|μs|µs|ns|y|w|d|h|s)\b")
-_SPAN = r"(?:\d+(?:\.\d+)?\s*(?:month|min|ms|us|μs|µs|ns|y|w|d|h|s)\s*)+"
-_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
 
 
 def parse_timespan(text: str) -> int | None:
@@ -67,12 +66,6 @@ def parse_timespan(text: str) -> int | None:
     if pos == 0 or s[pos:].strip():
         return None
     return total
-
-
-def _lines(text: str) -> Iterator[tuple[int, str]]:
-    """(1-based line number, line without colour escapes or the line end)."""
-    for no, raw in enumerate(text.splitlines(), 1):
-        yield no, _ANSI.sub("", raw) if "\x1b" in raw else raw
 
 
 def _skipped(what: str, n: int) -> tuple[str, ...]:
@@ -153,9 +146,6 @@ class Blame:
         return {r.unit: r.ns for r in self.rows}
 
 
-_BLAME = re.compile(r"^\s*(" + _SPAN + r")(\S+)\s*$")
-
-
 def read_blame(text: str) -> Blame:
     """Read ``systemd-analyze blame``."""
     rows: list[BlameRow] = []
@@ -200,9 +190,6 @@ class CriticalChain:
 _SPAN_IN_LINE = r"(?:\d+(?:\.\d+)?(?:month|min|ms|us|μs|µs|ns|y|w|d|h|s)(?: (?=\d))?)+"
 _CHAIN = re.compile(r"^(?P<prefix>(?:│ |\| |  )*)(?P<branch>└─|├─|`-|\|-)?(?P<unit>\S+)"
                     r"(?: @(?P<at>" + _SPAN_IN_LINE + r"))?(?: \+(?P<plus>" + _SPAN_IN_LINE + r"))?\s*$")
-_CHAIN_HEADER = ("The time when unit became active", "The time after the unit is active",
-                 "The time the unit took to start", "The time the unit takes to start",
-                 "The time when unit", "The time after the unit", "The time the unit")
 
 
 def read_critical_chain(text: str) -> CriticalChain:
@@ -523,6 +510,8 @@ def read_plot_json(text: str) -> Plot:
     """Read ``systemd-analyze plot --json=short`` (systemd >= 254): a list of objects with
     name, activated, activating, time, deactivated, deactivating in microseconds."""
     try:
+        import json  # here: only a JSON plot needs it (start-up)
+
         rows = json.loads(text)
     except ValueError as e:
         return Plot((), source="json", warnings=(f"plot: not JSON ({e})",))
@@ -544,26 +533,3 @@ def read_plot_json(text: str) -> Plot:
         bad += 1
     return Plot(tuple(units), source="json", warnings=_skipped("plot json", bad))
 
-
-# ------------------------------------------------------------------------------------ sniffing
-
-def detect(text: str) -> str | None:
-    """Which systemd-analyze output this text is: "time", "blame", "critical-chain", "dump",
-    "plot" (SVG or JSON), or None. Looks at the first lines only."""
-    head = text[:4096]
-    if "<svg" in head and ("systemd-analyze" in head or 'class="box"' in text[:200_000]):
-        return "plot"
-    if head.lstrip().startswith("[") and '"activating"' in head:
-        return "plot"
-    first = [ln for _, ln in _lines(head) if ln.strip()][:8]
-    # a running manager's dump opens with its own lines (Manager:, Features:, a dozen
-    # Timestamp ...:) before the first unit: the reference target's systemd 252 has it at line 13
-    if any(ln.lstrip().startswith("-> Unit ") for ln in first) or (first and first[0].startswith("Manager: systemd ")):
-        return "dump"
-    if any(ln.lstrip().startswith(_CHAIN_HEADER) for ln in first):
-        return "critical-chain"
-    if any("Startup finished in " in ln or "Bootup is not yet finished" in ln for ln in first):
-        return "time"
-    if first and sum(1 for ln in first if _BLAME.match(ln)) >= max(1, len(first) - 1):
-        return "blame"
-    return None
