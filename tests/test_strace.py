@@ -167,7 +167,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_analyze_places_the_trace_on_the_console() -> None:
-    console, trace = G / "qemu-arm64-console.log", G / "qemu-arm64-app.strace"
+    console, trace = G / "qemu-arm64-console.txt", G / "qemu-arm64-app.strace"
     assert classify(str(trace)) == "strace" and classify(str(console)) is None
     r = _cli("analyze", "--json", str(console), str(trace))
     assert r.returncode == 0, r.stderr
@@ -193,7 +193,7 @@ def test_analyze_places_the_trace_on_the_console() -> None:
 
 
 def test_advise_figures_come_from_the_trace() -> None:
-    r = _cli("advise", "--json", str(G / "qemu-arm64-console.log"), str(G / "qemu-arm64-app.strace"))
+    r = _cli("advise", "--json", str(G / "qemu-arm64-console.txt"), str(G / "qemu-arm64-app.strace"))
     assert r.returncode == 0, r.stderr
     found = [f for i in json.loads(r.stdout)["inputs"] for b in i["boots"] for f in b["findings"]
              if f["rule"] == "strace.app_start"]
