@@ -31,16 +31,19 @@ from typing import TYPE_CHECKING
 
 from .errors import InputError, printable
 from .model import NS_PER_MS, Boot, Clock, Event, Fact, Kind, Milestone, ProcessDetail, Stamp, UnitDetail
-from .parsers.bootchart import Bootchart, read_bootchart, sniff_bootchart
-from .parsers.bootdata import sniff_bootdata
-from .parsers.ftrace import Trace, read_trace, sniff_ftrace
-from .parsers.logic import Capture, read_logic, sniff_logic
+# only the sniffs here: a log is sniffed by all of them, and the readers are imported when an
+# input is of their kind (start-up: importing them all cost ~60 ms here, a slow 2-core machine)
+from .parsers.bootchart_sniff import sniff_bootchart
+from .parsers.bootdata_sniff import sniff_bootdata
+from .parsers.ftrace_sniff import sniff_ftrace
+from .parsers.logic_sniff import sniff_logic
 from .parsers.strace import sniff as sniff_strace
-from .parsers.systemd_analyze import (
-    Blame, CriticalChain, Dump, Plot, StartupTimes, detect, read_blame, read_critical_chain, read_dump, read_plot,
-    read_time)
+from .parsers.systemd_analyze_sniff import detect
 
 if TYPE_CHECKING:
+    from .parsers.bootchart import Bootchart
+    from .parsers.ftrace import Trace
+    from .parsers.systemd_analyze import Blame, CriticalChain, Dump, Plot, StartupTimes
     from .analyze import BootAnalysis
     from .chain import Deps
     from .logic_align import LogicInput, LogicSetup
@@ -156,6 +159,13 @@ def collection_files(folder: Path) -> list[tuple[str, Path]]:
 def read_supplements(items: Sequence[tuple[str, str]], logic: LogicSetup | None = None) -> Supplement:
     """Read and merge (what, path) pairs as :func:`classify` named them ("collection" folders
     are opened). A second file of one kind replaces the first, with a warning; a chain is added."""
+    from .parsers.bootchart import Bootchart, read_bootchart
+    from .parsers.ftrace import Trace, read_trace
+    from .parsers.logic import read_logic
+    from .parsers.systemd_analyze import (
+        Blame, CriticalChain, Dump, Plot, StartupTimes, read_blame, read_critical_chain, read_dump, read_plot,
+        read_time)
+
     parts: dict[str, object] = {}
     chains: list[CriticalChain] = []
     sources: list[tuple[str, str]] = []
@@ -226,6 +236,7 @@ def read_supplements(items: Sequence[tuple[str, str]], logic: LogicSetup | None 
 
 def _logic_input(cap: object, setup: LogicSetup | None) -> LogicInput | None:
     from .logic_align import LogicInput, LogicSetup
+    from .parsers.logic import Capture
 
     return LogicInput(cap, setup or LogicSetup()) if isinstance(cap, Capture) else None
 

@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import io
 import re
-import tarfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..model import Clock
+# the sniff lives apart: sniffing a log must not import this reader (start-up)
+from .bootchart_sniff import sniff_bootchart as sniff_bootchart
 
 CS_NS = 10_000_000  # one centisecond (and one USER_HZ clock tick) in ns
 SECTOR = 512  # /proc/diskstats counts 512-byte sectors whatever the device's own sector size
@@ -105,6 +106,8 @@ class Bootchart:
 
 def _members(path: Path, notes: list[str]) -> dict[str, bytes]:
     """The archive's logs by base name, from a tar(.gz) or a directory."""
+    import tarfile  # here, as in sniff_bootchart: tarfile (shutil, bz2, lzma) costs start-up
+
     found: dict[str, bytes] = {}
     try:
         if path.is_dir():
@@ -296,17 +299,3 @@ def read_bootchart(path: str | Path) -> Bootchart:
         tuple(_cpu(files["proc_stat.log"], notes)) if "proc_stat.log" in files else (),
         tuple(_disk(files["proc_diskstats.log"], notes)) if "proc_diskstats.log" in files else (),
         "bootchart2" if "taskstats.log" in files else "bootchartd", Clock.UPTIME, tuple(notes))
-
-
-def sniff_bootchart(path: str | Path) -> bool:
-    """True for a directory or tar archive that holds a bootchart's proc_ps.log or proc_stat.log."""
-    p = Path(path)
-    try:
-        if p.is_dir():
-            return (p / "proc_ps.log").is_file() or (p / "proc_stat.log").is_file()
-        if not tarfile.is_tarfile(p):
-            return False
-        with tarfile.open(p, "r:*") as tar:
-            return any(n.rsplit("/", 1)[-1] in ("proc_ps.log", "proc_stat.log") for n in tar.getnames())
-    except (OSError, tarfile.TarError, EOFError):
-        return False

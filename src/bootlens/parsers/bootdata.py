@@ -21,6 +21,8 @@ from dataclasses import dataclass
 
 from ..lines import Lines, frame_bytes
 from ..model import Fact, InputStats
+# the sniff lives apart: sniffing a log must not import this reader (start-up)
+from .bootdata_sniff import sniff_bootdata as sniff_bootdata
 from .systemd_analyze import Blame, StartupTimes, read_blame, read_time
 
 _SECTION = re.compile(r"^==+ (.*?) ==+\s*$")
@@ -86,12 +88,6 @@ class BootData:
         data = (s.text if s else "").encode()
         lines, stats = frame_bytes(f"{self.source}:KERNEL MESSAGES", data)
         return lines, stats, s.line_no if s else 0
-
-
-def sniff_bootdata(text: str) -> bool:
-    """True when the text starts like a grab-boot-data.sh file."""
-    head = text[:2048]
-    return head.startswith("=== Machine Info") or "== GRAB-BOOT-DATA INFO ==" in head
 
 
 def read_bootdata(text: str, source: str = "boot-data") -> BootData:
