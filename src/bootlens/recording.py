@@ -9,7 +9,6 @@ leaves every chunk it had read, and a reader skips at most one torn last line.
 from __future__ import annotations
 
 import base64
-import ctypes
 import errno
 import json
 import math
@@ -221,6 +220,8 @@ _fallocate_fn: list[Callable[..., int] | None] = []  # looked up once; [None] wh
 
 def _fallocate(fd: int, mode: int, offset: int, length: int) -> int:
     """Linux fallocate(2) with a mode (``os.posix_fallocate`` has none); 0 or the errno."""
+    import ctypes  # here: only writing a recording needs it, reading one is on analyze's start-up
+
     if not _fallocate_fn:
         try:
             libc = ctypes.CDLL(None, use_errno=True)

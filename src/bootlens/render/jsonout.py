@@ -7,7 +7,7 @@ SCHEMA_VERSION.
 from __future__ import annotations
 
 import io
-import uuid
+import os
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 import orjson
@@ -322,7 +322,7 @@ def write_json(a: Analysis, out: BinaryIO, chunk: int = 8192) -> None:
     """
     with paused_gc():
         doc = to_json_obj(a, with_events=False)
-        token = uuid.uuid4().hex
+        token = os.urandom(16).hex()  # a uuid4's randomness without importing uuid (platform, start-up)
         for i, d in enumerate(doc["boots"]):
             d["events"] = f"@@events-{token}-{i}@@"
         head = orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)

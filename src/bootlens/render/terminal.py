@@ -13,7 +13,6 @@ gives them for standard error, each once per input, counted over its boots.
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -26,13 +25,13 @@ from rich.text import Text
 
 from ..analyze import Analysis, BootAnalysis
 from ..model import READY, Clock, Event, InitcallDetail, Kind, Milestone, ProbeDetail, ProcessDetail, UnitDetail
-from ..chain import Chain
 from ..stages import MEASURED, Total
 from .logic import event_text, logic_lines, power_on_from_logic
 from .units import mid_clip, short, short_range
 from .visible import visible
 
 if TYPE_CHECKING:
+    from ..chain import Chain
     from ..inputs import Group
 
 _ORIGIN = {"first_byte": "first byte received", "power_on": "power-on", "kernel_start": "kernel clock start"}
@@ -456,9 +455,11 @@ def folder_headline(g: Group) -> Text:
     head = Text(f"Run folder, {n} boot{'s' if n != 1 else ''} · ", style="bold")
     if not done:
         return head + Text("power-on → ready: not measured (no boot reached its ready marker)", style="bold")
+    from statistics import median  # here: statistics imports decimal, fractions, random (start-up)
+
     d = [t.duration_ns or 0 for t in done]
     origins = sorted({t.origin for t in done})
-    fig = f"median {short(statistics.median(d))} ({short_range(min(d), max(d))})" if len(d) > 1 else short(d[0])
+    fig = f"median {short(median(d))} ({short_range(min(d), max(d))})" if len(d) > 1 else short(d[0])
     head.append(f"{'/'.join(origins)} → ready: {fig}", style="bold")
     if len(done) < n:
         head.append(f" · {len(done)} of {n} boots reached ready", style="yellow")
