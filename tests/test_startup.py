@@ -23,6 +23,7 @@ import pytest
 import bootlens
 from bootlens import plugins
 from bootlens.cli import COMMANDS, load_all, main
+from conftest import WILD, needs_wild
 
 ROOT = Path(__file__).resolve().parent.parent
 ENV = {k: v for k, v in os.environ.items() if k not in ("BOOTLENS_CONFIG", "PYTHONPROFILEIMPORTTIME")}
@@ -34,6 +35,15 @@ HEAVY = ("sqlalchemy", "psycopg", "labgrid", "playwright", "scipy", "numpy", "ri
          "bootlens.stats", "bootlens.compare", "bootlens.advise", "bootlens.lab", "bootlens.target",
          "bootlens.capture", "bootlens.chain")
 CLI_MODULES = tuple(f"bootlens.cli.{m}" for m in ("analysis", "boot", "capturecmd", "check", "history", "labgridcmd"))
+# what `analyze LOG` of a plain console log never needs: the readers of the inputs a log is sniffed
+# against (each sniff lives in a light parsers/<format>_sniff.py), the renderers of sections the
+# log has not got, and stdlib modules only a rarer path uses (a .dat, a tar, writing a recording)
+NOT_FOR_A_LOG = ("bootlens.parsers.systemd_analyze", "bootlens.parsers.ftrace", "bootlens.parsers.bootchart",
+                 "bootlens.parsers.bootdata", "bootlens.parsers.logic", "bootlens.parsers.strace",
+                 "bootlens.strace_summary", "bootlens.logic_align", "bootlens.kft", "bootlens.chain",
+                 "bootlens.render.kft", "bootlens.render.strace_text", "bootlens.render.chain_text",
+                 "bootlens.render.html", "bootlens.render.svg",
+                 "tarfile", "subprocess", "tempfile", "shutil", "ctypes", "statistics", "decimal", "fractions")
 
 
 def imported(code: str, *args: str) -> set[str]:
@@ -98,17 +108,82 @@ def test_help_imports_no_command_module() -> None:
     assert heavy_in(mods, CLI_MODULES) == []
 
 
+LOG = ("[    0.000000] Linux version 6.1.0 (x@y) #1 SMP\n"
+       "[    0.100000] calling  foo_init+0x0/0x10 @ 1\n"
+       "[    0.100500] initcall foo_init+0x0/0x10 returned 0 after 500 usecs\n"
+       "[    0.200000] Run /init as init process\n")
+ANALYZE = ("import sys\nfrom bootlens.cli import main\n"
+           "try:\n    main(sys.argv[1:], prog_name='bootlens')\nexcept SystemExit:\n    pass\n")
+
+
 def test_analyze_json_imports_only_its_own(tmp_path: Path) -> None:
     log = tmp_path / "boot.log"
-    log.write_text("[    0.000000] Linux version 6.1.0 (x@y) #1 SMP\n"
-                   "[    0.100000] calling  foo_init+0x0/0x10 @ 1\n"
-                   "[    0.100500] initcall foo_init+0x0/0x10 returned 0 after 500 usecs\n"
-                   "[    0.200000] Run /init as init process\n")
-    mods = imported("import sys\nfrom bootlens.cli import main\n"
-                    "try:\n    main(sys.argv[1:], prog_name='bootlens')\nexcept SystemExit:\n    pass\n",
-                    "--no-config", "analyze", str(log), "--json")
+    log.write_text(LOG)
+    mods = imported(ANALYZE, "--no-config", "analyze", str(log), "--json")
     assert "bootlens.cli.analysis" in mods and "bootlens.analyze" in mods  # it did run
-    assert heavy_in(mods, ("bootlens.cli.boot", "bootlens.cli.capturecmd", "bootlens.cli.check")) == []
+    assert "bootlens.render.jsonout" in mods and "bootlens.supplements" in mods  # sniffed, written
+    assert heavy_in(mods, ("bootlens.cli.boot", "bootlens.cli.capturecmd", "bootlens.cli.check", "rich",
+                           "bootlens.render.terminal") + NOT_FOR_A_LOG) == []
+
+
+@needs_wild
+@pytest.mark.parametrize("name", ["01-zynq7020-petalinux-uboot2022.log", "07-rk3566-rg353v-dmesg-6.6.log"])
+def test_analyze_terminal_of_a_real_log_imports_no_reader_of_another_format(name: str) -> None:
+    """A real console log (U-Boot and kernel; a dmesg) through the terminal renderer: sniffed
+    against every supplement format without importing their readers."""
+    log = WILD / name
+    mods = imported(ANALYZE, "--no-config", "analyze", str(log))
+    assert "bootlens.render.terminal" in mods and "rich.table" in mods  # it did render
+    assert {"bootlens.parsers.ftrace_sniff", "bootlens.parsers.strace_sniff"} <= mods  # and did sniff
+    # rich is the terminal's (and rich.table imports fractions and decimal): not HEAVY here
+    unwanted = ("bootlens.cli.boot", "bootlens.cli.capturecmd", "bootlens.render.jsonout") + tuple(
+        m for m in NOT_FOR_A_LOG if m not in ("decimal", "fractions"))
+    assert sorted(m for m in mods - bare() if any(m == u or m.startswith(u + ".") for u in unwanted)) == []
+
+
+def golden_and_wild_files() -> list[Path]:
+    """Every golden input and wild log: the formats the sniffs must keep telling apart."""
+    files = [p for p in sorted((ROOT / "tests" / "golden").rglob("*")) if p.is_file() and p.suffix != ".json"
+             and p.name != "README.md"]
+    return files + sorted(WILD.glob("*.log"))
+
+
+def test_strace_precheck_answers_as_the_readers_sniff() -> None:
+    """strace_sniff.sniff_strace says no without the reader only where the reader's sniff says no."""
+    from bootlens.parsers.strace import sniff
+    from bootlens.parsers.strace_sniff import sniff_strace
+
+    files = golden_and_wild_files()
+    heads = [p.read_bytes()[:8192].decode("utf-8", "replace") for p in files]
+    said = [sniff(h) for h in heads]
+    assert sum(said) >= 10  # the strace goldens are among them
+    assert [sniff_strace(h) for h in heads] == said
+    for text in ("read(3, \"x\", 1)\t\t= 1\n" * 3, "<... read resumed>) = 1\n" * 3):
+        assert sniff_strace(text) == sniff(text)
+
+
+def test_tar_precheck_answers_as_tarfile(tmp_path: Path) -> None:
+    """bootchart_sniff's look at the first 512 bytes is False only where tarfile.is_tarfile is:
+    on every golden and wild file, and on real tar archives of each kind tarfile opens."""
+    import tarfile
+
+    from bootlens.parsers.bootchart_sniff import _may_be_tar
+
+    files = golden_and_wild_files()
+    member = ROOT / "tests" / "golden" / "strace" / "README.md"
+    for mode, fmt in (("w", tarfile.USTAR_FORMAT), ("w", tarfile.GNU_FORMAT), ("w", tarfile.PAX_FORMAT),
+                      ("w:gz", tarfile.GNU_FORMAT), ("w:bz2", tarfile.GNU_FORMAT), ("w:xz", tarfile.GNU_FORMAT)):
+        archive = tmp_path / f"a{len(files)}.tar"
+        with tarfile.open(archive, mode, format=fmt) as tar:  # type: ignore[call-overload]  # mode: a str
+            tar.add(member, "bootchart/proc_ps.log")
+        files.append(archive)
+    for p in files:
+        with open(p, "rb") as f:
+            head = f.read(512)
+        assert _may_be_tar(head) or not tarfile.is_tarfile(p), p
+    assert sum(tarfile.is_tarfile(p) for p in files) >= 6  # the archives made here
+    # and it spares most text its import (padded text, columns of numbers there, may pass it)
+    assert sum(_may_be_tar(p.read_bytes()[:512]) for p in files) < len(files) // 4
 
 
 def test_plugins_found_only_where_declared(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

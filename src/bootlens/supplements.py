@@ -37,7 +37,7 @@ from .parsers.bootchart_sniff import sniff_bootchart
 from .parsers.bootdata_sniff import sniff_bootdata
 from .parsers.ftrace_sniff import sniff_ftrace
 from .parsers.logic_sniff import sniff_logic
-from .parsers.strace import sniff as sniff_strace
+from .parsers.strace_sniff import sniff_strace
 from .parsers.systemd_analyze_sniff import detect
 
 if TYPE_CHECKING:
