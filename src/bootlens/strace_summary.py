@@ -35,6 +35,7 @@ from .model import Boot, Clock, Event, Kind, ProcessDetail, Stamp
 from .parsers.strace import Call, Trace
 
 if TYPE_CHECKING:
+    from .strace_wall import WallClock
     from .supplements import Supplement
 
 FORKS = frozenset({"clone", "clone3", "fork", "vfork"})
@@ -175,11 +176,18 @@ class Placement:
 
     clock: Clock
     offset_ns: int
-    how: str  # "marker"
-    marker: str  # the text seen in both
-    console_line: int
-    trace_line: int
+    how: str  # "marker" (a line in both), or "wall clock" (strace_wall: no line in both)
+    marker: str | None  # the text seen in both (None: placed by the wall clock)
+    console_line: int | None
+    trace_line: int | None
     residuals: tuple[tuple[str, int, int], ...] = ()  # (text, console line, console - predicted)
+    started_wall: str | None = None  # the recording's wall-clock t=0, when the console is one
+    clock_error_ns: int | None = None  # board clock - host clock: the wall clock's offset - the line's
+
+    @property
+    def placed_by(self) -> str:
+        """Which method placed the trace: "line" or "wall clock"."""
+        return "wall clock" if self.how == "wall clock" else "line"
 
     def residual(self, text: str) -> int | None:
         """The residual at the first check whose text starts with ``text``."""
@@ -493,11 +501,15 @@ def _norm(s: str) -> str:
     return s.replace("\r", "").strip()
 
 
-def align(summary: Summary, texts: Sequence[str], stamps: Sequence[Stamp | None], first_line: int = 1) -> Summary:
+def align(summary: Summary, texts: Sequence[str], stamps: Sequence[Stamp | None], first_line: int = 1,
+          wall: WallClock | None = None) -> Summary:
     """Place the trace on a console: the first terminal write of the trace whose first line the
     console also shows fixes the offset (console time - trace time); every later such write is
     a check (its residual: console time - predicted). ``texts``/``stamps``: the console's lines
-    and their times (line ``first_line`` first). The summary unchanged when nothing matches."""
+    and their times (line ``first_line`` first). ``wall``: the host-clock offset the wall clock
+    gives and the recording's ``started_wall`` (:mod:`bootlens.strace_wall`), the fallback when
+    no line matches; with a line too, their difference is the board's clock error. The summary
+    unchanged (but for a warning) when neither places it."""
     writes = sorted((t, _norm(text.split("\n", 1)[0]), ln, p.pid) for p in summary.processes
                     for t, text, ln in p.outputs)
     index: dict[str, list[int]] = {}
@@ -527,11 +539,25 @@ def align(summary: Summary, texts: Sequence[str], stamps: Sequence[Stamp | None]
         elif st.clock is anchor[4]:
             checks.append((text, found + first_line, st.ns - (t + anchor[0])))
         last = found
+    if anchor is None and wall is not None and wall.on_console:
+        return replace(summary, placement=Placement(Clock.HOST, wall.offset_ns, "wall clock", None, None, None,
+                                                    started_wall=wall.started_wall), warnings=summary.warnings + (
+            "the trace's output and the console share no line: the trace is placed by the wall clock, "
+            "which takes the board's clock to be right (unchecked)",))
     if anchor is None:
+        why = "the trace is not placed on the boot"
+        if wall is not None:  # a board without RTC starts in 1970 or at its build date
+            at = (summary.first_ns or 0) + wall.offset_ns
+            why += (f"; by the wall clock it would start at {at / 1e9:.3f} s, outside the console's "
+                    f"{wall.span[0] / 1e9:.3f}-{wall.span[1] / 1e9:.3f} s (recording started {wall.started_wall}): "
+                    "the board's clock is not the host's")
         return replace(summary, warnings=summary.warnings + (
-            "the trace's output and the console share no line: the trace is not placed on the boot",))
+            f"the trace's output and the console share no line: {why}",))
     off, at, text, ln, clock = anchor
-    return replace(summary, placement=Placement(clock, off, "marker", text, at + first_line, ln, tuple(checks)))
+    # both possible: the line is exact, the wall clock's offset differs from it by the board's clock error
+    error = wall.offset_ns - off if wall is not None and clock is Clock.HOST else None
+    return replace(summary, placement=Placement(clock, off, "marker", text, at + first_line, ln, tuple(checks),
+                                                wall.started_wall if wall is not None else None, error))
 
 
 def events(summary: Summary) -> list[Event]:
@@ -580,6 +606,7 @@ def attach(boot: Boot, sup: Supplement) -> tuple[Boot, Supplement]:
     (:func:`align`; console lines without a time of their own take the time bounded by the
     kernel lines around them); the supplement with the placed summary."""
     from .lines import estimate_stamp, stamp_at
+    from .strace_wall import wall_clock
 
     summary = sup.strace
     if summary is None:
@@ -587,7 +614,7 @@ def attach(boot: Boot, sup: Supplement) -> tuple[Boot, Supplement]:
     lines = boot.lines
     texts = [ln.text for ln in lines]
     stamps = [stamp_at(lines, i) or estimate_stamp(lines, i) for i in range(len(lines))]
-    summary = align(summary, texts, stamps, lines.first if len(lines) else 1)
+    summary = align(summary, texts, stamps, lines.first if len(lines) else 1, wall_clock(boot, summary))
     added = events(summary)
     summary = replace(summary, added_events=len(added))
     sup = replace(sup, strace=summary, warnings=sup.warnings + summary.warnings[len(sup.strace.warnings):]

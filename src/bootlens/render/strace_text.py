@@ -12,6 +12,8 @@ from ..model import Clock
 from ..strace_summary import Process, Summary
 
 TOP_CALLS = 5
+# the trace's time column (parsers.strace.Trace.clock), said apart from the wall-clock placement
+_CLOCKS = {"wall": "-tt time of day", "epoch": "-ttt epoch time", "relative": "-r relative time", "none": "no times"}
 # the loader's per-directory hardware subdirectories (tls/, aarch64/, glibc-hwcaps/x86-64-v3/):
 # the directory a user set is what they can fix
 _HWCAP = re.compile(r"(/glibc-hwcaps/[^/]+|/tls(/[^/]+)?|/(aarch64|x86_64|i686|i586|haswell|xeon_phi|avx512_1|"
@@ -72,19 +74,26 @@ def strace_lines(summary: Summary, offsets: Mapping[Clock, int], width: int = 80
     output and loader time, library searches, needless execs, the costliest calls."""
     cost = "-T" if summary.has_durations else "time to the next call, an upper bound"
     out = [f"{summary.tool} of the application's start: {len(summary.processes)} processes, {summary.lines} lines"
-           f" ({summary.clock} clock{', -T' if summary.has_durations else ''}"
+           f" ({_CLOCKS.get(summary.clock, summary.clock)}{', -T' if summary.has_durations else ''}"
            f"{f', {summary.unparsed} not understood' if summary.unparsed else ''})"]
     pl = summary.placement
     t0 = axis_start(summary, offsets)
     if pl is None:
         out.append("  not placed on the boot: no output line of the trace is on the console")
+    elif pl.marker is None:
+        out.append(_clip(f"  placed by the wall clock: recording started {pl.started_wall}", width))
+        out.append("  (no line in both: the board's clock is taken to be right, unchecked)")
     else:
-        out.append(_clip(f"  placed by {_clip(pl.marker, 24)!r} (in both): console line {pl.console_line} = trace "
-                         f"line {pl.trace_line}", width))
+        out.append(_clip(f"  placed by the line {_clip(pl.marker, 24)!r}: console line {pl.console_line} = "
+                         f"trace line {pl.trace_line}", width))
         for t, ln, r in pl.residuals[:3]:
             out.append(_clip(f"  residual at {t!r} (console line {ln}): {_ms(r)}", width))
-        if t0 is not None:
-            out.append(f"  trace starts at {t0 / 1e9:.3f} s on the boot's axis")
+        if pl.clock_error_ns is not None:
+            e = pl.clock_error_ns
+            out.append(_clip(f"  board clock - host clock: {'+' if e >= 0 else ''}{_ms(e)} (by the wall clock "
+                             f"{_ms(abs(e))} {'later' if e >= 0 else 'earlier'})", width))
+    if t0 is not None:
+        out.append(f"  trace starts at {t0 / 1e9:.3f} s on the boot's axis")
     head = f"  {'pid program':<34}{'start':>8}{'life':>10}{'exec→out':>10}{'loader':>10}{'exit':>6}"
     out.append(head[:width])
     first = summary.first_ns or 0
@@ -139,8 +148,9 @@ def strace_dict(summary: Summary, offsets: Mapping[Clock, int]) -> dict[str, Any
         "cost_source": summary.cost_source,
         "start_s": _s(axis_start(summary, offsets)),
         "placement": None if pl is None else {
-            "how": pl.how, "marker": pl.marker, "console_line": pl.console_line, "trace_line": pl.trace_line,
-            "clock": pl.clock.value, "offset_s": _s(pl.offset_ns),
+            "how": pl.how, "placed_by": pl.placed_by, "marker": pl.marker, "console_line": pl.console_line,
+            "trace_line": pl.trace_line, "clock": pl.clock.value, "offset_s": _s(pl.offset_ns),
+            "started_wall": pl.started_wall, "clock_difference_s": _s(pl.clock_error_ns),
             "residuals": [{"text": t, "console_line": ln, "residual_s": _s(r)} for t, ln, r in pl.residuals]},
         "processes": [{
             "pid": p.pid, "ppid": p.ppid, "program": p.program, "exe": p.exe, "argv": list(p.argv),
