@@ -3,10 +3,9 @@
     python3 fuzz/run.py [--seconds N] [--runs N] [--workers N] [--max-len BYTES] [--deep-every N]
                         [--terminal-every N] [--no-recordings]
 
-Every input goes through :func:`harness.check`: framing (native and pure Python compared), every
-parser, the recording reader for inputs that look like one, the JSON document; one input in
-``--deep-every`` (default 4) also through the HTML, SVG and Perfetto reports, the advisor and its
-JSON, and a second, pure-Python analysis whose document must be the same; one in
+Every input goes through :func:`harness.check`: framing, every parser, the recording reader for
+inputs that look like one, the JSON document; one input in ``--deep-every`` (default 4) also
+through the HTML, SVG and Perfetto reports, the advisor and its JSON; one in
 ``--terminal-every`` of those (default 8) through the terminal listings. The seed corpus is the repository's test
 inputs (tests/data, tests/golden), copied into a working corpus (fuzz/corpus/, not committed)
 that libFuzzer grows as it finds new coverage. A crash prints the input and its traceback, is
@@ -15,7 +14,7 @@ run with exit status 1. ``--workers N`` runs N fuzzers at once (one process each
 seed, one shared working corpus; a machine's cores are the limit) and sums their figures. At the
 end the run prints one line of figures:
 
-    fuzz: 123456 inputs in 1200 s (103/s), 0 crashes, 0 native/Python disagreements
+    fuzz: 123456 inputs in 1200 s (103/s), 0 crashes
 
 Without atheris (``pip install atheris``) the script falls back to a seeded random mutator over
 the same corpus (no coverage guidance), so the figures line is still printed.
@@ -41,8 +40,8 @@ sys.path.insert(0, str(HERE))
 
 DICT = HERE / "bootlens.dict"  # the words and numbers the parsers look for
 MAX_LEN = 1 << 14  # bytes: a small boot, or a window of a big one; longer inputs analyse slower
-FIGURES = re.compile(r"fuzz: (\d+) inputs in \d+ s \(\d+/s\), (\d+) crashes, (\d+) native/Python disagreements")
-COUNTS = {"inputs": 0, "crashes": 0, "disagreements": 0}
+FIGURES = re.compile(r"fuzz: (\d+) inputs in \d+ s \(\d+/s\), (\d+) crashes")
+COUNTS = {"inputs": 0, "crashes": 0}
 
 
 def _prepare_corpus(corpus: Path, seeds: list[Path]) -> None:
@@ -78,11 +77,7 @@ def _save_crash(data: bytes, err: BaseException) -> Path:
 
 
 def _report(data: bytes, err: BaseException) -> None:
-    import harness
-
     COUNTS["crashes"] += 1
-    if isinstance(err, harness.Disagreement):
-        COUNTS["disagreements"] += 1
     path = _save_crash(data, err)
     print(f"\nfuzz: CRASH on input {path} ({len(data)} bytes): {data[:300]!r}", file=sys.stderr)
     traceback.print_exception(err, file=sys.stderr)
@@ -91,8 +86,7 @@ def _report(data: bytes, err: BaseException) -> None:
 def _figures(t0: float) -> str:
     dt = max(time.monotonic() - t0, 1e-9)
     n = COUNTS["inputs"]
-    return (f"fuzz: {n} inputs in {dt:.0f} s ({n / dt:.0f}/s), {COUNTS['crashes']} crashes, "
-            f"{COUNTS['disagreements']} native/Python disagreements")
+    return f"fuzz: {n} inputs in {dt:.0f} s ({n / dt:.0f}/s), {COUNTS['crashes']} crashes"
 
 
 def main() -> int:
@@ -102,7 +96,7 @@ def main() -> int:
     ap.add_argument("--corpus", type=Path, default=HERE / "corpus", help="working corpus folder")
     ap.add_argument("--no-recordings", action="store_true", help="skip inputs that look like recordings")
     ap.add_argument("--deep-every", type=int, default=4, metavar="N",
-                    help="reports, advisor and whole-document parity for one input in N (default 4)")
+                    help="reports and advisor for one input in N (default 4)")
     ap.add_argument("--terminal-every", type=int, default=8, metavar="N",
                     help="terminal listings for one in N of those (default 8; rich's layout is slow)")
     ap.add_argument("--random", action="store_true", help="the random mutator even when atheris is installed")
@@ -124,14 +118,11 @@ def main() -> int:
             import harness
     else:
         import harness
-    from bootlens.lines import native_available
-
     seeds = harness.seeds() + harness.regressions()
     if not args.corpus_ready:
         _prepare_corpus(args.corpus, seeds)
     recordings = not args.no_recordings
-    print(f"fuzz: {len(seeds)} seeds, corpus {args.corpus}, native accelerator "
-          f"{'on' if native_available() else 'off'}, {'atheris' if atheris and not args.random else 'random mutator'}",
+    print(f"fuzz: {len(seeds)} seeds, corpus {args.corpus}, {'atheris' if atheris and not args.random else 'random mutator'}",
           file=sys.stderr)
     t0 = time.monotonic()
     end = t0 + args.seconds
@@ -202,7 +193,7 @@ def _parallel(args: argparse.Namespace) -> int:
             print(f"fuzz: worker {i} ended with status {p.returncode} and no figures", file=sys.stderr)
             status = 1
             continue
-        for key, value in zip(("inputs", "crashes", "disagreements"), m.groups()):
+        for key, value in zip(("inputs", "crashes"), m.groups()):
             COUNTS[key] += int(value)
         status = status or p.returncode
     print(_figures(t0) + f" ({args.workers} workers)")

@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from bootlens.kft import icicle, icicle_roots, kft
-from bootlens.lines import native_available
 from bootlens.model import InitcallDetail, Kind, ProcessDetail
 from bootlens.parsers.ftrace import read_trace, sniff_ftrace
 from bootlens.supplements import classify
@@ -22,17 +21,12 @@ GOLD = Path(__file__).parent / "golden" / "ftrace"
 CONSOLE = Path(__file__).parent / "data" / "corpus" / "qemu-arm64-uboot.console.log"
 US = 1_000
 
-needs_native = pytest.mark.skipif(not native_available() and not os.environ.get("CI"),
-                                  reason="function_graph traces need the native module")
-
-
 def rows(path: Path) -> dict[str, tuple[int, int, int, int]]:
     g = read_trace(str(path)).graph
     assert g is not None
     return {r.name: (r.calls, r.total_ns, r.max_ns, r.self_ns) for r in kft(g).overall}
 
 
-@needs_native
 def test_depth3_kft_by_hand() -> None:
     """funcgraph -m 3 do_nanosleep: 13 lines, every figure computed by hand from the durations."""
     t = rows(GOLD / "perftools-depth3.txt")
@@ -52,7 +46,6 @@ def test_depth3_kft_by_hand() -> None:
     assert kft(g).overall[0].avg_ns == 1_000_154_000
 
 
-@needs_native
 def test_do_sys_open() -> None:
     tr = read_trace(str(GOLD / "perftools-do_sys_open.txt"))
     assert tr.graph is not None and tr.graph.lines == 22 and tr.graph.timed
@@ -63,7 +56,6 @@ def test_do_sys_open() -> None:
     assert not tr.warnings
 
 
-@needs_native
 def test_plain_context_switch() -> None:
     """The plain section: a context-switch banner between two tasks' graphs on CPU 0."""
     tr = read_trace(str(GOLD / "perftools-plain.txt"))
@@ -80,7 +72,6 @@ def test_plain_context_switch() -> None:
     assert "load_TLS_descriptor" in t
 
 
-@needs_native
 def test_abstime_tail_orphans() -> None:
     """-Htp: abstime column, a trace that starts 7 calls deep, 6 tails `} /* name */`."""
     tr = read_trace(str(GOLD / "perftools-abstime-tail.txt"))
@@ -94,7 +85,6 @@ def test_abstime_tail_orphans() -> None:
     assert t["__schedule"][1] == 19_354_026_000
 
 
-@needs_native
 def test_no_duration_column() -> None:
     tr = read_trace(str(GOLD / "perftools-noduration.txt"))
     g = tr.graph
@@ -165,7 +155,6 @@ def test_trace_joins_console() -> None:
     assert "functions" not in b
 
 
-@needs_native
 def test_cli_trace_alone_kft() -> None:
     r = _cli("analyze", str(GOLD / "perftools-depth3.txt"))
     assert r.returncode == 0, r.stderr
@@ -177,7 +166,6 @@ def test_cli_trace_alone_kft() -> None:
                                "max_s": 1.000154, "self_s": 2.382e-06}
 
 
-@needs_native
 def test_icicle_bounded() -> None:
     g = read_trace(str(GOLD / "perftools-depth3.txt")).graph
     assert g is not None
@@ -194,7 +182,6 @@ def test_icicle_bounded() -> None:
     assert icicle_roots(g) == {}  # no do_one_initcall in this trace
 
 
-@needs_native
 def test_reference_target_blocks() -> None:
     """The first 6 do_one_initcall calls of a real boot trace of qemu-arm64 (pm-graph's options):
     three inlined initcalls show only their callees (mutex_lock/unlock, register_module_notifier),
@@ -219,7 +206,6 @@ def test_reference_target_blocks() -> None:
     assert any(w.startswith("3 of 6 do_one_initcall calls show no initcall") for w in tr.warnings)
 
 
-@needs_native
 def test_report_icicle_in_browser(tmp_path: Path) -> None:
     """The report's icicles in headless Chromium: drawn, hover titles with the figures, no
     horizontal scroll at 1,280 px."""
@@ -267,7 +253,6 @@ def test_dat_through_trace_cmd(tmp_path: Path) -> None:
     assert "Traceback" not in r.stderr
 
 
-@needs_native
 def test_console_names_untraced_initcalls() -> None:
     """With the same boot's console (initcall_debug), the 3 do_one_initcall calls whose initcall
     the graph does not show take the console's names (their `calling` lines fall in them); the
@@ -295,8 +280,6 @@ def test_mangled_traces_never_raise(tmp_path: Path) -> None:
     warnings, never an exception (a panic in the native scan would surface as one)."""
     import random
 
-    from bootlens.errors import InputError
-
     srcs = [p.read_bytes() for p in sorted(GOLD.glob("*.txt"))]
     rng = random.Random(14)
     p = tmp_path / "t.txt"
@@ -315,30 +298,9 @@ def test_mangled_traces_never_raise(tmp_path: Path) -> None:
                 j = rng.randrange(len(b))
                 b[i:i] = b[j:j + 80]
         p.write_bytes(bytes(b))
-        try:
-            tr = read_trace(str(p))
-        except InputError as e:  # only "function_graph traces need the native module" may be refused
-            assert not native_available() and "native module" in str(e)
-            continue
-        assert tr.lines >= 1
+        assert read_trace(str(p)).lines >= 1
 
 
-def test_without_native_module() -> None:
-    """BOOTLENS_NO_NATIVE=1: an event trace is still read (in Python); a graph trace is one line
-    of refusal, not a second parser."""
-    env = {**os.environ, "BOOTLENS_NO_NATIVE": "1"}
-    run = [sys.executable, "-m", "bootlens", "analyze"]
-    r = subprocess.run([*run, str(GOLD / "perftools-depth3.txt")], capture_output=True, text=True, env=env, timeout=120)
-    assert r.returncode == 2 and r.stderr.strip().endswith("function_graph traces need the native module "
-                                                           "(pip install with the Rust accelerator, or unset "
-                                                           "BOOTLENS_NO_NATIVE)")
-    assert len(r.stderr.strip().splitlines()) == 1
-    r = subprocess.run([*run, "--json", str(GOLD / "rostedt-initcall.txt")], capture_output=True, text=True, env=env,
-                       timeout=120)
-    assert [e["name"] for e in json.loads(r.stdout)["boots"][0]["events"]] == ["fuse_len_args", "wmidev_evaluate_method"]
-
-
-@needs_native
 def test_chunk_edges(tmp_path: Path) -> None:
     """The scan cuts lines out of 1 MiB chunks: a file without its final newline and a line
     longer than a chunk read the same as the plain file."""

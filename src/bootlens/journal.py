@@ -222,7 +222,7 @@ def read_export(source: str, data: bytes, needles: Sequence[str] = ()) -> tuple[
     """``journalctl -o export`` as :func:`bootlens.lines.frame_bytes` returns inputs: framed from
     the bytes (its binary fields carry a length the console cleaning would take apart), indexed
     and settled like every framing."""
-    from .lines import INDEX_NEEDLES, INDEX_PREFIXES, Lines, index_py
+    from .lines import INDEX_NEEDLES, INDEX_PREFIXES, Lines, index
     from .quirks import settle
 
     texts, kernel, host, notes, fields = frame_export(data)
@@ -230,7 +230,7 @@ def read_export(source: str, data: bytes, needles: Sequence[str] = ()) -> tuple[
     lines.fields = fields
     lines.journal = True
     extra = tuple(n for n in dict.fromkeys(needles) if n not in INDEX_NEEDLES)
-    lines.set_hits(*index_py(texts, INDEX_NEEDLES + extra, INDEX_PREFIXES))
+    lines.set_hits(*index(texts, INDEX_NEEDLES + extra, INDEX_PREFIXES))
     settle(lines, notes)
     return lines, InputStats(source=source, bytes=len(data), lines=len(lines), framing="journal-export",
                              no_final_newline=not data.endswith(b"\n"), warnings=tuple(notes))

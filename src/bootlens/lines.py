@@ -4,14 +4,13 @@ Everything odd in the bytes is counted in :class:`~bootlens.model.InputStats`, n
 here. Cleaning (NULs, CR, ANSI escapes, control characters) runs over the whole buffer with
 ``str`` methods and compiled regexes, in C. Framing (peeling grabserial and printk prefixes off
 each line) and the keyword index the parsers start from are the per-line work that bounds
-throughput: the optional native accelerator does them in one pass, ``frame_text_py`` and
-``index_py`` are the reference implementations.
+throughput: the native core (``bootlens._scan``, native/) does them in one pass, the only
+implementation of those formats (docs/architecture.md). The framings it does not know (grabserial
+-T, the wild framings of framings.py) are framed here in Python and indexed natively.
 """
 
 from __future__ import annotations
 
-import heapq
-import os
 import re
 import sys
 from bisect import bisect_left
@@ -30,7 +29,6 @@ SNIFF_LINES = 400
 # (ESC c = reset, which SeaBIOS and the kernel's x86 console print).
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[()*+][0-~]|[0-~])")
 _CTRL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-_CTRL_BYTES = bytes([*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F])  # _CTRL less CR
 
 # printk: "[    1.234567] ", with an optional "<6>" level and an optional "[    T1]" caller id.
 # printk has printed exactly six decimals since CONFIG_PRINTK_TIME appeared (2.6.x, "%5lu.%06lu"),
@@ -258,11 +256,9 @@ def clean_text(data: bytes) -> tuple[str, dict[str, int | bool]]:
     if "\x1b" in text:
         text, n = _ANSI.subn("", text)
         ctrl += n
-    # Control characters are ASCII, so the raw bytes tell whether any is left to remove:
-    # bytes.translate runs at memcpy speed where a regex scan of the text costs 0.4 s per 70 MB.
-    has_ctrl = _native.has_control(data) if _native is not None else (
-        len(data.translate(None, _CTRL_BYTES)) != len(data))
-    if has_ctrl and _CTRL.search(text) is not None:
+    # Control characters are ASCII, so the raw bytes tell whether any is left to remove: the
+    # native has_control runs at memory speed where a regex scan of the text costs 0.4 s per 70 MB.
+    if _native.has_control(data) and _CTRL.search(text) is not None:
         text, n = _CTRL.subn("", text)
         ctrl += n
     counts["control_chars"] = ctrl
@@ -316,7 +312,7 @@ def frame_bytes(source: str, data: bytes, needles: Sequence[str] = ()) -> tuple[
     if is_export(data):  # framed from the bytes: binary fields carry a length cleaning would break
         return read_export(source, data, needles)
     text: str | bytes
-    if _native is not None and data.isascii() and b"\r" not in data and not _native.has_control(data):
+    if data.isascii() and b"\r" not in data and not _native.has_control(data):
         # nothing to clean (the common case, checked at memory speed): framed in place, never
         # decoded as a whole, so the input is held once (the native TextColumn's buffer)
         text = data
@@ -388,41 +384,29 @@ def _stats_warnings(
     return tuple(w)
 
 
-_PK = r"(?:[ \t]*(?:<\d{1,3}>)?\[ *(\d{1,10})\.(\d{6})\](?:\[ *[TC]\d+\])? ?)?"
-_FAST = {
-    "plain": re.compile(r"^" + _PK + r"(.*)$", re.M | re.ASCII),
-    "journalctl": re.compile(r"^" + _PK + r"(?:" + _JOURNAL.pattern + r")?(.*)$", re.M | re.ASCII),
-    "grabserial-t": re.compile(r"^(?:\[ *(\d{1,10})\.(\d{6}) +-?\d+\.\d{6}\] ?)?" + _PK + r"(.*)$",
-                               re.M | re.ASCII),
-}
-_CHUNK = 1 << 20  # characters per findall call: bounds the transient tuples it builds
-
-
-def _load_native() -> ModuleType | None:
-    """The optional Rust accelerator (native/); BOOTLENS_NO_NATIVE=1 forces pure Python."""
-    if os.environ.get("BOOTLENS_NO_NATIVE"):
-        return None
+def _load_native() -> ModuleType:
+    """The native core (native/), required: a build without it is a broken install, said in one line."""
     try:
         from . import _scan  # type: ignore[attr-defined]
-    except ImportError:
-        return None
+    except ImportError as e:
+        raise SystemExit(f"bootlens: its native module bootlens._scan does not load ({e}); reinstall bootlens "
+                         "with cargo present (Debian: apt-get install cargo rustc; or https://rustup.rs)") from None
     mod: ModuleType = _scan
     return mod
 
 
 _native = _load_native()
-if _native is not None:
-    MutableSequence.register(_native.TextColumn)
-    MutableSequence.register(_native.TimeColumn)
+MutableSequence.register(_native.TextColumn)
+MutableSequence.register(_native.TimeColumn)
 
 
 def native_available() -> bool:
-    """True when the Rust accelerator is built and enabled."""
-    return _native is not None
+    """Whether the native core loads: always, once this module is imported (kept for --version)."""
+    return True
 
 
-def native_module() -> ModuleType | None:
-    """The Rust accelerator module, or None (not built, or BOOTLENS_NO_NATIVE=1)."""
+def native_module() -> ModuleType:
+    """The native core, ``bootlens._scan``."""
     return _native
 
 
@@ -438,45 +422,27 @@ def frame_text(text: str | bytes, framing: str, needles: Sequence[str] = (), pre
     """
     from .quirks import settle
 
-    if _native is not None:
-        cols = _native.frame(text, framing, list(needles), list(prefixes))
-        if cols is not None:
-            lines = Lines(cols[0], cols[1], cols[2])
-            lines.max_len = cols[3]
-            lines.set_hits(dict(zip(needles, cols[4])), dict(zip(prefixes, cols[5])))
-            lines.journal = framing in JOURNAL_FRAMINGS
-            settle(lines, notes)
-            return lines
-    text = _as_str(text)
-    lines = _frame_core_py(text, framing, notes)
-    lines.set_hits(*index_py(lines.text, needles, prefixes))
+    cols = _native.frame(text, framing, list(needles), list(prefixes))
+    if cols is not None:
+        lines = Lines(cols[0], cols[1], cols[2])
+        lines.max_len = cols[3]
+        lines.set_hits(dict(zip(needles, cols[4])), dict(zip(prefixes, cols[5])))
+    else:  # a framing the native pass does not know
+        lines = _frame_py(_as_str(text), framing, notes)
+        lines.set_hits(*index(lines.text, needles, prefixes))
     lines.journal = framing in JOURNAL_FRAMINGS
     settle(lines, notes)
     return lines
 
 
-def index_py(texts: Sequence[str], needles: Sequence[str], prefixes: Sequence[str]
-             ) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
-    """Reference for the keyword index the native framing pass builds: one scan for all the
-    prefixes (str.startswith takes a tuple), then a per-prefix split of the few hits."""
-    hits = dict(zip(needles, grep_py(texts, needles)))
-    cand = [i for i, t in enumerate(texts) if t.startswith(tuple(prefixes))] if prefixes else []
-    starts = {p: [i for i in cand if texts[i].startswith(p)] for p in prefixes}
-    return hits, starts
+def index(texts: Texts, needles: Sequence[str], prefixes: Sequence[str]
+          ) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
+    """The keyword index of lines framed in Python, as the native framing pass builds it."""
+    return dict(zip(needles, grep(texts, needles))), dict(zip(prefixes, starting(texts, prefixes)))
 
 
-def frame_text_py(text: str, framing: str) -> Lines:
-    """Reference implementation of :func:`frame_text` (and the path without the accelerator)."""
-    from .quirks import settle
-
-    lines = _frame_core_py(text, framing)
-    lines.journal = framing in JOURNAL_FRAMINGS
-    settle(lines)
-    return lines
-
-
-def _frame_core_py(text: str, framing: str, notes: list[str] | None = None) -> Lines:
-    """The framing pass the native ``frame`` mirrors (no quirks pass, no index)."""
+def _frame_py(text: str, framing: str, notes: list[str] | None = None) -> Lines:
+    """The framings the native pass does not know: the wild ones (framings.py), grabserial -T."""
     if text.endswith("\n"):
         text = text[:-1]
     from .framings import FRAMINGS, frame
@@ -488,46 +454,16 @@ def _frame_core_py(text: str, framing: str, notes: list[str] | None = None) -> L
         lines = Lines(wild[0], wild[1], wild[2])
         lines.fields = wild[4]
         return lines
-    fast = _FAST.get(framing)
-    if fast is None:
-        return _frame_slow(text.split("\n"), framing)
-    texts: list[str] = []
-    kernel: list[int | None] = []
-    host: list[int | None] = []
-    pos, n = 0, len(text)
-    while pos <= n:
-        end = text.find("\n", pos + _CHUNK)
-        if end < 0:
-            end = n
-        found = fast.findall(text, pos, end)
-        expected = text.count("\n", pos, end) + 1
-        if len(found) != expected:  # a line the pattern cannot take whole: do it line by line
-            part = _frame_slow(text[pos:end].split("\n"), framing)
-            texts += part.text
-            kernel += part.kernel
-            host += part.host
-        elif framing == "grabserial-t":
-            host += [int(a + b) * 1000 if a else None for a, b, _, _, _ in found]
-            kernel += [int(a + b) * 1000 if a else None for _, _, a, b, _ in found]
-            texts += [m for _, _, _, _, m in found]
-        else:
-            kernel += [int(a + b) * 1000 if a else None for a, b, _ in found]
-            texts += [m for _, _, m in found]
-        pos = end + 1
-    if len(host) != len(texts):
-        host = [None] * len(texts)
-    return Lines(texts, kernel, host)
+    return _frame_slow(text.split("\n"), framing)
 
 
 def _frame_slow(raw: Sequence[str], framing: str) -> Lines:
-    """Line-by-line framing: grabserial -T (wall clock, midnight wrap) and odd chunks."""
+    """Line-by-line framing: grabserial -T (wall clock, midnight wrap), printk stamps after it."""
     texts: list[str] = []
     kernel: list[int | None] = []
     host: list[int | None] = []
     pk = _PRINTK.match
-    journal = _JOURNAL.match if framing == "journalctl" else None
-    hostm = {"grabserial-t": _GS_T.match, "grabserial-T": _GS_SYS.match}.get(framing)
-    wall = framing == "grabserial-T"
+    hostm = _GS_SYS.match if framing == "grabserial-T" else None
     wall0: int | None = None
     prev_wall = 0
     days = 0
@@ -538,17 +474,14 @@ def _frame_slow(raw: Sequence[str], framing: str) -> Lines:
             h = hostm(s)
             if h is not None:
                 pos = h.end()
-                if wall:
-                    t = (int(h[1]) * 3600 + int(h[2]) * 60 + int(h[3])) * 1_000_000_000 + int(h[4]) * 1000
-                    if t + days < prev_wall - _DAY_NS // 2:  # crossed midnight
-                        days += _DAY_NS
-                    t += days
-                    prev_wall = t
-                    if wall0 is None:
-                        wall0 = t
-                    h_ns = t - wall0
-                else:
-                    h_ns = int(h[1] + h[2]) * 1000
+                t = (int(h[1]) * 3600 + int(h[2]) * 60 + int(h[3])) * 1_000_000_000 + int(h[4]) * 1000
+                if t + days < prev_wall - _DAY_NS // 2:  # crossed midnight
+                    days += _DAY_NS
+                t += days
+                prev_wall = t
+                if wall0 is None:
+                    wall0 = t
+                h_ns = t - wall0
         host.append(h_ns)
         m = pk(s, pos)
         if m is None:
@@ -557,70 +490,33 @@ def _frame_slow(raw: Sequence[str], framing: str) -> Lines:
         else:
             kernel.append(int(m[2] + m[3]) * 1000)
             end = m.end()
-        if journal is not None:
-            j = journal(s, end)
-            if j is not None:
-                end = j.end()
         texts.append(s[end:])
     return Lines(texts, kernel, host)
 
 
 def starting(texts: Texts, prefixes: Sequence[str]) -> list[list[int]]:
     """For each prefix, the ascending indices of the lines that start with it."""
-    if _native is not None and prefixes:
-        result: list[list[int]] = _native.starting(texts, list(prefixes))
-        return result
-    return [[i for i, t in enumerate(texts) if t.startswith(p)] for p in prefixes]
+    result: list[list[int]] = _native.starting(texts, list(prefixes)) if prefixes else []
+    return result
 
 
 def grep(texts: Texts, needles: Sequence[str]) -> list[list[int]]:
     """For each needle, the ascending indices of the lines that contain it."""
-    if _native is not None and needles:
-        result: list[list[int]] = _native.grep(texts, list(needles))
-        return result
-    return grep_py(texts, needles)
-
-
-def grep_py(texts: Sequence[str], needles: Sequence[str]) -> list[list[int]]:
-    """Reference implementation of :func:`grep`."""
-    return [[i for i, t in enumerate(texts) if needle in t] for needle in needles]
+    result: list[list[int]] = _native.grep(texts, list(needles)) if needles else []
+    return result
 
 
 def steps_back(values: Sequence[int | None]) -> list[tuple[int, int]]:
     """(i, j) for every value below that of j, the last non-None value before it."""
-    if _native is not None:
-        result: list[tuple[int, int]] = _native.steps_back(values)
-        return result
-    return steps_back_py(values)
-
-
-def steps_back_py(values: Sequence[int | None]) -> list[tuple[int, int]]:
-    """Reference implementation of :func:`steps_back`."""
-    out = []
-    last: int | None = None
-    last_i = 0
-    for i, v in enumerate(values):
-        if v is not None:
-            if last is not None and v < last:
-                out.append((i, last_i))
-            last, last_i = v, i
-    return out
+    result: list[tuple[int, int]] = _native.steps_back(values)
+    return result
 
 
 def gaps(values: Sequence[int | None], n: int) -> list[tuple[int, int, int]]:
     """The n largest (gap, i_before, i_after) between consecutive non-None values, largest
     first, ties to the earlier position."""
-    if _native is not None:
-        result: list[tuple[int, int, int]] = _native.gaps(values, n)
-        return result
-    return gaps_py(values, n)
-
-
-def gaps_py(values: Sequence[int | None], n: int) -> list[tuple[int, int, int]]:
-    """Reference implementation of :func:`gaps`."""
-    idx = [i for i, v in enumerate(values) if v is not None]
-    pairs = ((values[b] - values[a], a, b) for a, b in zip(idx, idx[1:]))  # type: ignore[operator]
-    return heapq.nsmallest(n, pairs, key=lambda g: (-g[0], g[1]))
+    result: list[tuple[int, int, int]] = _native.gaps(values, n)
+    return result
 
 
 def stamp_at(lines: Lines, i: int) -> Stamp | None:

@@ -7,8 +7,7 @@ Two kinds of line share the format, and each is read in one place:
   of them in a boot trace: scanned and aggregated by the native module (``native/src/ftrace.rs``,
   one pass in 1 MiB chunks, no Python object per line) into columns: per function calls, total,
   max and self time; the same per initcall (each call directly under ``do_one_initcall``); a
-  bounded call tree for the icicle view. Without the native module a graph trace is refused with a
-  one-line error: there is no second parser to keep in step.
+  bounded call tree for the icicle view. There is no second parser to keep in step.
 - **event lines** (``comm-pid [cpu] flags ts: event: fields``), few: read here, from the lines the
   native scan hands back. ``initcall:initcall_start/finish`` become :attr:`Kind.INITCALL` events
   (the shape the initcall_debug parser makes), ``sched:sched_process_*`` go through the one
@@ -17,7 +16,7 @@ Two kinds of line share the format, and each is read in one place:
 Times are the trace clock's, in ns; with ``trace_clock=local`` (the default), ``global`` or
 ``perf`` that is the printk clock (both read ``local_clock``), so events land on
 :attr:`Clock.KERNEL`. Nothing here raises on bad input except :class:`InputError` for an
-unreadable file or a graph trace without the native module.
+unreadable file.
 """
 
 from __future__ import annotations
@@ -35,7 +34,7 @@ from ..model import Clock, Event, InitcallDetail, Kind, Stamp
 from ..numbers import PID_MAX, to_int
 
 # the sniff and the line patterns it needs live apart: sniffing a log must not import this reader
-from .ftrace_sniff import _DAT_MAGIC, _EVENT, _GRAPH_SNIFF, _NAME, _TRACER
+from .ftrace_sniff import _DAT_MAGIC, _EVENT, _NAME, _TRACER
 from .ftrace_sniff import sniff_ftrace as sniff_ftrace
 
 _ENTRIES = re.compile(r"#\s*entries-in-buffer/entries-written:\s*(\d+)/(\d+)\s+#P:(\d+)", re.ASCII)
@@ -164,37 +163,23 @@ def read_trace(path: str) -> Trace:
 
 
 def _read_text(path: str, source: str) -> Trace:
-    native = native_module()
     graph: Graph | None = None
     warnings: list[str] = []
-    if native is not None:
-        try:
-            d = native.ftrace_graph(path, per_group=PER_INITCALL)
-        except OSError as e:
-            raise InputError(path, f"cannot read: {e}") from None
-        other: list[tuple[int, str]] = d["other"]
-        nlines: int = d["lines"]
-        if d["graph"]:
-            graph = _graph(d)
-            warnings += _graph_warnings(d)
-        if d["other_dropped"]:
-            warnings.append(f"{d['other_dropped']} event lines past the first {len(other)} not read")
-        first = d["first_ns"] if d["first_ns"] >= 0 else None
-        last = d["last_ns"] if d["last_ns"] >= 0 else None
-    else:
-        try:
-            with open(path, encoding="utf-8", errors="replace") as f:
-                texts = f.read().splitlines()
-        except OSError as e:
-            raise InputError(path, f"cannot read: {e.strerror or e}") from None
-        if any(_GRAPH_SNIFF.match(t) for t in texts):
-            raise InputError(path, "function_graph traces need the native module (pip install with the Rust "
-                             "accelerator, or unset BOOTLENS_NO_NATIVE)")
-        other = [(i + 1, t) for i, t in enumerate(texts) if t.strip() and not set(t.strip()) <= {"-"}]
-        nlines = len(texts)
-        first = last = None
+    try:  # the file is read natively (native/src/ftrace.rs): function_graph's one implementation
+        d = native_module().ftrace_graph(path, per_group=PER_INITCALL)
+    except OSError as e:
+        raise InputError(path, f"cannot read: {e}") from None
+    other: list[tuple[int, str]] = d["other"]
+    nlines: int = d["lines"]
+    if d["graph"]:
+        graph = _graph(d)
+        warnings += _graph_warnings(d)
+    if d["other_dropped"]:
+        warnings.append(f"{d['other_dropped']} event lines past the first {len(other)} not read")
+    first = d["first_ns"] if d["first_ns"] >= 0 else None
+    last = d["last_ns"] if d["last_ns"] >= 0 else None
     t = _events(other, source)
-    if native is not None and graph is not None and not any(e.kind is Kind.INITCALL for e in t.events):
+    if graph is not None and not any(e.kind is Kind.INITCALL for e in t.events):
         t.events = tuple(sorted(t.events + _graph_initcalls(d, graph), key=lambda e: e.line_no))
     firsts = [x for x in (first, t.first) if x is not None]
     lasts = [x for x in (last, t.last) if x is not None]

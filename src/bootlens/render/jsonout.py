@@ -349,13 +349,9 @@ def _write_events(b: BootAnalysis, out: BinaryIO, chunk: int) -> None:
     out.write(b"[\n")
     for start in range(0, len(placed), chunk):
         part = placed[start : start + chunk]
-        if native is not None:
-            # timed initcalls serialised natively; everything else (None) by event_dict
-            fast = native.dump_initcalls([e for e, _ in part], [t for _, t in part], Kind.INITCALL, al.axis)
-            text = b",\n".join([f if f is not None else dumps(event_dict(e, al, t))
-                                for f, (e, t) in zip(fast, part)])
-        else:
-            text = b",\n".join([dumps(event_dict(e, al, t)) for e, t in part])
+        # timed initcalls serialised natively; everything else (None) by event_dict
+        fast = native.dump_initcalls([e for e, _ in part], [t for _, t in part], Kind.INITCALL, al.axis)
+        text = b",\n".join([f if f is not None else dumps(event_dict(e, al, t)) for f, (e, t) in zip(fast, part)])
         if start:
             out.write(b",\n")
         out.write(text)
