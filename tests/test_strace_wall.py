@@ -148,3 +148,25 @@ def test_a_plain_log_has_no_wall_clock() -> None:
     s = group.analysis.boots[0].supplement.strace  # type: ignore[union-attr]
     assert s is not None and s.placement is not None and s.placement.started_wall is None
     assert s.placement.clock_error_ns is None and s.placement.placed_by == "line"
+
+
+def test_epoch_times_need_no_date(tmp_path: Path) -> None:
+    # the golden trace with its -tt times of day rewritten as -ttt seconds since 1970 on 2026-11-23
+    day = wall_ns("2026-11-23T00:00:00+00:00")
+    assert day is not None
+
+    def epoch(m: re.Match[str]) -> str:
+        h, mi, sec, us = (int(g) for g in m.groups())
+        ns = day + ((h * 60 + mi) * 60 + sec) * NS + us * 1000
+        return f"{ns // NS}.{ns % NS // 1000:06d}"
+
+    text = re.sub(r"(?m)(?<=^\d{3}   )(\d\d):(\d\d):(\d\d)\.(\d{6})", epoch, (G / "qemu-arm64-app.strace").read_text())
+    assert "1795405414.038710 execve(" in text and " 03:43:" not in text  # 03:43:34.038710 on that day
+    trace = tmp_path / "app.strace"
+    trace.write_text(text)
+    s = _strace(tmp_path, AHEAD, trace=trace)
+    assert s.clock == "epoch" and s.placement is not None and s.placement.placed_by == "line"
+    assert s.placement.clock_error_ns == 2_500_000_000
+    s = _strace(tmp_path, RIGHT, trace=trace, drop=("uptime:", "APP READY"))
+    assert s.placement is not None and s.placement.placed_by == "wall clock"
+    assert s.placement.offset_ns == LINE_OFFSET - day  # the trace's times are epoch ns here
