@@ -545,14 +545,9 @@ def align(summary: Summary, texts: Sequence[str], stamps: Sequence[Stamp | None]
             "the trace's output and the console share no line: the trace is placed by the wall clock, "
             "which takes the board's clock to be right (unchecked)",))
     if anchor is None:
-        why = "the trace is not placed on the boot"
-        if wall is not None:  # a board without RTC starts in 1970 or at its build date
-            at = (summary.first_ns or 0) + wall.offset_ns
-            why += (f"; by the wall clock it would start at {at / 1e9:.3f} s, outside the console's "
-                    f"{wall.span[0] / 1e9:.3f}-{wall.span[1] / 1e9:.3f} s (recording started {wall.started_wall}): "
-                    "the board's clock is not the host's")
+        why = "" if wall is None else "; " + wall.refused(summary.first_ns)
         return replace(summary, warnings=summary.warnings + (
-            f"the trace's output and the console share no line: {why}",))
+            f"the trace's output and the console share no line: the trace is not placed on the boot{why}",))
     off, at, text, ln, clock = anchor
     # both possible: the line is exact, the wall clock's offset differs from it by the board's clock error
     error = wall.offset_ns - off if wall is not None and clock is Clock.HOST else None

@@ -100,6 +100,13 @@ class WallClock:
     on_console: bool  # the trace's start falls within the console's host times (:func:`on_console`)
     span: tuple[int, int]  # the console's first and last host times
 
+    def refused(self, first_ns: int | None) -> str:
+        """Why the wall clock did not place a trace that starts at ``first_ns`` (its clock)."""
+        at = (first_ns or 0) + self.offset_ns
+        return (f"by the wall clock it would start at {at / 1e9:.3f} s, outside the console's "
+                f"{self.span[0] / 1e9:.3f}-{self.span[1] / 1e9:.3f} s (recording started {self.started_wall}): "
+                "the board's clock is not the host's")
+
 
 def wall_clock(boot: Boot, summary: Summary) -> WallClock | None:
     """The wall clock's placement of a trace with absolute times on a recorded console (its
