@@ -23,8 +23,10 @@ import orjson
 
 from . import __version__
 from .errors import BootlensError, InputError, printable
+# the check every log goes through lives apart, so that a plain log does not import this module
+from .recording_sniff import FORMAT as FORMAT
+from .recording_sniff import is_recording as is_recording
 
-FORMAT = "bootlens-recording"
 FORMAT_VERSION = 1
 BITS_PER_BYTE_8N1 = 10  # start + 8 data + stop: what one byte costs on a UART line
 MAX_NS = (1 << 63) - 1  # times are signed 64-bit nanoseconds everywhere downstream
@@ -262,11 +264,6 @@ class Recording:
     def data(self) -> bytes:
         """All bytes, in order."""
         return b"".join(c.data for c in self.chunks)
-
-
-def is_recording(head: bytes) -> bool:
-    """True if these first bytes of a file start a bootlens recording."""
-    return head.lstrip()[:1] == b"{" and FORMAT.encode() in head[:512]
 
 
 def read_recording(path: str, raw: bytes | None = None) -> Recording:
