@@ -21,16 +21,18 @@ export PATH := $(BIN):$(HOME)/.cargo/bin:$(PATH)
 
 .PHONY: install venv rust system demo test bench fuzz
 
-# The native accelerator (native/, Rust) needs cargo at install time; without it bootlens still
-# installs and runs its pure-Python implementation (same results, about 3x slower on big logs).
+# The native core (native/, Rust) is required and needs cargo at install time (docs/architecture.md:
+# the hot formats are parsed in Rust only); as root on Debian it is installed, otherwise make stops.
 rust:
 	@command -v cargo >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    echo "cargo not found: installing Debian's rustc and cargo"; \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq rustc cargo; \
-	  else \
-	    echo "cargo not found: bootlens will run without its native accelerator"; \
 	  fi; }
+	@command -v cargo >/dev/null 2>&1 || { \
+	  echo "cargo not found: bootlens needs it to build its native core; install it with" \
+	    "'apt-get install cargo rustc' (Debian, as root) or https://rustup.rs, then run make again" >&2; \
+	  exit 1; }
 
 # The Debian packages above, when missing (needs root and apt)
 system:
