@@ -10,8 +10,8 @@ should be. Every parser turns log digits into integers through :func:`to_int` (o
   never raise;
 - a value outside the field's range is not used: the caller gets None and counts it.
 
-The native accelerator (native/src/lib.rs ``bounded``) applies the same bounds; tests/test_fuzz*.py
-and tests/test_native.py check both agree.
+The native core (native/src/lib.rs ``bounded``) applies the same bounds (``_scan.BOUNDS``);
+tests/test_native.py checks the scans use nothing outside them.
 
 Why these bounds: time is integer nanoseconds, and the analysis adds and subtracts times (clock
 offsets, a start as end minus duration, stage spans) that the native code and every JSON writer
