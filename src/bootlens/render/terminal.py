@@ -359,11 +359,10 @@ def render_boot(b: BootAnalysis, console: Console, top: int, which: str) -> None
 def supplement_lines(b: BootAnalysis, worst: int = 3) -> list[str]:
     """What the systemd-analyze outputs given with the log say beside bootlens's own figures:
     time per stage, the blame check (how many units agree, the worst misses), what was added."""
-    from ..supplements import blame_check, time_rows
-
     sup = b.supplement
     if sup is None:
         return []
+    from ..supplements import blame_check, time_rows  # here: a log without supplements never needs it
     out: list[str] = []
     rows = time_rows(b)
     if rows:
