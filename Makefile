@@ -66,8 +66,6 @@ install: rust venv
 	@# labgrid's pyserial-labgrid and pyserial both own serial/: the fork's files must win (docs/labgrid.md)
 	$(PIP) install --quiet --force-reinstall --no-deps pyserial-labgrid
 	@$(BIN)/bootlens --version
-	@if command -v cargo >/dev/null 2>&1 && ! $(BIN)/python -c 'import bootlens._scan' 2>/dev/null; then \
-	  echo "warning: cargo is there but the native accelerator did not build; see why: $(PIP) install -v -e ."; fi
 
 # the demo boots with the kernel's own tracing on (initcalls, device probes, process fork/exec/exit),
 # so that the report shows every row of the timeline
