@@ -43,6 +43,7 @@ NOT_FOR_A_LOG = ("bootlens.parsers.systemd_analyze", "bootlens.parsers.ftrace", 
                  "bootlens.strace_summary", "bootlens.logic_align", "bootlens.kft", "bootlens.chain",
                  "bootlens.render.kft", "bootlens.render.strace_text", "bootlens.render.chain_text",
                  "bootlens.render.html", "bootlens.render.svg",
+                 "bootlens.supplements", "bootlens.recording", "bootlens.tracerun",
                  "tarfile", "subprocess", "tempfile", "shutil", "ctypes", "statistics", "decimal", "fractions")
 
 
@@ -121,7 +122,7 @@ def test_analyze_json_imports_only_its_own(tmp_path: Path) -> None:
     log.write_text(LOG)
     mods = imported(ANALYZE, "--no-config", "analyze", str(log), "--json")
     assert "bootlens.cli.analysis" in mods and "bootlens.analyze" in mods  # it did run
-    assert "bootlens.render.jsonout" in mods and "bootlens.supplements" in mods  # sniffed, written
+    assert "bootlens.render.jsonout" in mods and "bootlens.kinds" in mods  # sniffed, written
     assert heavy_in(mods, ("bootlens.cli.boot", "bootlens.cli.capturecmd", "bootlens.cli.check", "rich",
                            "bootlens.render.terminal") + NOT_FOR_A_LOG) == []
 

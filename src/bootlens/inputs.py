@@ -24,10 +24,10 @@ from .analyze import Analysis, analyze_boot, analyze_paths, paused_gc
 from .errors import InputError, printable
 from .model import READY, Fact, InputStats
 from .parsers import MarkerSpec, ParseOptions
-from .supplements import Supplement, bootchart_boot, classify, merge, read_supplements
-from .tracerun import trace_supplement
+from .kinds import classify  # light: the supplement model is imported when an input is one (start-up)
 
 if TYPE_CHECKING:
+    from .supplements import Supplement
     from .logic_align import LogicSetup
 
 RUN_META = "run.json"
@@ -72,6 +72,9 @@ def analyze_folder(folder: Path, options: ParseOptions | None = None, top: int =
     files = folder_files(folder)
     if not files:
         raise InputError(str(folder), "no recordings (boot-N.rec) or logs in this folder")
+    from .supplements import merge
+    from .tracerun import trace_supplement
+
     opts = options if options is not None and options.markers else ParseOptions(run_markers(folder))
     traces = [trace_supplement(p) for p in files]  # run --trace: boot-N.trace.txt joins boot-N.rec
     if not any(traces):
@@ -90,6 +93,7 @@ def analyze_bootdata(path: str, options: ParseOptions | None = None, top: int = 
     from .boots import boots_from_lines
     from .lines import frame_bytes
     from .parsers.bootdata import read_bootdata
+    from .supplements import Supplement, merge
 
     opts = options or ParseOptions()
     try:
@@ -142,7 +146,11 @@ def analyze_inputs(inputs: Sequence[str], options: ParseOptions | None = None, t
         what = ", ".join(printable(n) for _, n in extra)
         raise InputError(what, "systemd-analyze outputs and bootcharts add to a boot: give the boot's log "
                          "(a console log, a recording, a journal) with them")
-    sup = read_supplements(extra, logic) if extra else None  # logic: --channel/--align of a capture
+    sup = None
+    if extra:
+        from .supplements import read_supplements
+
+        sup = read_supplements(extra, logic)  # logic: --channel/--align of a capture
     groups = []
     for name in logs:
         p = Path(name)
@@ -162,6 +170,7 @@ def analyze_inputs(inputs: Sequence[str], options: ParseOptions | None = None, t
 def _bootchart_group(name: str, top: int) -> Group:
     """A bootchart alone: a boot of its processes, its samples for the report's panel."""
     from .parsers.bootchart import read_bootchart
+    from .supplements import Supplement, bootchart_boot
 
     bc = read_bootchart(name)
     if not bc.processes and not bc.cpu:

@@ -189,7 +189,7 @@ def read_path(path: str, needles: Sequence[str] = ()) -> tuple[Lines, InputStats
     """
     if path == "-":
         data = sys.stdin.buffer.read()
-        from .recording import is_recording
+        from .recording_sniff import is_recording  # not the reader: every log is asked (start-up)
 
         if is_recording(data[:512]):
             return _frame_recording("<stdin>", data, needles)
@@ -203,7 +203,7 @@ def read_path(path: str, needles: Sequence[str] = ()) -> tuple[Lines, InputStats
         raise InputError(path, "is a directory, expected a log file") from None
     except OSError as e:
         raise InputError(path, f"cannot read: {e.strerror or e}") from None
-    from .recording import is_recording
+    from .recording_sniff import is_recording  # not the reader: every log is asked (start-up)
 
     if is_recording(data[:512]):
         return _frame_recording(path, data, needles)
