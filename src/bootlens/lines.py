@@ -400,11 +400,6 @@ MutableSequence.register(_native.TextColumn)
 MutableSequence.register(_native.TimeColumn)
 
 
-def native_available() -> bool:
-    """Whether the native core loads: always, once this module is imported (kept for --version)."""
-    return True
-
-
 def native_module() -> ModuleType:
     """The native core, ``bootlens._scan``."""
     return _native

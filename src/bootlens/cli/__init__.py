@@ -123,12 +123,10 @@ class LazyGroup(QuietPipeGroup):
 
 
 def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
-    """--version, with whether the native accelerator loads (imported here, not at start-up)."""
+    """--version (the native core is required: there is no "accelerator on/off" to report)."""
     if not value or ctx.resilient_parsing:
         return
-    from ..lines import native_available
-
-    click.echo(f"bootlens, version {__version__} (native accelerator: {'on' if native_available() else 'off'})")
+    click.echo(f"bootlens, version {__version__}")
     ctx.exit()
 
 
