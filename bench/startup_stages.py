@@ -1,0 +1,85 @@
+"""Where ``bootlens analyze LOG`` start-up goes: imports in cumulative stages, then the run.
+
+    python3 bench/startup_stages.py [LOG] [--terminal] [--runs N]
+
+Each run is a fresh interpreter (this script's python: use the venv's, as ``make install``
+builds it) that imports the stack a stage at a time and then runs ``analyze LOG --json`` (or the
+terminal output) in-process with its output thrown away; the table prints the median of each
+stage over the runs, in ms. ``-X importtime`` and cProfile distort (they slow the pure-Python
+parts most), so this times plain imports with ``time.perf_counter``. bench/bench_anchors.py
+gives the whole command's wall time beside bootgraph.pl's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+
+CHILD = r'''
+import os, sys, time
+t0 = time.perf_counter(); marks = []
+def mark(name): marks.append((name, time.perf_counter()))
+import re, typing, enum; mark("re, typing, enum (stdlib)")
+import dataclasses; mark("dataclasses (inspect, ast, dis)")
+import click; mark("click")
+import bootlens.cli, bootlens.cli.analysis; mark("bootlens.cli, cli.analysis (config, history)")
+import bootlens.model; mark("model")
+import bootlens.lines; mark("lines (+ native _scan)")
+import bootlens.analyze; mark("analyze (align, boots, stages, parsers.base, banners)")
+from bootlens.parsers import default_registry; default_registry(); mark("the console parsers (registry)")
+import bootlens.framings, bootlens.journal, bootlens.quirks, bootlens.prekernel; mark("framings, journal, quirks, prekernel")
+import bootlens.inputs; mark("inputs (kinds: the sniffs)")
+import orjson, bootlens.render.jsonout; mark("render.jsonout")
+if TERMINAL:
+    import bootlens.render.terminal; mark("render.terminal (rich)")
+real = os.dup(1)
+null = os.open(os.devnull, os.O_WRONLY); os.dup2(null, 1); os.dup2(null, 2)
+def report():
+    mark("run")
+    prev = t0
+    for name, t in marks:
+        os.write(real, f"{name}\t{(t - prev) * 1000:.3f}\n".encode()); prev = t
+_exit = os._exit
+os._exit = lambda code: (report(), _exit(code))  # bootlens may end with os._exit
+from bootlens.cli import main
+try:
+    main(["--no-config", "analyze", LOG] + ([] if TERMINAL else ["--json"]), prog_name="bootlens")
+except SystemExit:
+    pass
+report()
+'''
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("log", nargs="?", default="/tmp/small2k.log")
+    ap.add_argument("--terminal", action="store_true", help="the terminal output instead of --json")
+    ap.add_argument("--runs", type=int, default=11)
+    args = ap.parse_args()
+    code = CHILD.replace("TERMINAL", str(args.terminal)).replace("LOG", repr(os.path.abspath(args.log)))
+    # byte-compiled modules as an installed bootlens has them (PYTHONDONTWRITEBYTECODE would
+    # leave a changed module to be compiled again on every run)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "BOOTLENS_CONFIG")}
+    rows: dict[str, list[float]] = {}
+    for _ in range(args.runs):
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout
+        seen: set[str] = set()
+        for line in out.splitlines():
+            name, ms = line.split("\t")
+            if name not in seen:  # the os._exit path and the normal one may both report
+                rows.setdefault(name, []).append(float(ms))
+                seen.add(name)
+    total = 0.0
+    for name, values in rows.items():
+        m = statistics.median(values)
+        total += m
+        print(f"{m:7.1f} ms  {name}")
+    print(f"{total:7.1f} ms  in all, after the interpreter's own start ({args.runs} runs, medians)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
