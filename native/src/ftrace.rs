@@ -10,61 +10,14 @@
 //! them context-switch banners (` 0)  a-1  =>  b-2 `), `------` rules and `==========>` irq marks.
 //! `trace-cmd report` prints the same body after `comm-pid [cpu] ts: funcgraph_entry:`.
 
-use std::collections::HashMap;
 use std::fs::File;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::io::Read;
 
 use memchr::{memchr, memchr_iter, memmem};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
-/// rustc's Fx hash, a word at a time: the keys (function names, id pairs) are not chosen by an
-/// attacker who could flood one bucket, and SipHash cost more than the scan of the line.
-#[derive(Default)]
-struct Fx(u64);
-
-impl Fx {
-    #[inline]
-    fn add(&mut self, w: u64) {
-        self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-}
-
-impl Hasher for Fx {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        let mut c = bytes.chunks_exact(8);
-        for w in &mut c {
-            let mut a = [0u8; 8];
-            a.copy_from_slice(w);
-            self.add(u64::from_le_bytes(a));
-        }
-        let r = c.remainder();
-        if !r.is_empty() {
-            let mut a = [0u8; 8];
-            a[..r.len()].copy_from_slice(r);
-            self.add(u64::from_le_bytes(a));
-        }
-    }
-    #[inline]
-    fn write_u32(&mut self, i: u32) {
-        self.add(i as u64);
-    }
-    #[inline]
-    fn write_u64(&mut self, i: u64) {
-        self.add(i);
-    }
-    #[inline]
-    fn write_usize(&mut self, i: usize) {
-        self.add(i as u64);
-    }
-}
-
-type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<Fx>>;
+use crate::fxhash::FxMap as FastMap;
 
 const NONE: u32 = u32::MAX;
 const MAX_CPU: usize = 8192;

@@ -1,8 +1,6 @@
 //! initcall_debug, device probe and PCI quirk lines: scan, pair, and build the events.
 //! Reference: `scan_initcalls_py` and `InitcallParser.events_py` in bootlens/parsers/initcall.py.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 // once_cell, not std::sync::OnceLock: that needs Rust 1.70, and Debian 12 ships 1.63
 use once_cell::sync::OnceCell;
 
@@ -57,48 +55,7 @@ fn ns(c: &regex::bytes::Captures, i: usize, unit: i64) -> Option<i64> {
     to_ns(c.get(i).map(|m| m.as_bytes()).unwrap_or(b""), unit)
 }
 
-/// FxHash (rustc's hasher; no crate for it in the offline registry): a multiply-rotate per
-/// word. SipHash, std's default, resists hash flooding at 3-4x the cost per key; the keys here
-/// are function names from a log the user chose to read, and a flood would only slow the
-/// pairing, not change its result.
-#[derive(Default, Clone, Copy)]
-struct Fx(u64);
-
-impl Fx {
-    #[inline]
-    fn add(&mut self, w: u64) {
-        self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-}
-
-impl Hasher for Fx {
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        let mut it = bytes.chunks_exact(8);
-        for c in &mut it {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(c);
-            self.add(u64::from_le_bytes(w));
-        }
-        for &b in it.remainder() {
-            self.add(b as u64);
-        }
-    }
-    #[inline]
-    fn write_u8(&mut self, i: u8) {
-        self.add(i as u64);
-    }
-    #[inline]
-    fn write_usize(&mut self, i: usize) {
-        self.add(i as u64);
-    }
-    #[inline]
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
-type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<Fx>>;
+use crate::fxhash::FxMap;
 
 type CallRow = (String, Option<String>, i64, i64, Option<i64>, Option<i64>, Option<i64>);
 type DevRow = (String, Option<String>, i64, i64, i64, i64);

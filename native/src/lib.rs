@@ -8,6 +8,7 @@ use pyo3::prelude::*;
 
 mod columns;
 mod frame;
+mod fxhash;
 mod ftrace;
 mod initcall;
 mod json;

@@ -266,6 +266,22 @@ class Recording:
         return b"".join(c.data for c in self.chunks)
 
 
+def header_of(path: str) -> Header | None:
+    """A recording's header (only its first line is read), or None for anything else: not a
+    file (stdin), not a recording, or a header that does not read."""
+    try:
+        with open(path, "rb") as f:
+            head = f.readline(1 << 16)
+    except OSError:
+        return None
+    if not is_recording(head):
+        return None
+    try:
+        return read_recording(path, head).header
+    except InputError:
+        return None
+
+
 def read_recording(path: str, raw: bytes | None = None) -> Recording:
     """Read a recording, validating every field (docs/recording.md, "Reading").
 

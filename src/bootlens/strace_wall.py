@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .model import NS_PER_S
@@ -43,20 +42,10 @@ def wall_ns(iso: str) -> int | None:
 def started_wall_of(source: str) -> str | None:
     """The ``started_wall`` of the recording a boot was read from (only its header line is
     read), or None: not a file (stdin), not a recording, no such field."""
-    from .recording import is_recording, read_recording
-    from .errors import InputError
+    from .recording import header_of
 
-    try:
-        with open(Path(source), "rb") as f:
-            head = f.readline(1 << 16)
-    except OSError:
-        return None
-    if not is_recording(head):
-        return None
-    try:
-        wall = read_recording(source, head).header.started_wall
-    except InputError:
-        return None
+    h = header_of(source)
+    wall = h.started_wall if h is not None else None
     return wall or None
 
 

@@ -17,25 +17,14 @@ from pathlib import Path
 import orjson
 
 from ..inputs import RUN_META, Group, folder_files
-from ..recording import Header, is_recording, read_recording
+from ..recording import Header, header_of
 from ..target import TARGETS, rootfs_files
-from ..errors import InputError
 from .base import Context
 
 
 def recording_header(path: Path) -> Header | None:
     """A recording's header (only its first line is read), or None for anything else."""
-    try:
-        with open(path, "rb") as f:
-            head = f.readline(1 << 16)
-    except OSError:
-        return None
-    if not is_recording(head):
-        return None
-    try:
-        return read_recording(str(path), head).header
-    except InputError:
-        return None
+    return header_of(str(path))
 
 
 def recording_baud(path: Path) -> int | None:
