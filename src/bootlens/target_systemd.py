@@ -26,7 +26,6 @@ import io
 import os
 import shutil
 import stat as st
-import subprocess
 import sys
 import tarfile
 import tempfile

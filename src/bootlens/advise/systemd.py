@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..analyze import BootAnalysis
-from ..chain import Chain, Deps, Link, critical_chain
+from ..chain import Chain, Deps, critical_chain
 from ..model import Kind, UnitDetail
 from .base import Change, ChangeKind, Context, Evidence
 from .evidence import evidence, secs

@@ -26,7 +26,6 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
-from pathlib import Path
 
 from ..errors import InputError, printable
 from ..lines import Lines, native_module

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from ..lines import Lines
-from ..numbers import BYTES_MAX, INT_MAX, INT_MIN, Tally, to_int, to_ns
+from ..numbers import BYTES_MAX, INT_MAX, INT_MIN, Tally, to_int
 from ..model import (
     NS_PER_MS,
     NS_PER_US,

@@ -176,7 +176,6 @@ class UserspaceParser(Parser):
     @staticmethod
     def _login(lines: Lines, start: int) -> int | None:
         """The first login prompt (or BusyBox's 'Please press Enter') after the kernel started."""
-        texts = lines.text
         # a prompt with a kernel line printed right after it keeps its text in lines.glued
         glued = [i for i, g in lines.glued.items() if "login:" in g or _PRESS_ENTER in g]
         for i in sorted({*lines.grep("login:", _PRESS_ENTER), *glued}):
