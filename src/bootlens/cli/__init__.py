@@ -114,10 +114,10 @@ class LazyGroup(QuietPipeGroup):
         return self.commands.get(cmd_name)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        from click.utils import make_default_short_help
-
         limit = formatter.width - 6 - max(len(n) for n in COMMANDS)
-        rows = [(n, make_default_short_help(COMMANDS[n][1], limit)) for n in sorted(COMMANDS)]
+        # the command's own shortening of its help (click.Command.get_short_help_str, public; the
+        # function behind it, click.utils.make_default_short_help, is deprecated since click 8.5)
+        rows = [(n, click.Command(n, help=COMMANDS[n][1]).get_short_help_str(limit)) for n in sorted(COMMANDS)]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 
