@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -23,6 +24,7 @@ import pytest
 import bootlens
 from bootlens import plugins
 from bootlens.cli import COMMANDS, load_all, main
+from bootlens.lazyre import LazyPattern
 from conftest import WILD, needs_wild
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -44,7 +46,10 @@ NOT_FOR_A_LOG = ("bootlens.parsers.systemd_analyze", "bootlens.parsers.ftrace", 
                  "bootlens.render.kft", "bootlens.render.strace_text", "bootlens.render.chain_text",
                  "bootlens.render.html", "bootlens.render.svg",
                  "bootlens.supplements", "bootlens.recording", "bootlens.tracerun",
-                 "tarfile", "subprocess", "tempfile", "shutil", "ctypes", "statistics", "decimal", "fractions")
+                 "tarfile", "subprocess", "tempfile", "shutil", "ctypes", "statistics", "decimal", "fractions",
+                 # the history commands (analyze takes only --db/--label, from cli.storeopts) and, with
+                 # --no-config, the bootlens.toml reader
+                 "bootlens.cli.history", "bootlens.config")
 
 
 def imported(code: str, *args: str) -> set[str]:
@@ -202,3 +207,66 @@ def test_plugins_found_only_where_declared(tmp_path: Path, monkeypatch: pytest.M
 
     assert sorted(ep.name for ep in plugins.entry_points("console_scripts")) == \
         sorted(ep.name for ep in entry_points(group="console_scripts"))
+
+
+def lazy_patterns() -> list[tuple[str, str, LazyPattern]]:
+    """(module, name, pattern) of every module-level :class:`LazyPattern` in the console parsers
+    (and the banner table's, one per banner)."""
+    import importlib
+
+    from bootlens.parsers.banners import BANNERS
+
+    out = [("bootlens.parsers.banners", f"BANNERS[{i}]", b.pattern) for i, b in enumerate(BANNERS)]
+    for name in ("banners", "firmware", "markers", "systemd", "systemd_analyze_sniff", "uboot", "userspace"):
+        mod = importlib.import_module(f"bootlens.parsers.{name}")
+        for attr, value in vars(mod).items():
+            if isinstance(value, LazyPattern):
+                out.append((mod.__name__, attr, value))
+            elif isinstance(value, tuple):  # userspace's (pattern, init system) table
+                out.extend((mod.__name__, f"{attr}[{i}]", v[0]) for i, v in enumerate(value)
+                           if isinstance(v, tuple) and v and isinstance(v[0], LazyPattern))
+    return out
+
+
+def test_lazy_patterns_compile_and_then_are_the_compiled_ones() -> None:
+    """Every pattern compiled on first use is a valid one (a typo would otherwise surface only on
+    the rare log that reaches it), and once compiled its methods are re.Pattern's own."""
+    found = lazy_patterns()
+    assert len(found) >= 80
+    for mod, name, p in found:
+        rx = p.compiled  # raises re.error on a bad pattern
+        assert (rx.pattern, rx.flags & ~re.UNICODE) == (p.pattern, p.flags & ~re.UNICODE), (mod, name)
+        assert p.match.__self__ is rx and p.search.__self__ is rx, (mod, name)  # type: ignore[attr-defined]
+    fresh = LazyPattern(r"(\d+)-(\d+)")
+    assert "_rx" not in vars(fresh)
+    assert fresh.match("12-34") is not None and fresh.match("x") is None
+    assert fresh.sub(r"\2-\1", "12-34") == "34-12" and fresh.findall("1-2 3-4") == [("1", "2"), ("3", "4")]
+    assert [m[0] for m in fresh.finditer("1-2 3-4")] == ["1-2", "3-4"] and fresh.fullmatch("1-2x") is None
+    assert fresh.search("ab 5-6")[0] == "5-6" and fresh.split("a1-2b") == ["a", "1", "2", "b"]  # type: ignore[index]
+
+
+def test_a_printk_log_compiles_no_bootloader_pattern(tmp_path: Path) -> None:
+    """A log whose every line has a printk time never reaches the firmware and bootloader
+    parsers' patterns (nor the banner table's): they stay uncompiled."""
+    log = tmp_path / "boot.log"
+    log.write_text(LOG)
+    code = ("import gc, os, sys\nfrom bootlens.lazyre import LazyPattern\n"
+            "def _dump():\n"
+            "    mods = {'bootlens.parsers.' + m for m in ('banners', 'uboot', 'firmware', 'systemd')}\n"
+            "    done = [p.pattern for p in gc.get_objects() if isinstance(p, LazyPattern) and '_rx' in vars(p)]\n"
+            "    with open(os.environ['BL_MODULES'], 'w') as f:\n"
+            "        f.write('\\n'.join([str(len(mods & set(sys.modules)))] + done))\n"
+            "_exit = os._exit\nos._exit = lambda code: (_dump(), _exit(code))\n" + ANALYZE)
+    fd, name = tempfile.mkstemp(prefix="bootlens-lazy-", suffix=".txt")
+    os.close(fd)
+    out = Path(name)
+    p = subprocess.run([sys.executable, "-c", code, "--no-config", "analyze", str(log), "--json"],
+                       capture_output=True, text=True, env={**ENV, "BL_MODULES": str(out)})
+    assert p.returncode == 0, p.stderr
+    loaded, *compiled = out.read_text().split("\n")
+    out.unlink()
+    assert loaded == "4"  # the parsers were imported (and ran: the JSON has the initcall)
+    assert '"foo_init"' in p.stdout
+    bootloader = {q.pattern for mod, _, q in lazy_patterns()
+                  if mod.rsplit(".", 1)[1] in ("banners", "uboot", "firmware")}
+    assert len(bootloader) > 50 and not bootloader & set(compiled), compiled

@@ -11,7 +11,7 @@ import click
 from ..errors import BootlensError, UsageError
 from . import main
 from .common import exit_now as _exit_now, fail as _fail, write_output as _write_output
-from .history import store_hook, store_options, wants_store
+from .storeopts import store_hook, store_options, wants_store  # not .history: its commands (start-up)
 
 if TYPE_CHECKING:
     from ..inputs import Group

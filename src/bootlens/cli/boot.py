@@ -12,7 +12,7 @@ import click
 from ..errors import BootlensError, UsageError
 from . import main
 from .common import EXIT_NOT_READY, fail as _fail, say as _say, write_output as _write_output
-from .history import store_hook, store_options, wants_store
+from .storeopts import store_hook, store_options, wants_store  # not .history: its commands (start-up)
 from .labgridcmd import labgrid_options, labgrid_spec
 
 

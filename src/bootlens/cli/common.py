@@ -211,12 +211,12 @@ def apply_config(ctx: click.Context, explicit: str | None, disabled: bool) -> No
     """Find and read bootlens.toml (or ``explicit``), check every key against the options of
     the commands, and make its values the defaults of the command about to run (click's
     ``default_map``); a one-line error names the file and the key."""
+    if disabled:  # before the imports: --no-config need not import the reader
+        return
     from pathlib import Path
 
     from ..config import find_config, read_config
 
-    if disabled:
-        return
     path = Path(explicit) if explicit else find_config(Path.cwd())
     if path is None:
         return

@@ -11,8 +11,7 @@ from __future__ import annotations
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from typing import ClassVar, TypeVar
+from typing import ClassVar, NamedTuple, TypeVar
 
 from ..plugins import entry_points  # not importlib.metadata's: that import is a third of start-up
 from ..errors import UsageError
@@ -20,9 +19,10 @@ from ..lines import Lines
 from ..model import ParseResult
 
 
-@dataclass(frozen=True, slots=True)
-class MarkerSpec:
-    """A user marker: lines matching ``pattern`` become marker events called ``name``."""
+class MarkerSpec(NamedTuple):
+    """A user marker: lines matching ``pattern`` become marker events called ``name``. (This and
+    :class:`ParseOptions` are NamedTuples, not frozen dataclasses: built at every start-up, a
+    NamedTuple class costs a fifth of a dataclass's.)"""
 
     name: str
     pattern: re.Pattern[str]
@@ -52,11 +52,10 @@ class MarkerSpec:
 _REGEX_SYNTAX = frozenset(".^$*+?{}[]\\|()")
 
 
-@dataclass(frozen=True, slots=True)
-class ParseOptions:
+class ParseOptions(NamedTuple):
     """What the user told the parsers."""
 
-    markers: tuple[MarkerSpec, ...] = field(default_factory=tuple)
+    markers: tuple[MarkerSpec, ...] = ()
 
     def needles(self) -> tuple[str, ...]:
         """Plain strings worth indexing while the input is framed (literal markers)."""

@@ -21,9 +21,9 @@ host times:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
+from ..lazyre import lazy
 from ..lines import Lines
 from ..numbers import Tally, in_range, to_int
 from ..model import NS_PER_MS, NS_PER_US, Clock, Event, Fact, Kind, Milestone, ParseResult, Stamp
@@ -43,22 +43,22 @@ from .banners import (
 )
 from .base import ParseOptions, Parser
 
-_SBL = re.compile(r"([BD]) -\s+(\d+) - (.*?)\s*$")
-_LK = re.compile(r"\[(\d{1,7})\] ?")
+_SBL = lazy(r"([BD]) -\s+(\d+) - (.*?)\s*$")
+_LK = lazy(r"\[(\d{1,7})\] ?")
 _LK_OWN_CLOCK_MS = 100  # an LK whose first line reads less started its timer itself
-_BOOT0 = re.compile(r"\[(\d{1,7})\](?=\S)")
-_NVIDIA = re.compile(r"(Bootloader Start|Jumping to kernel) at: ?(\d+) ms")
-_RK_TOTAL = re.compile(r"Total: (\d+)(?:\.(\d+))? ms")
-_MTK_STEP = re.compile(r"#T#(.+?)=(\d+)\s*$")
-_GRUB_TIMEOUT = re.compile(r"\s*The highlighted entry will be (?:booted|executed) automatically in (\d+)\s*s")
-_GRUB_ENTRY = re.compile(r"\s*Booting [`'](.*)'")
-_GRUB_LOAD = re.compile(r"\s*Loading (?:Linux \S+|initial ramdisk) \.\.\.")
-_REDBOOT_DELAY = re.compile(r"== Executing boot script in ([\d.]+) seconds")
-_REDBOOT_VERSION = re.compile(r".*\bversion (\S+)")
-_SEABIOS_BOOT = re.compile(r"Booting from (?:ROM|Hard Disk|Floppy|CD-Rom)\.\.\.")
-_BAREBOX_START = re.compile(r"Starting kernel in (?:non-)?secure mode")
-_COREBOOT_JUMP = re.compile(r"(?:\[\w+ *\] +)?Jumping to boot code at (\S+)")
-_OPENSBI_PLATFORM = re.compile(r"Platform Name\s*: (.*?)\s*$")
+_BOOT0 = lazy(r"\[(\d{1,7})\](?=\S)")
+_NVIDIA = lazy(r"(Bootloader Start|Jumping to kernel) at: ?(\d+) ms")
+_RK_TOTAL = lazy(r"Total: (\d+)(?:\.(\d+))? ms")
+_MTK_STEP = lazy(r"#T#(.+?)=(\d+)\s*$")
+_GRUB_TIMEOUT = lazy(r"\s*The highlighted entry will be (?:booted|executed) automatically in (\d+)\s*s")
+_GRUB_ENTRY = lazy(r"\s*Booting [`'](.*)'")
+_GRUB_LOAD = lazy(r"\s*Loading (?:Linux \S+|initial ramdisk) \.\.\.")
+_REDBOOT_DELAY = lazy(r"== Executing boot script in ([\d.]+) seconds")
+_REDBOOT_VERSION = lazy(r".*\bversion (\S+)")
+_SEABIOS_BOOT = lazy(r"Booting from (?:ROM|Hard Disk|Floppy|CD-Rom)\.\.\.")
+_BAREBOX_START = lazy(r"Starting kernel in (?:non-)?secure mode")
+_COREBOOT_JUMP = lazy(r"(?:\[\w+ *\] +)?Jumping to boot code at (\S+)")
+_OPENSBI_PLATFORM = lazy(r"Platform Name\s*: (.*?)\s*$")
 
 _KEYWORDS = NEEDLES + ("SBL1", "PBL, ", " - ", " at:", "booting linux @", "Total: ", "#T#", "BOOT0 is starting",
                        "Jump to second Boot", "automatically in", "Booting ", "Loading ", "Executing boot script",

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import re
 
+from ..lazyre import lazy
 from ..lines import Lines, estimate_stamp
 from ..numbers import NS_PER_S, Tally, in_range, to_ns
 from ..model import NS_PER_MS, Clock, Event, Fact, Kind, ParseResult, Stamp
 from . import REGISTRY
 from .base import ParseOptions, Parser
 
-_UPTIME = re.compile(r"uptime: (\d+)\.(\d{1,9}) +\d+(?:\.\d+)?\s*$")
+_UPTIME = lazy(r"uptime: (\d+)\.(\d{1,9}) +\d+(?:\.\d+)?\s*$")
 
 
 def _estimate(lines: Lines, idx: int, uptime_floor: int | None) -> Stamp | None:

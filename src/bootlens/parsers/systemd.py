@@ -30,10 +30,10 @@ line has it at systemd's "Welcome to ...!" (the last one before status lines: th
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from ..lazyre import lazy
 from ..lines import Lines, estimate_stamp, stamp_at
 from ..model import NS_PER_US, Clock, Event, Fact, Kind, Milestone, ParseResult, Stamp, UnitDetail
 from . import REGISTRY
@@ -58,25 +58,25 @@ _OTHER = ("Stopping ", "Stopped ", "Unmounting ", "Unmounted ", "Deactivating sw
           "Removed slice ", "Closed ", "Reloading ", "Reloaded ", "Unset automount ", "A start job is running",
           "A stop job is running", "Job ", "Ordering cycle", "Found ordering cycle", "Breaking ordering cycle")
 # Console status column ("[  OK  ] ", "[FAILED] ", ...; colours already stripped by lines.py).
-_STATUS = re.compile(r"\[ *(OK|FAILED|TIME|DEPEND|SKIP|INFO|WARN|\*+) *\] ")
-_INDENT = re.compile(r" {2,12}(?=Starting |Mounting |Activating swap |Expecting device )")
+_STATUS = lazy(r"\[ *(OK|FAILED|TIME|DEPEND|SKIP|INFO|WARN|\*+) *\] ")
+_INDENT = lazy(r" {2,12}(?=Starting |Mounting |Activating swap |Expecting device )")
 # "[  OK  ] " and "[FAILED" as the console cut them; a begin line's indentation.
 _CONSOLE_HEADS = ("[  OK  ]", "[FAILED]", "[ TIME ]", "[DEPEND]", "[ SKIP ]", "[ INFO ]")
 _BEGIN_NEEDLES = ("Starting ", "Mounting ", "Activating swap ", "Expecting device ")
 # systemd >= 250: "unit-name.type - Description".
 _UNIT_SUFFIX = (".service", ".socket", ".target", ".mount", ".automount", ".swap", ".path", ".timer",
                 ".slice", ".device", ".scope")
-_SKIPPED = re.compile(r"(?:Condition check resulted in (.+) being skipped|(.+) was skipped because (?:of|all) .*)\.?$")
-_VERSION = re.compile(r"systemd (\S+) running in system mode")
-_FINISHED = re.compile(r"Startup finished in (.*?)\.?$")
-_PART = re.compile(r"((?:\d+(?:\.\d+)?(?:y|month|w|d|h|min|s|ms|us|µs) ?)+) \((\w+)\)")
-_SPAN = re.compile(r"(\d+(?:\.\d+)?)(y|month|w|d|h|min|ms|us|µs|s)")
+_SKIPPED = lazy(r"(?:Condition check resulted in (.+) being skipped|(.+) was skipped because (?:of|all) .*)\.?$")
+_VERSION = lazy(r"systemd (\S+) running in system mode")
+_FINISHED = lazy(r"Startup finished in (.*?)\.?$")
+_PART = lazy(r"((?:\d+(?:\.\d+)?(?:y|month|w|d|h|min|s|ms|us|µs) ?)+) \((\w+)\)")
+_SPAN = lazy(r"(\d+(?:\.\d+)?)(y|month|w|d|h|min|ms|us|µs|s)")
 _UNIT_S = {"y": 31_557_600.0, "month": 2_629_800.0, "w": 604_800.0, "d": 86_400.0, "h": 3600.0, "min": 60.0,
            "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6}
 _PARTS = ("firmware", "loader", "kernel", "initrd", "userspace")
 _ELLIPSIS = "…"
-_ESC_TAIL = re.compile(r"\[[0-9;]{0,16}m")
-_WELCOME = re.compile(r"Welcome to (?!GRUB)\S.*!\s*$")
+_ESC_TAIL = lazy(r"\[[0-9;]{0,16}m")
+_WELCOME = lazy(r"Welcome to (?!GRUB)\S.*!\s*$")
 
 
 @dataclass(slots=True)

@@ -8,13 +8,14 @@ patterns (~15-25 ms on the reference machine) only to learn it is none of them.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
+
+from ..lazyre import lazy
 
 # a systemd format_timespan() ("1min 2.345s"); the units are systemd_analyze._UNIT_NS's
 _SPAN = r"(?:\d+(?:\.\d+)?\s*(?:month|min|ms|us|μs|µs|ns|y|w|d|h|s)\s*)+"
-_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
-_BLAME = re.compile(r"^\s*(" + _SPAN + r")(\S+)\s*$")
+_ANSI = lazy(r"\x1b\[[0-?]*[ -/]*[@-~]")
+_BLAME = lazy(r"^\s*(" + _SPAN + r")(\S+)\s*$")
 _CHAIN_HEADER = ("The time when unit became active", "The time after the unit is active",
                  "The time the unit took to start", "The time the unit takes to start",
                  "The time when unit", "The time after the unit", "The time the unit")

@@ -14,6 +14,8 @@ firmware and bootloaders are :mod:`.firmware`'s.
 from __future__ import annotations
 
 import re
+
+from ..lazyre import lazy
 from ..lines import Lines
 from ..numbers import BYTES_MAX, INT_MAX, INT_MIN, Tally, to_int
 from ..model import (
@@ -33,8 +35,8 @@ from .banners import BOOTLOADER, ROLE_MILESTONE, SPL, SPL_END, TPL, TPL_END, ban
 from .base import ParseOptions, Parser
 
 # A vendor U-Boot's own stamp before the message: seconds and milliseconds of its timer.
-SELF_STAMP = re.compile(r"\[ *(\d{1,5})\.(\d{3})\] ?", re.ASCII)
-_AUTOBOOT = re.compile(
+SELF_STAMP = lazy(r"\[ *(\d{1,5})\.(\d{3})\] ?", re.ASCII)
+_AUTOBOOT = lazy(
     r"(?:Hit any key to stop autoboot|Autobooting in|Press \S+ to (?:stop|abort) autoboot"
     r"|Hit m for menu or any (?:other )?key to stop autoboot"  # barebox
     r"|autoboot in)\D*(\d+)",
@@ -42,38 +44,38 @@ _AUTOBOOT = re.compile(
 )
 # The interactive prompt, alone or with what was typed: "=> ", "U-Boot> ", "ar7240> ", "# ",
 # "MX6UL_VAR_DART(nand)==> " (not U-Boot's own "## Booting ..." messages)
-_PROMPT = re.compile(r"\s*[\w().=\-]*(?:=>|>|#)(?:\s|$)")
+_PROMPT = lazy(r"\s*[\w().=\-]*(?:=>|>|#)(?:\s|$)")
 # barebox, stopped at its countdown: "type exit to get to the menu", then "barebox@Board:/ "
 _BAREBOX_STOPPED = ("type exit to get to the menu", "barebox@")
-_ENV_BOOTDELAY = re.compile(r"\s*bootdelay=(-?\d+)\s*$")
-_LOAD = re.compile(r"(\d+) bytes read in (\d+) ms(?: \(([^)]*)\))?")
-_VERIFY = re.compile(r"Verifying (?:Checksum|Hash Integrity)")
-_UNCOMPRESS = re.compile(r"Uncompressing (?:Kernel Image|\S+)")
+_ENV_BOOTDELAY = lazy(r"\s*bootdelay=(-?\d+)\s*$")
+_LOAD = lazy(r"(\d+) bytes read in (\d+) ms(?: \(([^)]*)\))?")
+_VERIFY = lazy(r"Verifying (?:Checksum|Hash Integrity)")
+_UNCOMPRESS = lazy(r"Uncompressing (?:Kernel Image|\S+)")
 # qfw load (QEMU's fw_cfg): printed once both images are in memory, so it ends the load.
-_QFW = re.compile(r"loading kernel to address (?:0x)?[0-9a-fA-F]+ size ([0-9a-fA-F]+)"
+_QFW = lazy(r"loading kernel to address (?:0x)?[0-9a-fA-F]+ size ([0-9a-fA-F]+)"
                   r"(?: initrd (?:0x)?[0-9a-fA-F]+ size ([0-9a-fA-F]+))?")
 # The image header U-Boot prints before booting: legacy "Image Type: ... (gzip compressed)",
 # FIT "Type: Kernel Image" then "Compression: gzip compressed" and "Data Size: N Bytes".
-_IMAGE_TYPE = re.compile(r"\s*(?:Image )?Type:\s+(.*?)\s*$")
-_COMPRESSED = re.compile(r"\((\w+) compressed\)|\((uncompressed)\)")
-_COMPRESSION = re.compile(r"\s*Compression:\s+(\w+)")
-_DATA_SIZE = re.compile(r"\s*Data Size:\s+(\d+) Bytes")
+_IMAGE_TYPE = lazy(r"\s*(?:Image )?Type:\s+(.*?)\s*$")
+_COMPRESSED = lazy(r"\((\w+) compressed\)|\((uncompressed)\)")
+_COMPRESSION = lazy(r"\s*Compression:\s+(\w+)")
+_DATA_SIZE = lazy(r"\s*Data Size:\s+(\d+) Bytes")
 # Images booted without a header: extlinux "Retrieving file: /Image.gz" (a kernel's file name
 # only, not the initrd's or the device tree's), booti "Moving Image from 0x40080000 to ...",
 # bootz "Kernel image @ 0x82000000 [ 0x000000 - 0x5c4b68 ]".
-_BOOT_IMAGE = re.compile(
+_BOOT_IMAGE = lazy(
     r"Retrieving file: (?:\S*/)?(?P<file>(?:[zbu]?Image|bzImage|vmlinu[xz])(?:[-.]\S*)?)\s*$"
     r"|(?P<moving>Moving Image from 0x)|(?P<bootz>Kernel image @ (?:0x)?[0-9a-fA-F]+ \[)")
 _FILE_COMPRESSION = {"gz": "gzip", "lz4": "lz4", "lzma": "lzma", "lzo": "lzo", "zst": "zstd", "bz2": "bzip2",
                      "xz": "xz"}
-_STARTING = re.compile(r"Starting kernel \.\.\.")
+_STARTING = lazy(r"Starting kernel \.\.\.")
 # "go ADDR": a standalone program (a bare-metal payload, or another bootloader such as barebox
 # chain-loaded from U-Boot), not the kernel: it ends nothing the stages measure.
-_APPLICATION = re.compile(r"## Starting (?:EFI )?application at (\S+)")
-_EFI_STUB = re.compile(r"EFI stub: (.*)")
-_BOOTSTAGE_HEAD = re.compile(r"Timer summary in microseconds \((\d+) records?\)")
-_BOOTSTAGE_ROW = re.compile(r"\s*([\d,]+)\s+([\d,]+)\s+(\S.*?)\s*$")
-_ACCUM_ROW = re.compile(r"\s+([\d,]+)\s+(\S.*?)\s*$")
+_APPLICATION = lazy(r"## Starting (?:EFI )?application at (\S+)")
+_EFI_STUB = lazy(r"EFI stub: (.*)")
+_BOOTSTAGE_HEAD = lazy(r"Timer summary in microseconds \((\d+) records?\)")
+_BOOTSTAGE_ROW = lazy(r"\s*([\d,]+)\s+([\d,]+)\s+(\S.*?)\s*$")
+_ACCUM_ROW = lazy(r"\s+([\d,]+)\s+(\S.*?)\s*$")
 
 _KEYWORDS = ("U-Boot", "autoboot", "bytes read in", "Starting kernel", "EFI stub:", "Timer summary",
              "Verifying", "Autobooting")

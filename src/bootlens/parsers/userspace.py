@@ -26,8 +26,7 @@ bootloader's "Welcome to GRUB!" is not user space).
 
 from __future__ import annotations
 
-import re
-
+from ..lazyre import LazyPattern, lazy
 from ..lines import Lines, estimate_stamp
 from ..model import CUT_START_NS, Clock, Event, Fact, Kind, Milestone, ParseResult, Stamp
 from . import REGISTRY
@@ -38,8 +37,8 @@ from .base import ParseOptions, Parser
 _ANDROID_WALL = r"(?:\[\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}\] )?"
 
 # (regex, init system it reveals or None). Order matters only for the init-system fact.
-_EVIDENCE: tuple[tuple[re.Pattern[str], str | None], ...] = tuple(
-    (re.compile(_ANDROID_WALL + rx), init) for rx, init in (
+_EVIDENCE: tuple[tuple[LazyPattern, str | None], ...] = tuple(
+    (lazy(_ANDROID_WALL + rx), init) for rx, init in (
         (r"systemd\[1\]: ", "systemd"),
         (r"Welcome to \S.*!\s*$", "systemd"),  # systemd's "Welcome to Debian GNU/Linux 12 (bookworm)!"
         (r"Welcome to \S", None),  # an /etc/issue, a vendor banner; "Welcome to GRUB!" is skipped below
@@ -64,7 +63,7 @@ _EVIDENCE: tuple[tuple[re.Pattern[str], str | None], ...] = tuple(
 _FIRST = frozenset({"sy", "We", "[ ", "IN", "in", "pr", "Lo", "St", "ud", "ra", "EX", "ty", "[0", "[1"})
 _INIT_LOOKAHEAD = 5000  # lines after the first evidence searched for the init system's name
 # "hostname login:" (getty, BusyBox login), and BusyBox/procd's "Please press Enter".
-_LOGIN = re.compile(r"(?:[\w().-]+ )?login: ?(?:$|\S)")
+_LOGIN = lazy(r"(?:[\w().-]+ )?login: ?(?:$|\S)")
 _PRESS_ENTER = "Please press Enter to activate this console"
 
 
