@@ -222,9 +222,9 @@ def lazy_patterns() -> list[tuple[str, str, LazyPattern]]:
         for attr, value in vars(mod).items():
             if isinstance(value, LazyPattern):
                 out.append((mod.__name__, attr, value))
-            elif isinstance(value, tuple):  # userspace's (pattern, init system) table
-                out.extend((mod.__name__, f"{attr}[{i}]", v[0]) for i, v in enumerate(value)
-                           if isinstance(v, tuple) and v and isinstance(v[0], LazyPattern))
+            elif isinstance(value, tuple):  # userspace's (needle, pattern, init system) table
+                out.extend((mod.__name__, f"{attr}[{i}]", x) for i, v in enumerate(value) if isinstance(v, tuple)
+                           for x in v if isinstance(x, LazyPattern))
     return out
 
 
@@ -270,3 +270,19 @@ def test_a_printk_log_compiles_no_bootloader_pattern(tmp_path: Path) -> None:
     bootloader = {q.pattern for mod, _, q in lazy_patterns()
                   if mod.rsplit(".", 1)[1] in ("banners", "uboot", "firmware")}
     assert len(bootloader) > 50 and not bootloader & set(compiled), compiled
+
+
+def test_userspace_evidence_needles_are_in_every_match() -> None:
+    """The user-space parser tries an evidence pattern only on lines holding its needle: on every
+    golden input and wild log, no line the pattern matches lacks the needle."""
+    from bootlens.parsers.userspace import _EVIDENCE
+
+    texts = [ln for p in golden_and_wild_files() for ln in p.read_bytes().decode("utf-8", "replace").splitlines()]
+    matched = 0
+    for needle, rx, _ in _EVIDENCE:
+        for t in texts:
+            for start in (0, t.find("] ") + 2 if t.startswith("[") else 0):  # as is, and after a printk time
+                if rx.match(t, start) is not None:
+                    matched += 1
+                    assert needle in t[start:], (needle, t)
+    assert matched > 100  # the check saw matches

@@ -44,6 +44,9 @@ def detect(text: str) -> str | None:
         return "critical-chain"
     if any("Startup finished in " in ln or "Bootup is not yet finished" in ln for ln in first):
         return "time"
-    if first and sum(1 for ln in first if _BLAME.match(ln)) >= max(1, len(first) - 1):
+    # a blame line starts with a time: lines that do not start with a digit are not tried (nor
+    # is the pattern compiled, for the plain log every input is asked about: start-up)
+    timed = [ln for ln in first if ln.lstrip()[:1].isdigit()]
+    if timed and sum(1 for ln in timed if _BLAME.match(ln)) >= max(1, len(first) - 1):
         return "blame"
     return None
