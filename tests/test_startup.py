@@ -210,15 +210,18 @@ def test_plugins_found_only_where_declared(tmp_path: Path, monkeypatch: pytest.M
 
 
 def lazy_patterns() -> list[tuple[str, str, LazyPattern]]:
-    """(module, name, pattern) of every module-level :class:`LazyPattern` in the console parsers
-    (and the banner table's, one per banner)."""
+    """(module, name, pattern) of every module-level :class:`LazyPattern` in the console parsers,
+    the framings and the quirks (and the banner table's, one per banner)."""
     import importlib
 
+    from bootlens.parsers import default_registry
     from bootlens.parsers.banners import BANNERS
 
+    default_registry()  # first: the parsers register in import order, which sets the order of "formats"
     out = [("bootlens.parsers.banners", f"BANNERS[{i}]", b.pattern) for i, b in enumerate(BANNERS)]
-    for name in ("banners", "firmware", "markers", "systemd", "systemd_analyze_sniff", "uboot", "userspace"):
-        mod = importlib.import_module(f"bootlens.parsers.{name}")
+    for name in ("parsers.banners", "parsers.firmware", "parsers.markers", "parsers.systemd",
+                 "parsers.systemd_analyze_sniff", "parsers.uboot", "parsers.userspace", "framings", "quirks"):
+        mod = importlib.import_module(f"bootlens.{name}")
         for attr, value in vars(mod).items():
             if isinstance(value, LazyPattern):
                 out.append((mod.__name__, attr, value))
@@ -232,7 +235,7 @@ def test_lazy_patterns_compile_and_then_are_the_compiled_ones() -> None:
     """Every pattern compiled on first use is a valid one (a typo would otherwise surface only on
     the rare log that reaches it), and once compiled its methods are re.Pattern's own."""
     found = lazy_patterns()
-    assert len(found) >= 80
+    assert len(found) >= 100
     for mod, name, p in found:
         rx = p.compiled  # raises re.error on a bad pattern
         assert (rx.pattern, rx.flags & ~re.UNICODE) == (p.pattern, p.flags & ~re.UNICODE), (mod, name)
@@ -243,6 +246,7 @@ def test_lazy_patterns_compile_and_then_are_the_compiled_ones() -> None:
     assert fresh.sub(r"\2-\1", "12-34") == "34-12" and fresh.findall("1-2 3-4") == [("1", "2"), ("3", "4")]
     assert [m[0] for m in fresh.finditer("1-2 3-4")] == ["1-2", "3-4"] and fresh.fullmatch("1-2x") is None
     assert fresh.search("ab 5-6")[0] == "5-6" and fresh.split("a1-2b") == ["a", "1", "2", "b"]  # type: ignore[index]
+    assert fresh.subn("x", "1-2 3-4") == ("x x", 2)
 
 
 def test_a_printk_log_compiles_no_bootloader_pattern(tmp_path: Path) -> None:

@@ -16,43 +16,44 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from .journal import frame_json, is_json_line
+from .lazyre import lazy  # start-up: most logs need few of these patterns
 
 # LAVA (lava_common/log.py): "- " + a flow-style YAML map dumped with default_style='"', so
 # every scalar is double-quoted and escaped YAML-style; keys are sorted (dt, lvl, msg[, ns]).
-_LAVA = re.compile(r'- \{"dt": "([^"]*)", "lvl": "([a-z]+)", "msg": (.*)\}\s*$')
-_LAVA_HEAD = re.compile(r'- \{"dt": "')
+_LAVA = lazy(r'- \{"dt": "([^"]*)", "lvl": "([a-z]+)", "msg": (.*)\}\s*$')
+_LAVA_HEAD = lazy(r'- \{"dt": "')
 # YAML double-quoted escapes (YAML 1.1 as PyYAML writes them).
-_YAML_ESC = re.compile(r'\\(x[0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.)', re.S)
+_YAML_ESC = lazy(r'\\(x[0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.)', re.S)
 _YAML_SIMPLE = {"0": "\0", "a": "\a", "b": "\b", "t": "\t", "\t": "\t", "n": "\n", "v": "\v", "f": "\f",
                 "r": "\r", "e": "\x1b", " ": " ", '"': '"', "/": "/", "\\": "\\", "N": "\x85",
                 "_": "\xa0", "L": "\u2028", "P": "\u2029"}
 # Control characters the console cleaning removes (tab kept); LAVA already drops ESC.
-_CTRL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f\x85\u2028\u2029]")
+_CTRL = lazy(r"[\x00-\x08\x0a-\x1f\x7f\x85\u2028\u2029]")
 # ... but only the ESC byte: the rest of each escape stays in the message ("[0;32m  OK  [0m]",
 # "c[?7l[2J" for ESC c ESC [?7l ESC [2J). The console cleaning would have removed the whole
 # sequence, so these remnants go too: colours (SGR), private modes, erase, and the "c" of a reset
 # where the mode change follows it (tuxrun's real logs, tests/golden/lava/). A printk stamp or
 # "[  OK  ]" has spaces or a dot inside and never matches; a digit is required so that "[mem ...]"
 # stays, and a bare "[K" (erase line) only when no letter follows ("[Kernel" stays).
-_ESC_REMNANT = re.compile(r"c?\[\?[0-9;]{1,16}[hl]|\[[0-9;]{1,16}[mJK]|\[K(?![A-Za-z])")
+_ESC_REMNANT = lazy(r"c?\[\?[0-9;]{1,16}[hl]|\[[0-9;]{1,16}[mJK]|\[K(?![A-Za-z])")
 
 _MONTHS = {m: i for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct",
                                         "Nov", "Dec"), 1)}
 # journalctl -o short / short-precise: "Jan 30 09:37:23[.123456] host ident[pid]: message".
-_J_SHORT = re.compile(r"([A-Z][a-z]{2}) +(\d{1,2}) (\d\d):(\d\d):(\d\d)(?:\.(\d{6}))? (\S+) ", re.ASCII)
+_J_SHORT = lazy(r"([A-Z][a-z]{2}) +(\d{1,2}) (\d\d):(\d\d):(\d\d)(?:\.(\d{6}))? (\S+) ", re.ASCII)
 # journalctl -o short-iso / short-iso-precise: "2024-01-30T09:37:23[.123456]+01:00 host ...".
-_J_ISO = re.compile(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d{6}))?(?:Z|[+-]\d\d:?\d\d) (\S+) ",
+_J_ISO = lazy(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d{6}))?(?:Z|[+-]\d\d:?\d\d) (\S+) ",
                     re.ASCII)
 # journalctl's own lines: "-- Boot 0123... --", "-- Logs begin at ... --", "-- No entries --".
-_J_META = re.compile(r"-- .* --$")
+_J_META = lazy(r"-- .* --$")
 _KERNEL_IDENT = "kernel: "
 # dmesg -T (util-linux, ctime format): "[Tue Jan 20 10:17:44 2026] message".
-_DMESG_T = re.compile(r"\[[A-Z][a-z]{2} ([A-Z][a-z]{2}) +(\d{1,2}) (\d\d):(\d\d):(\d\d) (\d{4})\] ?", re.ASCII)
+_DMESG_T = lazy(r"\[[A-Z][a-z]{2} ([A-Z][a-z]{2}) +(\d{1,2}) (\d\d):(\d\d):(\d\d) (\d{4})\] ?", re.ASCII)
 # dmesg -x / --decode: "kern  :info  : " (facility and level names padded to 6).
-_DMESG_X = re.compile(r"([a-z0-9]{2,8}) *:([a-z]{3,6}) *: ", re.ASCII)
+_DMESG_X = lazy(r"([a-z0-9]{2,8}) *:([a-z]{3,6}) *: ", re.ASCII)
 _DMESG_X_LEVELS = frozenset(("emerg", "alert", "crit", "err", "warn", "notice", "info", "debug"))
 # The printk prefix as lines.py reads it (kept in step with lines._PRINTK).
-_PRINTK = re.compile(r"[ \t]*(?:<\d{1,3}>)?\[ *(\d{1,10})\.(\d{6})\](?:\[ *[TC]\d+\])? ?", re.ASCII)
+_PRINTK = lazy(r"[ \t]*(?:<\d{1,3}>)?\[ *(\d{1,10})\.(\d{6})\](?:\[ *[TC]\d+\])? ?", re.ASCII)
 _KERNEL_START = ("Linux version", "Booting Linux")
 
 NS = 1_000_000_000

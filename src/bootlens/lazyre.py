@@ -16,7 +16,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-_METHODS = ("match", "search", "fullmatch", "finditer", "findall", "sub", "split")
+_METHODS = ("match", "search", "fullmatch", "finditer", "findall", "sub", "subn", "split")
 
 
 class LazyPattern:
@@ -61,6 +61,10 @@ class LazyPattern:
     def sub(self, repl: Any, string: str, count: int = 0) -> str:
         """As :meth:`re.Pattern.sub`."""
         return self.compiled.sub(repl, string, count)
+
+    def subn(self, repl: Any, string: str, count: int = 0) -> tuple[str, int]:
+        """As :meth:`re.Pattern.subn`."""
+        return self.compiled.subn(repl, string, count)
 
     def split(self, string: str, maxsplit: int = 0) -> list[Any]:
         """As :meth:`re.Pattern.split`."""

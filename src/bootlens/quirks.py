@@ -23,23 +23,24 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, MutableSequence, Sequence
 
+from .lazyre import lazy  # start-up: most logs need few of these patterns
 from .lines import Lines
 from .numbers import NS_PER_US, TIME_NS_MAX, in_range, to_int
 
 # The strict printk stamp anywhere in a line (six decimals, as printk prints them).
-_ANYWHERE = re.compile(r"\[ *(\d{1,10})\.(\d{6})\](?:\[ *[TC]\d+\])? ?", re.ASCII)
+_ANYWHERE = lazy(r"\[ *(\d{1,10})\.(\d{6})\](?:\[ *[TC]\d+\])? ?", re.ASCII)
 # What a test harness puts before quoted kernel output: kselftest/TAP diagnostics "# ", "# # ".
-_QUOTED = re.compile(r"[ \t]*(?:#+[ \t]*)+$")
-_LEVEL_TAIL = re.compile(r"<\d{1,3}>$")
+_QUOTED = lazy(r"[ \t]*(?:#+[ \t]*)+$")
+_LEVEL_TAIL = lazy(r"<\d{1,3}>$")
 # Vendor caller prefixes, after the printk stamp and the one space the framing takes.
-_CALLER = re.compile(r"[- ]?\(\d{1,4}\)\[\d{1,7}:[^\]]*\]"  # MediaTek: " (0)[151:comm]", "-(0)[0:comm]"
+_CALLER = lazy(r"[- ]?\(\d{1,4}\)\[\d{1,7}:[^\]]*\]"  # MediaTek: " (0)[151:comm]", "-(0)[0:comm]"
                      r"| ?\[ *\d{1,4}:[^\]]*: *\d{1,7}\] ?",  # Samsung/Android: " [0:   swapper:    0] "
                      re.ASCII)
 CALLER_HEADS = (" (", "-(", " [", "(", "[")  # first characters of _CALLER: indexed while framing
-_TORN_LEVEL = re.compile(r"[0-7]>(?=\S)")
-_LEVEL = re.compile(r"<[0-7]>(?=\S)")
+_TORN_LEVEL = lazy(r"[0-7]>(?=\S)")
+_LEVEL = lazy(r"<[0-7]>(?=\S)")
 # grabserial -t prefix: "[elapsed delta] " (lines._GS_T, with the delta captured).
-_GS_T = re.compile(r"\[ *\d{1,10}\.\d{6} +(-?)(\d+)\.(\d{6})\]", re.ASCII)
+_GS_T = lazy(r"\[ *\d{1,10}\.\d{6} +(-?)(\d+)\.(\d{6})\]", re.ASCII)
 
 
 def settle(lines: Lines, notes: list[str] | None = None) -> None:
