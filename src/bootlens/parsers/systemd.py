@@ -31,7 +31,6 @@ line has it at systemd's "Welcome to ...!" (the last one before status lines: th
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 
 from ..lazyre import lazy
 from ..lines import Lines, estimate_stamp, stamp_at
@@ -79,21 +78,42 @@ _ESC_TAIL = lazy(r"\[[0-9;]{0,16}m")
 _WELCOME = lazy(r"Welcome to (?!GRUB)\S.*!\s*$")
 
 
-@dataclass(slots=True)
 class _Job:
-    """A start job being read: its begin and end lines in one source (mutable while reading)."""
+    """A start job being read: its begin and end lines in one source (mutable while reading).
 
-    source: str
-    desc: str  # the text as printed after the verb ("name - description" or the description), maybe
-    # truncated with …
-    unit: str | None
-    begin: int | None = None  # index of the begin line
-    end: int | None = None  # index of the end line
-    result: str = ""
-    begin_st: Stamp | None = None
-    end_st: Stamp | None = None
-    kind: str = ""  # unit type from the verb ("mount", "device"...), "" unknown
-    names: list[str] = field(default_factory=list)  # other texts seen for it (a fuller description)
+    A plain class with what ``@dataclass(slots=True)`` generated (equality by value, which
+    ``list.remove`` relies on; unhashable): the dataclass was built at every start-up (~1 ms)."""
+
+    __slots__ = ("source", "desc", "unit", "begin", "end", "result", "begin_st", "end_st", "kind", "names")
+    __hash__ = None  # type: ignore[assignment]  # mutable, equal by value: as the dataclass was
+
+    def __init__(self, source: str, desc: str, unit: str | None, begin: int | None = None, end: int | None = None,
+                 result: str = "", begin_st: Stamp | None = None, end_st: Stamp | None = None, kind: str = "",
+                 names: list[str] | None = None) -> None:
+        self.source = source
+        self.desc = desc  # the text as printed after the verb ("name - description" or the description),
+        # maybe truncated with …
+        self.unit = unit
+        self.begin = begin  # index of the begin line
+        self.end = end  # index of the end line
+        self.result = result
+        self.begin_st = begin_st
+        self.end_st = end_st
+        self.kind = kind  # unit type from the verb ("mount", "device"...), "" unknown
+        self.names: list[str] = [] if names is None else names  # other texts seen for it (a fuller description)
+
+    def _key(self) -> tuple[object, ...]:
+        return (self.source, self.desc, self.unit, self.begin, self.end, self.result, self.begin_st, self.end_st,
+                self.kind, self.names)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, _Job)
+        return self._key() == other._key()
+
+    def __repr__(self) -> str:
+        return f"_Job{self._key()!r}"
 
     @property
     def first(self) -> int:
