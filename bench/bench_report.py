@@ -79,9 +79,9 @@ def make_log(path: Path, events: int) -> None:
         f.write(f"[{end + 0.002:12.6f}] APP READY\n")
 
 
-def write_report(log: Path, out: Path) -> tuple[float, float]:
-    """(wall s, CPU s) of ``bootlens report`` (CPU: the child's user+sys, os.wait4's rusage, the
-    figure to quote on a machine others are using)."""
+def write_report(log: Path, out: Path) -> tuple[float, float, float]:
+    """(wall s, CPU s, peak RSS MB) of ``bootlens report`` (CPU: the child's user+sys, os.wait4's
+    rusage, the figure to quote on a machine others are using; RSS: its ru_maxrss)."""
     t = time.perf_counter()
     p = subprocess.Popen(["bootlens", "report", str(log), "--marker", "ready=APP READY", "-o", str(out)],
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -91,7 +91,7 @@ def write_report(log: Path, out: Path) -> tuple[float, float]:
     p.returncode = os.waitstatus_to_exitcode(status)
     if p.returncode != 0:
         raise subprocess.CalledProcessError(p.returncode, p.args, stderr=err)
-    return time.perf_counter() - t, ru.ru_utime + ru.ru_stime
+    return time.perf_counter() - t, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024
 
 
 def browser_runs(path: Path, runs: int) -> list[dict[str, float]]:
@@ -144,12 +144,12 @@ def main() -> int:
         for n in (args.events // 4, args.events // 2, args.events):
             log, out = d / f"boot-{n}.log", d / f"report-{n}.html"
             make_log(log, n)
-            secs, cpu = write_report(log, out)
+            secs, cpu, rss = write_report(log, out)
             size = out.stat().st_size
             sizes.append((n, size))
             times.append((n, secs, cpu))
             print(f"{n:>7} events: log {log.stat().st_size / 1e6:6.2f} MB, report {size / 1e6:6.2f} MB "
-                  f"({size / n:.0f} bytes/event), written in {secs:.2f} s wall, {cpu:.2f} s CPU")
+                  f"({size / n:.0f} bytes/event), written in {secs:.2f} s wall, {cpu:.2f} s CPU, peak RSS {rss:.0f} MB")
         (n1, s1), (n2, s2), (n3, s3) = sizes
         print(f"size per added event: {(s2 - s1) / (n2 - n1):.0f} bytes ({n1}->{n2}), "
               f"{(s3 - s2) / (n3 - n2):.0f} bytes ({n2}->{n3}): linear")

@@ -13,15 +13,17 @@ import random
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+import dataclasses
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 import orjson
 import pytest
 
 from bootlens.inputs import analyze_inputs
 from bootlens.parsers import MarkerSpec, ParseOptions
+from bootlens.model import Event
 from bootlens.render.html import _embed, _pack, render_html, report_data
 
 CORPUS = Path(__file__).parent / "data" / "corpus"
@@ -291,7 +293,7 @@ def test_run_folder_report_has_a_boot_picker_and_statistics(browser: Browser, tm
 
 
 def test_embedded_json_cannot_close_its_script_element() -> None:
-    raw = _embed({"a": "</script><!-- <script>", "b": "\u2028\u2029&"})
+    raw = _embed({"a": "</script><!-- <script>", "b": "\u2028\u2029&"}).decode()
     assert "<" not in raw and ">" not in raw and "&" not in raw and "\u2028" not in raw
     assert orjson.loads(raw) == {"a": "</script><!-- <script>", "b": "\u2028\u2029&"}
 
@@ -327,6 +329,43 @@ def first_fit(items: list[tuple[int, int, int]]) -> list[list[tuple[int, int, in
         lanes[j].append(it)
         ends[j] = s + max(d, 0)
     return lanes
+
+
+class _Copies(Sequence[Event]):
+    """Events as a lazy sequence may hand them out: a new object for each access."""
+
+    def __init__(self, events: Sequence[Event]) -> None:
+        self._events = events
+
+    def __len__(self) -> int:
+        return len(self._events)
+
+    @overload
+    def __getitem__(self, i: int) -> Event: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[Event]: ...
+    def __getitem__(self, i: int | slice) -> Event | Sequence[Event]:
+        if isinstance(i, slice):
+            return [Event(*e) for e in self._events[i]]
+        return Event(*self._events[i])
+
+
+def test_report_data_does_not_depend_on_event_identity(tmp_path: Path) -> None:
+    """The top lists point into the event columns by the events' values: the same page when
+    ``boot.events`` hands out a new object for each event on each access."""
+    log = tmp_path / "boot.log"
+    log.write_text("[    0.000000] Linux version 6.1.0 (b@h) #1 SMP\n" + "".join(
+        f"[    {0.1 + i / 1000:.6f}] calling  f{i}_init+0x0/0x10 @ {1 + i % 3}\n"
+        f"[    {0.1 + i / 1000 + 0.0005:.6f}] initcall f{i}_init+0x0/0x10 returned 0 after {100 + i} usecs\n"
+        for i in range(40)) + "[    0.200000] Run /init as init process\n[    0.300000] APP READY\n")
+    groups = analyze_inputs([str(log)], ParseOptions((MarkerSpec.parse("ready=APP READY"),)))
+    want = report_data(groups)
+    assert len(want["boots"][0]["top"]["initcalls"]) == 10
+    g = groups[0]
+    b = g.analysis.boots[0]
+    lazy = dataclasses.replace(b, boot=dataclasses.replace(b.boot, events=_Copies(b.boot.events)))
+    g2 = dataclasses.replace(g, analysis=dataclasses.replace(g.analysis, boots=(lazy,)))
+    assert report_data([g2]) == want
 
 
 def test_lane_packing_is_first_fit() -> None:

@@ -60,6 +60,24 @@ def test_visible_data_walks_strings_only() -> None:
     assert visible_data(data) == {"n\u202e": ["a\\u202eb", 1, 2.5, None, True, {"k": ["\\u200b"]}], "i": 3}
 
 
+@pytest.mark.parametrize("at", [0, 4095, 4096, 9999])
+def test_visible_data_long_columns(at: int) -> None:
+    """A long column is checked a block of strings at a time: one hidden character anywhere in
+    it (either side of a block's edge too) is escaped, the rest kept; a column with none, or of
+    numbers, is the same list."""
+    lines = [f"line {i}\tok" for i in range(10_000)]
+    assert visible_data(lines) is lines
+    numbers: list[int | None] = list(range(10_000)) + [None]
+    assert visible_data(numbers) is numbers
+    assert visible_data((1, 2)) == [1, 2]
+    bad = list(lines)
+    bad[at] = "x\u202ey"
+    mixed: list[str | int] = [*bad, 7]
+    want = [*lines[:at], "x\\u202ey", *lines[at + 1:]]
+    assert visible_data(bad) == want
+    assert visible_data(mixed) == [*want, 7]
+
+
 def run_cli(*args: str) -> str:
     r = subprocess.run([sys.executable, "-m", "bootlens.cli", *args], capture_output=True, timeout=120)
     assert r.returncode == 0, r.stderr

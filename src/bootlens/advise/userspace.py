@@ -16,6 +16,7 @@ import struct
 from abc import abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 
 from ..analyze import BootAnalysis
 from ..model import READY, Event, Kind, Milestone, ProcessDetail
@@ -23,6 +24,7 @@ from ..numbers import CPUS_MAX, to_int
 from ..parsers.process import SELF_EXE
 from .base import Context, Evidence, Finding, Rule
 from .memo import per_boot
+from .rules._kernel import events as kind_events
 from .evidence import evidence as lines_evidence
 from .evidence import line_text
 
@@ -88,13 +90,13 @@ class ProcTree:
 
     def __init__(self, ba: BootAnalysis) -> None:
         procs: list[Proc] = []
-        for e, t in zip(ba.boot.events, ba.times):
+        for e, t in kind_events(ba, Kind.PROCESS):  # the process events only, indexed once per boot
             det = e.detail
-            if e.kind is not Kind.PROCESS or not isinstance(det, ProcessDetail) or det.kthread or t is None:
+            if not isinstance(det, ProcessDetail) or det.kthread or t is None:
                 continue
             end = None if e.duration_ns is None or not det.exited else t + e.duration_ns
             procs.append(Proc(e, det, t, end))
-        procs.sort(key=lambda p: (p.start_ns, p.line_no))
+        procs.sort(key=attrgetter("start_ns", "event.line_no"))
         self.procs: tuple[Proc, ...] = tuple(procs)
         self._by_pid: dict[int, list[Proc]] = {}
         self._children: dict[int, list[Proc]] = {}
@@ -207,11 +209,11 @@ def reached_userspace(ba: BootAnalysis) -> bool:
     return run_init_line(ba) is not None
 
 
-@per_boot  # asked by several rules; each answer is a pass over every event (the milestone is late)
+@per_boot  # asked by several rules
 def run_init_line(ba: BootAnalysis) -> int | None:
     """The line where the kernel starts init (``Run /init as init process``)."""
-    for e in ba.boot.events:
-        if e.kind is Kind.MILESTONE and e.name == Milestone.RUN_INIT:
+    for e, _ in kind_events(ba, Kind.MILESTONE):
+        if e.name == Milestone.RUN_INIT:
             return e.line_no
     return None
 

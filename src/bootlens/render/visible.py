@@ -47,20 +47,34 @@ def visible(s: str) -> str:
 
 def visible_data(obj: Any) -> Any:
     """Every string in a JSON-like value (dicts, lists, strings, numbers) through :func:`visible`;
-    dict keys are the renderer's own and stay as they are."""
+    dict keys are the renderer's own and stay as they are. A list with nothing to escape is
+    returned itself, not copied."""
     t = type(obj)
     if t is str:
         return visible(obj)
     if t is dict:
         return {k: visible_data(v) for k, v in obj.items()}
     if t is list or t is tuple:
-        # columns of numbers and of log lines are long: no call for a number, one for a string;
-        # a pair of numbers (the report's lanes: 25,000 of them for 40,000 overlapping spans)
-        # comes back as it is
-        if len(obj) == 2 and type(obj[0]) is int and type(obj[1]) is int:
-            return obj
+        # the report's columns are long (a million numbers, two million log lines): a list of
+        # numbers, or of strings that need no escape, comes back as it is, checked in C (the
+        # types by map/set, the strings joined a block at a time); the rest a call per string
+        types = set(map(type, obj))
+        if types <= _PLAIN or (types <= _PLAIN_STR and _printable(
+                [v for v in obj if type(v) is str] if len(types) > 1 else obj)):
+            return obj if t is list else list(obj)
         return [v if type(v) in _PLAIN else visible(v) if type(v) is str else visible_data(v) for v in obj]
     return obj
 
 
+def _printable(strs: list[str] | tuple[str, ...]) -> bool:
+    """True when :func:`visible` leaves every one of ``strs`` as it is."""
+    for j in range(0, len(strs), _BLOCK):
+        s = "".join(strs[j:j + _BLOCK])
+        if not (s.isprintable() or s.replace("\n", " ").replace("\t", " ").isprintable()):
+            return False
+    return True
+
+
+_BLOCK = 4096  # strings joined at a time: a few hundred kB, not a copy of the whole log
 _PLAIN = frozenset((int, float, bool, type(None)))
+_PLAIN_STR = _PLAIN | {str}

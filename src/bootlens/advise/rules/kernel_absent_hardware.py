@@ -21,10 +21,10 @@ is no node to disable.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from ...analyze import BootAnalysis
-from ...model import Kind
+from ...model import ProbeDetail
 from .. import REGISTRY
 from ..base import Change, ChangeKind, Confidence, Context, Finding, Rule
 from . import _kernel as K
@@ -56,11 +56,12 @@ class AbsentHardware(Rule):
 
     def _initcalls(self, boot: BootAnalysis) -> Iterable[Finding]:
         already = set((K.arg(boot, "initcall_blacklist") or "").split(","))
-        calls = K.initcalls(boot)
+        rows = K.initcall_rows(boot)
+        absent = (-ENODEV, -ENXIO)
         # the blacklist matches names: a name shared with an initcall that succeeded is not safe
-        succeeded = {t.event.name for t in calls if K.initcall_detail(t).ret not in (-ENODEV, -ENXIO)}
-        failed = [t for t in calls
-                  if K.initcall_detail(t).module is None and K.initcall_detail(t).ret in (-ENODEV, -ENXIO)
+        succeeded = {t.event.name for t, d in rows if d.ret not in absent}
+        failed = [t for t, d in rows
+                  if d.ret in absent and d.module is None
                   and t.event.name not in already and t.event.name not in succeeded]
         total = sum(t.duration for t in failed)
         if total < MIN_SAVING_NS:
@@ -109,11 +110,12 @@ class AbsentHardware(Rule):
     def _probes(self, boot: BootAnalysis) -> Iterable[Finding]:
         absent: list[K.Timed] = []
         deferred: list[K.Timed] = []
-        probes = list(K.events(boot, Kind.PROBE))
-        working = working_devices(boot, probes)
-        parents = {_parent(w) for w in working}
-        for t in probes:
-            ret = abs(K.probe_detail(t).ret)
+        rows = K.probe_rows(boot)
+        functions = {name: _FUNCTION.fullmatch(name) for name in {t.event.name for t, _ in rows}}
+        working = working_devices(boot, rows, functions)
+        parents = {_parent(w, functions) for w in working}
+        for t, d in rows:
+            ret = abs(d.ret)
             if ret in (ENODEV, ENXIO):
                 if not working_family(t.event.name, working, parents):
                     absent.append(t)
@@ -162,13 +164,14 @@ class AbsentHardware(Rule):
             )
 
 
-def working_devices(boot: BootAnalysis, probes: list[K.Timed]) -> set[str]:
+def working_devices(boot: BootAnalysis, probes: Sequence[tuple[K.Timed, ProbeDetail]],
+                    functions: dict[str, re.Match[str] | None]) -> set[str]:
     """Devices the log shows working: a probe of them returned 0, or a driver prints about them
     (``rtw_8821cs mmc3:0001:1: Firmware version ...``: the second word, with its colon, names the
-    device a bound driver talks to)."""
-    out = {t.event.name for t in probes if K.probe_detail(t).ret == 0}
-    failed = {t.event.name for t in probes if K.probe_detail(t).ret != 0}
-    families = {m[0] for t in probes if (m := _FUNCTION.fullmatch(t.event.name)) is not None}
+    device a bound driver talks to). ``functions``: each probed name's :data:`_FUNCTION` match."""
+    out = {t.event.name for t, d in probes if d.ret == 0}
+    failed = {t.event.name for t, d in probes if d.ret != 0}
+    families = {m[0] for m in functions.values() if m is not None}
     if families:
         # only the functions of the cards and buses whose probes failed are worth a look
         texts = boot.boot.lines.text
@@ -182,8 +185,10 @@ def working_devices(boot: BootAnalysis, probes: list[K.Timed]) -> set[str]:
     return out
 
 
-def _parent(name: str) -> str:
-    m = _FUNCTION.fullmatch(name)
+def _parent(name: str, functions: dict[str, re.Match[str] | None] | None = None) -> str:
+    """The device ``name`` is a function of (``mmc3:0001:1`` -> ``mmc3``), or ``name``;
+    ``functions``: :data:`_FUNCTION` matches already made, by name."""
+    m = functions[name] if functions is not None and name in functions else _FUNCTION.fullmatch(name)
     return next(g for g in m.groups() if g) if m is not None else name
 
 

@@ -18,7 +18,6 @@ import re
 from collections.abc import Iterable
 
 from ...analyze import BootAnalysis
-from ...model import Kind
 from .. import REGISTRY
 from ..base import Change, ChangeKind, Confidence, Context, Finding, Rule
 from . import _kernel as K
@@ -65,9 +64,8 @@ class AsyncProbe(Rule):
     def needles_of(self, boot: BootAnalysis) -> Iterable[str]:
         """The messages of every device whose probe is long enough to matter (driver_of,
         is_console): one pass for all of them, not one grep per device."""
-        for t in K.events(boot, Kind.PROBE):
-            d = K.probe_detail(t)
-            if d.ret == 0 and t.duration >= MIN_PROBE_NS:
+        for t, d in K.probe_rows(boot):
+            if d.ret == 0 and (t.event.duration_ns or 0) >= MIN_PROBE_NS:
                 yield f" {d.device}: "
                 yield f"{d.device}: "
 
@@ -76,9 +74,8 @@ class AsyncProbe(Rule):
         already = set((K.arg(boot, "driver_async_probe") or "").split(","))
         on_main = K.Enclosing(main)
         picked: list[tuple[K.Timed, str | None, int | None]] = []
-        for t in K.events(boot, Kind.PROBE):
-            d = K.probe_detail(t)
-            if d.ret != 0 or t.duration < MIN_PROBE_NS or on_main(t.start) is None:
+        for t, d in K.probe_rows(boot):
+            if d.ret != 0 or (t.event.duration_ns or 0) < MIN_PROBE_NS or on_main(t.start) is None:
                 continue  # failed, short, or not on the init thread (already async)
             if is_console(boot, d.device):
                 continue

@@ -19,6 +19,7 @@ from .. import REGISTRY
 from ..base import Change, ChangeKind, Confidence, Context, Finding, Rule
 from ..console import State, console_at, rate
 from ..evidence import BAUD_UNKNOWN, BITS_PER_BYTE, console_bytes, evidence, first_event, secs, wire_ns
+from . import _kernel as K
 
 QEMU_TARGETS = ("qemu-arm64", "qemu-x86_64")
 
@@ -63,8 +64,8 @@ class SerialConsole(Rule):
             if last is None:
                 return
             z_no, upto = lines.no(last), "the last kernel line; no `Run /init` in the log"
-        captured = any(e.kind is Kind.MILESTONE and e.name in (Milestone.UBOOT_START, Milestone.STARTING_KERNEL)
-                       for e in b.events)
+        captured = any(t.event.name in (Milestone.UBOOT_START, Milestone.STARTING_KERNEL)
+                       for t in K.events(boot, Kind.MILESTONE))
         if not captured and console_at(boot, ctx, lines.index_of(z_no)).state is State.BUFFERED:
             return  # no serial console shows in this log: the lines went to a RAM buffer or a screen
         nbytes, nlines = console_bytes(b, lines.index_of(a_no), lines.index_of(z_no))
