@@ -159,17 +159,18 @@ def _pack(items: list[tuple[int, int, int]]) -> list[list[tuple[int, int, int]]]
     lanes: list[list[tuple[int, int, int]]] = []
     busy: list[tuple[int, int]] = []  # (end, lane)
     free: list[int] = []  # lanes free at the current start
+    push, pop = heapq.heappush, heapq.heappop  # a million spans: no attribute lookups per span
     for it in items:
         s, d, _ = it
         while busy and busy[0][0] <= s:
-            heapq.heappush(free, heapq.heappop(busy)[1])
+            push(free, pop(busy)[1])
         if free:
-            j = heapq.heappop(free)
+            j = pop(free)
             lanes[j].append(it)
         else:
             j = len(lanes)
             lanes.append([it])
-        heapq.heappush(busy, (s + max(d, 0), j))
+        push(busy, (s + d if d > 0 else s, j))
     return lanes
 
 
