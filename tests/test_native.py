@@ -284,3 +284,108 @@ def test_time_column_is_a_sequence_of_optional_times() -> None:
     with pytest.raises(IndexError):
         k[4]
     assert L.gaps(k, 1) == [(2**63 - 8, 1, 2)] and L.steps_back(k) == []
+
+
+# --- the columnar initcall block (native/src/events.rs, model.Events) ---
+
+
+def _block_and_events(text: str) -> tuple[L.Lines, object, tuple[Event, ...]]:
+    lines = L.frame_text(text, "plain")
+    cands = lines.grep(*NEEDLES)
+    block, *rest = native.initcall_block(lines.text, cands, lines.kernel, lines.host, lines.first, NATIVE_TYPES)
+    built, *rest2 = native.initcall_events(lines.text, cands, lines.kernel, lines.host, lines.first, NATIVE_TYPES)
+    assert rest == rest2  # unfinished, not understood, first bad, out of range
+    return lines, block, tuple(built)
+
+
+@pytest.mark.parametrize(("name", "text"), CASES, ids=IDS)
+def test_block_rows_equal_the_events_built_the_old_way(name: str, text: str) -> None:
+    """Every row of the block, by index (also negative), by slice and by iteration, is the Event
+    initcall_events builds for it, field by field."""
+    _, block, built = _block_and_events(text)
+    assert len(block) == len(built)
+    assert list(block) == list(built)
+    assert all(type(e) is Event for e in block)
+    for i in range(0, len(built), max(1, len(built) // 50)):
+        assert block[i] == built[i] and block[i - len(built)] == built[i]
+    assert block[1:7] == built[1:7] and block[::-3] == built[::-3] and block[5:2] == ()
+    if built:
+        assert block[-1] == built[-1]
+        with pytest.raises(IndexError):
+            block[len(built)]
+        with pytest.raises(IndexError):
+            block[-len(built) - 1]
+
+
+def test_events_of_a_real_log_merge_every_kind_in_line_order() -> None:
+    """A corpus boot's Events: the block's rows and the other parsers' events in line order,
+    equal to the stable sort the parsers' events had before; kinds, counts and the longest
+    events as the plain Python over that tuple gives them; the axis times as to_axis."""
+    from bootlens.analyze import _top
+    from bootlens.align import align
+    from bootlens.boots import boots_from_lines
+    from bootlens.model import Events
+    from bootlens.parsers import ParseOptions, default_registry
+
+    path = CORPUS / "qemu-arm64-uboot-initcall.grabserial-t.log"
+    lines, stats = L.read_path(str(path), ParseOptions().needles())
+    boot = boots_from_lines(stats.source, lines, stats, ParseOptions())[0]
+    ev = boot.events
+    assert isinstance(ev, Events) and ev.block is not None
+    old: list[Event] = []
+    for parser in default_registry().instances():
+        if parser.sniff(boot.lines, ParseOptions()) > 0:
+            res = parser.parse(boot.lines, ParseOptions())
+            old.extend(res.events)
+    old.sort(key=lambda e: e.line_no)
+    assert ev == tuple(old) and tuple(old) == ev and list(ev) == old and len(ev) == len(old)
+    kinds = {e.kind for e in old}
+    assert {Kind.INITCALL, Kind.MILESTONE} <= kinds and len(kinds) >= 3
+    plain = Events.of(tuple(old))
+    assert plain.block is None and plain == ev
+    for k in Kind:
+        assert ev.of_kind(k) == [e for e in old if e.kind is k] == plain.of_kind(k)
+        assert ev.count(k) == plain.count(k) == sum(e.kind is k for e in old)
+        assert ev.count(k, True) == sum(e.kind is k and e.duration_ns is not None for e in old)
+        assert ev.top(k, 7) == _top([e for e in old if e.kind is k], 7) == plain.top(k, 7)
+    al = align(boot)
+    times = al.times(ev)
+    assert list(times) == [al.to_axis(e.start) for e in old] == list(al.times(tuple(old)))
+    assert ev.block.untimed(times) == [i for i, t in enumerate(times) if t is None]
+    assert ev[3:9] == tuple(old[3:9]) and ev[-2] == old[-2]
+    extra = (Event(Kind.MARKER, "x", None, None, 0),)
+    assert list(ev + extra) == old + list(extra) and ev + () is ev
+
+
+def test_events_merge_ties_by_parser_order() -> None:
+    """On a line that holds rows, the events of parsers that ran before the initcall parser go
+    first, the others after the rows: what a stable sort in parser order gives."""
+    text = "[    0.100000] calling  a_init+0x0/0x4 @ 1\n[    0.200000] initcall a_init+0x0/0x4 returned 0 after 5 usecs\n"
+    lines, block, built = _block_and_events(text)
+    early = Event(Kind.MILESTONE, "early", None, None, 1)
+    late = Event(Kind.MARKER, "late", None, None, 1)
+    after = Event(Kind.MARKER, "after", None, None, 5)
+    merged = block.merged([early, late, after], [True, False, False])
+    assert list(merged) == [early, built[0], late, after]
+    assert merged.other_positions() == [0, 2, 3] and merged.row_count() == 1
+
+
+def test_block_json_is_what_the_event_tuples_give() -> None:
+    """The JSON of a boot whose events are an Events with a block is byte for byte the JSON of
+    the same boot with its events as a plain tuple (the path without columns)."""
+    import dataclasses
+    import io
+
+    from bootlens.analyze import analyze_paths
+    from bootlens.render.jsonout import write_json
+
+    a = analyze_paths([str(CORPUS / "qemu-x86_64-initcall.console.log")])
+    b0 = a.boots[0]
+    assert b0.boot.events.block is not None  # type: ignore[union-attr]
+    plain_boot = dataclasses.replace(b0.boot, events=tuple(b0.boot.events))
+    plain = dataclasses.replace(a, boots=(dataclasses.replace(b0, boot=plain_boot, times=tuple(b0.times)),))
+    out1, out2 = io.BytesIO(), io.BytesIO()
+    write_json(a, out1, chunk=7)
+    write_json(plain, out2, chunk=7)
+    assert out1.getvalue() == out2.getvalue()
+    assert b'"kind": "initcall"' in out1.getvalue() or b'"kind":"initcall"' in out1.getvalue()

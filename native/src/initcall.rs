@@ -57,8 +57,8 @@ fn ns(c: &regex::bytes::Captures, i: usize, unit: i64) -> Option<i64> {
 
 use crate::fxhash::FxMap;
 
-type CallRow = (String, Option<String>, i64, i64, Option<i64>, Option<i64>, Option<i64>);
-type DevRow = (String, Option<String>, i64, i64, i64, i64);
+pub(crate) type CallRow = (String, Option<String>, i64, i64, Option<i64>, Option<i64>, Option<i64>);
+pub(crate) type DevRow = (String, Option<String>, i64, i64, i64, i64);
 
 fn is_space(c: u8) -> bool {
     matches!(c, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
@@ -164,16 +164,16 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-struct Scan {
-    calls: Vec<CallRow>,
-    probes: Vec<DevRow>,
-    fixups: Vec<DevRow>,
-    bad: usize,
-    first_bad: i64,
-    out_of_range: usize,
+pub(crate) struct Scan {
+    pub(crate) calls: Vec<CallRow>,
+    pub(crate) probes: Vec<DevRow>,
+    pub(crate) fixups: Vec<DevRow>,
+    pub(crate) bad: usize,
+    pub(crate) first_bad: i64,
+    pub(crate) out_of_range: usize,
 }
 
-fn scan(texts: &Bound<'_, PyAny>, candidates: &[usize]) -> PyResult<Scan> {
+pub(crate) fn scan(texts: &Bound<'_, PyAny>, candidates: &[usize]) -> PyResult<Scan> {
     let rx = rx();
     // Keep the candidate strings alive so that keys can borrow them instead of allocating.
     let mut held = Vec::new();
@@ -331,7 +331,7 @@ pub(crate) fn initcalls(
 
 /// Build an instance of a tuple subclass (a NamedTuple) from owned items, as CPython's own
 /// tuple.__new__(cls, items) does: tp_alloc, then fill the slots.
-fn named_tuple<'py>(py: Python<'py>, cls: &Bound<'py, PyType>, items: Vec<PyObject>) -> PyResult<PyObject> {
+pub(crate) fn named_tuple<'py>(py: Python<'py>, cls: &Bound<'py, PyType>, items: Vec<PyObject>) -> PyResult<PyObject> {
     if !cls.is_subclass_of::<PyTuple>()? {
         return Err(pyo3::exceptions::PyTypeError::new_err("expected a tuple subclass"));
     }

@@ -6,35 +6,132 @@ use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 /// JSON string literal (RFC 8259 escaping).
 fn json_str(out: &mut Vec<u8>, s: &str) {
     out.push(b'"');
-    for c in s.bytes() {
-        match c {
-            b'"' => out.extend_from_slice(b"\\\""),
-            b'\\' => out.extend_from_slice(b"\\\\"),
-            0..=0x1f => out.extend_from_slice(format!("\\u{:04x}", c).as_bytes()),
-            _ => out.push(c),
+    if !s.bytes().any(|c| c == b'"' || c == b'\\' || c < 0x20) {
+        out.extend_from_slice(s.as_bytes()); // the common case: nothing to escape
+    } else {
+        for c in s.bytes() {
+            match c {
+                b'"' => out.extend_from_slice(b"\\\""),
+                b'\\' => out.extend_from_slice(b"\\\\"),
+                0..=0x1f => out.extend_from_slice(format!("\\u{:04x}", c).as_bytes()),
+                _ => out.push(c),
+            }
         }
     }
     out.push(b'"');
 }
 
 /// Seconds from nanoseconds as a JSON number: the shortest decimal that reads back as the
-/// same double (Rust's float Display), so parsed values equal orjson's output for ns / 1e9.
+/// same double (Rust's float Display, which never uses an exponent), so parsed values equal
+/// orjson's output for ns / 1e9. Written in place: no String per number.
 fn json_secs(out: &mut Vec<u8>, ns: i64) {
-    let v = ns as f64 / 1e9;
-    let mut s = format!("{}", v);
-    if !s.contains('.') && !s.contains('e') && !s.contains("inf") && !s.contains("NaN") {
-        s.push_str(".0");
+    use std::io::Write;
+    let at = out.len();
+    let _ = write!(out, "{}", ns as f64 / 1e9); // writing to a Vec cannot fail
+    if !out[at..].contains(&b'.') {
+        out.extend_from_slice(b".0");
     }
-    out.extend_from_slice(s.as_bytes());
 }
 
-fn json_opt_int(out: &mut Vec<u8>, v: &Bound<'_, PyAny>) -> PyResult<()> {
-    if v.is_none() {
-        out.extend_from_slice(b"null");
-    } else {
-        out.extend_from_slice(v.extract::<i64>()?.to_string().as_bytes());
+fn json_opt_int(out: &mut Vec<u8>, v: Option<i64>) {
+    use std::io::Write;
+    match v {
+        None => out.extend_from_slice(b"null"),
+        Some(v) => {
+            let _ = write!(out, "{}", v);
+        }
     }
-    Ok(())
+}
+
+/// The fields of a timed initcall's JSON object (`t`: its start on the axis, in ns).
+pub(crate) struct Initcall<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) t: i64,
+    pub(crate) dur: Option<i64>,
+    pub(crate) line: Option<i64>,
+    pub(crate) end: Option<i64>,
+    pub(crate) pid: Option<i64>,
+    pub(crate) module: Option<&'a str>,
+    pub(crate) ret: Option<i64>,
+    pub(crate) returned: bool,
+}
+
+/// Append the JSON object of a timed initcall whose start is on the axis's own clock, keys and
+/// order as render/jsonout.py event_dict: the one writer of it (for Event tuples here, for the
+/// columns of an EventBlock in events.rs).
+pub(crate) fn write_initcall(buf: &mut Vec<u8>, e: &Initcall<'_>) {
+    buf.extend_from_slice(b"{\"kind\":\"initcall\",\"name\":");
+    json_str(buf, e.name);
+    buf.extend_from_slice(b",\"start_s\":");
+    json_secs(buf, e.t);
+    buf.extend_from_slice(b",\"duration_s\":");
+    match e.dur {
+        None => buf.extend_from_slice(b"null"),
+        Some(d) => json_secs(buf, d),
+    }
+    buf.extend_from_slice(b",\"line\":");
+    json_opt_int(buf, e.line);
+    buf.extend_from_slice(b",\"end_line\":");
+    json_opt_int(buf, e.end);
+    buf.extend_from_slice(b",\"pid\":");
+    json_opt_int(buf, e.pid);
+    buf.extend_from_slice(b",\"module\":");
+    match e.module {
+        None => buf.extend_from_slice(b"null"),
+        Some(m) => json_str(buf, m),
+    }
+    buf.extend_from_slice(b",\"ret\":");
+    json_opt_int(buf, e.ret);
+    buf.extend_from_slice(if e.returned { b",\"returned\":true}" } else { b",\"returned\":false}" });
+}
+
+/// Append the JSON of an Event tuple when it is a timed initcall whose start is on the axis's
+/// own clock and not an estimate (true); else write nothing (false): the caller uses event_dict.
+pub(crate) fn write_event<'py>(
+    buf: &mut Vec<u8>,
+    e: &Bound<'py, PyTuple>,
+    t: &Bound<'py, PyAny>,
+    initcall_kind: &Bound<'py, PyAny>,
+    axis_clock: &Bound<'py, PyAny>,
+) -> PyResult<bool> {
+    // Event: kind, name, start, duration_ns, line_no, end_line_no, detail
+    let kind = e.get_item(0)?;
+    let start = e.get_item(2)?;
+    let end_line = e.get_item(5)?;
+    let line = e.get_item(4)?;
+    let fast = kind.is(initcall_kind)
+        && !t.is_none()
+        && !end_line.is_none()
+        // plain ints: compared in Rust, not through Python's rich comparison
+        && end_line.extract::<i64>().ok() != line.extract::<i64>().ok()
+        && !start.is_none()
+        && {
+            let st = start.downcast::<PyTuple>()?;
+            st.get_item(0)?.is(axis_clock) && !st.get_item(2)?.is_truthy()?
+        };
+    if !fast {
+        return Ok(false);
+    }
+    let det = e.get_item(6)?;
+    let det = det.downcast::<PyTuple>()?;
+    let opt = |v: Bound<'py, PyAny>| -> PyResult<Option<i64>> {
+        if v.is_none() { Ok(None) } else { v.extract::<i64>().map(Some) }
+    };
+    let module = det.get_item(1)?;
+    let module = if module.is_none() { None } else { Some(module.downcast::<PyString>()?.to_str()?.to_owned()) };
+    let name = e.get_item(1)?;
+    write_initcall(buf, &Initcall {
+        name: name.downcast::<PyString>()?.to_str()?,
+        t: t.extract::<i64>()?,
+        dur: opt(e.get_item(3)?)?,
+        line: opt(line)?,
+        end: opt(end_line)?,
+        pid: opt(det.get_item(0)?)?,
+        module: module.as_deref(),
+        ret: opt(det.get_item(2)?)?,
+        returned: det.get_item(3)?.is_truthy()?,
+    });
+    Ok(true)
 }
 
 /// dump_initcalls(events, times, initcall_kind, axis_clock) -> [bytes | None]
@@ -53,57 +150,9 @@ pub(crate) fn dump_initcalls<'py>(
     let mut out = Vec::with_capacity(events.len());
     let mut buf: Vec<u8> = Vec::with_capacity(256);
     for (ev, t) in events.iter().zip(times.iter()) {
-        let e = ev.downcast::<PyTuple>()?;
-        // Event: kind, name, start, duration_ns, line_no, end_line_no, detail
-        let kind = e.get_item(0)?;
-        let start = e.get_item(2)?;
-        let end_line = e.get_item(5)?;
-        let line = e.get_item(4)?;
-        let fast = kind.is(initcall_kind)
-            && !t.is_none()
-            && !end_line.is_none()
-            // plain ints: compared in Rust, not through Python's rich comparison
-            && end_line.extract::<i64>().ok() != line.extract::<i64>().ok()
-            && !start.is_none()
-            && {
-                let st = start.downcast::<PyTuple>()?;
-                st.get_item(0)?.is(axis_clock) && !st.get_item(2)?.is_truthy()?
-            };
-        if !fast {
-            out.push(None);
-            continue;
-        }
-        let det = e.get_item(6)?;
-        let det = det.downcast::<PyTuple>()?;
         buf.clear();
-        buf.extend_from_slice(b"{\"kind\":\"initcall\",\"name\":");
-        json_str(&mut buf, e.get_item(1)?.downcast::<PyString>()?.to_str()?);
-        buf.extend_from_slice(b",\"start_s\":");
-        json_secs(&mut buf, t.extract::<i64>()?);
-        buf.extend_from_slice(b",\"duration_s\":");
-        let dur = e.get_item(3)?;
-        if dur.is_none() {
-            buf.extend_from_slice(b"null");
-        } else {
-            json_secs(&mut buf, dur.extract::<i64>()?);
-        }
-        buf.extend_from_slice(b",\"line\":");
-        json_opt_int(&mut buf, &line)?;
-        buf.extend_from_slice(b",\"end_line\":");
-        json_opt_int(&mut buf, &end_line)?;
-        buf.extend_from_slice(b",\"pid\":");
-        json_opt_int(&mut buf, &det.get_item(0)?)?;
-        buf.extend_from_slice(b",\"module\":");
-        let module = det.get_item(1)?;
-        if module.is_none() {
-            buf.extend_from_slice(b"null");
-        } else {
-            json_str(&mut buf, module.downcast::<PyString>()?.to_str()?);
-        }
-        buf.extend_from_slice(b",\"ret\":");
-        json_opt_int(&mut buf, &det.get_item(2)?)?;
-        buf.extend_from_slice(if det.get_item(3)?.is_truthy()? { b",\"returned\":true}" } else { b",\"returned\":false}" });
-        out.push(Some(PyBytes::new(py, &buf)));
+        let fast = write_event(&mut buf, ev.downcast::<PyTuple>()?, &t, initcall_kind, axis_clock)?;
+        out.push(if fast { Some(PyBytes::new(py, &buf)) } else { None });
     }
     Ok(out)
 }

@@ -7,6 +7,7 @@
 use pyo3::prelude::*;
 
 mod columns;
+mod events;
 mod frame;
 mod fxhash;
 mod ftrace;
@@ -69,6 +70,8 @@ fn _scan(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(initcall::initcalls, m)?)?;
     m.add_function(wrap_pyfunction!(initcall::initcall_events, m)?)?;
     m.add_function(wrap_pyfunction!(json::dump_initcalls, m)?)?;
+    m.add_function(wrap_pyfunction!(events::initcall_block, m)?)?;
+    m.add_class::<events::EventBlock>()?;
     m.add_function(wrap_pyfunction!(ftrace::ftrace_graph, m)?)?;
     m.add("BOUNDS", (TIME_NS_MAX, PID_MAX, INT_MIN, INT_MAX))?;
     Ok(())

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from .model import Boot, Clock, Event, Kind, Milestone, Stamp
+from .model import Boot, Clock, Event, Events, Kind, Milestone, Stamp
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,9 +52,16 @@ class Alignment:
         off = self.offsets.get(st.clock)
         return None if off is None else st.ns + off
 
-    def times(self, events: Sequence[Event]) -> list[int | None]:
-        """Axis time of every event's start, in order: the bulk form of :meth:`to_axis`."""
+    def times(self, events: Sequence[Event]) -> Sequence[int | None]:
+        """Axis time of every event's start, in order: the bulk form of :meth:`to_axis`. For
+        an :class:`Events` with a native block, a native column (8 bytes an event) computed
+        over the block's columns."""
         kernel = Clock.KERNEL
+        if isinstance(events, Events) and events.block is not None:
+            block = events.block
+            others = [self.to_axis(e.start) for e in block.others()]
+            col: Sequence[int | None] = block.times(self.offsets.get(kernel), self.offsets.get(Clock.HOST), others)
+            return col
         k_off = self.offsets.get(kernel)
         if k_off is None:
             return [self.to_axis(e.start) for e in events]
@@ -161,7 +168,7 @@ def _bootloader_anchor(boot: Boot, host_off: int) -> Anchor | None:
     then ``Starting kernel ...``: the report's first line arrives just after its last mark. A
     report typed later with ``bootstage report`` only gives an upper bound, and says so.
     """
-    rows = [e for e in boot.events if e.kind is Kind.BOOTSTAGE and e.start is not None]
+    rows = [e for e in Events.of(boot.events).of_kind(Kind.BOOTSTAGE) if e.start is not None]
     if not rows:
         return None
     last = max(rows, key=lambda e: (e.start.ns if e.start else 0) + (e.duration_ns or 0))
@@ -175,7 +182,7 @@ def _bootloader_anchor(boot: Boot, host_off: int) -> Anchor | None:
     if head_ns is None:
         return None
     at_handoff = any(e.kind is Kind.MILESTONE and e.name == Milestone.STARTING_KERNEL
-                     and 0 <= e.line_no - last.line_no <= 8 for e in boot.events)
+                     and 0 <= e.line_no - last.line_no <= 8 for e in Events.of(boot.events).of_kind(Kind.MILESTONE))
     how = (f"bootstage mark '{last.name}' = arrival of its report"
            if at_handoff else f"bootstage mark '{last.name}' <= arrival of its report (upper bound)")
     return Anchor(Clock.BOOTLOADER, head_ns + host_off - mark, lines.no(head_i), how)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from .align import Alignment, align
 from .boots import boots_from_lines
 from .lines import gaps, read_path
-from .model import CUT_START_NS, NS_PER_S, READY, Boot, Clock, Event, InputStats, Kind, Milestone
+from .model import CUT_START_NS, NS_PER_S, READY, Boot, Clock, Event, Events, InputStats, Kind, Milestone
 from .parsers import ParseOptions, Registry
 from .stages import Stage, Total, compute_stages
 
@@ -65,7 +65,8 @@ class BootAnalysis:
     counts: Counts
     partial_reasons: tuple[str, ...]
     warnings: tuple[str, ...]
-    times: tuple[int | None, ...] = ()  # axis time of each of boot.events, in order
+    times: Sequence[int | None] = ()  # axis time of each of boot.events, in order (a native column
+    # for an Events with a block: see Alignment.times)
     top_units: tuple[Event, ...] = ()  # systemd units, longest start job first
     supplement: Supplement | None = None  # systemd-analyze outputs, a bootchart, given with the log
 
@@ -149,27 +150,24 @@ def analyze_boot(boot: Boot, top: int = 10, host_origin: str = "first_byte", rea
 
         boot, supplement = extend_boot(boot, supplement)
     al = align(boot, host_origin)
-    times = al.times(boot.events)
+    events = Events.of(boot.events)  # the kind filters, counts and longest N over its columns
+    times = al.times(events)
     stages, total = compute_stages(boot, al, times, ready_given)
-    by_kind: dict[Kind, list[Event]] = {k: [] for k in Kind}
-    for e in boot.events:
-        by_kind[e.kind].append(e)
-    initcalls, probes = by_kind[Kind.INITCALL], by_kind[Kind.PROBE]
-    procs, markers = by_kind[Kind.PROCESS], by_kind[Kind.MARKER]
+    procs, markers = events.of_kind(Kind.PROCESS), events.of_kind(Kind.MARKER)
     user = [e for e in procs if e.detail is not None and not getattr(e.detail, "kthread", False)]
     timed = boot.lines.timed_count()
     counts = Counts(
         lines=len(boot.lines),
         timed_lines=timed,
-        initcalls=sum(1 for e in initcalls if e.duration_ns is not None),
-        initcalls_unfinished=sum(1 for e in initcalls if e.duration_ns is None),
-        probes=len(probes),
+        initcalls=events.count(Kind.INITCALL, True),
+        initcalls_unfinished=events.count(Kind.INITCALL, False),
+        probes=events.count(Kind.PROBE),
         processes=len(procs),
         user_processes=len(user),
         markers=len(markers),
-        units=sum(1 for e in by_kind[Kind.UNIT] if e.duration_ns is not None),
+        units=events.count(Kind.UNIT, True),
     )
-    names = {e.name for e in by_kind[Kind.MILESTONE]}
+    names = {e.name for e in events.of_kind(Kind.MILESTONE)}
     partial = _partial(boot, names)
     warnings = list(boot.warnings) + list(al.notes) + list(supplement.warnings if supplement else ())
     bootloader_only = bool(partial) and partial[0].startswith("no kernel output")
@@ -190,15 +188,15 @@ def analyze_boot(boot: Boot, top: int = 10, host_origin: str = "first_byte", rea
         alignment=al,
         stages=stages,
         total=total,
-        top_initcalls=_top(initcalls, top),
-        top_probes=_top(probes, top),
+        top_initcalls=events.top(Kind.INITCALL, top),
+        top_probes=events.top(Kind.PROBE, top),
         top_processes=_top(user, top),
         silences=silences(boot, al, min(top, 10)),
         counts=counts,
         partial_reasons=tuple(partial),
         warnings=tuple(warnings),
-        times=tuple(times),
-        top_units=_top(by_kind[Kind.UNIT], top),
+        times=tuple(times) if isinstance(times, list) else times,
+        top_units=events.top(Kind.UNIT, top),
         supplement=supplement or None,
     )
 

@@ -6,9 +6,10 @@ domains happens only in :mod:`bootlens.align`, through anchors recorded from the
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, overload
 
 if TYPE_CHECKING:
     from .lines import Lines
@@ -193,6 +194,122 @@ class Event(NamedTuple):
     detail: Detail | None = None
 
 
+# The kinds the native initcall scan emits, by their code in native/src/events.rs.
+BLOCK_KINDS = {Kind.INITCALL: 0, Kind.PROBE: 1, Kind.FIXUP: 2}
+
+
+class Events(Sequence[Event]):
+    """A boot's events in line order, to every reader a ``Sequence[Event]`` like a tuple.
+
+    The initcall, probe and fixup rows of the native scan stay columns in a native block
+    (``bootlens._scan.EventBlock``, native/src/events.rs: 42 bytes a row where an Event with its
+    Stamp costs ~500) beside the boot's other events; an Event is built when one is asked for,
+    equal to the one the scan would have built. The passes over every event that analyze and
+    the JSON writer make (:meth:`count`, :meth:`top`, :meth:`of_kind`, axis times, the JSON of the
+    initcalls) run over the columns. Without a block (``Events.of(tuple)``) it wraps a tuple
+    and the same methods are plain Python.
+    """
+
+    __slots__ = ("_block", "_items", "_groups")
+
+    def __init__(self, block: Any = None, items: tuple[Event, ...] = ()) -> None:
+        self._block = block
+        self._items = items  # the events, when there is no block
+        self._groups: dict[Kind, list[tuple[int, Event]]] | None = None
+
+    @staticmethod
+    def of(events: Sequence[Event]) -> Events:
+        """``events`` as an Events (itself when it is one)."""
+        return events if isinstance(events, Events) else Events(None, tuple(events))
+
+    @property
+    def block(self) -> Any:
+        """The native EventBlock, or None."""
+        return self._block
+
+    def __len__(self) -> int:
+        return len(self._block) if self._block is not None else len(self._items)
+
+    @overload
+    def __getitem__(self, i: int) -> Event: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> tuple[Event, ...]: ...
+
+    def __getitem__(self, i: int | slice) -> Event | tuple[Event, ...]:
+        src = self._block if self._block is not None else self._items
+        out: Event | tuple[Event, ...] = src[i]
+        return out
+
+    def __iter__(self) -> Iterator[Event]:
+        return iter(self._block if self._block is not None else self._items)
+
+    def __add__(self, other: Sequence[Event]) -> Events:
+        """Concatenation, as a tuple's: ``other`` after these events."""
+        if not other:
+            return self
+        if self._block is None:
+            return Events(None, self._items + tuple(other))
+        return Events(self._block.appended(list(other)))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, (Events, tuple, list)) or len(other) != len(self):
+            return False
+        return all(a == b for a, b in zip(self, other))
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return f"Events({len(self)} events)"
+
+    def _others(self) -> dict[Kind, list[tuple[int, Event]]]:
+        """The events outside the block (all of them without one) by kind, with positions."""
+        if self._groups is None:
+            groups: dict[Kind, list[tuple[int, Event]]] = {}
+            if self._block is None:
+                pairs: Iterator[tuple[int, Event]] = enumerate(self._items)
+            else:
+                pairs = zip(self._block.other_positions(), self._block.others())
+            for i, e in pairs:
+                groups.setdefault(e.kind, []).append((i, e))
+            self._groups = groups
+        return self._groups
+
+    def of_kind(self, kind: Kind) -> list[Event]:
+        """The events of one kind, in order."""
+        others = self._others().get(kind, [])
+        code = BLOCK_KINDS.get(kind)
+        if self._block is None or code is None or not self._block.count(code):
+            return [e for _, e in others]
+        at = sorted(list(self._block.positions(code)) + [i for i, _ in others])
+        return [self[i] for i in at]
+
+    def count(self, kind: Kind, timed: bool | None = None) -> int:
+        """How many events of this kind; ``timed``: only those with (True) or without (False) a
+        duration."""
+        n = sum(1 for _, e in self._others().get(kind, ())
+                if timed is None or (e.duration_ns is not None) == timed)
+        code = BLOCK_KINDS.get(kind)
+        if self._block is not None and code is not None:
+            n += self._block.count(code, timed)
+        return int(n)
+
+    def top(self, kind: Kind, n: int) -> tuple[Event, ...]:
+        """The n longest events of this kind, longest first, ties to the earlier one."""
+        # as analyze's nlargest over durations (None and negative ones left out)
+        best: list[tuple[int, int]] = [(-e.duration_ns, i) for i, e in self._others().get(kind, ())
+                                       if e.duration_ns is not None and e.duration_ns >= 0]
+        code = BLOCK_KINDS.get(kind)
+        if self._block is not None and code is not None:
+            best += [(-d, i) for d, i in self._block.top(code, n)]
+        best.sort()
+        return tuple(self[i] for _, i in best[:n])
+
+
+EventSeq = Events | tuple[Event, ...]  # what Boot.events and ParseResult.events hold
+
+
 @dataclass(frozen=True, slots=True)
 class Fact:
     """A value read from the log that is not a time: kernel version, command line, lpj."""
@@ -206,7 +323,7 @@ class Fact:
 class ParseResult:
     """What one parser found in one boot."""
 
-    events: tuple[Event, ...] = ()
+    events: EventSeq = ()
     facts: tuple[Fact, ...] = ()
     warnings: tuple[str, ...] = ()
 
@@ -218,7 +335,7 @@ class Boot:
     source: str
     index: int  # 0-based position of this boot in its input
     lines: Lines
-    events: tuple[Event, ...] = ()
+    events: EventSeq = ()  # in line order (an Events when the initcall scan found rows)
     facts: tuple[Fact, ...] = ()
     warnings: tuple[str, ...] = ()
     formats: tuple[str, ...] = ()  # parsers that recognised something, best first

@@ -16,12 +16,10 @@ the banners of :mod:`bootlens.parsers.banners`, never a default guess.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import compress, repeat
-from operator import contains, itemgetter
 from typing import NamedTuple
 
 from .align import Alignment
-from .model import Boot, Clock, Event, Kind, Milestone
+from .model import Boot, Clock, Event, Events, Kind, Milestone
 from .parsers.banners import (
     BOOTLOADER,
     FIRMWARE,
@@ -35,9 +33,6 @@ from .parsers.banners import (
     find_banners,
 )
 from .stages import ABSENT, MEASURED, NOT_MEASURED, Point, Stage
-
-
-_KINDS = frozenset({Kind.MILESTONE, Kind.BOOTLOADER})
 
 
 class _End(NamedTuple):
@@ -120,15 +115,13 @@ def prekernel_stages(boot: Boot, al: Alignment, power: Point | None, k0: Point |
     totals: dict[str, Event] = {}
     bl_clock = False
     # only milestones and bootloader steps matter, a few among up to a million events: picked
-    # out in C (compress over a map of the kinds) rather than by a Python loop over them all
-    events = boot.events
-    kinds = list(map(itemgetter(0), events))
-    wanted = map(contains, repeat(_KINDS), kinds)
-    for e in compress(events, wanted):
-        if e.kind is Kind.MILESTONE:
-            seen.setdefault(e.name, []).append(e)
-            bl_clock = bl_clock or (e.start is not None and e.start.clock is Clock.BOOTLOADER)
-        elif e.kind is Kind.BOOTLOADER and e.start is None and e.name.startswith(STAGE_TOTAL):
+    # out by kind (model.Events: the initcall rows stay columns, not visited)
+    events = Events.of(boot.events)
+    for e in events.of_kind(Kind.MILESTONE):
+        seen.setdefault(e.name, []).append(e)
+        bl_clock = bl_clock or (e.start is not None and e.start.clock is Clock.BOOTLOADER)
+    for e in events.of_kind(Kind.BOOTLOADER):
+        if e.start is None and e.name.startswith(STAGE_TOTAL):
             totals.setdefault(e.name[len(STAGE_TOTAL):], e)
 
     def pick(name: str) -> _End | None:

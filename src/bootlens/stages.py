@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from .align import Alignment
-from .model import READY, Boot, Clock, Event, Kind, Milestone, Stamp
+from .model import READY, Boot, Clock, Event, Events, Kind, Milestone, Stamp
 
 MEASURED = "measured"
 NOT_MEASURED = "not measured"
@@ -93,8 +93,9 @@ def compute_stages(boot: Boot, al: Alignment, times: Sequence[int | None] | None
     ``ready_given``: a ready marker was asked for, so that the boot ends there or has no total
     (without one, a login prompt ends it)."""
     firsts: dict[tuple[Kind, str], Event] = {}
-    for e in boot.events:
-        if e.kind is Kind.MILESTONE or e.kind is Kind.MARKER:
+    events = Events.of(boot.events)
+    for kind in (Kind.MILESTONE, Kind.MARKER):  # the first of each name: the kinds apart is the same
+        for e in events.of_kind(kind):
             firsts.setdefault((e.kind, e.name), e)
     kstart_ev = _point(firsts, al, Milestone.KERNEL_START)
     # Kernel init ends when init is exec'd: "Run /init" where the kernel prints it (4.x+), else
@@ -139,22 +140,13 @@ def compute_stages(boot: Boot, al: Alignment, times: Sequence[int | None] | None
     stages.append(ki)
 
     if times is None:
-        times = al.times(boot.events)
-    initcall = Kind.INITCALL
-    placed = [(t, e) for e, t in zip(boot.events, times) if t is not None and e.kind is initcall]
-    if placed and k0 is not None and kstart_ev is not None:
+        times = al.times(events)
+    if k0 is not None and kstart_ev is not None:
         limit = run_init.ns if run_init is not None and run_init.ns is not None else None
-        starts = [t for t, _ in placed]
-        first_t = min(starts)
-        first_ev = placed[starts.index(first_t)][1]  # the earliest line among equal starts
-        ends = [t + e.duration_ns for t, e in placed if e.duration_ns is not None]
-        ok = ends if limit is None else [x for x in ends if x <= limit]
-        if ok:
-            last_end = max(ok)
-            returned = [e for _, e in placed if e.duration_ns is not None]
-            last_line = max((e.end_line_no or e.line_no) for e, x in zip(returned, ends) if x == last_end)
-            first = Point(first_t, first_ev.line_no, "first initcall")
-            last = Point(last_end, last_line, "last initcall returned")
+        bounds = _initcall_bounds(events, times, limit)
+        if bounds is not None:
+            first = Point(bounds[0], bounds[1], "first initcall")
+            last = Point(bounds[2], bounds[3], "last initcall returned")
             stages.append(span("kernel_early", "early init (before initcalls)", k0, first, "kernel_init"))
             stages.append(span("initcalls", "initcalls", first, last, "kernel_init"))
             stages.append(span("kernel_late", "root mount, free init memory", last, run_init, "kernel_init"))
@@ -189,6 +181,33 @@ def compute_stages(boot: Boot, al: Alignment, times: Sequence[int | None] | None
     else:
         total = Total(origin, start, None, "no ready marker (use --marker ready=REGEX)")
     return tuple(stages), total
+
+
+def _initcall_bounds(events: Events, times: Sequence[int | None],
+                     limit: int | None) -> tuple[int, int, int, int] | None:
+    """(first start, its line, last end at most ``limit``, its line) of the initcalls placed on
+    the axis, or None when no returned one ends by ``limit``: the earliest line among equal
+    starts, the largest end line among equal ends. Over the block's columns when every initcall
+    is a row of it (native/src/events.rs initcall_span, the same rule)."""
+    block = events.block
+    if block is not None and not events.count(Kind.INITCALL) - block.count(0):
+        found: tuple[int, int, int, int] | None = block.initcall_span(times, limit)
+        return found
+    initcall = Kind.INITCALL
+    placed = [(t, e) for e, t in zip(events, times) if t is not None and e.kind is initcall]
+    if not placed:
+        return None
+    starts = [t for t, _ in placed]
+    first_t = min(starts)
+    first_ev = placed[starts.index(first_t)][1]  # the earliest line among equal starts
+    ends = [t + e.duration_ns for t, e in placed if e.duration_ns is not None]
+    ok = ends if limit is None else [x for x in ends if x <= limit]
+    if not ok:
+        return None
+    last_end = max(ok)
+    returned = [e for _, e in placed if e.duration_ns is not None]
+    last_line = max((e.end_line_no or e.line_no) for e, x in zip(returned, ends) if x == last_end)
+    return first_t, first_ev.line_no, last_end, last_line
 
 
 def _systemd_stages(run_init: Point | None, systemd_start: Point | None, finished: Point | None,

@@ -18,12 +18,12 @@ A ``calling`` line without a ``returned`` line is an initcall still running when
 from __future__ import annotations
 
 from ..lines import Lines, native_module
-from ..model import Clock, Event, InitcallDetail, Kind, ParseResult, ProbeDetail, Stamp
+from ..model import Clock, Event, Events, InitcallDetail, Kind, ParseResult, ProbeDetail, Stamp
 from . import REGISTRY
 from .base import ParseOptions, Parser
 
 # The formats above are parsed in Rust only (native/src/initcall.rs: the one implementation, see
-# docs/architecture.md); the native builder makes the Event objects from these types.
+# docs/architecture.md); the native block builds Event objects from these types on demand.
 NATIVE_TYPES = (Event, Stamp, InitcallDetail, ProbeDetail, Kind.INITCALL, Kind.PROBE, Kind.FIXUP, Clock.KERNEL,
                 Clock.HOST)
 NEEDLES = ("call", "usecs")  # the keyword index entries the candidate lines come from
@@ -48,8 +48,9 @@ class InitcallParser(Parser):
         return hits / 5
 
     def parse(self, lines: Lines, options: ParseOptions) -> ParseResult:
-        # the scan, the pairing and the Event objects: native/src/initcall.rs, the one implementation
-        events, unfinished, bad, first_bad, oor = native_module().initcall_events(
+        # the scan and the pairing: native/src/initcall.rs, the one implementation; the rows stay
+        # columns (native/src/events.rs), Event objects are built only when asked for
+        block, unfinished, bad, first_bad, oor = native_module().initcall_block(
             lines.text, lines.grep(*NEEDLES), lines.kernel, lines.host, lines.first, NATIVE_TYPES)
         warnings: list[str] = []
         if unfinished:
@@ -59,4 +60,4 @@ class InitcallParser(Parser):
         if oor:
             warnings.append(f"{oor} initcall lines with a number out of range (pid, return value or duration) "
                             "were not used")
-        return ParseResult(tuple(events), (), tuple(warnings))
+        return ParseResult(Events(block) if len(block) else (), (), tuple(warnings))

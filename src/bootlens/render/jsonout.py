@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import os
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 import orjson
@@ -21,8 +22,10 @@ from .logic import logic_dict
 
 dumps = orjson.dumps
 from ..model import (
+    Clock,
     Kind,
     Event,
+    Events,
     InitcallDetail,
     InputStats,
     LoadDetail,
@@ -118,11 +121,16 @@ def boot_dict(b: BootAnalysis, with_events: bool = True) -> dict[str, Any]:
     events: list[dict[str, Any]] = []
     untimed: list[dict[str, Any]] = []
     times = b.times or tuple(al.times(boot.events))
-    for e, t in zip(boot.events, times):
-        if t is None:
-            untimed.append(event_dict(e, al, t))
-        elif with_events:
-            events.append(event_dict(e, al, t))
+    evs = boot.events
+    if not with_events and isinstance(evs, Events) and evs.block is not None:
+        # only the untimed ones: found over the time column, not by building every event
+        untimed = [event_dict(evs[i], al, None) for i in evs.block.untimed(times)]
+    else:
+        for e, t in zip(evs, times):
+            if t is None:
+                untimed.append(event_dict(e, al, t))
+            elif with_events:
+                events.append(event_dict(e, al, t))
     total_ns = b.total.duration_ns
     facts: dict[str, Any] = {}
     for f in boot.facts:
@@ -341,6 +349,9 @@ def _write_events(b: BootAnalysis, out: BinaryIO, chunk: int) -> None:
     al = b.alignment
     events = b.boot.events
     times = b.times or tuple(al.times(events))
+    if isinstance(events, Events) and events.block is not None and al.axis in (Clock.KERNEL, Clock.HOST):
+        _write_block_events(events, times, al, out, chunk)
+        return
     placed = [(e, t) for e, t in zip(events, times) if t is not None]
     if not placed:
         out.write(b"[]")
@@ -356,3 +367,24 @@ def _write_events(b: BootAnalysis, out: BinaryIO, chunk: int) -> None:
             out.write(b",\n")
         out.write(text)
     out.write(b"\n]")
+
+
+def _write_block_events(events: Events, times: Sequence[int | None], al: Alignment, out: BinaryIO,
+                        chunk: int) -> None:
+    """_write_events over an Events with a native block: the timed initcall rows on the axis
+    clock are written from the columns (native/src/events.rs json_chunk, with json.rs's writer,
+    the same bytes dump_initcalls gives), every other event by event_dict; no Event is built
+    for the rows written natively."""
+    block = events.block
+    at_kernel = al.axis is Clock.KERNEL
+    start, first = 0, True
+    while True:
+        pieces, start = block.json_chunk(times, start, chunk, at_kernel)
+        if not pieces:
+            break
+        text = b",\n".join([p if isinstance(p, bytes) else dumps(event_dict(events[p], al, times[p]))
+                             for p in pieces])
+        out.write(b"[\n" if first else b",\n")
+        out.write(text)
+        first = False
+    out.write(b"[]" if first else b"\n]")

@@ -1,0 +1,655 @@
+//! A boot's events with its initcall_debug rows kept as columns (issue 14 part 4).
+//!
+//! `EventBlock` is what `bootlens.model.Events` wraps: the initcall, probe and fixup rows of the
+//! native scan (initcall.rs) as columns, 42 bytes a row, names and details shared through tables,
+//! plus the boot's other events (Python `Event` objects, a few hundred) merged into line order.
+//! To Python it is a sequence of `Event`: a row becomes an `Event` only when it is asked for
+//! (indexing, iteration), equal field by field to the one `initcall_events` builds. The passes
+//! `analyze --json` makes over every event (axis times, counts, the longest N, the initcall
+//! span of the stage table, the JSON writer) are loops over the columns here.
+
+use std::sync::Arc;
+
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyList, PySlice, PyString, PyTuple, PyType};
+
+use crate::columns::{times_of, TimeColumn};
+use crate::fxhash::FxMap;
+use crate::initcall::{named_tuple, scan};
+use crate::json::{write_event, write_initcall, Initcall};
+
+const NONE: i64 = i64::MIN; // an absent duration, end line or axis time (TimeColumn's None too)
+pub(crate) const INITCALL: u8 = 0;
+pub(crate) const PROBE: u8 = 1;
+pub(crate) const FIXUP: u8 = 2;
+const NO_CLOCK: u8 = 0; // the line carried no time: start is None
+const KERNEL: u8 = 1;
+const HOST: u8 = 2;
+
+/// The Python types and enum members a row is built from (parsers/initcall.py NATIVE_TYPES).
+struct Types {
+    event: Py<PyType>,
+    stamp: Py<PyType>,
+    kinds: [PyObject; 3],   // Kind.INITCALL, Kind.PROBE, Kind.FIXUP
+    clocks: [PyObject; 2],  // Clock.KERNEL, Clock.HOST
+}
+
+/// What a detail says, kept in Rust for the JSON writer (the Python object is in `objs`).
+enum Detail {
+    Initcall { pid: Option<i64>, module: Option<String>, ret: Option<i64>, returned: bool },
+    Probe,
+}
+
+/// The rows of one scan, column by column, in line order (stable: calls, probes, fixups).
+struct Rows {
+    kind: Vec<u8>,
+    clock: Vec<u8>,
+    name: Vec<u32>,
+    detail: Vec<u32>,
+    start: Vec<i64>, // ns on `clock`
+    dur: Vec<i64>,
+    line: Vec<i64>,
+    end: Vec<i64>,
+    names: Vec<String>,
+    name_objs: Vec<Py<PyString>>,
+    details: Vec<Detail>,
+    detail_objs: Vec<PyObject>,
+    types: Types,
+}
+
+fn opt(v: i64) -> Option<i64> {
+    if v == NONE {
+        None
+    } else {
+        Some(v)
+    }
+}
+
+impl Rows {
+    fn event(&self, py: Python<'_>, r: usize) -> PyResult<PyObject> {
+        let t = &self.types;
+        let int = |v: i64| -> PyResult<PyObject> { Ok(v.into_pyobject(py)?.into_any().unbind()) };
+        let opt_int = |v: i64| -> PyResult<PyObject> { if v == NONE { Ok(py.None()) } else { int(v) } };
+        let start = match self.clock[r] {
+            NO_CLOCK => py.None(),
+            c => named_tuple(py, t.stamp.bind(py), vec![
+                t.clocks[(c - 1) as usize].clone_ref(py),
+                int(self.start[r])?,
+                false.into_pyobject(py)?.to_owned().into_any().unbind(),
+                int(0)?,
+            ])?,
+        };
+        named_tuple(py, t.event.bind(py), vec![
+            t.kinds[self.kind[r] as usize].clone_ref(py),
+            self.name_objs[self.name[r] as usize].clone_ref(py).into_any(),
+            start,
+            opt_int(self.dur[r])?,
+            int(self.line[r])?,
+            opt_int(self.end[r])?,
+            self.detail_objs[self.detail[r] as usize].clone_ref(py),
+        ])
+    }
+}
+
+/// The initcall rows as columns plus the other events, in line order: see the module header.
+/// `opos` holds the position of each other event in the whole sequence, ascending.
+#[pyclass(module = "bootlens._scan", sequence, frozen)]
+pub(crate) struct EventBlock {
+    rows: Arc<Rows>,
+    others: Vec<PyObject>,
+    opos: Vec<usize>,
+}
+
+/// An item of the merged sequence: a row of the columns or one of the other events.
+enum Item {
+    Row(usize),
+    Other(usize),
+}
+
+impl EventBlock {
+    fn len(&self) -> usize {
+        self.rows.kind.len() + self.others.len()
+    }
+
+    fn item(&self, i: usize) -> Item {
+        // opos is short (the other events): a binary search per lookup
+        match self.opos.binary_search(&i) {
+            Ok(k) => Item::Other(k),
+            Err(k) => Item::Row(i - k),
+        }
+    }
+
+    fn get(&self, py: Python<'_>, i: usize) -> PyResult<PyObject> {
+        match self.item(i) {
+            Item::Row(r) => self.rows.event(py, r),
+            Item::Other(k) => Ok(self.others[k].clone_ref(py)),
+        }
+    }
+
+    fn index(&self, i: isize) -> PyResult<usize> {
+        let n = self.len() as isize;
+        let j = if i < 0 { i + n } else { i };
+        if j < 0 || j >= n {
+            return Err(pyo3::exceptions::PyIndexError::new_err("event index out of range"));
+        }
+        Ok(j as usize)
+    }
+
+    /// Every item in order with its position, walking rows and others together.
+    fn walk(&self, mut f: impl FnMut(usize, Item) -> PyResult<bool>) -> PyResult<()> {
+        let (mut r, mut k) = (0usize, 0usize);
+        for i in 0..self.len() {
+            let it = if k < self.opos.len() && self.opos[k] == i {
+                k += 1;
+                Item::Other(k - 1)
+            } else {
+                r += 1;
+                Item::Row(r - 1)
+            };
+            if !f(i, it)? {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn with_others(&self, others: Vec<PyObject>, opos: Vec<usize>) -> EventBlock {
+        EventBlock { rows: Arc::clone(&self.rows), others, opos }
+    }
+}
+
+/// Read a time column (TimeColumn, list or tuple of int | None) as ns, NONE for None.
+fn axis_times(times: &Bound<'_, PyAny>) -> PyResult<Vec<i64>> {
+    if let Ok(v) = times_of(times) {
+        return Ok(v);
+    }
+    times
+        .try_iter()?
+        .map(|t| {
+            let t = t?;
+            if t.is_none() {
+                Ok(NONE)
+            } else {
+                t.extract::<i64>()
+            }
+        })
+        .collect()
+}
+
+/// The line number of an Event object (its fifth field).
+fn line_of(e: &Bound<'_, PyAny>) -> PyResult<i64> {
+    e.downcast::<PyTuple>()?.get_item(4)?.extract::<i64>()
+}
+
+#[pymethods]
+impl EventBlock {
+    fn __len__(&self) -> usize {
+        self.len()
+    }
+
+    fn __getitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<PyObject> {
+        if let Ok(i) = key.extract::<isize>() {
+            return self.get(py, self.index(i)?);
+        }
+        let sl = key.downcast::<PySlice>()?;
+        let ix = sl.indices(self.len() as isize)?;
+        let mut items = Vec::with_capacity(ix.slicelength);
+        let mut i = ix.start;
+        for _ in 0..ix.slicelength {
+            items.push(self.get(py, i as usize)?);
+            i += ix.step;
+        }
+        Ok(PyTuple::new(py, items)?.into_any().unbind())
+    }
+
+    fn __iter__(slf: Py<Self>) -> EventIter {
+        EventIter { block: slf, i: 0, r: 0, k: 0 }
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<EventBlock of {} rows and {} other events>", self.rows.kind.len(), self.others.len())
+    }
+
+    /// The other events (Python Event objects), in order.
+    fn others<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        PyList::new(py, self.others.iter().map(|o| o.clone_ref(py)))
+    }
+
+    /// The position of each other event in the sequence.
+    fn other_positions(&self) -> Vec<usize> {
+        self.opos.clone()
+    }
+
+    /// How many rows the columns hold (the rest are other events).
+    fn row_count(&self) -> usize {
+        self.rows.kind.len()
+    }
+
+    /// merged(others, early) -> EventBlock: the same rows with these events merged in by line
+    /// number, as a stable sort of all of them would put them. `others` must be in line order
+    /// (a stable sort); on a line that also holds rows, an event with `early` set goes before
+    /// the rows (its parser ran before the initcall parser), the others after them.
+    fn merged(&self, others: Vec<PyObject>, early: Vec<bool>, py: Python<'_>) -> PyResult<EventBlock> {
+        if !self.others.is_empty() {
+            return Err(pyo3::exceptions::PyValueError::new_err("merged: the block already holds other events"));
+        }
+        let lines: Vec<i64> = others.iter().map(|o| line_of(o.bind(py))).collect::<PyResult<_>>()?;
+        let rows = &self.rows.line;
+        let mut opos = Vec::with_capacity(others.len());
+        let mut r = 0usize;
+        for (k, &ln) in lines.iter().enumerate() {
+            let before = early.get(k).copied().unwrap_or(false);
+            // the rows that come before this event
+            while r < rows.len() && (rows[r] < ln || (rows[r] == ln && !before)) {
+                r += 1;
+            }
+            opos.push(r + k);
+        }
+        Ok(self.with_others(others, opos))
+    }
+
+    /// appended(events) -> EventBlock: these events added at the end (tuple concatenation).
+    fn appended(&self, more: Vec<PyObject>, py: Python<'_>) -> EventBlock {
+        let n = self.len();
+        let mut others: Vec<PyObject> = self.others.iter().map(|o| o.clone_ref(py)).collect();
+        let mut opos = self.opos.clone();
+        for (j, e) in more.into_iter().enumerate() {
+            others.push(e);
+            opos.push(n + j);
+        }
+        self.with_others(others, opos)
+    }
+
+    /// times(kernel_offset, host_offset, other_times) -> TimeColumn: the axis time of every
+    /// event's start (Alignment.times), the rows' from the offsets of their clocks (None: that
+    /// clock is not on the axis), the other events' as given.
+    #[pyo3(signature = (k_off, h_off, other_times))]
+    fn times(&self, k_off: Option<i64>, h_off: Option<i64>, other_times: &Bound<'_, PyAny>) -> PyResult<TimeColumn> {
+        let ot = axis_times(other_times)?;
+        if ot.len() != self.others.len() {
+            return Err(pyo3::exceptions::PyValueError::new_err("times: one time per other event"));
+        }
+        let rows = &self.rows;
+        let mut v = Vec::with_capacity(self.len());
+        self.walk(|_, it| {
+            v.push(match it {
+                Item::Other(k) => ot[k],
+                Item::Row(r) => {
+                    let off = match rows.clock[r] {
+                        KERNEL => k_off,
+                        HOST => h_off,
+                        _ => None,
+                    };
+                    off.map_or(NONE, |o| rows.start[r] + o)
+                }
+            });
+            Ok(true)
+        })?;
+        Ok(TimeColumn { v })
+    }
+
+    /// count(kind, timed=None) -> how many rows of this kind (0 initcall, 1 probe, 2 fixup);
+    /// timed True/False: only those with/without a duration.
+    #[pyo3(signature = (kind, timed=None))]
+    fn count(&self, kind: u8, timed: Option<bool>) -> usize {
+        let rows = &self.rows;
+        (0..rows.kind.len())
+            .filter(|&r| rows.kind[r] == kind && timed.map_or(true, |t| (rows.dur[r] != NONE) == t))
+            .count()
+    }
+
+    /// Positions of the rows of this kind.
+    fn positions(&self, kind: u8) -> PyResult<Vec<usize>> {
+        let mut out = Vec::new();
+        self.walk(|i, it| {
+            if let Item::Row(r) = it {
+                if self.rows.kind[r] == kind {
+                    out.push(i);
+                }
+            }
+            Ok(true)
+        })?;
+        Ok(out)
+    }
+
+    /// top(kind, n) -> [(duration_ns, position)]: the n rows of this kind with the longest
+    /// durations, longest first, ties to the earlier position (heapq.nlargest's order).
+    fn top(&self, kind: u8, n: usize) -> PyResult<Vec<(i64, usize)>> {
+        let mut cand: Vec<(i64, usize)> = Vec::new();
+        let rows = &self.rows;
+        self.walk(|i, it| {
+            if let Item::Row(r) = it {
+                if rows.kind[r] == kind && rows.dur[r] != NONE {
+                    cand.push((rows.dur[r], i));
+                }
+            }
+            Ok(true)
+        })?;
+        cand.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        cand.truncate(n);
+        Ok(cand)
+    }
+
+    /// initcall_span(times, limit) -> (first_start, first_line, last_end, last_line) | None:
+    /// stages.compute_stages's initcall bounds over the initcall rows that have an axis time:
+    /// the earliest start (its line: the first position holding it), the latest end at most
+    /// `limit` (its line: the largest end line among equal ends). None without such an end.
+    #[pyo3(signature = (times, limit))]
+    fn initcall_span(&self, times: &Bound<'_, PyAny>, limit: Option<i64>) -> PyResult<Option<(i64, i64, i64, i64)>> {
+        let ts = axis_times(times)?;
+        let rows = &self.rows;
+        let mut first: Option<(i64, i64)> = None;
+        let mut last: Option<(i64, i64)> = None;
+        self.walk(|i, it| {
+            let r = match it {
+                Item::Row(r) if rows.kind[r] == INITCALL && ts[i] != NONE => r,
+                _ => return Ok(true),
+            };
+            let t = ts[i];
+            if first.map_or(true, |(ft, _)| t < ft) {
+                first = Some((t, rows.line[r]));
+            }
+            if rows.dur[r] != NONE {
+                let e = t + rows.dur[r];
+                let ln = if rows.end[r] != NONE { rows.end[r] } else { rows.line[r] };
+                if limit.map_or(true, |l| e <= l) {
+                    last = match last {
+                        Some((le, ll)) if le > e => Some((le, ll)),
+                        Some((le, ll)) if le == e => Some((le, ll.max(ln))),
+                        _ => Some((e, ln)),
+                    };
+                }
+            }
+            Ok(true)
+        })?;
+        Ok(match (first, last) {
+            (Some((ft, fl)), Some((le, ll))) => Some((ft, fl, le, ll)),
+            _ => None,
+        })
+    }
+
+    /// Positions of the events without an axis time.
+    fn untimed(&self, times: &Bound<'_, PyAny>) -> PyResult<Vec<usize>> {
+        let ts = axis_times(times)?;
+        Ok((0..ts.len()).filter(|&i| ts[i] == NONE).collect())
+    }
+
+    /// json_chunk(times, start, count, axis_is_kernel) -> (pieces, next): the JSON of the next
+    /// `count` events from position `start` that have an axis time (render/jsonout.py
+    /// _write_events). A piece is bytes (the objects of consecutive timed initcall rows whose
+    /// start is on the axis clock, joined by ",\n", as json.rs writes them) or an int (the
+    /// position of an event for event_dict). Empty pieces: no event left.
+    fn json_chunk<'py>(&self, py: Python<'py>, times: &Bound<'py, PyAny>, start: usize, count: usize,
+                       axis_is_kernel: bool) -> PyResult<(Vec<PyObject>, usize)> {
+        let ts = axis_times(times)?;
+        if ts.len() != self.len() {
+            return Err(pyo3::exceptions::PyValueError::new_err("json_chunk: one time per event"));
+        }
+        let rows = &self.rows;
+        let axis = if axis_is_kernel { KERNEL } else { HOST };
+        let mut pieces: Vec<PyObject> = Vec::new();
+        let mut buf: Vec<u8> = Vec::new();
+        let mut taken = 0usize;
+        let mut i = start;
+        let flush = |buf: &mut Vec<u8>, pieces: &mut Vec<PyObject>| {
+            if !buf.is_empty() {
+                pieces.push(PyBytes::new(py, buf.as_slice()).into_any().unbind());
+                buf.clear();
+            }
+        };
+        while i < ts.len() && taken < count {
+            if ts[i] == NONE {
+                i += 1;
+                continue;
+            }
+            taken += 1;
+            let fast = match self.item(i) {
+                Item::Row(r) if rows.kind[r] == INITCALL && rows.clock[r] == axis && rows.end[r] != NONE
+                    && rows.end[r] != rows.line[r] => Some(r),
+                _ => None,
+            };
+            if let Item::Other(k) = self.item(i) {
+                // an Event object: json.rs's reader of one, as dump_initcalls
+                let mut one = Vec::new();
+                let t = ts[i].into_pyobject(py)?.into_any();
+                let kind = rows.types.kinds[INITCALL as usize].bind(py);
+                let clock = rows.types.clocks[(axis - 1) as usize].bind(py);
+                if write_event(&mut one, self.others[k].bind(py).downcast::<PyTuple>()?, &t, kind, clock)? {
+                    if !buf.is_empty() {
+                        buf.extend_from_slice(b",\n");
+                    }
+                    buf.extend_from_slice(&one);
+                    i += 1;
+                    continue;
+                }
+            }
+            match (fast, fast.map(|r| &rows.details[rows.detail[r] as usize])) {
+                (Some(r), Some(Detail::Initcall { pid, module, ret, returned })) => {
+                    if !buf.is_empty() {
+                        buf.extend_from_slice(b",\n");
+                    }
+                    write_initcall(&mut buf, &Initcall {
+                        name: &rows.names[rows.name[r] as usize],
+                        t: ts[i],
+                        dur: opt(rows.dur[r]),
+                        line: Some(rows.line[r]),
+                        end: opt(rows.end[r]),
+                        pid: *pid,
+                        module: module.as_deref(),
+                        ret: *ret,
+                        returned: *returned,
+                    });
+                }
+                _ => {
+                    flush(&mut buf, &mut pieces);
+                    pieces.push(i.into_pyobject(py)?.into_any().unbind());
+                }
+            }
+            i += 1;
+        }
+        flush(&mut buf, &mut pieces);
+        Ok((pieces, i))
+    }
+}
+
+/// Iteration over an EventBlock: rows and others together, one Event built per step.
+#[pyclass(module = "bootlens._scan")]
+pub(crate) struct EventIter {
+    block: Py<EventBlock>,
+    i: usize,
+    r: usize,
+    k: usize,
+}
+
+#[pymethods]
+impl EventIter {
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__(&mut self, py: Python<'_>) -> PyResult<Option<PyObject>> {
+        let b = self.block.get();
+        if self.i >= b.len() {
+            return Ok(None);
+        }
+        let out = if self.k < b.opos.len() && b.opos[self.k] == self.i {
+            self.k += 1;
+            b.others[self.k - 1].clone_ref(py)
+        } else {
+            self.r += 1;
+            b.rows.event(py, self.r - 1)?
+        };
+        self.i += 1;
+        Ok(Some(out))
+    }
+}
+
+fn int_or_none(py: Python<'_>, v: Option<i64>) -> PyResult<PyObject> {
+    Ok(match v {
+        None => py.None(),
+        Some(v) => v.into_pyobject(py)?.into_any().unbind(),
+    })
+}
+
+/// The shared tables of a block being built: one str per distinct name, one detail object per
+/// distinct detail (the events are immutable, so equal values can be one object: most initcalls
+/// share pid 1, no module, ret 0; a trace repeats names).
+#[derive(Default)]
+struct Tables {
+    names: Vec<String>,
+    name_objs: Vec<Py<PyString>>,
+    name_ids: FxMap<String, u32>,
+    details: Vec<Detail>,
+    detail_objs: Vec<PyObject>,
+    icd_ids: FxMap<(Option<i64>, Option<String>, Option<i64>, bool), u32>,
+    probe_ids: FxMap<(u32, Option<u32>, i64), u32>,
+}
+
+impl Tables {
+    fn name(&mut self, py: Python<'_>, v: &str) -> u32 {
+        if let Some(&k) = self.name_ids.get(v) {
+            return k;
+        }
+        let k = self.names.len() as u32;
+        self.names.push(v.to_string());
+        self.name_objs.push(PyString::new(py, v).unbind());
+        self.name_ids.insert(v.to_string(), k);
+        k
+    }
+
+    fn icd(&mut self, py: Python<'_>, cls: &Bound<'_, PyType>, pid: Option<i64>, module: &Option<String>,
+           ret: Option<i64>, returned: bool) -> PyResult<u32> {
+        let key = (pid, module.clone(), ret, returned);
+        if let Some(&k) = self.icd_ids.get(&key) {
+            return Ok(k);
+        }
+        let m = module.as_deref().map_or(py.None(), |v| PyString::new(py, v).into_any().unbind());
+        let flag = returned.into_pyobject(py)?.to_owned().into_any().unbind();
+        let o = named_tuple(py, cls, vec![int_or_none(py, pid)?, m, int_or_none(py, ret)?, flag])?;
+        let k = self.details.len() as u32;
+        self.details.push(Detail::Initcall { pid, module: module.clone(), ret, returned });
+        self.detail_objs.push(o);
+        self.icd_ids.insert(key, k);
+        Ok(k)
+    }
+
+    /// ProbeDetail(device, driver, ret), the names by their ids.
+    fn probe(&mut self, py: Python<'_>, cls: &Bound<'_, PyType>, dev: u32, drv: Option<u32>, ret: i64) -> PyResult<u32> {
+        let key = (dev, drv, ret);
+        if let Some(&k) = self.probe_ids.get(&key) {
+            return Ok(k);
+        }
+        let drv_o = drv.map_or(py.None(), |d| self.name_objs[d as usize].clone_ref(py).into_any());
+        let o = named_tuple(py, cls, vec![self.name_objs[dev as usize].clone_ref(py).into_any(), drv_o,
+                                          int_or_none(py, Some(ret))?])?;
+        let k = self.details.len() as u32;
+        self.details.push(Detail::Probe);
+        self.detail_objs.push(o);
+        self.probe_ids.insert(key, k);
+        Ok(k)
+    }
+}
+
+/// initcall_block(texts, candidates, kernel, host, first, types) -> (block, unfinished,
+/// not_understood, first_bad_index, out_of_range)
+///
+/// The rows of `initcalls` as an EventBlock: the same events `initcall_events` builds, in the
+/// same order, kept as columns (`types` as there: Event, Stamp, InitcallDetail, ProbeDetail,
+/// Kind.INITCALL, Kind.PROBE, Kind.FIXUP, Clock.KERNEL, Clock.HOST).
+#[pyfunction]
+pub(crate) fn initcall_block<'py>(
+    py: Python<'py>,
+    texts: &Bound<'py, PyAny>,
+    candidates: Vec<usize>,
+    kernel: &Bound<'py, PyAny>,
+    host: &Bound<'py, PyAny>,
+    first: i64,
+    types: &Bound<'py, PyTuple>,
+) -> PyResult<(EventBlock, usize, usize, i64, usize)> {
+    let r = scan(texts, &candidates)?;
+    let icd_t = types.get_item(2)?.downcast_into::<PyType>()?;
+    let probe_t = types.get_item(3)?.downcast_into::<PyType>()?;
+    let t = Types {
+        event: types.get_item(0)?.downcast_into::<PyType>()?.unbind(),
+        stamp: types.get_item(1)?.downcast_into::<PyType>()?.unbind(),
+        kinds: [types.get_item(4)?.unbind(), types.get_item(5)?.unbind(), types.get_item(6)?.unbind()],
+        clocks: [types.get_item(7)?.unbind(), types.get_item(8)?.unbind()],
+    };
+    let kernel = times_of(kernel)?;
+    let host = times_of(host)?;
+    // (clock, ns - minus) of line i: printk time, else host time, else no time
+    let at = |i: i64, minus: i64| -> (u8, i64) {
+        let (k, h) = (kernel[i as usize], host[i as usize]);
+        if k != NONE {
+            (KERNEL, k - minus)
+        } else if h != NONE {
+            (HOST, h - minus)
+        } else {
+            (NO_CLOCK, 0)
+        }
+    };
+    // the tables: one entry per distinct name and per distinct detail
+    let mut tab = Tables::default();
+    let n = r.calls.len() + r.probes.len() + r.fixups.len();
+    // (line, kind, clock, start, dur, end, name, detail), sorted by line below (stably)
+    let mut out: Vec<(i64, u8, u8, i64, i64, i64, u32, u32)> = Vec::with_capacity(n);
+    let mut unfinished = 0usize;
+    for (name, module, ci, ri, dur, pid, ret) in &r.calls {
+        let nm = tab.name(py, name);
+        let d = dur.unwrap_or(NONE);
+        if *ri < 0 {
+            unfinished += 1;
+            let (c, s) = at(*ci, 0);
+            out.push((first + ci, INITCALL, c, s, NONE, NONE, nm, tab.icd(py, &icd_t, *pid, module, None, false)?));
+        } else if *ci >= 0 {
+            let (c, s) = at(*ci, 0);
+            out.push((first + ci, INITCALL, c, s, d, first + ri, nm, tab.icd(py, &icd_t, *pid, module, *ret, true)?));
+        } else {
+            let (c, s) = at(*ri, dur.unwrap_or(0));
+            out.push((first + ri, INITCALL, c, s, d, first + ri, nm, tab.icd(py, &icd_t, None, module, *ret, true)?));
+        }
+    }
+    for (dev, drv, _, ri, dur, ret) in &r.probes {
+        let dev_id = tab.name(py, dev);
+        let drv_id = drv.as_deref().map(|d| tab.name(py, d));
+        let det = tab.probe(py, &probe_t, dev_id, drv_id, *ret)?;
+        let (c, s) = at(*ri, *dur);
+        out.push((first + ri, PROBE, c, s, *dur, first + ri, dev_id, det));
+    }
+    for (dev, quirk, si, ri, dur, _) in &r.fixups {
+        let (c, s) = if *si >= 0 { at(*si, 0) } else { at(*ri, *dur) };
+        let line = first + if *si >= 0 { *si } else { *ri };
+        let dev_id = tab.name(py, dev);
+        let det = tab.probe(py, &probe_t, dev_id, None, 0)?;
+        let nm = tab.name(py, quirk.as_deref().unwrap_or(""));
+        out.push((line, FIXUP, c, s, *dur, first + ri, nm, det));
+    }
+    out.sort_by_key(|e| e.0); // stable: equal lines keep calls, probes, fixups order
+    let mut rows = Rows {
+        kind: Vec::with_capacity(n),
+        clock: Vec::with_capacity(n),
+        name: Vec::with_capacity(n),
+        detail: Vec::with_capacity(n),
+        start: Vec::with_capacity(n),
+        dur: Vec::with_capacity(n),
+        line: Vec::with_capacity(n),
+        end: Vec::with_capacity(n),
+        names: tab.names,
+        name_objs: tab.name_objs,
+        details: tab.details,
+        detail_objs: tab.detail_objs,
+        types: t,
+    };
+    for (line, kind, clock, start, dur, end, name, detail) in out {
+        rows.line.push(line);
+        rows.kind.push(kind);
+        rows.clock.push(clock);
+        rows.start.push(start);
+        rows.dur.push(dur);
+        rows.end.push(end);
+        rows.name.push(name);
+        rows.detail.push(detail);
+    }
+    let block = EventBlock { rows: Arc::new(rows), others: Vec::new(), opos: Vec::new() };
+    Ok((block, unfinished, r.bad, r.first_bad, r.out_of_range))
+}
