@@ -158,10 +158,29 @@ impl EventBlock {
     }
 }
 
+/// A time column's values: borrowed from a TimeColumn (no copy of a 1M-line column), else read.
+enum Times<'py> {
+    Column(PyRef<'py, TimeColumn>),
+    Read(Vec<i64>),
+}
+
+impl std::ops::Deref for Times<'_> {
+    type Target = [i64];
+    fn deref(&self) -> &[i64] {
+        match self {
+            Times::Column(c) => &c.v,
+            Times::Read(v) => v,
+        }
+    }
+}
+
 /// Read a time column (TimeColumn, list or tuple of int | None) as ns, NONE for None.
-fn axis_times(times: &Bound<'_, PyAny>) -> PyResult<Vec<i64>> {
+fn axis_times<'py>(times: &Bound<'py, PyAny>) -> PyResult<Times<'py>> {
+    if let Ok(c) = times.downcast::<TimeColumn>() {
+        return Ok(Times::Column(c.try_borrow()?));
+    }
     if let Ok(v) = times_of(times) {
-        return Ok(v);
+        return Ok(Times::Read(v));
     }
     times
         .try_iter()?
@@ -173,7 +192,8 @@ fn axis_times(times: &Bound<'_, PyAny>) -> PyResult<Vec<i64>> {
                 t.extract::<i64>()
             }
         })
-        .collect()
+        .collect::<PyResult<Vec<i64>>>()
+        .map(Times::Read)
 }
 
 /// The line number of an Event object (its fifth field).
@@ -501,7 +521,7 @@ struct Tables {
     name_ids: FxMap<String, u32>,
     details: Vec<Detail>,
     detail_objs: Vec<PyObject>,
-    icd_ids: FxMap<(Option<i64>, Option<String>, Option<i64>, bool), u32>,
+    icd_ids: FxMap<(Option<i64>, Option<u32>, Option<i64>, bool), u32>,
     probe_ids: FxMap<(u32, Option<u32>, i64), u32>,
 }
 
@@ -517,17 +537,19 @@ impl Tables {
         k
     }
 
-    fn icd(&mut self, py: Python<'_>, cls: &Bound<'_, PyType>, pid: Option<i64>, module: &Option<String>,
-           ret: Option<i64>, returned: bool) -> PyResult<u32> {
-        let key = (pid, module.clone(), ret, returned);
+    /// InitcallDetail(pid, module, ret, returned), the module by its id in the scan's names.
+    fn icd(&mut self, py: Python<'_>, cls: &Bound<'_, PyType>, pid: Option<i64>, module_id: Option<u32>,
+           call_names: &[String], ret: Option<i64>, returned: bool) -> PyResult<u32> {
+        let key = (pid, module_id, ret, returned);
         if let Some(&k) = self.icd_ids.get(&key) {
             return Ok(k);
         }
+        let module = module_id.map(|m| call_names[m as usize].clone());
         let m = module.as_deref().map_or(py.None(), |v| PyString::new(py, v).into_any().unbind());
         let flag = returned.into_pyobject(py)?.to_owned().into_any().unbind();
         let o = named_tuple(py, cls, vec![int_or_none(py, pid)?, m, int_or_none(py, ret)?, flag])?;
         let k = self.details.len() as u32;
-        self.details.push(Detail::Initcall { pid, module: module.clone(), ret, returned });
+        self.details.push(Detail::Initcall { pid, module, ret, returned });
         self.detail_objs.push(o);
         self.icd_ids.insert(key, k);
         Ok(k)
@@ -575,8 +597,8 @@ pub(crate) fn initcall_block<'py>(
         kinds: [types.get_item(4)?.unbind(), types.get_item(5)?.unbind(), types.get_item(6)?.unbind()],
         clocks: [types.get_item(7)?.unbind(), types.get_item(8)?.unbind()],
     };
-    let kernel = times_of(kernel)?;
-    let host = times_of(host)?;
+    let kernel = axis_times(kernel)?;
+    let host = axis_times(host)?;
     // (clock, ns - minus) of line i: printk time, else host time, else no time
     let at = |i: i64, minus: i64| -> (u8, i64) {
         let (k, h) = (kernel[i as usize], host[i as usize]);
@@ -591,40 +613,6 @@ pub(crate) fn initcall_block<'py>(
     // the tables: one entry per distinct name and per distinct detail
     let mut tab = Tables::default();
     let n = r.calls.len() + r.probes.len() + r.fixups.len();
-    // (line, kind, clock, start, dur, end, name, detail), sorted by line below (stably)
-    let mut out: Vec<(i64, u8, u8, i64, i64, i64, u32, u32)> = Vec::with_capacity(n);
-    let mut unfinished = 0usize;
-    for (name, module, ci, ri, dur, pid, ret) in &r.calls {
-        let nm = tab.name(py, name);
-        let d = dur.unwrap_or(NONE);
-        if *ri < 0 {
-            unfinished += 1;
-            let (c, s) = at(*ci, 0);
-            out.push((first + ci, INITCALL, c, s, NONE, NONE, nm, tab.icd(py, &icd_t, *pid, module, None, false)?));
-        } else if *ci >= 0 {
-            let (c, s) = at(*ci, 0);
-            out.push((first + ci, INITCALL, c, s, d, first + ri, nm, tab.icd(py, &icd_t, *pid, module, *ret, true)?));
-        } else {
-            let (c, s) = at(*ri, dur.unwrap_or(0));
-            out.push((first + ri, INITCALL, c, s, d, first + ri, nm, tab.icd(py, &icd_t, None, module, *ret, true)?));
-        }
-    }
-    for (dev, drv, _, ri, dur, ret) in &r.probes {
-        let dev_id = tab.name(py, dev);
-        let drv_id = drv.as_deref().map(|d| tab.name(py, d));
-        let det = tab.probe(py, &probe_t, dev_id, drv_id, *ret)?;
-        let (c, s) = at(*ri, *dur);
-        out.push((first + ri, PROBE, c, s, *dur, first + ri, dev_id, det));
-    }
-    for (dev, quirk, si, ri, dur, _) in &r.fixups {
-        let (c, s) = if *si >= 0 { at(*si, 0) } else { at(*ri, *dur) };
-        let line = first + if *si >= 0 { *si } else { *ri };
-        let dev_id = tab.name(py, dev);
-        let det = tab.probe(py, &probe_t, dev_id, None, 0)?;
-        let nm = tab.name(py, quirk.as_deref().unwrap_or(""));
-        out.push((line, FIXUP, c, s, *dur, first + ri, nm, det));
-    }
-    out.sort_by_key(|e| e.0); // stable: equal lines keep calls, probes, fixups order
     let mut rows = Rows {
         kind: Vec::with_capacity(n),
         clock: Vec::with_capacity(n),
@@ -634,13 +622,14 @@ pub(crate) fn initcall_block<'py>(
         dur: Vec::with_capacity(n),
         line: Vec::with_capacity(n),
         end: Vec::with_capacity(n),
-        names: tab.names,
-        name_objs: tab.name_objs,
-        details: tab.details,
-        detail_objs: tab.detail_objs,
+        names: Vec::new(),
+        name_objs: Vec::new(),
+        details: Vec::new(),
+        detail_objs: Vec::new(),
         types: t,
     };
-    for (line, kind, clock, start, dur, end, name, detail) in out {
+    // rows in the scan's order first (calls, probes, fixups), put in line order below
+    let mut push = |line: i64, kind: u8, (clock, start): (u8, i64), dur: i64, end: i64, name: u32, detail: u32| {
         rows.line.push(line);
         rows.kind.push(kind);
         rows.clock.push(clock);
@@ -649,7 +638,60 @@ pub(crate) fn initcall_block<'py>(
         rows.end.push(end);
         rows.name.push(name);
         rows.detail.push(detail);
+    };
+    let mut unfinished = 0usize;
+    let call_name: Vec<u32> = r.call_names.iter().map(|v| tab.name(py, v)).collect();
+    let names = &r.call_names;
+    for &(name, module, ci, ri, dur, pid, ret) in &r.calls {
+        let nm = call_name[name as usize];
+        let d = dur.unwrap_or(NONE);
+        if ri < 0 {
+            unfinished += 1;
+            let det = tab.icd(py, &icd_t, pid, module, names, None, false)?;
+            push(first + ci, INITCALL, at(ci, 0), NONE, NONE, nm, det);
+        } else if ci >= 0 {
+            let det = tab.icd(py, &icd_t, pid, module, names, ret, true)?;
+            push(first + ci, INITCALL, at(ci, 0), d, first + ri, nm, det);
+        } else {
+            let det = tab.icd(py, &icd_t, None, module, names, ret, true)?;
+            push(first + ri, INITCALL, at(ri, dur.unwrap_or(0)), d, first + ri, nm, det);
+        }
     }
+    for (dev, drv, _, ri, dur, ret) in &r.probes {
+        let dev_id = tab.name(py, dev);
+        let drv_id = drv.as_deref().map(|d| tab.name(py, d));
+        let det = tab.probe(py, &probe_t, dev_id, drv_id, *ret)?;
+        push(first + ri, PROBE, at(*ri, *dur), *dur, first + ri, dev_id, det);
+    }
+    for (dev, quirk, si, ri, dur, _) in &r.fixups {
+        let st = if *si >= 0 { at(*si, 0) } else { at(*ri, *dur) };
+        let line = first + if *si >= 0 { *si } else { *ri };
+        let dev_id = tab.name(py, dev);
+        let det = tab.probe(py, &probe_t, dev_id, None, 0)?;
+        let nm = tab.name(py, quirk.as_deref().unwrap_or(""));
+        push(line, FIXUP, st, *dur, first + ri, nm, det);
+    }
+    // line order, stably (equal lines keep calls, probes, fixups order): a permutation applied
+    // to each column, skipped when the scan's order already is (no unfinished call, no probe)
+    if rows.line.windows(2).any(|w| w[0] > w[1]) {
+        let mut perm: Vec<u32> = (0..n as u32).collect();
+        perm.sort_by_key(|&i| rows.line[i as usize]);
+        fn apply<T: Copy>(v: &mut Vec<T>, perm: &[u32]) {
+            *v = perm.iter().map(|&i| v[i as usize]).collect();
+        }
+        apply(&mut rows.line, &perm);
+        apply(&mut rows.kind, &perm);
+        apply(&mut rows.clock, &perm);
+        apply(&mut rows.start, &perm);
+        apply(&mut rows.dur, &perm);
+        apply(&mut rows.end, &perm);
+        apply(&mut rows.name, &perm);
+        apply(&mut rows.detail, &perm);
+    }
+    rows.names = tab.names;
+    rows.name_objs = tab.name_objs;
+    rows.details = tab.details;
+    rows.detail_objs = tab.detail_objs;
     let block = EventBlock { rows: Arc::new(rows), others: Vec::new(), opos: Vec::new() };
     Ok((block, unfinished, r.bad, r.first_bad, r.out_of_range))
 }

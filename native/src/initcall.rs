@@ -58,6 +58,8 @@ fn ns(c: &regex::bytes::Captures, i: usize, unit: i64) -> Option<i64> {
 use crate::fxhash::FxMap;
 
 pub(crate) type CallRow = (String, Option<String>, i64, i64, Option<i64>, Option<i64>, Option<i64>);
+/// A call row with its function and module as ids into Scan::call_names (no String a row).
+pub(crate) type CallIds = (u32, Option<u32>, i64, i64, Option<i64>, Option<i64>, Option<i64>);
 pub(crate) type DevRow = (String, Option<String>, i64, i64, i64, i64);
 
 fn is_space(c: u8) -> bool {
@@ -164,8 +166,18 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
+/// The id of a name in `names`, added when new; the key borrows from the held texts, so a name
+/// seen before costs no allocation.
+fn intern<'a>(ids: &mut FxMap<&'a [u8], u32>, names: &mut Vec<String>, b: &'a [u8]) -> u32 {
+    *ids.entry(b).or_insert_with(|| {
+        names.push(text(b));
+        (names.len() - 1) as u32
+    })
+}
+
 pub(crate) struct Scan {
-    pub(crate) calls: Vec<CallRow>,
+    pub(crate) calls: Vec<CallIds>,
+    pub(crate) call_names: Vec<String>, // the distinct function and module names of `calls`
     pub(crate) probes: Vec<DevRow>,
     pub(crate) fixups: Vec<DevRow>,
     pub(crate) bad: usize,
@@ -179,7 +191,10 @@ pub(crate) fn scan(texts: &Bound<'_, PyAny>, candidates: &[usize]) -> PyResult<S
     let mut held = Vec::new();
     let spans = gather(texts, Some(candidates), &mut held)?;
     let strs = slices(&held, &spans)?;
-    let mut calls: Vec<CallRow> = Vec::new();
+    let mut calls: Vec<CallIds> = Vec::new();
+    // one id per distinct function or module name: a trace repeats a few thousand names
+    let mut ids: FxMap<&[u8], u32> = FxMap::default();
+    let mut call_names: Vec<String> = Vec::new();
     let mut probes: Vec<DevRow> = Vec::new();
     let mut fixups_out: Vec<DevRow> = Vec::new();
     // calls not yet returned, by (name, module): a stack each (a name called again before it
@@ -259,7 +274,7 @@ pub(crate) fn scan(texts: &Bound<'_, PyAny>, candidates: &[usize]) -> PyResult<S
                 Some((ci, pid)) => (ci, Some(pid)),
                 None => (-1, None),
             };
-            calls.push((text(fname), module.map(text), ci, ii, Some(dur), pid, Some(ret)));
+            calls.push((intern(&mut ids, &mut call_names, fname), module.map(|m| intern(&mut ids, &mut call_names, m)), ci, ii, Some(dur), pid, Some(ret)));
             continue;
         }
         if has_call && contains(t, b" calling  ") {
@@ -307,9 +322,9 @@ pub(crate) fn scan(texts: &Bound<'_, PyAny>, candidates: &[usize]) -> PyResult<S
         pending.into_iter().flat_map(|(k, v)| v.into_iter().map(move |(ci, pid)| (ci, pid, k.0, k.1))).collect();
     open.sort_unstable_by_key(|o| o.0);
     for (ci, pid, name, module) in open {
-        calls.push((text(name), module.map(text), ci, -1, None, Some(pid), None));
+        calls.push((intern(&mut ids, &mut call_names, name), module.map(|m| intern(&mut ids, &mut call_names, m)), ci, -1, None, Some(pid), None));
     }
-    Ok(Scan { calls, probes, fixups: fixups_out, bad, first_bad, out_of_range })
+    Ok(Scan { calls, call_names, probes, fixups: fixups_out, bad, first_bad, out_of_range })
 }
 
 /// initcalls(texts, candidates) -> (calls, probes, fixups, not_understood, first_bad_index,
@@ -326,7 +341,9 @@ pub(crate) fn initcalls(
     candidates: Vec<usize>,
 ) -> PyResult<(Vec<CallRow>, Vec<DevRow>, Vec<DevRow>, usize, i64, usize)> {
     let r = scan(texts, &candidates)?;
-    Ok((r.calls, r.probes, r.fixups, r.bad, r.first_bad, r.out_of_range))
+    let nm = |k: u32| r.call_names[k as usize].clone();
+    let calls = r.calls.iter().map(|c| (nm(c.0), c.1.map(nm), c.2, c.3, c.4, c.5, c.6)).collect();
+    Ok((calls, r.probes, r.fixups, r.bad, r.first_bad, r.out_of_range))
 }
 
 /// Build an instance of a tuple subclass (a NamedTuple) from owned items, as CPython's own
@@ -436,6 +453,8 @@ pub(crate) fn initcall_events<'py>(
     let mut out: Vec<(i64, PyObject)> = Vec::with_capacity(r.calls.len() + r.probes.len() + r.fixups.len());
     let mut unfinished = 0usize;
     for (name, module, ci, ri, dur, pid, ret) in &r.calls {
+        let name = &r.call_names[*name as usize];
+        let module = &module.map(|m| r.call_names[m as usize].clone());
         let (start, d, line, end, detail) = if *ri < 0 {
             unfinished += 1;
             (at(*ci, 0)?, none(), first + ci, none(), icd(*pid, module, None, false)?)
