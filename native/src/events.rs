@@ -511,6 +511,9 @@ fn int_or_none(py: Python<'_>, v: Option<i64>) -> PyResult<PyObject> {
     })
 }
 
+/// An InitcallDetail's value: (pid, module id, ret, returned).
+type IcdKey = (Option<i64>, Option<u32>, Option<i64>, bool);
+
 /// The shared tables of a block being built: one str per distinct name, one detail object per
 /// distinct detail (the events are immutable, so equal values can be one object: most initcalls
 /// share pid 1, no module, ret 0; a trace repeats names).
@@ -521,7 +524,7 @@ struct Tables {
     name_ids: FxMap<String, u32>,
     details: Vec<Detail>,
     detail_objs: Vec<PyObject>,
-    icd_ids: FxMap<(Option<i64>, Option<u32>, Option<i64>, bool), u32>,
+    icd_ids: FxMap<IcdKey, u32>,
     probe_ids: FxMap<(u32, Option<u32>, i64), u32>,
 }
 
@@ -538,6 +541,7 @@ impl Tables {
     }
 
     /// InitcallDetail(pid, module, ret, returned), the module by its id in the scan's names.
+    #[allow(clippy::too_many_arguments)]
     fn icd(&mut self, py: Python<'_>, cls: &Bound<'_, PyType>, pid: Option<i64>, module_id: Option<u32>,
            call_names: &[String], ret: Option<i64>, returned: bool) -> PyResult<u32> {
         let key = (pid, module_id, ret, returned);
