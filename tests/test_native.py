@@ -389,3 +389,31 @@ def test_block_json_is_what_the_event_tuples_give() -> None:
     write_json(plain, out2, chunk=7)
     assert out1.getvalue() == out2.getvalue()
     assert b'"kind": "initcall"' in out1.getvalue() or b'"kind":"initcall"' in out1.getvalue()
+
+
+def test_json_seconds_are_the_shortest_decimal_of_the_double() -> None:
+    """start_s and duration_s as json.rs writes them: the shortest decimal that reads back as
+    ns / 1e9 (Python's repr digits, written without an exponent), at every magnitude, negative
+    times too, on both sides of the integer fast path's bound (10^15 ns)."""
+    from decimal import Decimal
+
+    from bootlens.model import InitcallDetail, Stamp
+
+    def positional(x: float) -> str:
+        s = format(Decimal(repr(x)), "f")
+        return s if "." in s else s + ".0"
+
+    rnd = random.Random(5)
+    values = [0, 1, 9, 10, 999_999_999, 1_000_000_000, 10**15 - 1, 10**15, 10**15 + 1, 2**53 - 1, 2**53 + 1,
+              10**17 + 3, 2**60, -1, -10**15, -123_456_789_012]
+    values += [rnd.randrange(10 ** rnd.randint(1, 18)) * rnd.choice([1, -1]) for _ in range(3000)]
+    det = InitcallDetail(1, None, 0, True)
+    events = [Event(Kind.INITCALL, "f", Stamp(Clock.KERNEL, 0), abs(v), 1, 2, det) for v in values]
+    out = native.dump_initcalls(events, values, Kind.INITCALL, Clock.KERNEL)
+    for v, raw in zip(values, out):
+        assert raw is not None
+        text = raw.decode()
+        start = text.split('"start_s":')[1].split(",")[0]
+        dur = text.split('"duration_s":')[1].split(",")[0]
+        assert start == positional(v / 1e9), v
+        assert dur == positional(abs(v) / 1e9), v
