@@ -110,6 +110,8 @@ struct Scan {
     slot_bits: u32,
     stats: Vec<Stat>,
     groups: Vec<Rows>, // by block
+    gslot: Vec<(u32, u32)>, // by function id: the block and row its last call went to (skips the hash)
+    nslot: Vec<(u32, u32)>, // by function id: the tree parent and node of its last call (the same)
     per_group: usize,  // rows kept per block besides the initcall's own
     group_rows_cut: u64,
     blocks: Vec<Block>,
@@ -443,7 +445,7 @@ fn graph(b: &[u8]) -> Option<Graph<'_>> {
 impl Scan {
     fn new(per_group: usize) -> Scan {
         Scan {
-            names: Vec::new(), name_at: vec![0], slots: vec![EMPTY; 1 << 10], slot_bits: 10, stats: Vec::new(), groups: Vec::new(), per_group,
+            names: Vec::new(), name_at: vec![0], slots: vec![EMPTY; 1 << 10], slot_bits: 10, stats: Vec::new(), groups: Vec::new(), gslot: Vec::new(), nslot: Vec::new(), per_group,
             group_rows_cut: 0, blocks: Vec::new(), helper: Vec::new(), tree_ids: FastMap::default(), tree: Vec::new(),
             cpus: Vec::new(), task_ids: FastMap::default(), cpu_task: Vec::new(), cpu_name: Vec::new(), other: Vec::new(),
             other_dropped: 0, lines: 0, graph: 0, bad: 0, bad_first: 0, comments: 0, switches: 0, orphans: 0,
@@ -478,6 +480,8 @@ impl Scan {
         self.name_at.push(self.names.len());
         self.stats.push(Stat::default());
         self.helper.push(HELPERS.contains(&name));
+        self.gslot.push((NONE, 0));
+        self.nslot.push((NONE, NONE));
         if self.stats.len() * 2 > self.slots.len() {
             self.slot_bits += 1;
             let old = std::mem::replace(&mut self.slots, vec![EMPTY; 1 << self.slot_bits]);
@@ -535,7 +539,12 @@ impl Scan {
         if parent == NONE || depth >= cut {
             return NONE;
         }
+        let (last, node) = self.nslot[func as usize];
+        if last == parent {
+            return node; // nodes are never removed: the last call's node is still this one
+        }
         if let Some(n) = self.tree_ids.get(&(parent, func)) {
+            self.nslot[func as usize] = (parent, *n);
             return *n;
         }
         if self.tree.len() >= cap {
@@ -544,6 +553,7 @@ impl Scan {
         let n = self.tree.len() as u32;
         self.tree.push((parent, func, Stat::default()));
         self.tree_ids.insert((parent, func), n);
+        self.nslot[func as usize] = (parent, n);
         n
     }
 
@@ -553,12 +563,18 @@ impl Scan {
         }
         let g = &mut self.groups[group as usize];
         debug_assert!(!g.closed); // its calls are all above its do_one_initcall on one stack
+        let (last, row) = self.gslot[func as usize];
+        if last == group && !g.closed {
+            g.rows[row as usize].1.add(dur, self_ns); // a function called again in the same block
+            return;
+        }
         let next = g.rows.len() as u32;
         let i = *g.at.entry(func).or_insert(next) as usize;
         if i == g.rows.len() {
             g.rows.push((func, Stat::default()));
         }
         g.rows[i].1.add(dur, self_ns);
+        self.gslot[func as usize] = (group, i as u32);
     }
 
     /// A block's do_one_initcall returned (or the trace ended): its initcall's own row first,

@@ -17,6 +17,8 @@ import heapq
 import os
 import re
 from dataclasses import dataclass, replace
+from itertools import groupby
+from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from .errors import printable
@@ -79,25 +81,26 @@ def kft(g: Graph, top: int | None = None, top_initcall: int | None = None) -> Kf
     own: dict[str, list[int]] = {}
     names, block_names, block_own = g.names, g.block_names, g.block_own
     # one pass over the group columns (up to ~50 rows per do_one_initcall block: 10^5-10^6 rows
-    # on a big trace), merged by name in place: _add's rules, inlined for that count
-    for blk, fn, calls, total, most, own_ns in zip(g.group_of, g.group_fn, g.group_calls, g.group_total_ns,
-                                                   g.group_max_ns, g.group_self_ns):
-        name = block_names[blk]
-        if fn == block_own[blk]:
-            target, key = own, name
-        else:
-            found = per.get(name)
-            target = per[name] = {} if found is None else found
-            key = names[fn]
-        r = target.get(key)
-        if r is None:
-            target[key] = [calls, total, most, own_ns]
-        else:
-            r[0] += calls
-            r[1] += total
-            if most > r[2]:
-                r[2] = most
-            r[3] = UNKNOWN if UNKNOWN in (r[3], own_ns) else r[3] + own_ns
+    # on a big trace), a block's rows together, merged by name in place: _add's rules, inlined
+    rows_of = zip(g.group_of, g.group_fn, g.group_calls, g.group_total_ns, g.group_max_ns, g.group_self_ns)
+    for blk, block_rows in groupby(rows_of, key=itemgetter(0)):
+        name, own_fn = block_names[blk], block_own[blk]
+        found = per.get(name)
+        funcs = per[name] = {} if found is None else found
+        for _, fn, calls, total, most, own_ns in block_rows:
+            if fn == own_fn:
+                target, key = own, name
+            else:
+                target, key = funcs, names[fn]
+            r = target.get(key)
+            if r is None:
+                target[key] = [calls, total, most, own_ns]
+            else:
+                r[0] += calls
+                r[1] += total
+                if most > r[2]:
+                    r[2] = most
+                r[3] = UNKNOWN if UNKNOWN in (r[3], own_ns) else r[3] + own_ns
     for blk, name in enumerate(block_names):
         if block_own[blk] < 0:  # no initcall of its own: its callees' time stands for it, self unknown
             ns = max(g.block_ns[blk], 0)
@@ -110,11 +113,9 @@ def kft(g: Graph, top: int | None = None, top_initcall: int | None = None) -> Kf
 def _worst_of(rows: dict[str, list[int]], top: int | None) -> tuple[FuncRow, ...]:
     """The ``top`` worst of name -> (calls, total, max, self), as :func:`_worst` orders them;
     only those become FuncRows (a merged initcall can hold hundreds of names, the JSON shows 25)."""
-    def key(kv: tuple[str, list[int]]) -> tuple[int, int, int, str]:
-        return -kv[1][1], -kv[1][3], -kv[1][0], kv[0]
-
-    items = sorted(rows.items(), key=key) if top is None else heapq.nsmallest(top, rows.items(), key=key)
-    return tuple(FuncRow(n, *v) for n, v in items)
+    keyed = [(-v[1], -v[3], -v[0], n) for n, v in rows.items()]  # _worst's key, built inline: no call per row
+    best = sorted(keyed) if top is None else heapq.nsmallest(top, keyed)
+    return tuple(FuncRow(k[3], *rows[k[3]]) for k in best)
 
 
 def _add(rows: dict[str, list[int]], key: str, fig: list[int]) -> None:
