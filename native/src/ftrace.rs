@@ -17,10 +17,13 @@ use memchr::{memchr, memchr_iter, memmem};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
-use crate::fxhash::FxMap as FastMap;
+use std::hash::Hasher;
+
+use crate::fxhash::{Fx, FxMap as FastMap};
 
 const NONE: u32 = u32::MAX;
 const MAX_CPU: usize = 8192;
+const EMPTY: u64 = u64::MAX; // a free slot of the name table (no id reaches 2^32 - 1)
 
 #[derive(Clone, Copy, Default)]
 struct Stat {
@@ -71,6 +74,17 @@ struct Block {
     work: i64, // the direct children's time that is not do_one_initcall's own helpers'
 }
 
+/// The group rows of one do_one_initcall block: per function, its calls in the block. A block's
+/// calls all sit above its do_one_initcall on one task's stack, so when that call returns no
+/// more can come: the rows are sorted and cut to the answer's size then (`Scan::close_block`),
+/// and the index by function dropped. Memory holds the open blocks' rows, not blocks x functions.
+#[derive(Default)]
+struct Rows {
+    at: FastMap<u32, u32>, // function id -> index in rows, while the block is open
+    rows: Vec<(u32, Stat)>,
+    closed: bool,
+}
+
 /// What do_one_initcall calls besides the initcall (init/main.c: the blacklist check, the
 /// initcall_debug and tracepoint callbacks, add_latent_entropy; 4.x's do_one_initcall_debug with
 /// its printk and ktime_get) and the interrupt entry that can land between them.
@@ -90,11 +104,16 @@ struct Cpu {
 }
 
 struct Scan {
-    names: Vec<Vec<u8>>,
-    ids: FastMap<Vec<u8>, u32>,
+    names: Vec<u8>,       // every function name end to end (one block of memory, not one per name)
+    name_at: Vec<usize>,  // by name id: where its name starts in `names`; one more at the end
+    slots: Vec<u64>,      // open addressing by name hash's high bits: the hash's high half and the id
+    slot_bits: u32,
     stats: Vec<Stat>,
-    group_ids: FastMap<(u32, u32), u32>,
-    groups: Vec<(u32, u32, Stat)>,
+    groups: Vec<Rows>, // by block
+    gslot: Vec<(u32, u32)>, // by function id: the block and row its last call went to (skips the hash)
+    nslot: Vec<(u32, u32)>, // by function id: the tree parent and node of its last call (the same)
+    per_group: usize,  // rows kept per block besides the initcall's own
+    group_rows_cut: u64,
     blocks: Vec<Block>,
     helper: Vec<bool>, // by name id
     tree_ids: FastMap<(u32, u32), u32>,
@@ -120,51 +139,145 @@ struct Scan {
     tcmd: memmem::Finder<'static>,
 }
 
-fn skip(b: &[u8], mut p: usize) -> usize {
+/// Eight spaces as one word: columns and the call depth's indent are runs of spaces, stepped
+/// over a word at a time before the byte loops that follow.
+const SPACES: u64 = 0x2020_2020_2020_2020;
+
+#[inline]
+fn word(b: &[u8], p: usize) -> u64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&b[p..p + 8]);
+    u64::from_le_bytes(a)
+}
+
+#[inline]
+fn spaces(b: &[u8], mut p: usize) -> usize {
+    while p + 8 <= b.len() && word(b, p) == SPACES {
+        p += 8;
+    }
+    p
+}
+
+/// The first `c` in b (memchr's call costs more than this on a column of 10-20 bytes).
+#[inline]
+fn find(b: &[u8], c: u8) -> Option<usize> {
+    let pat = u64::from_le_bytes([c; 8]);
+    let mut p = 0;
+    while p + 8 <= b.len() {
+        let x = word(b, p) ^ pat; // a zero byte where b holds c
+        let z = x.wrapping_sub(0x0101_0101_0101_0101) & !x & 0x8080_8080_8080_8080;
+        if z != 0 {
+            return Some(p + (z.trailing_zeros() / 8) as usize);
+        }
+        p += 8;
+    }
+    b[p..].iter().position(|x| *x == c).map(|i| p + i)
+}
+
+#[inline]
+fn skip(b: &[u8], p: usize) -> usize {
+    let mut p = spaces(b, p);
     while p < b.len() && (b[p] == b' ' || b[p] == b'\t') {
         p += 1;
     }
     p
 }
 
+#[inline]
 fn digits_at(b: &[u8], p: usize) -> usize {
     b[p..].iter().take_while(|c| c.is_ascii_digit()).count()
 }
 
+#[inline]
 fn value(b: &[u8]) -> i64 {
     b.iter().take(18).fold(0i64, |a, c| a * 10 + (c - b'0') as i64)
 }
 
 /// `int.frac` at p as a count of 10^-9 of the unit: (value, end).
+#[inline]
 fn decimal(b: &[u8], p: usize) -> Option<(i64, usize)> {
-    let n = digits_at(b, p);
-    if n == 0 || n > 9 {
+    // one pass over the digits (twice a line: abstime and duration), value as they are counted
+    let mut q = p;
+    let mut v = 0i64;
+    while q < b.len() && b[q].is_ascii_digit() {
+        if q - p < 18 {
+            v = v * 10 + (b[q] - b'0') as i64;
+        }
+        q += 1;
+    }
+    if q == p || q - p > 9 {
         return None; // 10^9 s (or us) at most: times 10^9 must fit an i64
     }
-    let mut v = value(&b[p..p + n]) * 1_000_000_000;
-    let mut q = p + n;
+    v *= 1_000_000_000;
     if q < b.len() && b[q] == b'.' {
-        let f = digits_at(b, q + 1);
-        let frac = &b[q + 1..q + 1 + f.min(9)];
-        let mut x = value(frac);
-        for _ in frac.len()..9 {
+        q += 1;
+        let s = q;
+        let mut x = 0i64;
+        while q < b.len() && b[q].is_ascii_digit() {
+            if q - s < 9 {
+                x = x * 10 + (b[q] - b'0') as i64; // digits past the 9th (below 1 ns of a s) dropped
+            }
+            q += 1;
+        }
+        for _ in (q - s).min(9)..9 {
             x *= 10;
         }
         v += x;
-        q += 1 + f;
     }
     Some((v, q))
 }
 
+/// Byte equality for short slices (names, comm-pid), a word at a time: no call into libc's
+/// memcmp, which two lookups a line paid for.
+#[inline]
+fn same(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i + 8 <= a.len() {
+        let mut x = [0u8; 8];
+        let mut y = [0u8; 8];
+        x.copy_from_slice(&a[i..i + 8]);
+        y.copy_from_slice(&b[i..i + 8]);
+        if x != y {
+            return false;
+        }
+        i += 8;
+    }
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// A name's hash for the interning table (FxHash: its high bits are well mixed).
+#[inline]
+fn name_hash(name: &[u8]) -> u64 {
+    let mut h = Fx::default();
+    h.write(name);
+    h.finish()
+}
+
+#[inline]
 fn trim(b: &[u8]) -> &[u8] {
-    let s = b.iter().position(|c| !c.is_ascii_whitespace()).unwrap_or(b.len());
+    let w = spaces(b, 0);
+    let s = b[w..].iter().position(|c| !c.is_ascii_whitespace()).map_or(b.len(), |s| w + s);
     let e = b.iter().rposition(|c| !c.is_ascii_whitespace()).map_or(s, |e| e + 1);
     &b[s..e.max(s)]
 }
 
 /// A duration column (`  0.198 us `, `+ 12.1 us`, `$ 3594274 us`): Some(ns); blank: Some(None).
 fn duration(seg: &[u8]) -> Option<Option<i64>> {
-    let t = trim(seg);
+    duration_t(trim(seg))
+}
+
+/// `duration` of a trimmed segment.
+#[inline]
+fn duration_t(t: &[u8]) -> Option<Option<i64>> {
     if t.is_empty() {
         return Some(None);
     }
@@ -192,9 +305,9 @@ fn marked(t: &[u8]) -> bool {
         && memchr(b'|', t).map_or(false, |bar| matches!(duration(&t[..bar]), Some(Some(_))))
 }
 
-/// `comm-pid` (funcgraph-proc) or a latency-flags column (`d..1`): a column to step over.
-fn is_column(seg: &[u8]) -> bool {
-    let t = trim(seg);
+/// `comm-pid` (funcgraph-proc) or a latency-flags column (`d..1`), trimmed: a column to step over.
+#[inline]
+fn is_column_t(t: &[u8]) -> bool {
     // comms hold '/' and ':' (swapper/0, kworker/0:1); a body holds braces, parens or a comment
     if t.is_empty() || t.starts_with(b"/*") || t.iter().any(|c| matches!(c, b'(' | b'{' | b'}' | b';')) {
         return false;
@@ -308,17 +421,17 @@ fn graph(b: &[u8]) -> Option<Graph<'_>> {
     let mut task = None;
     let mut rest = &b[p..];
     for _ in 0..4 {
-        let bar = match memchr(b'|', rest) {
+        let bar = match find(rest, b'|') {
             Some(bar) => bar,
             None => break,
         };
-        let seg = &rest[..bar];
-        if let Some(d) = duration(seg) {
+        let t = trim(&rest[..bar]);
+        if let Some(d) = duration_t(t) {
             dur = dur.or(d);
-        } else if !is_column(seg) {
+        } else if !is_column_t(t) {
             break;
-        } else if trim(seg).iter().any(|c| *c == b'-') {
-            task = Some(trim(seg));
+        } else if t.contains(&b'-') {
+            task = Some(t);
         }
         rest = &rest[bar + 1..];
     }
@@ -330,25 +443,59 @@ fn graph(b: &[u8]) -> Option<Graph<'_>> {
 }
 
 impl Scan {
-    fn new() -> Scan {
+    fn new(per_group: usize) -> Scan {
         Scan {
-            names: Vec::new(), ids: FastMap::default(), stats: Vec::new(), group_ids: FastMap::default(),
-            groups: Vec::new(), blocks: Vec::new(), helper: Vec::new(), tree_ids: FastMap::default(), tree: Vec::new(),
+            names: Vec::new(), name_at: vec![0], slots: vec![EMPTY; 1 << 10], slot_bits: 10, stats: Vec::new(), groups: Vec::new(), gslot: Vec::new(), nslot: Vec::new(), per_group,
+            group_rows_cut: 0, blocks: Vec::new(), helper: Vec::new(), tree_ids: FastMap::default(), tree: Vec::new(),
             cpus: Vec::new(), task_ids: FastMap::default(), cpu_task: Vec::new(), cpu_name: Vec::new(), other: Vec::new(),
             other_dropped: 0, lines: 0, graph: 0, bad: 0, bad_first: 0, comments: 0, switches: 0, orphans: 0,
             durations: 0, first_ns: -1, last_ns: -1, one_initcall: NONE, one_initcall_debug: NONE, tcmd: memmem::Finder::new(b": funcgraph_e"),
         }
     }
 
+    /// The id of a function name, made on first sight. One lookup a call line: an open
+    /// addressing table kept at most half full, each slot the hash's high half beside the id
+    /// (most misses end there, without reading the name's bytes).
     fn id(&mut self, name: &[u8]) -> u32 {
-        if let Some(i) = self.ids.get(name) {
-            return *i;
+        let h = name_hash(name);
+        let tag = h & !0xffff_ffff;
+        let mask = self.slots.len() - 1;
+        let mut at = (h >> (64 - self.slot_bits)) as usize;
+        loop {
+            let slot = self.slots[at];
+            if slot == EMPTY {
+                break;
+            }
+            if slot & !0xffff_ffff == tag {
+                let i = (slot & 0xffff_ffff) as usize;
+                if same(&self.names[self.name_at[i]..self.name_at[i + 1]], name) {
+                    return i as u32;
+                }
+            }
+            at = (at + 1) & mask;
         }
-        let i = self.names.len() as u32;
-        self.names.push(name.to_vec());
-        self.ids.insert(name.to_vec(), i);
+        let i = self.stats.len() as u32;
+        self.slots[at] = tag | i as u64;
+        self.names.extend_from_slice(name);
+        self.name_at.push(self.names.len());
         self.stats.push(Stat::default());
         self.helper.push(HELPERS.contains(&name));
+        self.gslot.push((NONE, 0));
+        self.nslot.push((NONE, NONE));
+        if self.stats.len() * 2 > self.slots.len() {
+            self.slot_bits += 1;
+            let old = std::mem::replace(&mut self.slots, vec![EMPTY; 1 << self.slot_bits]);
+            let mask = self.slots.len() - 1;
+            for k in 0..self.stats.len() {
+                let h = name_hash(&self.names[self.name_at[k]..self.name_at[k + 1]]);
+                let mut at = (h >> (64 - self.slot_bits)) as usize;
+                while self.slots[at] != EMPTY {
+                    at = (at + 1) & mask;
+                }
+                self.slots[at] = (h & !0xffff_ffff) | k as u64;
+            }
+            drop(old);
+        }
         i
     }
 
@@ -369,7 +516,7 @@ impl Scan {
         }
         if let Some(t) = task {
             // a CPU runs one task for many lines: compare with the last name before hashing
-            if self.cpu_task[cpu] != usize::MAX && self.cpu_name.get(cpu).map(|n| n.as_slice()) == Some(t) {
+            if self.cpu_task[cpu] != usize::MAX && self.cpu_name.get(cpu).map_or(false, |n| same(n, t)) {
                 return self.cpu_task[cpu];
             }
             let i = self.task(t);
@@ -392,7 +539,12 @@ impl Scan {
         if parent == NONE || depth >= cut {
             return NONE;
         }
+        let (last, node) = self.nslot[func as usize];
+        if last == parent {
+            return node; // nodes are never removed: the last call's node is still this one
+        }
         if let Some(n) = self.tree_ids.get(&(parent, func)) {
+            self.nslot[func as usize] = (parent, *n);
             return *n;
         }
         if self.tree.len() >= cap {
@@ -401,6 +553,7 @@ impl Scan {
         let n = self.tree.len() as u32;
         self.tree.push((parent, func, Stat::default()));
         self.tree_ids.insert((parent, func), n);
+        self.nslot[func as usize] = (parent, n);
         n
     }
 
@@ -408,12 +561,39 @@ impl Scan {
         if group == NONE {
             return;
         }
-        let next = self.groups.len() as u32;
-        let i = *self.group_ids.entry((group, func)).or_insert(next) as usize;
-        if i == self.groups.len() {
-            self.groups.push((group, func, Stat::default()));
+        let g = &mut self.groups[group as usize];
+        debug_assert!(!g.closed); // its calls are all above its do_one_initcall on one stack
+        let (last, row) = self.gslot[func as usize];
+        if last == group && !g.closed {
+            g.rows[row as usize].1.add(dur, self_ns); // a function called again in the same block
+            return;
         }
-        self.groups[i].2.add(dur, self_ns);
+        let next = g.rows.len() as u32;
+        let i = *g.at.entry(func).or_insert(next) as usize;
+        if i == g.rows.len() {
+            g.rows.push((func, Stat::default()));
+        }
+        g.rows[i].1.add(dur, self_ns);
+        self.gslot[func as usize] = (group, i as u32);
+    }
+
+    /// A block's do_one_initcall returned (or the trace ended): its initcall's own row first,
+    /// then its `per_group` worst functions (most total time; ties in order of first call).
+    fn close_block(&mut self, block: u32) {
+        let own = self.blocks[block as usize].child;
+        let g = &mut self.groups[block as usize];
+        if g.closed {
+            return;
+        }
+        g.closed = true;
+        g.at = FastMap::default();
+        g.rows.sort_by(|a, b| (b.0 == own).cmp(&(a.0 == own)).then(b.1.total.cmp(&a.1.total)));
+        let keep = self.per_group.saturating_add(1);
+        if g.rows.len() > keep {
+            self.group_rows_cut += (g.rows.len() - keep) as u64;
+            g.rows.truncate(keep);
+        }
+        g.rows.shrink_to_fit();
     }
 
     /// A new call under the top of `task`'s stack: its icicle node, block, aside and direct
@@ -430,6 +610,7 @@ impl Scan {
         if func == self.one_initcall {
             self.blocks.push(Block { child: NONE, multi: false, start: ts.unwrap_or(-1), dur: -1, cpu: cpu as i64,
                                      line: self.lines, child_start: -1, child_dur: -1, child_line: 0, work: 0 });
+            self.groups.push(Rows::default());
             f.group = (self.blocks.len() - 1) as u32;
             f.aside = false;
             return f;
@@ -587,6 +768,7 @@ impl Scan {
         if f.group != NONE {
             if func == self.one_initcall {
                 self.blocks[f.group as usize].dur = dur.unwrap_or(-1);
+                self.close_block(f.group);
             } else if !f.aside {
                 self.group_add(f.group, func, dur, self_ns);
                 let b = &mut self.blocks[f.group as usize];
@@ -665,7 +847,7 @@ pub(crate) fn ftrace_graph<'py>(py: Python<'py>, path: &str, depth_cut: usize, n
     let path = path.to_owned();
     let scan = py.allow_threads(move || -> std::io::Result<Scan> {
         let mut f = File::open(&path)?;
-        let mut s = Scan::new();
+        let mut s = Scan::new(per_group);
         s.one_initcall = s.id(b"do_one_initcall");
         s.one_initcall_debug = s.id(b"do_one_initcall_debug");
         s.tree.push((NONE, NONE, Stat::default()));
@@ -706,30 +888,20 @@ pub(crate) fn ftrace_graph<'py>(py: Python<'py>, path: &str, depth_cut: usize, n
     }
     d.set_item("first_ns", scan.first_ns)?;
     d.set_item("last_ns", scan.last_ns)?;
-    let names: Vec<String> = scan.names.iter().map(|n| String::from_utf8_lossy(n).into_owned()).collect();
+    let names: Vec<String> = scan.name_at.windows(2)
+        .map(|w| String::from_utf8_lossy(&scan.names[w[0]..w[1]]).into_owned()).collect();
     d.set_item("names", PyList::new(py, names)?)?;
     stat_lists(py, &d, "functions", &scan.stats)?;
     // per initcall its own row and its `per_group` worst functions: what the tables show, and a
-    // bounded answer (initcalls x functions they call can reach millions of rows)
-    let mut groups = scan.groups;
-    let blocks = &scan.blocks;
-    let own = |g: &(u32, u32, Stat)| blocks[g.0 as usize].child == g.1;
-    groups.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(own(b).cmp(&own(a))).then(b.2.total.cmp(&a.2.total)));
-    let mut kept: Vec<(u32, u32, Stat)> = Vec::new();
-    let mut cut: u64 = 0;
-    let mut run = (NONE, 0usize);
-    for g in groups {
-        if g.0 != run.0 {
-            run = (g.0, 0);
-        }
-        run.1 += 1;
-        if run.1 <= per_group + 1 {
-            kept.push(g);
-        } else {
-            cut += 1;
-        }
+    // bounded answer (initcalls x functions they call can reach millions of rows); blocks still
+    // open when the trace ended are cut here
+    let mut scan = scan;
+    for b in 0..scan.blocks.len() {
+        scan.close_block(b as u32);
     }
-    d.set_item("group_rows_cut", cut)?;
+    let kept: Vec<(u32, u32, Stat)> = scan.groups.iter().enumerate()
+        .flat_map(|(b, g)| g.rows.iter().map(move |r| (b as u32, r.0, r.1))).collect();
+    d.set_item("group_rows_cut", scan.group_rows_cut)?;
     let gs: Vec<Stat> = kept.iter().map(|g| g.2).collect();
     stat_lists(py, &d, "group_stats", &gs)?;
     d.set_item("group_keys", (PyList::new(py, kept.iter().map(|g| g.0))?, PyList::new(py, kept.iter().map(|g| g.1))?))?;
