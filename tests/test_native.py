@@ -383,7 +383,7 @@ def test_block_json_is_what_the_event_tuples_give() -> None:
     b0 = a.boots[0]
     assert b0.boot.events.block is not None  # type: ignore[union-attr]
     plain_boot = dataclasses.replace(b0.boot, events=tuple(b0.boot.events))
-    plain = dataclasses.replace(a, boots=(dataclasses.replace(b0, boot=plain_boot, times=tuple(b0.times)),))
+    plain = a._replace(boots=(b0._replace(boot=plain_boot, times=tuple(b0.times)),))
     out1, out2 = io.BytesIO(), io.BytesIO()
     write_json(a, out1, chunk=7)
     write_json(plain, out2, chunk=7)

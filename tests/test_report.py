@@ -363,8 +363,8 @@ def test_report_data_does_not_depend_on_event_identity(tmp_path: Path) -> None:
     assert len(want["boots"][0]["top"]["initcalls"]) == 10
     g = groups[0]
     b = g.analysis.boots[0]
-    lazy = dataclasses.replace(b, boot=dataclasses.replace(b.boot, events=_Copies(b.boot.events)))
-    g2 = dataclasses.replace(g, analysis=dataclasses.replace(g.analysis, boots=(lazy,)))
+    lazy = b._replace(boot=dataclasses.replace(b.boot, events=_Copies(b.boot.events)))
+    g2 = g._replace(analysis=g.analysis._replace(boots=(lazy,)))
     assert report_data([g2]) == want
 
 

@@ -27,7 +27,7 @@ import pytest
 from conftest import GOLDEN
 
 from bootlens.analyze import analyze_paths
-from bootlens.model import NS_PER_MS, NS_PER_S
+from bootlens.model import NS_PER_MS, NS_PER_S, Fact
 from bootlens.parsers import bootdata, systemd_analyze
 from bootlens.parsers.bootchart import read_bootchart, sniff_bootchart
 from bootlens.parsers.systemd_analyze import (
@@ -47,6 +47,8 @@ def plain(obj: Any) -> Any:
     """A result as JSON data (dataclasses, tuples, enums)."""
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         return {f.name: plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, Fact):  # a NamedTuple (start-up), written as the dataclass it was
+        return obj._asdict()
     if isinstance(obj, (list, tuple)):
         return [plain(x) for x in obj]
     if isinstance(obj, enum.Enum):

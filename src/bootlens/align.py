@@ -18,13 +18,15 @@ printk time but not equal, and are always shown as estimates.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import NamedTuple
 
 from .model import Boot, Clock, Event, Events, Kind, Milestone, Stamp
 
 
-@dataclass(frozen=True, slots=True)
-class Anchor:
+# NamedTuples, not frozen dataclasses (start-up: a dataclass costs ~1.3 ms to build at import, a
+# NamedTuple ~0.3 ms; both typed and immutable; copies are made with ._replace)
+class Anchor(NamedTuple):
     """How one clock was mapped onto the axis: ``axis = clock + offset_ns``."""
 
     clock: Clock
@@ -33,8 +35,7 @@ class Anchor:
     method: str  # human explanation, shown in the output
 
 
-@dataclass(frozen=True, slots=True)
-class Alignment:
+class Alignment(NamedTuple):
     """The axis of one boot and the offsets that map each clock onto it."""
 
     axis: Clock  # HOST or KERNEL
@@ -42,7 +43,7 @@ class Alignment:
     anchors: tuple[Anchor, ...]
     power_on_ns: int | None = None  # power-on on the axis, when known
     latency_median_ns: int | None = None  # typical console delay of kernel lines (host axis)
-    offsets: Mapping[Clock, int] = field(default_factory=dict)
+    offsets: Mapping[Clock, int] = MappingProxyType({})  # read-only: a NamedTuple default is shared
     notes: tuple[str, ...] = ()  # why a mapping was refused, for the warnings
 
     def to_axis(self, st: Stamp | None) -> int | None:

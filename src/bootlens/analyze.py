@@ -9,8 +9,7 @@ import gc
 import heapq
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from .align import Alignment, align
 from .boots import boots_from_lines
@@ -23,8 +22,9 @@ if TYPE_CHECKING:
     from .supplements import Supplement
 
 
-@dataclass(frozen=True, slots=True)
-class Silence:
+# NamedTuples, not frozen dataclasses (start-up: a dataclass costs ~1.3 ms to build at import, a
+# NamedTuple ~0.3 ms; both typed and immutable; copies are made with ._replace)
+class Silence(NamedTuple):
     """A stretch of the boot in which the console printed nothing."""
 
     start_ns: int
@@ -35,8 +35,7 @@ class Silence:
     text_after: str
 
 
-@dataclass(frozen=True, slots=True)
-class Counts:
+class Counts(NamedTuple):
     """How much of each kind of thing a boot holds."""
 
     lines: int
@@ -50,8 +49,7 @@ class Counts:
     units: int = 0  # systemd unit start jobs with a duration
 
 
-@dataclass(frozen=True, slots=True)
-class BootAnalysis:
+class BootAnalysis(NamedTuple):
     """Everything bootlens knows about one boot, on one axis."""
 
     boot: Boot
@@ -76,8 +74,7 @@ class BootAnalysis:
         return bool(self.partial_reasons)
 
 
-@dataclass(frozen=True, slots=True)
-class Analysis:
+class Analysis(NamedTuple):
     """The result of analysing one or more inputs."""
 
     inputs: tuple[InputStats, ...]

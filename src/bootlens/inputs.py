@@ -13,10 +13,9 @@ adds to that boot too, or, given without a log, is a boot of its own.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import orjson
 
@@ -26,15 +25,16 @@ from .model import READY, Fact, InputStats
 from .parsers import MarkerSpec, ParseOptions
 from .kinds import classify  # light: the supplement model is imported when an input is one (start-up)
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # pathlib is imported where a folder is read (start-up: ~8 ms to import)
+    from pathlib import Path
+
     from .supplements import Supplement
     from .logic_align import LogicSetup
 
 RUN_META = "run.json"
 
 
-@dataclass(frozen=True, slots=True)
-class Group:
+class Group(NamedTuple):
     """One INPUT: a single log or recording, or a folder of repeated boots."""
 
     name: str  # the input as the user gave it
@@ -97,7 +97,8 @@ def analyze_bootdata(path: str, options: ParseOptions | None = None, top: int = 
 
     opts = options or ParseOptions()
     try:
-        text = Path(path).read_text(encoding="utf-8", errors="replace")
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read()
     except OSError as e:
         raise InputError(path, f"cannot read: {e.strerror or e}") from None
     source = printable(path)
@@ -132,7 +133,7 @@ def analyze_inputs(inputs: Sequence[str], options: ParseOptions | None = None, t
     extra = [(kind, name) for name, kind in kinds.items() if kind is not None and kind != "bootdata"]
     logs = [name for name in inputs if kinds[name] is None or kinds[name] == "bootdata"]
     for d in supplements:
-        if not Path(d).is_dir():
+        if not os.path.isdir(d):
             raise InputError(d, "--systemd-analyze takes a folder (as target boot --collect writes)")
         extra.append(("collection", d))
     if not logs:
@@ -153,11 +154,12 @@ def analyze_inputs(inputs: Sequence[str], options: ParseOptions | None = None, t
         sup = read_supplements(extra, logic)  # logic: --channel/--align of a capture
     groups = []
     for name in logs:
-        p = Path(name)
         if kinds[name] == "bootdata":
             groups.append(Group(name, analyze_bootdata(name, options, top, sup), False))
-        elif name != "-" and p.is_dir():
-            groups.append(Group(name, analyze_folder(p, options, top, sup), True))
+        elif name != "-" and os.path.isdir(name):
+            from pathlib import Path
+
+            groups.append(Group(name, analyze_folder(Path(name), options, top, sup), True))
         else:
             groups.append(Group(name, analyze_paths([name], options, top, supplement=sup), False))
     boots = sum(len(g.analysis.boots) for g in groups)
@@ -179,5 +181,5 @@ def _bootchart_group(name: str, top: int) -> Group:
     # the processes are the boot's own events here (extend_boot sees them and adds none)
     b = analyze_boot(bootchart_boot(bc), top, supplement=sup)
     # "no timestamps in this boot" speaks of a console log; a bootchart's times are its own
-    b = replace(b, warnings=tuple(w for w in b.warnings if not w.startswith("no timestamps in this boot")))
+    b = b._replace(warnings=tuple(w for w in b.warnings if not w.startswith("no timestamps in this boot")))
     return Group(name, Analysis((InputStats(printable(name), 0, 0, "bootchart"),), (b,)), False)

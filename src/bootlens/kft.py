@@ -16,7 +16,7 @@ from __future__ import annotations
 import heapq
 import os
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from itertools import groupby
 from operator import itemgetter
 from typing import TYPE_CHECKING
@@ -283,7 +283,7 @@ def trace_group(name: str, top: int = 10) -> Analysis:
     sup = Supplement((("ftrace", src),), ftrace=tr, warnings=tr.warnings)  # the boot names its source
     b = analyze_boot(trace_boot(tr), top, supplement=sup)
     # "no timestamps in this boot" speaks of a console log; a trace's times are its own
-    b = replace(b, warnings=tuple(w for w in b.warnings if not w.startswith("no timestamps in this boot")))
+    b = b._replace(warnings=tuple(w for w in b.warnings if not w.startswith("no timestamps in this boot")))
     try:
         size = os.path.getsize(name)
     except OSError:

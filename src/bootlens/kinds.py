@@ -10,7 +10,8 @@ readers nor the supplement model.
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
+from typing import TYPE_CHECKING
 
 # only the sniffs here: a log is sniffed by all of them, and the readers are imported when an
 # input is of their kind (start-up: importing them all cost ~60 ms here, a slow 2-core machine)
@@ -21,6 +22,9 @@ from .parsers.logic_sniff import sniff_logic
 from .parsers.strace_sniff import sniff_strace
 from .parsers.systemd_analyze_sniff import detect
 
+if TYPE_CHECKING:  # os.path for a log, pathlib only for a folder (start-up: ~8 ms to import)
+    from pathlib import Path
+
 SYSTEMD_ANALYZE = ("time", "blame", "critical-chain", "dump", "plot")
 HEAD_BYTES = 8192  # enough for detect(): it looks at the first lines (an SVG's first 200 kB for a plot)
 PLOT_HEAD = 200_000
@@ -28,7 +32,7 @@ PLOT_HEAD = 200_000
 
 # ----------------------------------------------------------------------------------- detection
 
-def _head(path: Path, n: int) -> str:
+def _head(path: str | Path, n: int) -> str:
     with open(path, "rb") as f:
         return f.read(n).decode("utf-8", "replace")
 
@@ -40,17 +44,19 @@ def classify(name: str) -> str | None:
     a run folder or anything unreadable (the log reader reports that)."""
     if name == "-":
         return None
-    p = Path(name)
     try:
-        if p.is_dir():
+        if os.path.isdir(name):
+            from pathlib import Path
+
+            p = Path(name)
             if sniff_bootchart(p):
                 return "bootchart"
             return "collection" if collection_files(p) and not _has_boots(p) else None
-        if not p.is_file():
+        if not os.path.isfile(name):
             return None
-        if sniff_bootchart(p):
+        if sniff_bootchart(name):
             return "bootchart"
-        head = _head(p, HEAD_BYTES)
+        head = _head(name, HEAD_BYTES)
         if sniff_bootdata(head):
             return "bootdata"
         if head.startswith("bootlens-recording"):  # a recording is a log whatever it holds
@@ -62,7 +68,7 @@ def classify(name: str) -> str | None:
         if sniff_ftrace(head):
             return "ftrace"
         if "<svg" in head:
-            head = _head(p, PLOT_HEAD)
+            head = _head(name, PLOT_HEAD)
         return detect(head)
     except OSError:
         return None

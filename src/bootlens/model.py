@@ -310,8 +310,10 @@ class Events(Sequence[Event]):
 EventSeq = Events | tuple[Event, ...]  # what Boot.events and ParseResult.events hold
 
 
-@dataclass(frozen=True, slots=True)
-class Fact:
+# NamedTuples, not frozen dataclasses (start-up: a dataclass costs ~1.3 ms to build at import, a
+# NamedTuple ~0.3 ms; both typed and immutable; copies are made with ._replace). Boot and
+# InputStats stay dataclasses: other modules copy them with dataclasses.replace
+class Fact(NamedTuple):
     """A value read from the log that is not a time: kernel version, command line, lpj."""
 
     key: str
@@ -319,8 +321,7 @@ class Fact:
     line_no: int
 
 
-@dataclass(frozen=True, slots=True)
-class ParseResult:
+class ParseResult(NamedTuple):
     """What one parser found in one boot."""
 
     events: EventSeq = ()

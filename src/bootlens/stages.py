@@ -12,7 +12,7 @@ SPL is "absent" when no SPL banner was seen, since many boards have none.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from .align import Alignment
 from .model import READY, Boot, Clock, Event, Events, Kind, Milestone, Stamp
@@ -22,8 +22,9 @@ NOT_MEASURED = "not measured"
 ABSENT = "absent"
 
 
-@dataclass(frozen=True, slots=True)
-class Point:
+# NamedTuples, not frozen dataclasses (start-up: a dataclass costs ~1.3 ms to build at import, a
+# NamedTuple ~0.3 ms; both typed and immutable; copies are made with ._replace)
+class Point(NamedTuple):
     """A stage boundary: axis time (None if unknown) and the line it comes from."""
 
     ns: int | None
@@ -33,8 +34,7 @@ class Point:
     error_ns: int | None = 0  # for an estimate: true time in [ns, ns + error_ns]; None = unbounded
 
 
-@dataclass(frozen=True, slots=True)
-class Stage:
+class Stage(NamedTuple):
     """One stage of the boot on the axis."""
 
     name: str
@@ -59,8 +59,7 @@ class Stage:
         return self.start_ns + self.duration_ns
 
 
-@dataclass(frozen=True, slots=True)
-class Total:
+class Total(NamedTuple):
     """The headline: from the axis origin (or power-on) to application ready."""
 
     origin: str  # "power-on", "first byte", "kernel start"
@@ -136,7 +135,7 @@ def compute_stages(boot: Boot, al: Alignment, times: Sequence[int | None] | None
     stages: list[Stage] = prekernel_stages(boot, al, power, k0)
     ki = span("kernel_init", "kernel init", k0, run_init)
     if ki.status != MEASURED and kstart_ev is None:
-        ki = replace(ki, start_ns=None)  # neither end seen: a cut log shows no start either
+        ki = ki._replace(start_ns=None)  # neither end seen: a cut log shows no start either
     stages.append(ki)
 
     if times is None:

@@ -8,7 +8,7 @@ only to learn it is no archive.
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
 _COMPRESSED = (b"\x1f\x8b", b"BZh", b"\xfd7zXZ\x00")  # gzip, bzip2, xz: what tarfile's "r:*" opens
 
@@ -29,12 +29,12 @@ def _may_be_tar(head: bytes) -> bool:
     return all(c in b"01234567" or c <= 0x20 or c in (0x85, 0xA0) for c in digits)
 
 
-def sniff_bootchart(path: str | Path) -> bool:
+def sniff_bootchart(path: str | os.PathLike[str]) -> bool:
     """True for a directory or tar archive that holds a bootchart's proc_ps.log or proc_stat.log."""
-    p = Path(path)
+    p = os.fspath(path)  # os.path, not pathlib: every input is sniffed (pathlib costs ~8 ms to import)
     try:
-        if p.is_dir():
-            return (p / "proc_ps.log").is_file() or (p / "proc_stat.log").is_file()
+        if os.path.isdir(p):
+            return os.path.isfile(os.path.join(p, "proc_ps.log")) or os.path.isfile(os.path.join(p, "proc_stat.log"))
         with open(p, "rb") as f:
             head = f.read(512)
     except OSError:
