@@ -219,8 +219,9 @@ def lazy_patterns() -> list[tuple[str, str, LazyPattern]]:
 
     default_registry()  # first: the parsers register in import order, which sets the order of "formats"
     out = [("bootlens.parsers.banners", f"BANNERS[{i}]", b.pattern) for i, b in enumerate(BANNERS)]
-    for name in ("parsers.banners", "parsers.firmware", "parsers.markers", "parsers.systemd",
-                 "parsers.systemd_analyze_sniff", "parsers.uboot", "parsers.userspace", "framings", "quirks"):
+    for name in ("parsers.banners", "parsers.firmware", "parsers.kernel", "parsers.markers", "parsers.systemd",
+                 "parsers.systemd_analyze_sniff", "parsers.ftrace_sniff", "parsers.uboot", "parsers.userspace",
+                 "framings", "quirks"):
         mod = importlib.import_module(f"bootlens.{name}")
         for attr, value in vars(mod).items():
             if isinstance(value, LazyPattern):
@@ -247,6 +248,51 @@ def test_lazy_patterns_compile_and_then_are_the_compiled_ones() -> None:
     assert [m[0] for m in fresh.finditer("1-2 3-4")] == ["1-2", "3-4"] and fresh.fullmatch("1-2x") is None
     assert fresh.search("ab 5-6")[0] == "5-6" and fresh.split("a1-2b") == ["a", "1", "2", "b"]  # type: ignore[index]
     assert fresh.subn("x", "1-2 3-4") == ("x x", 2)
+
+
+def test_classifying_a_file_needs_no_pathlib(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every input is classified: for a file, kinds.classify and the bootchart sniff use os.path,
+    and kinds, inputs and the sniff import no pathlib (with urllib.parse and ipaddress ~8 ms to
+    import; lines.py still does); only a folder input brings it in."""
+    import pathlib
+
+    from bootlens import inputs, kinds
+    from bootlens.parsers import bootchart_sniff
+
+    assert not {"Path", "pathlib"} & (set(vars(kinds)) | set(vars(inputs)) | set(vars(bootchart_sniff)))
+    log = tmp_path / "boot.log"
+    log.write_text(LOG)
+    bootdata = ROOT / "tests" / "golden" / "bootdata" / "h3host-firecracker.txt"
+
+    def no_path(*args: object) -> None:
+        raise AssertionError(f"pathlib.Path{args}")
+
+    monkeypatch.setattr(pathlib, "Path", no_path)
+    assert [kinds.classify(str(p)) for p in (log, bootdata, tmp_path / "missing.log")] == [None, "bootdata", None]
+    assert not bootchart_sniff.sniff_bootchart(str(log)) and not bootchart_sniff.sniff_bootchart(str(tmp_path))
+    monkeypatch.undo()
+    (tmp_path / "proc_ps.log").write_text("")
+    assert kinds.classify(str(tmp_path)) == "bootchart"  # a folder: pathlib is imported then
+
+
+def test_registry_order_is_the_stated_one_whatever_was_imported_first() -> None:
+    """The built-in parsers run in parsers.BUILTIN's order (it orders a boot's "formats",
+    warnings and same-line events), even when a caller imported parser modules, in another
+    order, before default_registry() (their decorators register them on import)."""
+    code = ("import sys\n"
+            "for m in sys.argv[1:]: __import__('bootlens.parsers.' + m)\n"
+            "from bootlens.parsers import BUILTIN, default_registry\n"
+            "names = default_registry().names()\n"
+            "print(','.join(names[:len(BUILTIN)]) + ' ' + ','.join(BUILTIN))\n")
+    for first in ((), ("userspace", "uboot", "process"), ("systemd", "kernel", "firmware")):
+        p = subprocess.run([sys.executable, "-c", code, *first], capture_output=True, text=True, env=ENV)
+        assert p.returncode == 0, p.stderr
+        got, want = p.stdout.split()
+        assert got == want, first
+    from bootlens.parsers import BUILTIN, default_registry
+
+    assert tuple(default_registry().names()[:len(BUILTIN)]) == BUILTIN
+    assert BUILTIN[:3] == ("firmware", "initcall", "kernel")  # the order every golden output was made in
 
 
 def test_a_printk_log_compiles_no_bootloader_pattern(tmp_path: Path) -> None:

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import re
 
+from ..lazyre import lazy
+
 # an event line: comm-pid [(tgid)] [cpu] [flags] ts: message (comm may hold spaces and dashes)
-_EVENT = re.compile(r"\s*(.*?)-(\d+)\s+(?:\(\s*[\d-]+\)\s+)?\[(\d+)\]\s+(?:([^\s:]{3,6})\s+)?(\d+)\.(\d+):\s+(.*)",
+_EVENT = lazy(r"\s*(.*?)-(\d+)\s+(?:\(\s*[\d-]+\)\s+)?\[(\d+)\]\s+(?:([^\s:]{3,6})\s+)?(\d+)\.(\d+):\s+(.*)",
                     re.ASCII)
-_NAME = re.compile(r"(\w+): ?(.*)", re.ASCII)
-_TRACER = re.compile(r"#\s*tracer:\s*(\S+)", re.ASCII)
+_NAME = lazy(r"(\w+): ?(.*)", re.ASCII)
+_TRACER = lazy(r"#\s*tracer:\s*(\S+)", re.ASCII)
 # for sniffing only (the scan itself is native): a graph line's cpu column and body
-_GRAPH_SNIFF = re.compile(r"\s*(?:\d+\.\d+\s*\|\s*)?\d+\)\s.*(?:\(\)\s*[{;]|\}(?:\s*/\*.*\*/)?)\s*$", re.ASCII)
+_GRAPH_SNIFF = lazy(r"\s*(?:\d+\.\d+\s*\|\s*)?\d+\)\s.*(?:\(\)\s*[{;]|\}(?:\s*/\*.*\*/)?)\s*$", re.ASCII)
 _DAT_MAGIC = "\x17\x08Dtracing"
 
 

@@ -5,7 +5,7 @@ console registration, ``Freeing unused kernel ... memory``, ``VFS: Mounted root`
 
 from __future__ import annotations
 
-import re
+from ..lazyre import lazy
 from ..lines import Lines, stamp_at
 from ..numbers import BAUD_MAX, LPJ_MAX, Tally
 from ..model import Event, Fact, Kind, Milestone, ParseResult
@@ -20,10 +20,10 @@ _PREFIXES = frozenset({"Linu", "Boot", "Kern", "Comm", "Cali", "VFS:", "Run ", "
 _NEEDLES = ("Linux version", "Booting Linux", "Kernel command line:", "Command line:",
             "Calibrating delay", "VFS: Mounted root", "Run ", "printk:",
             "clocksource: Switched", "Kernel panic", "Warning: unable to open an initial console")
-_VERSION = re.compile(r"Linux version (\S+)")
+_VERSION = lazy(r"Linux version (\S+)")
 # "Calibrating delay using timer specific routine.." (calibrate_delay_direct) also measures,
 # for several timer ticks; both are skipped by lpj= on the command line.
-_CALIBRATE = re.compile(
+_CALIBRATE = lazy(
     r"Calibrating delay (?:loop|using timer specific routine)(?: \((skipped)\))?(?: preset value)?"
     r"[^(]*?([\d.]+) BogoMIPS \(lpj=(\d+)\)"
 )
@@ -31,14 +31,15 @@ _CALIBRATE = re.compile(
 # 2.6.3x-6.x), "Freeing init memory" (ARM and MIPS before 3.x), "Freeing unused kernel image
 # (initmem) memory" (x86 and RISC-V 5.x-6.x), "Freeing unused kernel image memory" (5.0-5.x).
 # The "(text/rodata gap)" and "alternatives" lines that follow on some arches are not matched.
-_INITMEM = re.compile(r"Freeing (?:unused kernel (?:image (?:\(initmem\) )?)?memory|init memory)")
+_INITMEM = lazy(r"Freeing (?:unused kernel (?:image (?:\(initmem\) )?)?memory|init memory)")
 # Printed by kernel_init after free_initmem when /dev/console cannot be opened (Android kernels
 # before 3.x print no "Run /init" and often no "Freeing"): init is exec'd right after it.
 _NO_CONSOLE = "Warning: unable to open an initial console"
-_ROOT = re.compile(r"VFS: Mounted root \((\S+) filesystem\)( readonly)?(?: on device (\S+))?")
-_RUN = re.compile(r"Run (\S+) as init process")
-_CONSOLE = re.compile(r"printk: (?:console|legacy console) \[(\S+)\] enabled")
-_CLOCKSOURCE = re.compile(r"clocksource: Switched to clocksource (\S+)")
+_ROOT = lazy(r"VFS: Mounted root \((\S+) filesystem\)( readonly)?(?: on device (\S+))?")
+_RUN = lazy(r"Run (\S+) as init process")
+_CONSOLE = lazy(r"printk: (?:console|legacy console) \[(\S+)\] enabled")
+_CLOCKSOURCE = lazy(r"clocksource: Switched to clocksource (\S+)")
+_BAUDS = lazy(r"(?:^|\s)console=[^,\s]+,(\d+)")  # console=ttyS0,115200 on the command line
 
 
 @REGISTRY.register
@@ -98,7 +99,7 @@ class KernelParser(Parser):
                     facts.append(Fact("cmdline", t[len("Kernel command line:"):].strip(), no))
                     # the serial console's line rate, "console=ttyS0,115200n8": the last console=
                     # that names one (the kernel's preferred console, /dev/console)
-                    bauds = re.findall(r"(?:^|\s)console=[^,\s]+,(\d+)", t)
+                    bauds = _BAUDS.findall(t)
                     if bauds:
                         baud = tally.take(bauds[-1], BAUD_MAX, field="baud rate", line_no=no)
                         if baud:  # console=ttyS0,0 names no rate
