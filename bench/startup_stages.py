@@ -5,7 +5,8 @@
 Each run is a fresh interpreter (this script's python: use the venv's, as ``make install``
 builds it) that imports the stack a stage at a time and then runs ``analyze LOG --json`` (or the
 terminal output) in-process with its output thrown away; the table prints the median of each
-stage over the runs, in ms. ``-X importtime`` and cProfile distort (they slow the pure-Python
+stage over the runs, in ms: wall time and CPU time (user+sys of the process, the figure to
+compare on a shared machine). ``-X importtime`` and cProfile distort (they slow the pure-Python
 parts most), so this times plain imports with ``time.perf_counter``. bench/bench_anchors.py
 gives the whole command's wall time beside bootgraph.pl's.
 """
@@ -20,8 +21,8 @@ import sys
 
 CHILD = r'''
 import os, sys, time
-t0 = time.perf_counter(); marks = []
-def mark(name): marks.append((name, time.perf_counter()))
+t0 = time.perf_counter(); c0 = time.process_time(); marks = []
+def mark(name): marks.append((name, time.perf_counter(), time.process_time()))
 import re, typing, enum; mark("re, typing, enum (stdlib)")
 import dataclasses; mark("dataclasses (inspect, ast, dis)")
 import click; mark("click")
@@ -39,9 +40,9 @@ real = os.dup(1)
 null = os.open(os.devnull, os.O_WRONLY); os.dup2(null, 1); os.dup2(null, 2)
 def report():
     mark("run")
-    prev = t0
-    for name, t in marks:
-        os.write(real, f"{name}\t{(t - prev) * 1000:.3f}\n".encode()); prev = t
+    prev, cprev = t0, c0
+    for name, t, c in marks:
+        os.write(real, f"{name}\t{(t - prev) * 1000:.3f}\t{(c - cprev) * 1000:.3f}\n".encode()); prev, cprev = t, c
 _exit = os._exit
 os._exit = lambda code: (report(), _exit(code))  # bootlens may end with os._exit
 from bootlens.cli import main
@@ -63,21 +64,25 @@ def main() -> int:
     # byte-compiled modules as an installed bootlens has them (PYTHONDONTWRITEBYTECODE would
     # leave a changed module to be compiled again on every run)
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "BOOTLENS_CONFIG")}
-    rows: dict[str, list[float]] = {}
+    rows: dict[str, list[tuple[float, float]]] = {}
     for _ in range(args.runs):
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout
         seen: set[str] = set()
         for line in out.splitlines():
-            name, ms = line.split("\t")
+            name, ms, cpu = line.split("\t")
             if name not in seen:  # the os._exit path and the normal one may both report
-                rows.setdefault(name, []).append(float(ms))
+                rows.setdefault(name, []).append((float(ms), float(cpu)))
                 seen.add(name)
-    total = 0.0
+    # CPU (the process's user+sys, time.process_time) is the figure to compare on a shared machine;
+    # wall time also counts the waits for a core
+    print("   wall      CPU")
+    total = ctotal = 0.0
     for name, values in rows.items():
-        m = statistics.median(values)
+        m, c = statistics.median(v[0] for v in values), statistics.median(v[1] for v in values)
         total += m
-        print(f"{m:7.1f} ms  {name}")
-    print(f"{total:7.1f} ms  in all, after the interpreter's own start ({args.runs} runs, medians)")
+        ctotal += c
+        print(f"{m:7.1f} {c:7.1f} ms  {name}")
+    print(f"{total:7.1f} {ctotal:7.1f} ms  in all, after the interpreter's own start ({args.runs} runs, medians)")
     return 0
 
 
