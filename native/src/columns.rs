@@ -7,13 +7,20 @@ use aho_corasick::AhoCorasick;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PySlice, PyString};
 
+use crate::index::IndexColumn;
+
 /// grep(texts, needles) -> one ascending list of line indices per needle (lines containing it);
 /// texts: a TextColumn or a list of str.
 #[pyfunction]
-pub(crate) fn grep(texts: &Bound<'_, PyAny>, needles: Vec<String>) -> PyResult<Vec<Vec<usize>>> {
+pub(crate) fn grep(texts: &Bound<'_, PyAny>, needles: Vec<String>) -> PyResult<Vec<IndexColumn>> {
     let mut keep = Vec::new();
     let spans = gather(texts, None, &mut keep)?;
-    grep_in(&slices(&keep, &spans)?, &needles)
+    Ok(columns(grep_in(&slices(&keep, &spans)?, &needles)?))
+}
+
+/// The hits of each keyword as an IndexColumn (4 bytes an entry, not a list's 40).
+fn columns(hits: Vec<Vec<usize>>) -> Vec<IndexColumn> {
+    hits.into_iter().map(IndexColumn::new).collect()
 }
 
 /// Read an optional int column (a TimeColumn or a list): None stays None.
@@ -208,10 +215,10 @@ fn grep_in(lines: &[&[u8]], needles: &[String]) -> PyResult<Vec<Vec<usize>>> {
 
 /// starting(texts, prefixes) -> one ascending list of line indices per prefix.
 #[pyfunction]
-pub(crate) fn starting(texts: &Bound<'_, PyAny>, prefixes: Vec<String>) -> PyResult<Vec<Vec<usize>>> {
+pub(crate) fn starting(texts: &Bound<'_, PyAny>, prefixes: Vec<String>) -> PyResult<Vec<IndexColumn>> {
     let mut keep = Vec::new();
     let spans = gather(texts, None, &mut keep)?;
-    Ok(starting_in(&slices(&keep, &spans)?, &prefixes))
+    Ok(columns(starting_in(&slices(&keep, &spans)?, &prefixes)))
 }
 
 #[pymethods]
@@ -278,10 +285,10 @@ impl TextColumn {
     }
 
     /// grep(needles) -> one ascending list of line indices per needle.
-    fn grep(slf: &Bound<'_, Self>, needles: Vec<String>) -> PyResult<Vec<Vec<usize>>> {
+    fn grep(slf: &Bound<'_, Self>, needles: Vec<String>) -> PyResult<Vec<IndexColumn>> {
         let mut keep = Vec::new();
         let spans = gather(slf.as_any(), None, &mut keep)?;
-        grep_in(&slices(&keep, &spans)?, &needles)
+        Ok(columns(grep_in(&slices(&keep, &spans)?, &needles)?))
     }
 }
 
@@ -325,8 +332,13 @@ pub(crate) struct TimeColumn {
 }
 
 impl TimeColumn {
-    pub(crate) fn from_u64(v: Vec<Option<u64>>) -> Self {
-        TimeColumn { v: v.into_iter().map(|x| x.map_or(NONE, |t| i64::try_from(t).unwrap_or(HUGE))).collect() }
+    pub(crate) fn new(v: Vec<i64>) -> Self {
+        TimeColumn { v }
+    }
+
+    /// The slot of an optional time in ns: NONE for None, HUGE for a time over i64.
+    pub(crate) fn slot_of(t: Option<u64>) -> i64 {
+        t.map_or(NONE, |t| i64::try_from(t).unwrap_or(HUGE))
     }
 
     fn index_of(&self, i: isize) -> PyResult<usize> {

@@ -6,6 +6,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
 
 use crate::columns::{buf_of, TextColumn, TimeColumn};
+use crate::index::IndexColumn;
 use crate::{digits, num};
 
 /// `\[ *` at p: the end, or None.
@@ -180,7 +181,7 @@ fn frame_line(b: &[u8], framing: u8) -> (usize, Option<u64>, Option<u64>) {
 /// frame(text, framing, needles, prefixes) -> [texts, kernel_ns, host_ns, max_len, hits, starts] or
 /// None for an unsupported framing; texts is a TextColumn over `text` (held, not copied), the
 /// times are TimeColumns (a time over i64 is kept as i64::MAX, out of range for settle), hits[n]
-/// lists the lines whose text contains needles[n] (as grep()), starts[n] those whose text
+/// (an IndexColumn) holds the lines whose text contains needles[n] (as grep()), starts[n] those whose text
 /// starts with prefixes[n].
 ///
 /// `text` holds the cleaned input, a str or bytes (which must be UTF-8: checked); lines are
@@ -218,8 +219,10 @@ pub(crate) fn frame<'py>(
     let lines_hint = whole.len() / 64 + 1;
     let mut msg_starts: Vec<usize> = Vec::with_capacity(lines_hint);
     let mut msg_ends: Vec<usize> = Vec::with_capacity(lines_hint);
-    let mut kernel: Vec<Option<u64>> = Vec::with_capacity(lines_hint);
-    let mut host: Vec<Option<u64>> = Vec::with_capacity(lines_hint);
+    // the time columns' own i64 slots, filled in place (a Vec<Option<u64>> first would cost 16
+    // bytes a line each and a copy)
+    let mut kernel: Vec<i64> = Vec::with_capacity(lines_hint);
+    let mut host: Vec<i64> = Vec::with_capacity(lines_hint);
     // a final newline ends the last line
     let body = if whole.last() == Some(&b'\n') { &whole[..whole.len() - 1] } else { whole };
     let mut max_len = 0usize;  // in characters, as Python's len()
@@ -249,18 +252,18 @@ pub(crate) fn frame<'py>(
         }
         msg_starts.push(line_at + start);
         msg_ends.push(line_at + line.len());
-        kernel.push(k);
-        host.push(h);
+        kernel.push(TimeColumn::slot_of(k));
+        host.push(TimeColumn::slot_of(h));
     }
     let out = PyList::empty(py);
     out.append(Bound::new(py, TextColumn::new(text.clone().unbind(), msg_starts, msg_ends))?)?;
-    out.append(Bound::new(py, TimeColumn::from_u64(kernel))?)?;
-    out.append(Bound::new(py, TimeColumn::from_u64(host))?)?;
+    out.append(Bound::new(py, TimeColumn::new(kernel))?)?;
+    out.append(Bound::new(py, TimeColumn::new(host))?)?;
     out.append(max_len)?;
     for table in [hits, starts] {
         let h = PyList::empty(py);
         for v in table {
-            h.append(PyList::new(py, v)?)?;
+            h.append(Bound::new(py, IndexColumn::new(v))?)?;
         }
         out.append(h)?;
     }

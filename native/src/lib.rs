@@ -11,6 +11,7 @@ mod events;
 mod frame;
 mod fxhash;
 mod ftrace;
+mod index;
 mod initcall;
 mod json;
 
@@ -64,6 +65,7 @@ fn _scan(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(columns::starting, m)?)?;
     m.add_class::<columns::TextColumn>()?;
     m.add_class::<columns::TimeColumn>()?;
+    m.add_class::<index::IndexColumn>()?;
     m.add_function(wrap_pyfunction!(columns::has_control, m)?)?;
     m.add_function(wrap_pyfunction!(columns::steps_back, m)?)?;
     m.add_function(wrap_pyfunction!(columns::gaps, m)?)?;

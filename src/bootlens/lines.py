@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import re
 import sys
-from bisect import bisect_left
 from collections.abc import Iterator, MutableSequence, Sequence
 from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from .errors import InputError, printable
 from .model import Clock, InputStats, Line, Stamp
@@ -56,6 +56,9 @@ JOURNAL_FRAMINGS = frozenset(("journalctl", "journalctl-short", "journal-json", 
 Texts = MutableSequence[str]
 # The times (ns or None): a list, or (framed natively) a _scan.TimeColumn of i64, 8 bytes a line.
 Times = MutableSequence[int | None]
+# One keyword's hits (ascending line indices): a _scan.IndexColumn, 4 bytes an entry where a list
+# of int costs 40 ("call" hits half the lines of an initcall_debug log).
+Index = Sequence[int]
 
 
 class Lines:
@@ -82,10 +85,10 @@ class Lines:
         # unit's file name, the job's result, ...), by index; and whether the lines are a journal's
         self.fields: dict[int, dict[str, str]] = {}
         self.journal = False
-        self._hits: dict[str, list[int]] = {}
-        self._starts: dict[str, list[int]] = {}
+        self._hits: dict[str, Index] = {}
+        self._starts: dict[str, Index] = {}
 
-    def starting(self, *prefixes: str) -> list[int]:
+    def starting(self, *prefixes: str) -> Index:
         """Ascending indices of the lines whose message starts with any of the prefixes."""
         missing = [p for p in prefixes if p not in self._starts]
         if missing:
@@ -93,9 +96,9 @@ class Lines:
                 self._starts[p] = hits
         if len(prefixes) == 1:
             return self._starts[prefixes[0]]
-        return sorted(set().union(*(self._starts[p] for p in prefixes)))
+        return _union([self._starts[p] for p in prefixes])
 
-    def grep(self, *needles: str) -> list[int]:
+    def grep(self, *needles: str) -> Index:
         """Ascending indices of the lines containing any of the needles (cached per needle)."""
         missing = [n for n in needles if n not in self._hits]
         if missing:
@@ -103,7 +106,7 @@ class Lines:
                 self._hits[n] = hits
         if len(needles) == 1:
             return self._hits[needles[0]]
-        return sorted(set().union(*(self._hits[n] for n in needles)))
+        return _union([self._hits[n] for n in needles])
 
     def __len__(self) -> int:
         return len(self.text)
@@ -119,9 +122,8 @@ class Lines:
     def slice(self, a: int, b: int) -> Lines:
         """Lines a..b-1 as a new Lines (columns are copied, C speed; keyword hits carried over)."""
         part = Lines(self.text[a:b], self.kernel[a:b], self.host[a:b], self.first + a)
-        part._hits = {n: [i - a for i in h[bisect_left(h, a) : bisect_left(h, b)]] for n, h in self._hits.items()}
-        part._starts = {n: [i - a for i in h[bisect_left(h, a) : bisect_left(h, b)]]
-                        for n, h in self._starts.items()}
+        part._hits = {n: _between(h, a, b) for n, h in self._hits.items()}
+        part._starts = {n: _between(h, a, b) for n, h in self._starts.items()}
         part.glued = {i - a: g for i, g in self.glued.items() if a <= i < b}
         part.fields = {i - a: f for i, f in self.fields.items() if a <= i < b}
         part.journal = self.journal
@@ -133,22 +135,21 @@ class Lines:
             return
         for i, t in changes.items():
             self.text[i] = t
-        changed = set(changes)
+        changed = sorted(changes)
         for cache, test in ((self._hits, str.__contains__), (self._starts, str.startswith)):
             for key, hits in cache.items():
-                keep = [i for i in hits if i not in changed]
                 add = [i for i in changed if test(changes[i], key)]
-                cache[key] = sorted(keep + add) if add else keep
+                cache[key] = _column(hits).edited(changed, add)
 
     def console_text(self, i: int) -> str:
         """Everything line i showed on the console: glued console text, then the message."""
         g = self.glued.get(i)
         return self.text[i] if g is None else g + self.text[i]
 
-    def set_hits(self, hits: dict[str, list[int]], starts: dict[str, list[int]]) -> None:
+    def set_hits(self, hits: dict[str, Index], starts: dict[str, Index]) -> None:
         """Substring and prefix hits computed elsewhere (the native framing pass)."""
-        self._hits.update(hits)
-        self._starts.update(starts)
+        self._hits.update((k, _column(v)) for k, v in hits.items())
+        self._starts.update((k, _column(v)) for k, v in starts.items())
 
     def no(self, i: int) -> int:
         """Input line number of index i."""
@@ -180,6 +181,23 @@ class Lines:
         if not self.has_host_time():
             return len(self.kernel) - self.kernel.count(None)
         return sum(1 for h, k in zip(self.host, self.kernel) if h is not None or k is not None)
+
+
+def _column(hits: Index) -> Any:
+    """Hits as a native IndexColumn (a list given by a caller is converted once)."""
+    return hits if isinstance(hits, _IndexColumn) else _IndexColumn(hits)
+
+
+def _union(cols: list[Index]) -> Index:
+    """The ascending union of several keywords' hits, natively (no set of Python ints)."""
+    result: Index = _IndexColumn.union([_column(c) for c in cols])
+    return result
+
+
+def _between(hits: Index, a: int, b: int) -> Index:
+    """The hits in lines a..b-1, renumbered from a (the index of a slice)."""
+    result: Index = _column(hits).between(a, b)
+    return result
 
 
 def read_path(path: str, needles: Sequence[str] = ()) -> tuple[Lines, InputStats]:
@@ -398,6 +416,8 @@ def _load_native() -> ModuleType:
 _native = _load_native()
 MutableSequence.register(_native.TextColumn)
 MutableSequence.register(_native.TimeColumn)
+Sequence.register(_native.IndexColumn)
+_IndexColumn: Any = _native.IndexColumn
 
 
 def native_module() -> ModuleType:
@@ -431,7 +451,7 @@ def frame_text(text: str | bytes, framing: str, needles: Sequence[str] = (), pre
 
 
 def index(texts: Texts, needles: Sequence[str], prefixes: Sequence[str]
-          ) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
+          ) -> tuple[dict[str, Index], dict[str, Index]]:
     """The keyword index of lines framed in Python, as the native framing pass builds it."""
     return dict(zip(needles, grep(texts, needles))), dict(zip(prefixes, starting(texts, prefixes)))
 
@@ -489,15 +509,15 @@ def _frame_slow(raw: Sequence[str], framing: str) -> Lines:
     return Lines(texts, kernel, host)
 
 
-def starting(texts: Texts, prefixes: Sequence[str]) -> list[list[int]]:
+def starting(texts: Texts, prefixes: Sequence[str]) -> list[Index]:
     """For each prefix, the ascending indices of the lines that start with it."""
-    result: list[list[int]] = _native.starting(texts, list(prefixes)) if prefixes else []
+    result: list[Index] = _native.starting(texts, list(prefixes)) if prefixes else []
     return result
 
 
-def grep(texts: Texts, needles: Sequence[str]) -> list[list[int]]:
+def grep(texts: Texts, needles: Sequence[str]) -> list[Index]:
     """For each needle, the ascending indices of the lines that contain it."""
-    result: list[list[int]] = _native.grep(texts, list(needles)) if needles else []
+    result: list[Index] = _native.grep(texts, list(needles)) if needles else []
     return result
 
 

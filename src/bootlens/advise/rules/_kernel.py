@@ -60,7 +60,7 @@ def line_time(ba: BootAnalysis, idx: int) -> int | None:
     return ba.alignment.to_axis(stamp_at(ba.boot.lines, idx))
 
 
-def grep(ba: BootAnalysis, needle: str) -> list[int]:
+def grep(ba: BootAnalysis, needle: str) -> Sequence[int]:
     """Indices of the lines containing ``needle`` (cached by the line index)."""
     return ba.boot.lines.grep(needle)
 

@@ -1,0 +1,108 @@
+"""The keyword index as a native column (_scan.IndexColumn) and the reading path's memory-saving
+forms: what callers of Lines.grep / Lines.starting and the initcall scan see must not change."""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Sequence
+
+import pytest
+
+from bootlens import lines as L
+from bootlens.parsers.initcall import NEEDLES
+
+native = L.native_module()
+IndexColumn = native.IndexColumn
+
+LOG = "".join(
+    f"[    {i // 100}.{i % 100:06d}] " + (
+        f"calling  init_{i}+0x0/0x10 @ 1" if i % 3 == 0 else
+        f"initcall init_{i - 1}+0x0/0x10 returned 0 after {i} usecs" if i % 3 == 1 else
+        f"Freeing unused memory {i}K" if i % 7 == 0 else f"plain message {i} é")
+    + "\n" for i in range(300))
+
+
+def test_index_column_is_a_sequence_of_int() -> None:
+    c = IndexColumn([1, 5, 9, 12])
+    assert isinstance(c, Sequence)
+    assert len(c) == 4 and bool(c) and not IndexColumn([])
+    assert (c[0], c[-1], c[2]) == (1, 12, 9)
+    with pytest.raises(IndexError):
+        c[4]
+    with pytest.raises(IndexError):
+        c[-5]
+    assert list(c) == [1, 5, 9, 12] and c.tolist() == [1, 5, 9, 12]
+    assert type(c[1:3]).__name__ == "IndexColumn" and c[1:3] == [5, 9] and c[::2] == [1, 9] and c[5:] == []
+    assert 9 in c and 10 not in c and "9" not in c and -1 not in c
+    assert c.count(5) == 1 and c.count(6) == 0 and c.index(9) == 2
+    with pytest.raises(ValueError):
+        c.index(6)
+    assert c == [1, 5, 9, 12] and c != [1, 5, 9] and c != ["a"] and c == IndexColumn([1, 5, 9, 12])
+    assert not (c == (1, 5, 9, 12))  # a list's semantics: a tuple is not equal
+    assert bisect.bisect_left(c, 6) == 2 and sorted(set(c)) == [1, 5, 9, 12]
+    assert "IndexColumn" in repr(c)
+
+
+def test_index_column_edits() -> None:
+    """The whole-column edits Lines makes: a slice's own index, a union, a retext."""
+    c = IndexColumn([1, 5, 9, 12])
+    assert c.between(5, 12) == [0, 4] and c.between(0, 100) == [1, 5, 9, 12] and c.between(6, 6) == []
+    assert c.between(9, 2) == []
+    assert IndexColumn.union([c, IndexColumn([0, 5, 13])]) == [0, 1, 5, 9, 12, 13]
+    assert IndexColumn.union([]) == []
+    assert c.edited([5, 7], [7, 2]) == [1, 2, 7, 9, 12] and c.edited([], []) == c
+
+
+def test_index_column_past_u32() -> None:
+    """Past 4G lines the entries are kept whole (8 bytes each), not wrapped."""
+    big = [3, 2**32 + 5, 2**40]
+    c = IndexColumn(big)
+    assert c == big and list(c) == big and 2**32 + 5 in c and c.between(2**32, 2**41) == [5, 2**40 - 2**32]
+
+
+def test_lines_index_is_native_and_true() -> None:
+    """Lines.grep / starting give IndexColumns equal to a plain search of the messages, alone or
+    as a union of several keywords (which was sorted(set().union(...)))."""
+    lines = L.frame_text(LOG, "plain", L.INDEX_NEEDLES, L.INDEX_PREFIXES)
+    texts = list(lines.text)
+    for n in ("call", "usecs", "é", "memory"):
+        got = lines.grep(n)
+        assert type(got).__name__ == "IndexColumn"
+        assert got == [i for i, t in enumerate(texts) if n in t]
+    assert lines.grep("call", "Freeing", "nowhere") == [i for i, t in enumerate(texts)
+                                                        if "call" in t or "Freeing" in t]
+    assert lines.starting("Freeing", "calling") == [i for i, t in enumerate(texts)
+                                                    if t.startswith(("Freeing", "calling"))]
+    assert lines.grep("nowhere") == [] and not lines.starting("nowhere")
+
+
+def test_initcall_scan_reads_the_column() -> None:
+    """PyO3's Vec<usize> extraction (the initcall scan's `candidates`) reads an IndexColumn, a
+    single keyword's or a union, as it reads the list."""
+    lines = L.frame_text(LOG, "plain", L.INDEX_NEEDLES, L.INDEX_PREFIXES)
+    for cands in (lines.grep(*NEEDLES), lines.grep("call")):
+        assert type(cands).__name__ == "IndexColumn"
+        got = native.initcalls(lines.text, cands)
+        assert got == native.initcalls(lines.text, list(cands))
+        assert len(got[0]) == 100  # the 100 calling lines, 99 of them returned
+
+
+def test_slice_and_retext_keep_the_index_true() -> None:
+    lines = L.frame_text(LOG, "plain", L.INDEX_NEEDLES, L.INDEX_PREFIXES)
+    part = lines.slice(40, 130)
+    texts = list(part.text)
+    assert part.grep("call") == [i for i, t in enumerate(texts) if "call" in t]
+    assert part.starting("Freeing") == [i for i, t in enumerate(texts) if t.startswith("Freeing")]
+    lines.retext({0: "Freeing it all", 2: "nothing", 4: "called"})
+    texts = list(lines.text)
+    for n in ("call", "usecs"):
+        assert lines.grep(n) == [i for i, t in enumerate(texts) if n in t]
+    assert lines.starting("Freeing") == [i for i, t in enumerate(texts) if t.startswith("Freeing")]
+
+
+def test_set_hits_takes_lists() -> None:
+    """Hits computed elsewhere as lists are held as columns."""
+    lines = L.Lines(["a", "b call", "call"], [None] * 3, [None] * 3)
+    lines.set_hits({"call": [1, 2]}, {"c": [2]})
+    assert type(lines.grep("call")).__name__ == "IndexColumn" and lines.grep("call") == [1, 2]
+    assert lines.starting("c") == [2] and lines.slice(1, 3).grep("call") == [0, 1]
