@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 
@@ -106,3 +107,81 @@ def test_set_hits_takes_lists() -> None:
     lines.set_hits({"call": [1, 2]}, {"c": [2]})
     assert type(lines.grep("call")).__name__ == "IndexColumn" and lines.grep("call") == [1, 2]
     assert lines.starting("c") == [2] and lines.slice(1, 3).grep("call") == [0, 1]
+
+
+# --- cleaning on bytes -------------------------------------------------------------------------
+
+def _clean_text_str(data: bytes) -> tuple[str, dict[str, int | bool]]:
+    """What clean_text did on a decoded str of the whole input (before it worked on bytes): the
+    reference its results must stay equal to."""
+    import re
+
+    ansi = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[()*+][0-~]|[0-~])")
+    try:
+        text, invalid = data.decode("utf-8"), 0
+    except UnicodeDecodeError:
+        text = data.decode("utf-8", errors="replace")
+        invalid = text.count("\ufffd") - data.count(b"\xef\xbf\xbd")
+    text = text.removeprefix("\ufeff")
+    nul = text.count("\x00")
+    text = text.replace("\x00", "")
+    cr_only = "\r" in text and "\n" not in text
+    text = text.replace("\r", "\n") if cr_only else text.replace("\r", "")
+    text, n1 = ansi.subn("", text)
+    text, n2 = re.subn(r"[\x00-\x08\x0b-\x1f\x7f]", "", text)
+    return text, {"invalid_utf8": invalid, "nul_bytes": nul, "cr_only": cr_only, "control_chars": n1 + n2}
+
+
+DIRTY = [
+    b"plain ascii\n",
+    "\ufeff[    0.000000] caf\u00e9 \u2014 \U0001F600\r\n".encode() * 3,
+    b"bad \xff\xfe \xc3( \xe2\x82 end\n" + "ok \ufffd kept\n".encode(),
+    b"\x1b[1;32mOK\x1b[0m \x1b]0;t\xc3\xa9tle\x07 \x1bc x\x00y\x07z\x7f\n",
+    b"progress 10%\rprogress 100%\rdone\n",
+    b"cr only\rlines\r",
+    b"\x1b]unterminated \xe2\x80\x94 osc\n\xf0\x9f\x98\n",
+]
+
+
+@pytest.mark.parametrize("data", DIRTY, ids=range(len(DIRTY)))
+@pytest.mark.parametrize("chunk", [1, 7, 1 << 20])
+def test_clean_on_bytes_is_the_str_cleaning(data: bytes, chunk: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Cleaning the bytes gives what cleaning the decoded str gave, text and counts, whatever the
+    chunks invalid UTF-8 is replaced in (a sequence cut by a newline, a chunk of one byte)."""
+    monkeypatch.setattr(L, "_CHUNK", chunk)
+    assert L.clean_text(data) == _clean_text_str(data)
+    lines, stats = L.frame_bytes("<t>", data)
+    text = _clean_text_str(data)[0]
+    ref = L.frame_text(text, L._detect_framing(text))  # the str framed as before
+    assert list(lines.text) == list(ref.text) and list(lines.kernel) == list(ref.kernel)
+    assert stats.invalid_utf8 == _clean_text_str(data)[1]["invalid_utf8"]
+
+
+def test_read_path_frees_the_raw_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A CRLF capture with a few UTF-8 characters is framed from cleaned bytes, and read_path
+    keeps no reference to the raw bytes: they are freed before the framing starts."""
+    p = tmp_path / "crlf.log"
+    p.write_bytes("[    0.100000] caf\u00e9 calling  x+0x0/0x1 @ 1\r\n[    0.200000] \u2014 ok\r\n".encode())
+    freed: list[bool] = []
+    at_frame: list[bool] = []
+
+    class Raw(bytes):
+        def __del__(self) -> None:
+            freed.append(True)
+
+    class RawPath(type(p)):  # type: ignore[misc]
+        def read_bytes(self) -> bytes:
+            return Raw(super().read_bytes())
+
+    real_frame = L.frame_text
+
+    def frame_text(*args: object, **kw: object) -> L.Lines:
+        at_frame.append(bool(freed))
+        return real_frame(*args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(L, "Path", RawPath)
+    monkeypatch.setattr(L, "frame_text", frame_text)
+    lines, stats = L.read_path(str(p))
+    assert at_frame == [True]
+    assert list(lines.text) == ["caf\u00e9 calling  x+0x0/0x1 @ 1", "\u2014 ok"] and lines.grep("call") == [0]
+    assert stats.invalid_utf8 == 0 and lines.kernel[1] == 200_000_000 and stats.lines == 2

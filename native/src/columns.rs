@@ -84,6 +84,12 @@ pub(crate) fn has_control(data: &[u8]) -> bool {
     data.chunks(4096).any(|blk| blk.iter().fold(false, |a, &c| a | bad(c)))
 }
 
+/// is_utf8(data) -> True if data is valid UTF-8 (checked without decoding it to a str).
+#[pyfunction]
+pub(crate) fn is_utf8(data: &[u8]) -> bool {
+    std::str::from_utf8(data).is_ok()
+}
+
 
 /// The bytes of a str (UTF-8, borrowed: no copy for an ASCII str) or of a bytes object.
 pub(crate) fn buf_of<'a>(src: &'a Bound<'_, PyAny>) -> PyResult<&'a [u8]> {

@@ -29,6 +29,12 @@ SNIFF_LINES = 400
 # (ESC c = reset, which SeaBIOS and the kernel's x86 console print).
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[()*+][0-~]|[0-~])")
 _CTRL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+# The same two over UTF-8 bytes (cleaning runs on the bytes: every pattern is ASCII, and no byte
+# of a multi-byte UTF-8 character is ASCII, so they match where the str patterns match).
+_ANSI_B = re.compile(_ANSI.pattern.encode())
+_CTRL_B = re.compile(_CTRL.pattern.encode())
+_FFFD = "\ufffd".encode()
+_CHUNK = 1 << 20  # bytes decoded at a time when invalid UTF-8 is replaced
 
 # printk: "[    1.234567] ", with an optional "<6>" level and an optional "[    T1]" caller id.
 # printk has printed exactly six decimals since CONFIG_PRINTK_TIME appeared (2.6.x, "%5lu.%06lu"),
@@ -211,7 +217,9 @@ def read_path(path: str, needles: Sequence[str] = ()) -> tuple[Lines, InputStats
 
         if is_recording(data[:512]):
             return _frame_recording("<stdin>", data, needles)
-        return frame_bytes("<stdin>", data, needles)
+        box = [data]
+        del data  # the framing frees the raw bytes once cleaned (box: the only reference)
+        return _frame_owned("<stdin>", box, needles)
     p = Path(path)
     try:
         data = p.read_bytes()
@@ -225,7 +233,9 @@ def read_path(path: str, needles: Sequence[str] = ()) -> tuple[Lines, InputStats
 
     if is_recording(data[:512]):
         return _frame_recording(path, data, needles)
-    return frame_bytes(printable(path), data, needles)
+    box = [data]
+    del data  # the framing frees the raw bytes once cleaned (box: the only reference)
+    return _frame_owned(printable(path), box, needles)
 
 
 def _frame_recording(path: str, data: bytes, needles: Sequence[str]) -> tuple[Lines, InputStats]:
@@ -246,41 +256,69 @@ def _frame_recording(path: str, data: bytes, needles: Sequence[str]) -> tuple[Li
 
 def clean_text(data: bytes) -> tuple[str, dict[str, int | bool]]:
     """Decode and clean a whole buffer; returns the text and counts of what was removed."""
+    text, counts = _clean([data])
+    return text.decode("utf-8"), counts
+
+
+def _clean(box: list[bytes]) -> tuple[bytes, dict[str, int | bool]]:
+    """Clean a whole buffer (popped from ``box``, so that each step frees the one before) into
+    valid UTF-8 bytes; returns them and counts of what was removed.
+
+    The work is on bytes, never on a decoded str of the whole input: a str of a mostly-ASCII log
+    with one character past U+00FF takes 2 or 4 bytes a character, and the native framing would
+    keep a UTF-8 copy beside it. Invalid UTF-8 is replaced by U+FFFD a chunk at a time.
+    """
     counts: dict[str, int | bool] = {}
-    try:
-        text = data.decode("utf-8")
-        invalid = 0
-    except UnicodeDecodeError:
-        text = data.decode("utf-8", errors="replace")
-        # U+FFFD that was already in the file (valid UTF-8 EF BF BD) is not a decoding error
-        invalid = text.count("\ufffd") - data.count(b"\xef\xbf\xbd")
+    invalid = 0
+    if not _native.is_utf8(box[0]):
+        fffd = box[0].count(_FFFD)  # U+FFFD already in the file (EF BF BD) is not a decoding error
+        data = _replace_invalid(box)
+        invalid = data.count(_FFFD) - fffd
+    else:
+        data = box.pop()
     counts["invalid_utf8"] = invalid
-    if text.startswith("\ufeff"):  # a UTF-8 byte-order mark from a Windows terminal program
-        text = text[1:]
-    nul = text.count("\x00")
+    if data.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte-order mark from a Windows terminal program
+        data = data[3:]
+    nul = data.count(b"\x00")
     if nul:
-        text = text.replace("\x00", "")
+        data = data.replace(b"\x00", b"")
     counts["nul_bytes"] = nul
     cr_only = False
-    if "\r" in text:
-        if "\n" not in text:
+    if b"\r" in data:
+        if b"\n" not in data:
             cr_only = True
-            text = text.replace("\r", "\n")
+            data = data.replace(b"\r", b"\n")
         else:
             # grabserial drops CR too; a bare CR mid-line (progress output) just disappears.
-            text = text.replace("\r", "")
+            data = data.replace(b"\r", b"")
     counts["cr_only"] = cr_only
     ctrl = 0
-    if "\x1b" in text:
-        text, n = _ANSI.subn("", text)
+    if b"\x1b" in data:
+        data, n = _ANSI_B.subn(b"", data)
         ctrl += n
-    # Control characters are ASCII, so the raw bytes tell whether any is left to remove: the
-    # native has_control runs at memory speed where a regex scan of the text costs 0.4 s per 70 MB.
-    if _native.has_control(data) and _CTRL.search(text) is not None:
-        text, n = _CTRL.subn("", text)
+    # the native has_control runs at memory speed where a regex scan costs 0.4 s per 70 MB
+    if _native.has_control(data) and _CTRL_B.search(data) is not None:
+        data, n = _CTRL_B.subn(b"", data)
         ctrl += n
     counts["control_chars"] = ctrl
-    return text, counts
+    return data, counts
+
+
+def _replace_invalid(box: list[bytes]) -> bytes:
+    """The bytes popped from ``box`` with each invalid UTF-8 sequence replaced by U+FFFD, as
+    ``decode(errors="replace")`` does, decoded and encoded back a chunk at a time (a str of the
+    whole input would take up to 4 bytes a character). Chunks end after a newline: an ASCII byte
+    ends any sequence, so the replacements are those of one whole decode."""
+    data = box.pop()
+    parts: list[bytes] = []
+    i, n = 0, len(data)
+    while i < n:
+        j = data.find(b"\n", i + _CHUNK)
+        j = n if j < 0 else j + 1
+        parts.append(data[i:j].decode("utf-8", errors="replace").encode("utf-8"))
+        i = j
+    del data  # freed before the join (the caller holds no other reference): 2x the input, not 3x
+    return b"".join(parts)
 
 
 def _detect_framing(text: str) -> str:
@@ -322,6 +360,14 @@ INDEX_PREFIXES = ("sched_process_", "uptime: ", "Linux version", "Booting Linux"
 
 def frame_bytes(source: str, data: bytes, needles: Sequence[str] = ()) -> tuple[Lines, InputStats]:
     """Decode, clean and frame a whole input."""
+    return _frame_owned(source, [data], needles)
+
+
+def _frame_owned(source: str, box: list[bytes], needles: Sequence[str]) -> tuple[Lines, InputStats]:
+    """frame_bytes of the bytes in ``box``, popped: when the caller holds no other reference, the
+    raw bytes are freed as soon as they are cleaned (on the CR / non-ASCII path the framing would
+    otherwise hold them beside the cleaned copy)."""
+    data = box.pop()
     if not data or data.isspace():
         raise InputError(source, "empty input")
     nbytes = len(data)
@@ -329,17 +375,21 @@ def frame_bytes(source: str, data: bytes, needles: Sequence[str] = ()) -> tuple[
 
     if is_export(data):  # framed from the bytes: binary fields carry a length cleaning would break
         return read_export(source, data, needles)
-    text: str | bytes
-    if data.isascii() and b"\r" not in data and not _native.has_control(data):
+    text: bytes
+    if ((data.isascii() or (_native.is_utf8(data) and not data.startswith(b"\xef\xbb\xbf")))
+            and b"\r" not in data and not _native.has_control(data)):
         # nothing to clean (the common case, checked at memory speed): framed in place, never
         # decoded as a whole, so the input is held once (the native TextColumn's buffer)
         text = data
+        del data
         counts: dict[str, int | bool] = {"invalid_utf8": 0, "nul_bytes": 0, "cr_only": False, "control_chars": 0}
     else:
-        text, counts = clean_text(data)
-    del data
-    no_final_newline = not (text.endswith(b"\n") if isinstance(text, bytes) else text.endswith("\n"))
-    framing = _detect_framing(_as_str(text[: 1 << 16]))
+        box.append(data)
+        del data
+        text, counts = _clean(box)
+    no_final_newline = not text.endswith(b"\n")
+    # the first 64 Ki characters (at most 4 bytes each; the cut character is dropped)
+    framing = _detect_framing(text[: 1 << 18].decode("utf-8", errors="ignore")[: 1 << 16])
     extra = tuple(n for n in dict.fromkeys(needles) if n not in INDEX_NEEDLES)
     notes: list[str] = []
     lines = frame_text(text, framing, INDEX_NEEDLES + extra, INDEX_PREFIXES, notes)
@@ -352,7 +402,9 @@ def frame_bytes(source: str, data: bytes, needles: Sequence[str] = ()) -> tuple[
     longest = lines.max_len if lines.max_len is not None else max(map(len, lines.text), default=0)
     if longest > LONG_LINE:
         long_lines = sum(1 for t in lines.text if len(t) > LONG_LINE)
-    garbled = sum(1 for t in lines.text if _looks_garbled(t)) if counts["invalid_utf8"] else 0
+    # only lines holding U+FFFD can look garbled: found natively, not by a str of every line
+    garbled = sum(1 for i in grep(lines.text, ["\ufffd"])[0] if _looks_garbled(lines.text[i])) \
+        if counts["invalid_utf8"] else 0
     stats = InputStats(
         source=source,
         bytes=nbytes,
@@ -371,8 +423,8 @@ def frame_bytes(source: str, data: bytes, needles: Sequence[str] = ()) -> tuple[
 
 
 def _as_str(text: str | bytes) -> str:
-    """The cleaned input as str (bytes here are ASCII: frame_bytes's fast path)."""
-    return text.decode("ascii") if isinstance(text, bytes) else text
+    """The cleaned input as str (bytes here are valid UTF-8: cleaned, or checked)."""
+    return text.decode("utf-8") if isinstance(text, bytes) else text
 
 
 def _looks_garbled(s: str) -> bool:
@@ -430,7 +482,7 @@ def frame_text(text: str | bytes, framing: str, needles: Sequence[str] = (), pre
     """Peel host and printk prefixes off every line of ``text`` (a final newline ends the last
     line; it does not start an empty one), then settle what the stamps mean (quirks.py).
 
-    ``text``: str, or ASCII bytes (framed natively in place). ``needles`` and ``prefixes``:
+    ``text``: str, or UTF-8 bytes (framed natively in place). ``needles`` and ``prefixes``:
     what to index while the lines are at hand (see
     :meth:`Lines.grep` and :meth:`Lines.starting`). ``notes``: where a framing that has
     something to say about the input (skipped lines, clock resolution) appends it.
