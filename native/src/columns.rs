@@ -13,9 +13,7 @@ use crate::index::IndexColumn;
 /// texts: a TextColumn or a list of str.
 #[pyfunction]
 pub(crate) fn grep(texts: &Bound<'_, PyAny>, needles: Vec<String>) -> PyResult<Vec<IndexColumn>> {
-    let mut keep = Vec::new();
-    let spans = gather(texts, None, &mut keep)?;
-    Ok(columns(grep_in(&slices(&keep, &spans)?, &needles)?))
+    Ok(columns(grep_in(texts, &needles)?))
 }
 
 /// The hits of each keyword as an IndexColumn (4 bytes an entry, not a list's 40).
@@ -109,18 +107,72 @@ pub(crate) fn buf_of<'a>(src: &'a Bound<'_, PyAny>) -> PyResult<&'a [u8]> {
 #[pyclass(module = "bootlens._scan", sequence)]
 pub(crate) struct TextColumn {
     src: Py<PyAny>,
-    starts: Vec<usize>,
-    ends: Vec<usize>,
+    spans: Spans,
     over: HashMap<usize, Py<PyString>>,  // lines rewritten by [i] = text
 }
 
+/// Each message's byte span (start, end) in the buffer: two u32 while the buffer is under 4 GiB
+/// (8 bytes a line), else two usize (16).
+pub(crate) enum Spans {
+    Narrow(Vec<(u32, u32)>),
+    Wide(Vec<(usize, usize)>),
+}
+
+impl Spans {
+    /// Room for `lines` spans of a buffer of `len` bytes.
+    pub(crate) fn for_buffer(len: usize, lines: usize) -> Spans {
+        if len <= u32::MAX as usize {
+            Spans::Narrow(Vec::with_capacity(lines))
+        } else {
+            Spans::Wide(Vec::with_capacity(lines))
+        }
+    }
+
+    pub(crate) fn push(&mut self, start: usize, end: usize) {
+        match self {
+            // the buffer is under 4 GiB: both fit
+            Spans::Narrow(v) => v.push((start as u32, end as u32)),
+            Spans::Wide(v) => v.push((start, end)),
+        }
+    }
+
+    /// Give back the room reserved by a guess of the line count.
+    pub(crate) fn shrink(&mut self) {
+        match self {
+            Spans::Narrow(v) => v.shrink_to_fit(),
+            Spans::Wide(v) => v.shrink_to_fit(),
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Spans::Narrow(v) => v.len(),
+            Spans::Wide(v) => v.len(),
+        }
+    }
+
+    fn get(&self, i: usize) -> (usize, usize) {
+        match self {
+            Spans::Narrow(v) => (v[i].0 as usize, v[i].1 as usize),
+            Spans::Wide(v) => v[i],
+        }
+    }
+
+    fn part(&self, a: usize, b: usize) -> Spans {
+        match self {
+            Spans::Narrow(v) => Spans::Narrow(v[a..b].to_vec()),
+            Spans::Wide(v) => Spans::Wide(v[a..b].to_vec()),
+        }
+    }
+}
+
 impl TextColumn {
-    pub(crate) fn new(src: Py<PyAny>, starts: Vec<usize>, ends: Vec<usize>) -> Self {
-        TextColumn { src, starts, ends, over: HashMap::new() }
+    pub(crate) fn new(src: Py<PyAny>, spans: Spans) -> Self {
+        TextColumn { src, spans, over: HashMap::new() }
     }
 
     fn index(&self, i: isize) -> PyResult<usize> {
-        let n = self.starts.len() as isize;
+        let n = self.spans.len() as isize;
         let j = if i < 0 { i + n } else { i };
         if j < 0 || j >= n {
             return Err(pyo3::exceptions::PyIndexError::new_err("line index out of range"));
@@ -134,8 +186,34 @@ impl TextColumn {
         }
         // SAFETY: the buffer is valid UTF-8 (a str's, or bytes checked by frame) and every span
         // starts and ends at an ASCII byte or the buffer's end: a char boundary
-        PyString::new(py, unsafe { std::str::from_utf8_unchecked(&buf[self.starts[i]..self.ends[i]]) })
+        let (a, b) = self.spans.get(i);
+        PyString::new(py, unsafe { std::str::from_utf8_unchecked(&buf[a..b]) })
     }
+}
+
+/// Call `f(i, bytes of line i)` for every line of `texts` (a TextColumn or a list of str), in
+/// order: a whole-column scan without a table of every line's span (40 bytes a line).
+fn each_line(texts: &Bound<'_, PyAny>, mut f: impl FnMut(usize, &[u8])) -> PyResult<()> {
+    if let Ok(col) = texts.downcast::<TextColumn>() {
+        let col = col.borrow();
+        let py = texts.py();
+        let src = col.src.bind(py);
+        let buf = buf_of(src)?;
+        for i in 0..col.spans.len() {
+            match if col.over.is_empty() { None } else { col.over.get(&i) } {
+                Some(s) => f(i, s.bind(py).to_str()?.as_bytes()),
+                None => {
+                    let (a, b) = col.spans.get(i);
+                    f(i, &buf[a..b])
+                }
+            }
+        }
+        return Ok(());
+    }
+    for (i, item) in texts.downcast::<PyList>()?.iter().enumerate() {
+        f(i, item.downcast_into::<PyString>()?.to_str()?.as_bytes());
+    }
+    Ok(())
 }
 
 /// The bytes of lines `idx` of `texts` (a TextColumn or a list of str) as (string in `keep`,
@@ -150,7 +228,7 @@ pub(crate) fn gather<'py>(
         let col = col.borrow();
         let py = texts.py();
         keep.push(col.src.bind(py).clone());
-        let n = col.starts.len();
+        let n = col.spans.len();
         let mut add = |i: usize| -> PyResult<()> {
             if i >= n {
                 return Err(pyo3::exceptions::PyIndexError::new_err("line index out of range"));
@@ -160,7 +238,10 @@ pub(crate) fn gather<'py>(
                     keep.push(s.bind(py).clone().into_any());
                     spans.push((keep.len() - 1, 0, usize::MAX));
                 }
-                None => spans.push((0, col.starts[i], col.ends[i])),
+                None => {
+                    let (a, b) = col.spans.get(i);
+                    spans.push((0, a, b))
+                }
             }
             Ok(())
         };
@@ -189,25 +270,25 @@ pub(crate) fn slices<'a>(keep: &'a [Bound<'_, PyAny>], spans: &[(usize, usize, u
     Ok(spans.iter().map(|&(k, s, e)| { let b = bufs[k]; &b[s..e.min(b.len())] }).collect())
 }
 
-/// Ascending indices of the lines starting with each prefix.
-fn starting_in(lines: &[&[u8]], prefixes: &[String]) -> Vec<Vec<usize>> {
+/// Ascending indices of the lines of `texts` starting with each prefix.
+fn starting_in(texts: &Bound<'_, PyAny>, prefixes: &[String]) -> PyResult<Vec<Vec<usize>>> {
     let mut out = vec![Vec::new(); prefixes.len()];
-    for (i, l) in lines.iter().enumerate() {
+    each_line(texts, |i, l| {
         for (n, p) in prefixes.iter().enumerate() {
             if l.starts_with(p.as_bytes()) {
                 out[n].push(i);
             }
         }
-    }
-    out
+    })?;
+    Ok(out)
 }
 
-/// Ascending indices of the lines containing each needle (Aho-Corasick, one pass).
-fn grep_in(lines: &[&[u8]], needles: &[String]) -> PyResult<Vec<Vec<usize>>> {
+/// Ascending indices of the lines of `texts` containing each needle (Aho-Corasick, one pass).
+fn grep_in(texts: &Bound<'_, PyAny>, needles: &[String]) -> PyResult<Vec<Vec<usize>>> {
     let ac = AhoCorasick::new(needles).map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
     let mut hits: Vec<Vec<usize>> = vec![Vec::new(); needles.len()];
     let mut seen: Vec<usize> = vec![usize::MAX; needles.len()];
-    for (i, t) in lines.iter().enumerate() {
+    each_line(texts, |i, t| {
         for m in ac.find_overlapping_iter(t) {
             let n = m.pattern().as_usize();
             if seen[n] != i {
@@ -215,22 +296,20 @@ fn grep_in(lines: &[&[u8]], needles: &[String]) -> PyResult<Vec<Vec<usize>>> {
                 hits[n].push(i);
             }
         }
-    }
+    })?;
     Ok(hits)
 }
 
 /// starting(texts, prefixes) -> one ascending list of line indices per prefix.
 #[pyfunction]
 pub(crate) fn starting(texts: &Bound<'_, PyAny>, prefixes: Vec<String>) -> PyResult<Vec<IndexColumn>> {
-    let mut keep = Vec::new();
-    let spans = gather(texts, None, &mut keep)?;
-    Ok(columns(starting_in(&slices(&keep, &spans)?, &prefixes)))
+    Ok(columns(starting_in(texts, &prefixes)?))
 }
 
 #[pymethods]
 impl TextColumn {
     fn __len__(&self) -> usize {
-        self.starts.len()
+        self.spans.len()
     }
 
     fn __getitem__<'py>(&self, py: Python<'py>, key: &Bound<'py, PyAny>) -> PyResult<PyObject> {
@@ -240,13 +319,12 @@ impl TextColumn {
             return Ok(self.item(py, buf, self.index(i)?).into_any().unbind());
         }
         let sl = key.downcast::<PySlice>()?;
-        let ix = sl.indices(self.starts.len() as isize)?;
+        let ix = sl.indices(self.spans.len() as isize)?;
         if ix.step == 1 {
             let (a, b) = (ix.start as usize, (ix.start + ix.slicelength as isize) as usize);
             let over = self.over.iter().filter(|(i, _)| (a..b).contains(*i))
                 .map(|(i, s)| (i - a, s.clone_ref(py))).collect();
-            let part = TextColumn { src: self.src.clone_ref(py), starts: self.starts[a..b].to_vec(),
-                                    ends: self.ends[a..b].to_vec(), over };
+            let part = TextColumn { src: self.src.clone_ref(py), spans: self.spans.part(a, b), over };
             return Ok(Bound::new(py, part)?.into_any().unbind());
         }
         let mut items = Vec::with_capacity(ix.slicelength);
@@ -278,23 +356,24 @@ impl TextColumn {
             Err(_) => return Ok(py.NotImplemented()),
         };
         let buf = buf_of(self.src.bind(py))?;
-        let same = theirs.len() == self.starts.len()
+        let same = theirs.len() == self.spans.len()
             && theirs.iter().enumerate().all(|(i, t)| match self.over.get(&i) {
                 Some(s) => s.bind(py).to_str().map(|x| x == t).unwrap_or(false),
-                None => &buf[self.starts[i]..self.ends[i]] == t.as_bytes(),
+                None => {
+                    let (a, b) = self.spans.get(i);
+                    &buf[a..b] == t.as_bytes()
+                }
             });
         Ok((same == matches!(op, CompareOp::Eq)).into_pyobject(py)?.to_owned().into_any().unbind())
     }
 
     fn __repr__(&self) -> String {
-        format!("<TextColumn of {} lines>", self.starts.len())
+        format!("<TextColumn of {} lines>", self.spans.len())
     }
 
     /// grep(needles) -> one ascending list of line indices per needle.
     fn grep(slf: &Bound<'_, Self>, needles: Vec<String>) -> PyResult<Vec<IndexColumn>> {
-        let mut keep = Vec::new();
-        let spans = gather(slf.as_any(), None, &mut keep)?;
-        Ok(columns(grep_in(&slices(&keep, &spans)?, &needles)?))
+        Ok(columns(grep_in(slf.as_any(), &needles)?))
     }
 }
 
@@ -313,7 +392,7 @@ impl TextIter {
 
     fn __next__<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyString>>> {
         let col = self.col.bind(py).borrow();
-        if self.next >= col.starts.len() {
+        if self.next >= col.spans.len() {
             return Ok(None);
         }
         let s = col.item(py, buf_of(col.src.bind(py))?, self.next);

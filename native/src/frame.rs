@@ -5,7 +5,7 @@ use memchr::memmem::Finder;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
 
-use crate::columns::{buf_of, TextColumn, TimeColumn};
+use crate::columns::{buf_of, Spans, TextColumn, TimeColumn};
 use crate::index::IndexColumn;
 use crate::{digits, num};
 
@@ -217,8 +217,7 @@ pub(crate) fn frame<'py>(
         return Err(pyo3::exceptions::PyValueError::new_err("frame: bytes that are not UTF-8"));
     }
     let lines_hint = whole.len() / 64 + 1;
-    let mut msg_starts: Vec<usize> = Vec::with_capacity(lines_hint);
-    let mut msg_ends: Vec<usize> = Vec::with_capacity(lines_hint);
+    let mut spans = Spans::for_buffer(whole.len(), lines_hint);
     // the time columns' own i64 slots, filled in place (a Vec<Option<u64>> first would cost 16
     // bytes a line each and a copy)
     let mut kernel: Vec<i64> = Vec::with_capacity(lines_hint);
@@ -250,13 +249,17 @@ pub(crate) fn frame<'py>(
                 }
             }
         }
-        msg_starts.push(line_at + start);
-        msg_ends.push(line_at + line.len());
+        spans.push(line_at + start, line_at + line.len());
         kernel.push(TimeColumn::slot_of(k));
         host.push(TimeColumn::slot_of(h));
     }
+    // the line count was a guess (a line of 64 bytes): give the rest back (an in-place mremap for
+    // the large ones)
+    spans.shrink();
+    kernel.shrink_to_fit();
+    host.shrink_to_fit();
     let out = PyList::empty(py);
-    out.append(Bound::new(py, TextColumn::new(text.clone().unbind(), msg_starts, msg_ends))?)?;
+    out.append(Bound::new(py, TextColumn::new(text.clone().unbind(), spans))?)?;
     out.append(Bound::new(py, TimeColumn::new(kernel))?)?;
     out.append(Bound::new(py, TimeColumn::new(host))?)?;
     out.append(max_len)?;
