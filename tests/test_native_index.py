@@ -185,3 +185,21 @@ def test_read_path_frees_the_raw_bytes(tmp_path: Path, monkeypatch: pytest.Monke
     assert at_frame == [True]
     assert list(lines.text) == ["caf\u00e9 calling  x+0x0/0x1 @ 1", "\u2014 ok"] and lines.grep("call") == [0]
     assert stats.invalid_utf8 == 0 and lines.kernel[1] == 200_000_000 and stats.lines == 2
+
+
+def test_time_column_iterates_in_chunks() -> None:
+    """A TimeColumn iterates as its list would, across chunk edges, without a list of the whole
+    column; a value set at the current position while walking (host_restarts does) is not seen
+    again, and later values are read as they are."""
+    text = "".join(f"[    {i}.000000] m\n" if i % 3 else "no stamp\n" for i in range(10_000))
+    lines = L.frame_text(text, "plain")
+    k = lines.kernel
+    want = [None if i % 3 == 0 else i * 10**9 for i in range(10_000)]
+    assert list(k) == want and sum(1 for _ in k) == 10_000 and list(L.frame_text("x\n", "plain").kernel) == [None]
+    assert next(v for v in k if v is not None) == 10**9
+    seen = []
+    for i, v in enumerate(k):
+        seen.append(v)
+        if v is not None:
+            k[i] = v + 1
+    assert seen == want and list(k) == [None if v is None else v + 1 for v in want]

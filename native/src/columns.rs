@@ -401,6 +401,9 @@ impl TextIter {
     }
 }
 
+/// How many values a TimeColumn's iterator reads at a time.
+const CHUNK: usize = 4096;
+
 /// A TimeColumn slot without a time.
 const NONE: i64 = i64::MIN;
 /// A time too large for i64 (ten digits of seconds in a stamp reach 1e19 ns) is kept as this,
@@ -531,10 +534,24 @@ impl TimeColumn {
         }
     }
 
-    /// Iteration goes through a list built at C speed (a Python-level __next__ per line would
-    /// cost more than the list): transient, for the few passes that walk a whole column.
-    fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        self.list(py, &self.v)?.try_iter().map(|it| it.into_any())
+    /// Iteration goes through lists of CHUNK values built at C speed, chained by itertools (a
+    /// Python-level __next__ per line would cost more than the lists): one list of the whole
+    /// column would cost 40 bytes a line for a scan that often stops at the first time. Each
+    /// chunk is read when reached, so a value set at or before the current position is not seen
+    /// (as with a copy: the passes that set a time while walking the column set the current one).
+    fn __iter__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        let n = slf.borrow().v.len();
+        let builtins = py.import("builtins")?;
+        let starts = builtins.getattr("range")?.call1((0, n, CHUNK))?;
+        let chunks = builtins.getattr("map")?.call1((slf.getattr("_chunk")?, starts))?;
+        py.import("itertools")?.getattr("chain")?.getattr("from_iterable")?.call1((chunks,))
+    }
+
+    /// The values from `a`, CHUNK of them at most, as a list (for __iter__).
+    fn _chunk<'py>(&self, py: Python<'py>, a: usize) -> PyResult<Bound<'py, PyList>> {
+        let a = a.min(self.v.len());
+        self.list(py, &self.v[a..(a + CHUNK).min(self.v.len())])
     }
 
     fn __richcmp__(&self, py: Python<'_>, other: &Bound<'_, PyAny>, op: pyo3::basic::CompareOp) -> PyResult<PyObject> {
