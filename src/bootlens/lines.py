@@ -30,9 +30,10 @@ SNIFF_LINES = 400
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[()*+][0-~]|[0-~])")
 _CTRL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 # The same two over UTF-8 bytes (cleaning runs on the bytes: every pattern is ASCII, and no byte
-# of a multi-byte UTF-8 character is ASCII, so they match where the str patterns match).
-_ANSI_B = re.compile(_ANSI.pattern.encode())
-_CTRL_B = re.compile(_CTRL.pattern.encode())
+# of a multi-byte UTF-8 character is ASCII, so they match where the str patterns match); compiled
+# when an input needs them (start-up), then from re's cache.
+_ANSI_B = _ANSI.pattern.encode()
+_CTRL_B = _CTRL.pattern.encode()
 _FFFD = "\ufffd".encode()
 _CHUNK = 1 << 20  # bytes decoded at a time when invalid UTF-8 is replaced
 
@@ -294,11 +295,11 @@ def _clean(box: list[bytes]) -> tuple[bytes, dict[str, int | bool]]:
     counts["cr_only"] = cr_only
     ctrl = 0
     if b"\x1b" in data:
-        data, n = _ANSI_B.subn(b"", data)
+        data, n = re.subn(_ANSI_B, b"", data)
         ctrl += n
     # the native has_control runs at memory speed where a regex scan costs 0.4 s per 70 MB
-    if _native.has_control(data) and _CTRL_B.search(data) is not None:
-        data, n = _CTRL_B.subn(b"", data)
+    if _native.has_control(data) and re.search(_CTRL_B, data) is not None:
+        data, n = re.subn(_CTRL_B, b"", data)
         ctrl += n
     counts["control_chars"] = ctrl
     return data, counts
