@@ -417,3 +417,51 @@ def test_json_seconds_are_the_shortest_decimal_of_the_double() -> None:
         dur = text.split('"duration_s":')[1].split(",")[0]
         assert start == positional(v / 1e9), v
         assert dur == positional(abs(v) / 1e9), v
+
+
+# --- the report's passes over the block (brief H-report2) ---------------------------------------
+
+
+def _replace(obj: object, **kw: object) -> object:
+    """``obj`` with some fields changed, whether it is a dataclass or a NamedTuple."""
+    import dataclasses
+
+    rep = getattr(obj, "_replace", None)
+    return rep(**kw) if rep is not None else dataclasses.replace(obj, **kw)  # type: ignore[type-var]
+
+
+def test_block_fields_are_the_events_transposed() -> None:
+    """EventBlock.fields: every event's kind, name, duration, line, end line and detail, column
+    by column, as zip(*events) gives them (the rows and the other events merged in order)."""
+    from bootlens.boots import boots_from_lines
+    from bootlens.model import Events
+    from bootlens.parsers import ParseOptions
+
+    path = CORPUS / "qemu-arm64-uboot-initcall.grabserial-t.log"
+    lines, stats = L.read_path(str(path), ParseOptions().needles())
+    ev = boots_from_lines(stats.source, lines, stats, ParseOptions())[0].events
+    assert isinstance(ev, Events) and ev.block is not None and ev.block.others()
+    cols = [list(c) for c in zip(*ev)]
+    got = ev.block.fields()
+    assert len(got) == 6 and all(type(c) is list for c in got)
+    assert list(got) == cols[:2] + cols[3:]
+    assert got[0][0] is cols[0][0] and None in got[2]  # the Kind members themselves; an unfinished call
+
+
+def test_report_data_of_a_block_is_what_the_event_tuple_gives() -> None:
+    """The report's data (timeline columns, findings) of a boot whose events are a native block is
+    the data of the same boot with its events as a plain tuple (the path without columns)."""
+    from bootlens.analyze import analyze_paths
+    from bootlens.inputs import Group
+    from bootlens.render.html import report_data
+
+    for name in ("qemu-x86_64-initcall.console.log", "qemu-arm64-uboot-initcall.grabserial-t.log"):
+        a = analyze_paths([str(CORPUS / name)])
+        b0 = a.boots[0]
+        assert b0.boot.events.block is not None  # type: ignore[union-attr]
+        plain_boot = _replace(b0.boot, events=tuple(b0.boot.events))
+        plain = _replace(a, boots=(_replace(b0, boot=plain_boot, times=tuple(b0.times)),))
+        d1 = report_data([Group(name, a, False)], 25)
+        d2 = report_data([Group(name, plain, False)], 25)  # type: ignore[arg-type]
+        assert json.dumps(d1, sort_keys=True) == json.dumps(d2, sort_keys=True)
+        assert d1["boots"][0]["ev"]["s"] and d1["findings"]

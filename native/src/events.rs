@@ -388,6 +388,43 @@ impl EventBlock {
         })
     }
 
+    /// fields() -> (kinds, names, durations, lines, end_lines, details): every event's fields but
+    /// its start, column by column in sequence order, as `zip(*events)` gives them (without
+    /// building an Event a row: the kinds, names and details are the block's shared objects, the
+    /// other events' fields are read from them). The report's columns (render/html.py) start here.
+    fn fields<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let n = self.len();
+        let rows = &self.rows;
+        let t = &rows.types;
+        let int = |v: i64| -> PyResult<PyObject> { Ok(v.into_pyobject(py)?.into_any().unbind()) };
+        let opt_int = |v: i64| -> PyResult<PyObject> { if v == NONE { Ok(py.None()) } else { int(v) } };
+        let mut cols: [Vec<PyObject>; 6] = Default::default();
+        for c in cols.iter_mut() {
+            c.reserve_exact(n);
+        }
+        self.walk(|_, it| {
+            match it {
+                Item::Row(r) => {
+                    cols[0].push(t.kinds[rows.kind[r] as usize].clone_ref(py));
+                    cols[1].push(rows.name_objs[rows.name[r] as usize].clone_ref(py).into_any());
+                    cols[2].push(opt_int(rows.dur[r])?);
+                    cols[3].push(int(rows.line[r])?);
+                    cols[4].push(opt_int(rows.end[r])?);
+                    cols[5].push(rows.detail_objs[rows.detail[r] as usize].clone_ref(py));
+                }
+                Item::Other(k) => {
+                    let e = self.others[k].bind(py).downcast::<PyTuple>()?;
+                    for (c, f) in [(0usize, 0usize), (1, 1), (2, 3), (3, 4), (4, 5), (5, 6)] {
+                        cols[c].push(e.get_item(f)?.unbind());
+                    }
+                }
+            }
+            Ok(true)
+        })?;
+        let lists = cols.into_iter().map(|c| PyList::new(py, c)).collect::<PyResult<Vec<_>>>()?;
+        PyTuple::new(py, lists)
+    }
+
     /// Positions of the events without an axis time.
     fn untimed(&self, times: &Bound<'_, PyAny>) -> PyResult<Vec<usize>> {
         let ts = axis_times(times)?;

@@ -221,8 +221,8 @@ def run_init_line(ba: BootAnalysis) -> int | None:
 @per_boot  # the same: the ready marker is the last event of a boot
 def ready_marker(ba: BootAnalysis) -> tuple[Event, int] | None:
     """The ready marker and its axis time, when the boot has one that can be placed."""
-    for e, t in zip(ba.boot.events, ba.times):
-        if e.kind is Kind.MARKER and e.name == READY and t is not None:
+    for e, t in kind_events(ba, Kind.MARKER):  # the markers only: no Event built for the initcalls
+        if e.name == READY and t is not None:
             return e, t
     return None
 

@@ -51,7 +51,7 @@ from .. import __version__
 from ..analyze import BootAnalysis
 from ..compare import Comparison
 from ..inputs import Group
-from ..model import READY, Clock, Event, InitcallDetail, Kind, LoadDetail, ProbeDetail, ProcessDetail, UnitDetail
+from ..model import READY, Clock, Event, Events, InitcallDetail, Kind, LoadDetail, ProbeDetail, ProcessDetail, UnitDetail
 from ..stats import statistics_of
 from . import palette
 from .headline import boots_total
@@ -200,7 +200,10 @@ def boot_data(b: BootAnalysis, names: _Names, top: int = 25) -> dict[str, Any]:
     line_nos: Sequence[int] = ()
     end_nos: Sequence[int | None] = ()
     dets: Sequence[Any] = ()
-    if n:
+    block = events.block if isinstance(events, Events) else None
+    if n and block is not None:  # the columns of the native block: no Event built a row
+        kinds, enames, durs, line_nos, end_nos, dets = block.fields()
+    elif n:
         kinds, enames, _, durs, line_nos, end_nos, dets = zip(*events)
     rows: dict[tuple[int, str, str, str], list[int]] = {}
     marks = []

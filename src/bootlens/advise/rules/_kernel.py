@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 from ...analyze import BootAnalysis
 from ...lines import clip, stamp_at
-from ...model import Event, InitcallDetail, Kind, Milestone, ProbeDetail, ProcessDetail
+from ...model import BLOCK_KINDS, Event, Events, InitcallDetail, Kind, Milestone, ProbeDetail, ProcessDetail
 from ...numbers import CPUS_MAX, INT_MAX, to_int
 from ..base import Evidence
 from ..memo import per_boot
@@ -139,15 +139,34 @@ class _ByKind:
         evs = ba.boot.events
         self._events = evs
         self._times: Sequence[int | None] = ba.times if len(ba.times) == len(evs) else (None,) * len(evs)
-        self._kinds = [e.kind for e in evs]
+        # the native block's rows are found by kind in its columns; the kinds of every event are
+        # read (an Event built each) only without a block
+        self._block = evs.block if isinstance(evs, Events) else None
+        self._kinds: list[Kind] = [] if self._block is not None else [e.kind for e in evs]
+        self._other_kinds: list[Kind] | None = None
         self._timed: dict[Kind, tuple[Timed, ...]] = {}
+
+    def _positions(self, kind: Kind) -> list[int]:
+        """The positions of the events of ``kind``, ascending."""
+        block = self._block
+        if block is None:
+            return list(compress(range(len(self._kinds)), map(is_, self._kinds, repeat(kind))))
+        if self._other_kinds is None:  # the other events' kinds, read once (a few thousand)
+            self._other_kinds = [e.kind for e in block.others()]
+        others = list(compress(block.other_positions(), map(is_, self._other_kinds, repeat(kind))))
+        code = BLOCK_KINDS.get(kind)
+        if code is None:
+            return others
+        rows: list[int] = block.positions(code)
+        return sorted(rows + others) if others else rows
 
     def timed(self, kind: Kind) -> tuple[Timed, ...]:
         """The events of ``kind`` in log order, with their axis times."""
         got = self._timed.get(kind)
         if got is None:
-            idx = list(compress(range(len(self._kinds)), map(is_, self._kinds, repeat(kind))))
-            got = self._timed[kind] = tuple(map(_new_timed, zip(map(self._events.__getitem__, idx),
+            idx = self._positions(kind)
+            get = self._block.__getitem__ if self._block is not None else self._events.__getitem__
+            got = self._timed[kind] = tuple(map(_new_timed, zip(map(get, idx),
                                                                  map(self._times.__getitem__, idx))))
         return got
 
@@ -163,6 +182,12 @@ def _by_kind(ba: BootAnalysis) -> _ByKind:
 def events(ba: BootAnalysis, kind: Kind) -> Iterator[Timed]:
     """The boot's events of one kind, in log order, with their axis times."""
     return iter(_by_kind(ba).timed(kind))
+
+
+def of_kind(evs: Sequence[Event], kind: Kind) -> Sequence[Event]:
+    """The events of one kind in order: from the columns of a native block (an Event built for
+    those only), else by a pass over the events."""
+    return evs.of_kind(kind) if isinstance(evs, Events) else [e for e in evs if e.kind is kind]
 
 
 def initcalls(ba: BootAnalysis) -> list[Timed]:

@@ -20,6 +20,7 @@ from ...numbers import BYTES_MAX, INT_MAX, TIME_NS_MAX, to_int
 from .. import REGISTRY
 from ..base import Change, ChangeKind, Confidence, Context, Evidence, Finding, Rule
 from ..evidence import evidence, secs, size
+from ._kernel import of_kind  # a kind's events, from the native block's columns
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +78,7 @@ def _kernel_load(boot: BootAnalysis) -> KernelLoad | None:
     if loader is not None and loader.value == "qfw" and ksize is not None and kbytes is not None:
         initrd = b.fact("initrd_size")
         total = kbytes + ((to_int(initrd.value, BYTES_MAX) or 0) if initrd is not None else 0)
-        auto = next((e for e in b.events if e.kind is Kind.BOOTLOADER and e.name.startswith("autoboot delay")), None)
+        auto = next((e for e in of_kind(b.events, Kind.BOOTLOADER) if e.name.startswith("autoboot delay")), None)
         delay = b.fact("bootdelay")
         end = lines.host[lines.index_of(loader.line_no)]
         read_ns = None
@@ -97,7 +98,7 @@ def _kernel_load(boot: BootAnalysis) -> KernelLoad | None:
                           qfw=True)
     # loads U-Boot made before starting the kernel (a "bytes read in" of user space is no image load)
     start = _starting(boot)
-    loads = [e for e in b.events if e.kind is Kind.BOOTLOADER and isinstance(e.detail, LoadDetail)
+    loads = [e for e in of_kind(b.events, Kind.BOOTLOADER) if isinstance(e.detail, LoadDetail)
              and (start is None or e.line_no < start)]
     if not loads:
         return None
@@ -179,7 +180,7 @@ def _is_linux(boot: BootAnalysis) -> bool:
     b = boot.boot
     if b.fact("kernel_image_os") is not None:
         return False
-    return any(e.kind is Kind.MILESTONE and e.name == Milestone.KERNEL_START for e in b.events)
+    return any(e.name == Milestone.KERNEL_START for e in of_kind(b.events, Kind.MILESTONE))
 
 
 def _current(boot: BootAnalysis) -> Current | None:
@@ -194,7 +195,7 @@ def _current(boot: BootAnalysis) -> Current | None:
     if fmt is not None and fmt.value in SELF_DECOMPRESSING:
         return None  # decompresses itself, with an algorithm the log does not name
     texts = b.lines.text
-    unc = next((e for e in b.events if e.kind is Kind.BOOTLOADER and e.name == "uncompress kernel"
+    unc = next((e for e in of_kind(b.events, Kind.BOOTLOADER) if e.name == "uncompress kernel"
                 and not texts[b.lines.index_of(e.line_no)].lstrip().startswith("Uncompressing Linux")), None)
     said = f"{fmt.value} (line {fmt.line_no})" if fmt is not None else "the image"
     if comp is not None and comp.value != "none":
@@ -224,8 +225,8 @@ def _current(boot: BootAnalysis) -> Current | None:
 
 def _starting(boot: BootAnalysis) -> int | None:
     """Line number of U-Boot's ``Starting kernel ...``, or None."""
-    return next((e.line_no for e in boot.boot.events
-                 if e.kind is Kind.MILESTONE and e.name == Milestone.STARTING_KERNEL), None)
+    return next((e.line_no for e in of_kind(boot.boot.events, Kind.MILESTONE)
+                 if e.name == Milestone.STARTING_KERNEL), None)
 
 
 @REGISTRY.register
