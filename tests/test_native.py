@@ -465,3 +465,35 @@ def test_report_data_of_a_block_is_what_the_event_tuple_gives() -> None:
         d2 = report_data([Group(name, plain, False)], 25)  # type: ignore[arg-type]
         assert json.dumps(d1, sort_keys=True) == json.dumps(d2, sort_keys=True)
         assert d1["boots"][0]["ev"]["s"] and d1["findings"]
+
+
+def test_block_row_groups_are_the_rows_by_kind_and_pid() -> None:
+    """EventBlock.row_groups: the block's rows with an axis time grouped by (kind, initcall pid),
+    in first-seen order, and the count of those without one, as a pass over the events gives."""
+    from bootlens.align import align
+    from bootlens.boots import boots_from_lines
+    from bootlens.model import BLOCK_KINDS, Events, InitcallDetail
+    from bootlens.parsers import ParseOptions
+
+    path = CORPUS / "qemu-arm64-uboot-initcall.grabserial-t.log"
+    lines, stats = L.read_path(str(path), ParseOptions().needles())
+    boot = boots_from_lines(stats.source, lines, stats, ParseOptions())[0]
+    ev = boot.events
+    assert isinstance(ev, Events) and ev.block is not None
+    times = list(align(boot).times(ev))
+    times[5] = None  # an untimed row too
+    rows = set(ev.block.positions(0)) | set(ev.block.positions(1)) | set(ev.block.positions(2))
+    want: dict[tuple[int, int | None], list[int]] = {}
+    unplaced = 0
+    for i, e in enumerate(ev):
+        if i not in rows:
+            continue
+        if times[i] is None:
+            unplaced += 1
+            continue
+        pid = e.detail.pid if isinstance(e.detail, InitcallDetail) else None
+        want.setdefault((BLOCK_KINDS[e.kind], pid), []).append(i)
+    groups, n = ev.block.row_groups(times)
+    assert n == unplaced >= 1 and [((k, p), pos) for k, p, pos in groups] == list(want.items())
+    assert ev.block.row_groups(times[:10])[0] == [(k, p, [i for i in pos if i < 10]) for k, p, pos in groups
+                                                   if any(i < 10 for i in pos)]

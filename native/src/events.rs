@@ -425,6 +425,42 @@ impl EventBlock {
         PyTuple::new(py, lists)
     }
 
+    /// row_groups(times) -> (groups, unplaced): the report's timeline rows (render/html.py
+    /// boot_data) of the block's rows with an axis time, as [(kind, pid, positions)]: kind 0
+    /// initcall, 1 probe, 2 fixup; pid the initcall's (None for the others and an initcall
+    /// without one); positions ascending, in the order the groups first occur. `unplaced`: the
+    /// rows without an axis time. The positions past the end of `times` are left out.
+    fn row_groups(&self, times: &Bound<'_, PyAny>) -> PyResult<(Vec<(u8, Option<i64>, Vec<usize>)>, usize)> {
+        let ts = axis_times(times)?;
+        let rows = &self.rows;
+        let mut groups: Vec<(u8, Option<i64>, Vec<usize>)> = Vec::new();
+        let mut index: FxMap<(u8, Option<i64>), usize> = FxMap::default();
+        let mut unplaced = 0usize;
+        self.walk(|i, it| {
+            if i >= ts.len() {
+                return Ok(false);
+            }
+            if let Item::Row(r) = it {
+                if ts[i] == NONE {
+                    unplaced += 1;
+                    return Ok(true);
+                }
+                let pid = match (rows.kind[r], &rows.details[rows.detail[r] as usize]) {
+                    (INITCALL, Detail::Initcall { pid, .. }) => *pid,
+                    _ => None,
+                };
+                let key = (rows.kind[r], pid);
+                let g = *index.entry(key).or_insert_with(|| {
+                    groups.push((key.0, key.1, Vec::new()));
+                    groups.len() - 1
+                });
+                groups[g].2.push(i);
+            }
+            Ok(true)
+        })?;
+        Ok((groups, unplaced))
+    }
+
     /// Positions of the events without an axis time.
     fn untimed(&self, times: &Bound<'_, PyAny>) -> PyResult<Vec<usize>> {
         let ts = axis_times(times)?;

@@ -40,7 +40,7 @@ import hashlib
 import heapq
 from itertools import chain
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from importlib import resources
 from typing import Any, cast
@@ -135,15 +135,22 @@ def _row_of(k: Kind, det: Any) -> tuple[int, str, str, str]:
     """(order, title, kind, paint) of the timeline row of an event of kind ``k`` with detail
     ``det``; ``paint`` is its colour's key in :mod:`.palette`."""
     if k is Kind.INITCALL:
-        pid = det.pid if isinstance(det, InitcallDetail) else None
-        if pid is None:
-            return _INITCALLS
-        return (1 if pid == 1 else 2, f"initcalls · pid {pid}", "initcall", "initcall" if pid == 1 else "initcall_async")
+        return _initcall_row(det.pid if isinstance(det, InitcallDetail) else None)
     if k is Kind.UNIT:
         return _UNITS_FAILED if isinstance(det, UnitDetail) and det.result not in ("done", "") else _UNITS
     if k is Kind.PROCESS:
         return _KTHREADS if isinstance(det, ProcessDetail) and det.kthread else _PROCESSES
     return _FIXED_ROWS.get(k) or (8, k.value, k.value, k.value)
+
+
+def _initcall_row(pid: int | None) -> tuple[int, str, str, str]:
+    """The timeline row of the initcalls run by ``pid`` (None: not said)."""
+    if pid is None:
+        return _INITCALLS
+    return (1 if pid == 1 else 2, f"initcalls · pid {pid}", "initcall", "initcall" if pid == 1 else "initcall_async")
+
+
+_BLOCK_ROWS = (Kind.INITCALL, Kind.PROBE, Kind.FIXUP)  # EventBlock.row_groups' kind codes
 
 
 def _pack(items: list[tuple[int, int, int]]) -> list[list[tuple[int, int, int]]]:
@@ -212,7 +219,17 @@ def boot_data(b: BootAnalysis, names: _Names, top: int = 25) -> dict[str, Any]:
     fixed = _FIXED_ROWS
     pid_rows: dict[int | None, tuple[int, str, str, str]] = {}
     initcall, process, marker, milestone = Kind.INITCALL, Kind.PROCESS, Kind.MARKER, Kind.MILESTONE
-    for i, k, t in zip(range(n), kinds, times):
+    walk: Iterable[tuple[int, Kind, int | None]] = zip(range(n), kinds, times)
+    if n and block is not None:
+        # the block's rows grouped by timeline row natively; the loop below sees the other events
+        # only. A row's order of indices does not matter: _lanes sorts them by start.
+        groups, unplaced = block.row_groups(times)
+        for code, pid, pos in groups:
+            k = _BLOCK_ROWS[code]
+            rows.setdefault(_initcall_row(pid) if k is initcall else _row_of(k, None), []).extend(pos)
+        visit = [i for i in block.other_positions() if i < n]
+        walk = zip(visit, map(kinds.__getitem__, visit), map(times.__getitem__, visit))
+    for i, k, t in walk:
         if t is None:
             unplaced += 1
             continue
