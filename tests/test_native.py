@@ -497,3 +497,51 @@ def test_block_row_groups_are_the_rows_by_kind_and_pid() -> None:
     assert n == unplaced >= 1 and [((k, p), pos) for k, p, pos in groups] == list(want.items())
     assert ev.block.row_groups(times[:10])[0] == [(k, p, [i for i in pos if i < 10]) for k, p, pos in groups
                                                    if any(i < 10 for i in pos)]
+
+
+def test_block_report_columns_are_the_python_columns() -> None:
+    """EventBlock.report_columns: start and duration in rounded us (below zero too), line and end
+    line of the events at some positions, rows and other events alike, as the Python columns of
+    render/html.py give them; an event without an axis time is refused."""
+    from bootlens.align import align
+    from bootlens.boots import boots_from_lines
+    from bootlens.model import Events
+    from bootlens.parsers import ParseOptions
+
+    path = CORPUS / "qemu-arm64-uboot-initcall.grabserial-t.log"
+    lines, stats = L.read_path(str(path), ParseOptions().needles())
+    boot = boots_from_lines(stats.source, lines, stats, ParseOptions())[0]
+    ev = boot.events
+    assert isinstance(ev, Events) and ev.block is not None
+    times = [None if t is None else t - 1_234_567 for t in align(boot).times(ev)]  # some below zero
+    order = [i for i in range(len(ev)) if times[i] is not None][::-1]
+    assert set(order) & set(ev.block.other_positions()) and min(t for t in times if t is not None) < 0
+
+    def us(v: int) -> int:
+        return (v + 500) // 1000 if v >= 0 else (v - 500) // 1000
+
+    want = ([us(times[i]) for i in order],  # type: ignore[arg-type]
+            [-1 if ev[i].duration_ns is None or ev[i].duration_ns < 0 else (ev[i].duration_ns + 500) // 1000  # type: ignore[operator]
+             for i in order],
+            [ev[i].line_no for i in order], [ev[i].end_line_no or 0 for i in order])
+    assert ev.block.report_columns(order, times) == want
+    assert -1 in want[1] and 0 in want[3]
+    times[order[0]] = None
+    with pytest.raises(ValueError):
+        ev.block.report_columns(order, times)
+
+
+def test_block_events_at_are_the_events_there() -> None:
+    """EventBlock.events_at: the events at some positions (negative ones too) in one call."""
+    from bootlens.boots import boots_from_lines
+    from bootlens.model import Events
+    from bootlens.parsers import ParseOptions
+
+    path = CORPUS / "qemu-arm64-uboot-initcall.grabserial-t.log"
+    lines, stats = L.read_path(str(path), ParseOptions().needles())
+    ev = boots_from_lines(stats.source, lines, stats, ParseOptions())[0].events
+    assert isinstance(ev, Events) and ev.block is not None
+    at = [0, 3, ev.block.other_positions()[0], len(ev) - 1, -1, 3]
+    assert ev.block.events_at(at) == [ev[i] for i in at] and ev.block.events_at([]) == []
+    with pytest.raises(IndexError):
+        ev.block.events_at([len(ev)])

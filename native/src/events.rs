@@ -461,6 +461,44 @@ impl EventBlock {
         Ok((groups, unplaced))
     }
 
+    /// report_columns(order, times) -> (s, d, l, e): the report's numeric event columns
+    /// (render/html.py _columns) of the events at positions `order`, each placed on the axis:
+    /// start and duration in us rounded half away from zero (Python's `(t + 500) // 1000`, and
+    /// `(t - 500) // 1000` below zero), -1 for no or a negative duration; line; end line or 0.
+    fn report_columns(&self, py: Python<'_>, order: Vec<usize>, times: &Bound<'_, PyAny>)
+                      -> PyResult<(Vec<i64>, Vec<i64>, Vec<i64>, Vec<i64>)> {
+        let ts = axis_times(times)?;
+        let rows = &self.rows;
+        let us = |v: i64| if v >= 0 { (v + 500).div_euclid(1000) } else { (v - 500).div_euclid(1000) };
+        let n = order.len();
+        let (mut s, mut d, mut l, mut e) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n),
+                                            Vec::with_capacity(n));
+        let opt = |o: Bound<'_, PyAny>| -> PyResult<i64> { if o.is_none() { Ok(NONE) } else { o.extract::<i64>() } };
+        for &i in &order {
+            if i >= ts.len() || i >= self.len() || ts[i] == NONE {
+                return Err(pyo3::exceptions::PyValueError::new_err("report_columns: an event without an axis time"));
+            }
+            let (dur, line, end) = match self.item(i) {
+                Item::Row(r) => (rows.dur[r], rows.line[r], rows.end[r]),
+                Item::Other(k) => {
+                    let ev = self.others[k].bind(py).downcast::<PyTuple>()?;
+                    (opt(ev.get_item(3)?)?, ev.get_item(4)?.extract::<i64>()?, opt(ev.get_item(5)?)?)
+                }
+            };
+            s.push(us(ts[i]));
+            d.push(if dur == NONE || dur < 0 { -1 } else { (dur + 500).div_euclid(1000) });
+            l.push(line);
+            e.push(if end == NONE { 0 } else { end });
+        }
+        Ok((s, d, l, e))
+    }
+
+    /// events_at(positions) -> [Event]: the events at these positions, in one call (a call of
+    /// `block[i]` each cost its argument handling per event: the advisor reads 600,000 initcalls).
+    fn events_at(&self, py: Python<'_>, positions: Vec<isize>) -> PyResult<Vec<PyObject>> {
+        positions.into_iter().map(|i| self.get(py, self.index(i)?)).collect()
+    }
+
     /// Positions of the events without an axis time.
     fn untimed(&self, times: &Bound<'_, PyAny>) -> PyResult<Vec<usize>> {
         let ts = axis_times(times)?;

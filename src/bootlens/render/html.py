@@ -78,6 +78,13 @@ class _Names:
             self.items.append(s)
         return i
 
+    def extend(self, strs: Iterable[str]) -> None:
+        """Each of ``strs`` added in order, as a call each would (a million events: no call each)."""
+        index, items = self.index, self.items
+        new = list(dict.fromkeys(x for x in strs if x not in index))
+        index.update(zip(new, range(len(items), len(items) + len(new))))
+        items.extend(new)
+
 
 def _detail_texts(dets: list[Any], names: list[str]) -> list[str]:
     """:func:`_detail` of each of ``dets`` (``names``: their events' names). Probes and
@@ -268,7 +275,7 @@ def boot_data(b: BootAnalysis, names: _Names, top: int = 25) -> dict[str, Any]:
         row_out.append({"title": key[1], "kind": key[2], "paint": key[3], "lanes": lanes_out})
     column_of = [-1] * n  # event index -> its place in the columns, -1 if not drawn as a bar
     deque(map(column_of.__setitem__, order, range(len(order))), maxlen=0)  # in C, no list of Nones
-    cols = _columns(order, at, dd, enames, line_nos, end_nos, dets, names)
+    cols = _columns(order, at, dd, enames, line_nos, end_nos, dets, names, block)
 
     # what the legend shows for this boot: the colours and marks its timeline and stage bar draw
     legend = {"stage-" + s.name for s in b.stages
@@ -324,9 +331,10 @@ def boot_data(b: BootAnalysis, names: _Names, top: int = 25) -> dict[str, Any]:
 
 
 def _columns(order: list[int], times: Sequence[int], dd: list[int], enames: Sequence[str],
-             line_nos: Sequence[int], end_nos: Sequence[int | None], dets: Sequence[Any], names: _Names
-             ) -> dict[str, list[int]]:
-    """The event columns ``s d n l e x i`` of the events at ``order`` (every one placed).
+             line_nos: Sequence[int], end_nos: Sequence[int | None], dets: Sequence[Any], names: _Names,
+             block: Any = None) -> dict[str, list[int]]:
+    """The event columns ``s d n l e x i`` of the events at ``order`` (every one placed); the
+    numeric ones by ``block`` (the events' native EventBlock) when there is one.
 
     The string table gets each event's name and then its detail text, in column order, as one
     ``names()`` call per event did; a detail's text is made once per distinct detail (most
@@ -343,20 +351,26 @@ def _columns(order: list[int], times: Sequence[int], dd: list[int], enames: Sequ
     text = _detail_texts([dets_o[j] for j in first.values()], [enames[order[j]] for j in first.values()])
     texts_o = list(map(dict(zip(first, text)).__getitem__, keys))
     names_o = [enames[i] for i in order]
-    for x in dict.fromkeys(chain.from_iterable(zip(names_o, texts_o))):
-        names(x)
+    names.extend(dict.fromkeys(chain.from_iterable(zip(names_o, texts_o))))
     index = names.index
     # a process's exec time from its start, or -1: per distinct detail, then looked up per event
     exec_us = dict(zip(first, [-1 if not isinstance(d, ProcessDetail) or d.exec_ns is None else _us(d.exec_ns) or 0
                                for d in map(dets_o.__getitem__, first.values())]))
-    ts = list(map(times.__getitem__, order))
+    if block is not None:
+        s, d, ln, e = block.report_columns(order, times)
+    else:
+        ts = list(map(times.__getitem__, order))
+        s = ([(t + 500) // _US for t in ts] if min(ts, default=0) >= 0 else  # no time before the origin
+             [(t + 500) // _US if t >= 0 else (t - 500) // _US for t in ts])
+        d = [-1 if d < 0 else (d + 500) // _US for d in map(dd.__getitem__, order)]
+        ln = list(map(line_nos.__getitem__, order))
+        e = [x or 0 for x in map(end_nos.__getitem__, order)]
     return {
-        "s": [(t + 500) // _US for t in ts] if min(ts, default=0) >= 0 else  # no time before the origin
-             [(t + 500) // _US if t >= 0 else (t - 500) // _US for t in ts],
-        "d": [-1 if d < 0 else (d + 500) // _US for d in map(dd.__getitem__, order)],
+        "s": s,
+        "d": d,
         "n": list(map(index.__getitem__, names_o)),
-        "l": list(map(line_nos.__getitem__, order)),
-        "e": [x or 0 for x in map(end_nos.__getitem__, order)],
+        "l": ln,
+        "e": e,
         "x": list(map(exec_us.__getitem__, keys)),
         "i": list(map(index.__getitem__, texts_o)),
     }

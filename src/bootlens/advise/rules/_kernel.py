@@ -165,9 +165,8 @@ class _ByKind:
         got = self._timed.get(kind)
         if got is None:
             idx = self._positions(kind)
-            get = self._block.__getitem__ if self._block is not None else self._events.__getitem__
-            got = self._timed[kind] = tuple(map(_new_timed, zip(map(get, idx),
-                                                                 map(self._times.__getitem__, idx))))
+            evs = self._block.events_at(idx) if self._block is not None else map(self._events.__getitem__, idx)
+            got = self._timed[kind] = tuple(map(_new_timed, zip(evs, map(self._times.__getitem__, idx))))
         return got
 
 
