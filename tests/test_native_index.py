@@ -4,13 +4,14 @@ forms: what callers of Lines.grep / Lines.starting and the initcall scan see mus
 from __future__ import annotations
 
 import bisect
+import random
 from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
 from bootlens import lines as L
-from bootlens.parsers.initcall import NEEDLES
+from bootlens.parsers.initcall import NATIVE_TYPES, NEEDLES
 
 native = L.native_module()
 IndexColumn = native.IndexColumn
@@ -203,3 +204,50 @@ def test_time_column_iterates_in_chunks() -> None:
         if v is not None:
             k[i] = v + 1
     assert seen == want and list(k) == [None if v is None else v + 1 for v in want]
+
+
+def test_initcall_scan_reads_lines_in_place() -> None:
+    """The scan reads a TextColumn's lines in place (a rewritten line from its own str) and a
+    list of str as before: the same rows either way; a candidate past the end is an IndexError."""
+    lines = L.frame_text(LOG, "plain", L.INDEX_NEEDLES, L.INDEX_PREFIXES)
+    lines.retext({0: "calling  rewritten_é+0x0/0x10 @ 7", 1: "plain now"})
+    cands = lines.grep(*NEEDLES)
+    got = native.initcalls(lines.text, cands)
+    assert got == native.initcalls(list(lines.text), list(cands))
+    assert ("rewritten_é", None, 0, -1, None, 7, None) in got[0]
+    block = native.initcall_block(lines.text, cands, lines.kernel, lines.host, lines.first, NATIVE_TYPES)
+    as_list = native.initcall_block(list(lines.text), list(cands), list(lines.kernel), list(lines.host),
+                                    lines.first, NATIVE_TYPES)
+    assert list(block[0]) == list(as_list[0]) and block[1:] == as_list[1:]
+    for bad in (IndexColumn([len(lines)]), [len(lines)]):
+        with pytest.raises(IndexError):
+            native.initcalls(lines.text, bad)
+    with pytest.raises(TypeError):
+        native.initcalls(lines.text, ["1"])
+
+
+@pytest.mark.parametrize("n", [0, 1, 3, 50, 10_000])
+def test_gaps_keeps_the_n_largest(n: int) -> None:
+    """gaps keeps only the n best (a heap) yet gives what sorting every gap gave: largest first,
+    ties by the earlier position; read in place from a TimeColumn, or from a list."""
+    rng = random.Random(n)
+    vals: list[int | None] = []
+    t = 0
+    for _ in range(3000):
+        if rng.random() < 0.2:
+            vals.append(None)
+        else:
+            t += rng.choice((0, 1, 1, 2, 5, 5, 9)) * (1 if rng.random() < 0.95 else -1)
+            vals.append(t)
+    timed = [(i, v) for i, v in enumerate(vals) if v is not None]
+    every = [(b[1] - a[1], a[0], b[0]) for a, b in zip(timed, timed[1:])]
+    want = sorted(every, key=lambda g: (-g[0], g[1]))[:n]
+    text = "".join(f"[{v // 10**6}.{v % 10**6:06d}] m\n" if v is not None and v >= 0 else "m\n" for v in vals)
+    col = L.frame_text(text, "plain").kernel
+    assert type(col).__name__ == "TimeColumn"
+    assert L.gaps(vals, n) == want
+    col_vals = list(col)
+    col_timed = [(i, v) for i, v in enumerate(col_vals) if v is not None]
+    col_every = [(b[1] - a[1], a[0], b[0]) for a, b in zip(col_timed, col_timed[1:])]
+    assert L.gaps(col, n) == sorted(col_every, key=lambda g: (-g[0], g[1]))[:n]
+    assert L.steps_back(col) == L.steps_back(col_vals)

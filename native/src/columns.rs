@@ -21,55 +21,72 @@ fn columns(hits: Vec<Vec<usize>>) -> Vec<IndexColumn> {
     hits.into_iter().map(IndexColumn::new).collect()
 }
 
-/// Read an optional int column (a TimeColumn or a list): None stays None.
-fn column(col: &Bound<'_, PyAny>) -> PyResult<Vec<Option<i64>>> {
-    Ok(times_of(col)?.into_iter().map(|x| if x == NONE { None } else { Some(x) }).collect())
+/// Call `f` with the values of a time column (NONE for None): a TimeColumn's own, borrowed (a
+/// copy of a 10M-line column is 80 MB), else those of a list.
+fn with_times<R>(col: &Bound<'_, PyAny>, f: impl FnOnce(&[i64]) -> R) -> PyResult<R> {
+    if let Ok(c) = col.downcast::<TimeColumn>() {
+        return Ok(f(&c.try_borrow()?.v));
+    }
+    Ok(f(&times_of(col)?))
 }
 
 /// steps_back(values) -> [(i, j)] for every i whose value is below that of j, the last
 /// non-None value before it.
 #[pyfunction]
 pub(crate) fn steps_back(values: &Bound<'_, PyAny>) -> PyResult<Vec<(usize, usize)>> {
-    let mut out = Vec::new();
-    let mut last: Option<(usize, i64)> = None;
-    for (i, v) in column(values)?.into_iter().enumerate() {
-        if let Some(k) = v {
-            if let Some((j, l)) = last {
-                if k < l {
-                    out.push((i, j));
+    with_times(values, |v| {
+        let mut out = Vec::new();
+        let mut last: Option<(usize, i64)> = None;
+        for (i, &k) in v.iter().enumerate() {
+            if k != NONE {
+                if let Some((j, l)) = last {
+                    if k < l {
+                        out.push((i, j));
+                    }
                 }
+                last = Some((i, k));
             }
-            last = Some((i, k));
         }
-    }
-    Ok(out)
+        out
+    })
 }
 
 /// gaps(values, n) -> the n largest (gap, i_before, i_after) between consecutive non-None
 /// values, largest first; ties broken by the earlier position.
+///
+/// The n best so far are kept in a heap (worst on top), not every gap: a list of all of them
+/// cost 24 bytes a timed line (240 MB at 10M lines, the peak of analyze_boot).
 #[pyfunction]
 pub(crate) fn gaps(values: &Bound<'_, PyAny>, n: usize) -> PyResult<Vec<(i64, usize, usize)>> {
-    let mut all: Vec<(i64, usize, usize)> = Vec::new();
-    let mut prev: Option<(usize, i64)> = None;
-    for (i, v) in column(values)?.into_iter().enumerate() {
-        if let Some(t) = v {
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+    with_times(values, |v| {
+        // (Reverse(gap), i_before, i_after): the greatest is the worst kept, the smallest gap,
+        // then the later position (positions are distinct: the order is total)
+        let mut best: BinaryHeap<(Reverse<i64>, usize, usize)> = BinaryHeap::with_capacity(n.min(1 << 16) + 1);
+        if n == 0 {
+            return Vec::new();
+        }
+        let mut prev: Option<(usize, i64)> = None;
+        for (i, &t) in v.iter().enumerate() {
+            if t == NONE {
+                continue;
+            }
             if let Some((pi, pt)) = prev {
-                all.push((t - pt, pi, i));
+                let g = (Reverse(t - pt), pi, i);
+                if best.len() < n {
+                    best.push(g);
+                } else if best.peek().map_or(false, |w| g < *w) {
+                    best.pop();
+                    best.push(g);
+                }
             }
             prev = Some((i, t));
         }
-    }
-    let order = |a: &(i64, usize, usize), b: &(i64, usize, usize)| b.0.cmp(&a.0).then(a.1.cmp(&b.1));
-    // the n first in that order without sorting the million others
-    if n < all.len() {
-        if n == 0 {
-            return Ok(Vec::new());
-        }
-        all.select_nth_unstable_by(n - 1, order);
-        all.truncate(n);
-    }
-    all.sort_by(order);
-    Ok(all)
+        let mut all: Vec<(i64, usize, usize)> = best.into_iter().map(|(Reverse(g), a, b)| (g, a, b)).collect();
+        all.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        all
+    })
 }
 
 /// has_control(data) -> True if data holds a byte of lines.py _CTRL_BYTES (C0 controls but
@@ -262,6 +279,42 @@ pub(crate) fn gather<'py>(
         None => (0..list.len()).try_for_each(&mut add)?,
     }
     Ok(spans)
+}
+
+/// Line bytes by line number without a table of them: a TextColumn's lines are read in place
+/// (its buffer, or the str of a rewritten line), other sequences through `gather` (a small list).
+/// A scan over the candidate lines of a 10M-line log would otherwise hold 40 bytes a candidate
+/// (a span and a slice), ~200 MB at its peak.
+pub(crate) enum LineBytes<'a> {
+    Column { col: &'a TextColumn, buf: &'a [u8], py: Python<'a> },
+    /// slices by position in the index list given to `held`
+    Held(Vec<&'a [u8]>),
+}
+
+impl<'a> LineBytes<'a> {
+    /// The lines of a borrowed TextColumn.
+    pub(crate) fn column(py: Python<'a>, col: &'a TextColumn) -> PyResult<Self> {
+        Ok(LineBytes::Column { col, buf: buf_of(col.src.bind(py))?, py })
+    }
+
+    /// The bytes of line `i`, the `k`-th of the index list (Held: looked up by `k`).
+    pub(crate) fn get(&self, k: usize, i: usize) -> PyResult<&'a [u8]> {
+        match self {
+            LineBytes::Column { col, buf, py } => {
+                if i >= col.spans.len() {
+                    return Err(pyo3::exceptions::PyIndexError::new_err("line index out of range"));
+                }
+                match col.over.get(&i) {
+                    Some(s) => buf_of(s.bind(*py).as_any()),
+                    None => {
+                        let (a, b) = col.spans.get(i);
+                        Ok(&buf[a..b])
+                    }
+                }
+            }
+            LineBytes::Held(v) => Ok(v[k]),
+        }
+    }
 }
 
 /// Slices of `keep`'s buffers for the spans of `gather` (usize::MAX: to the end).

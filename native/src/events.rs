@@ -697,13 +697,13 @@ impl Tables {
 pub(crate) fn initcall_block<'py>(
     py: Python<'py>,
     texts: &Bound<'py, PyAny>,
-    candidates: Vec<usize>,
+    candidates: &Bound<'py, PyAny>,
     kernel: &Bound<'py, PyAny>,
     host: &Bound<'py, PyAny>,
     first: i64,
     types: &Bound<'py, PyTuple>,
 ) -> PyResult<(EventBlock, usize, usize, i64, usize)> {
-    let r = scan(texts, &candidates)?;
+    let r = scan(texts, candidates)?;
     let icd_t = types.get_item(2)?.downcast_into::<PyType>()?;
     let probe_t = types.get_item(3)?.downcast_into::<PyType>()?;
     let t = Types {

@@ -68,6 +68,11 @@ impl IndexColumn {
         IndexColumn { v: Ix::from_vec(v) }
     }
 
+    /// The values in order, read in place (the native scans walk them without a copy).
+    pub(crate) fn values(&self) -> Box<dyn Iterator<Item = usize> + '_> {
+        self.v.iter()
+    }
+
     fn pos(&self, i: isize) -> PyResult<usize> {
         let n = self.v.len() as isize;
         let j = if i < 0 { i + n } else { i };

@@ -9,7 +9,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString, PyTuple, PyType};
 use regex::bytes::Regex;
 
-use crate::columns::{gather, slices, times_of};
+use crate::columns::{gather, slices, times_of, LineBytes, TextColumn};
+use crate::index::IndexColumn;
 use crate::{bounded, digits, to_ns, INT_MAX, INT_MIN, PID_MAX};
 
 // The initcall_debug patterns of parsers/initcall.py, with ASCII classes (`(?-u)`) as there.
@@ -185,12 +186,40 @@ pub(crate) struct Scan {
     pub(crate) out_of_range: usize,
 }
 
-pub(crate) fn scan(texts: &Bound<'_, PyAny>, candidates: &[usize]) -> PyResult<Scan> {
-    let rx = rx();
-    // Keep the candidate strings alive so that keys can borrow them instead of allocating.
+/// The candidates (ascending line numbers): an IndexColumn read in place, else a sequence of int.
+pub(crate) fn scan(texts: &Bound<'_, PyAny>, candidates: &Bound<'_, PyAny>) -> PyResult<Scan> {
+    let owned: Vec<usize>;
+    let idx: Box<dyn Iterator<Item = usize> + '_> = match candidates.downcast::<IndexColumn>() {
+        Ok(c) => c.get().values(),
+        Err(_) => {
+            owned = candidates.extract()?;
+            Box::new(owned.iter().copied())
+        }
+    };
+    let py = texts.py();
+    // The keys borrow the line bytes instead of allocating: a TextColumn stays borrowed for the
+    // scan; the strs of a list are kept alive in `held`.
+    let col = match texts.downcast::<TextColumn>() {
+        Ok(c) => Some(c.try_borrow()?),
+        Err(_) => None,
+    };
     let mut held = Vec::new();
-    let spans = gather(texts, Some(candidates), &mut held)?;
-    let strs = slices(&held, &spans)?;
+    let spans;
+    let cands: Vec<usize>;
+    let (strs, idx) = match &col {
+        Some(c) => (LineBytes::column(py, c)?, idx),
+        None => {
+            cands = idx.collect();
+            spans = gather(texts, Some(&cands), &mut held)?;
+            let it: Box<dyn Iterator<Item = usize> + '_> = Box::new(cands.iter().copied());
+            (LineBytes::Held(slices(&held, &spans)?), it)
+        }
+    };
+    scan_lines(idx, &strs)
+}
+
+fn scan_lines<'a>(candidates: impl Iterator<Item = usize>, strs: &LineBytes<'a>) -> PyResult<Scan> {
+    let rx = rx();
     let mut calls: Vec<CallIds> = Vec::new();
     // one id per distinct function or module name: a trace repeats a few thousand names
     let mut ids: FxMap<&[u8], u32> = FxMap::default();
@@ -206,8 +235,8 @@ pub(crate) fn scan(texts: &Bound<'_, PyAny>, candidates: &[usize]) -> PyResult<S
     let mut first_bad: i64 = -1;
     let mut out_of_range = 0usize;
     let contains = |h: &[u8], n: &[u8]| h.windows(n.len()).any(|w| w == n);
-    for (k, &i) in candidates.iter().enumerate() {
-        let t: &[u8] = strs[k];
+    for (k, i) in candidates.enumerate() {
+        let t: &'a [u8] = strs.get(k, i)?;
         let ii = i as i64;
         let has_call = contains(t, b"call");
         if has_call && t.starts_with(b"calling  ") {
@@ -338,9 +367,9 @@ pub(crate) fn scan(texts: &Bound<'_, PyAny>, candidates: &[usize]) -> PyResult<S
 #[pyfunction]
 pub(crate) fn initcalls(
     texts: &Bound<'_, PyAny>,
-    candidates: Vec<usize>,
+    candidates: &Bound<'_, PyAny>,
 ) -> PyResult<(Vec<CallRow>, Vec<DevRow>, Vec<DevRow>, usize, i64, usize)> {
-    let r = scan(texts, &candidates)?;
+    let r = scan(texts, candidates)?;
     let nm = |k: u32| r.call_names[k as usize].clone();
     let calls = r.calls.iter().map(|c| (nm(c.0), c.1.map(nm), c.2, c.3, c.4, c.5, c.6)).collect();
     Ok((calls, r.probes, r.fixups, r.bad, r.first_bad, r.out_of_range))
@@ -387,13 +416,13 @@ pub(crate) fn named_tuple<'py>(py: Python<'py>, cls: &Bound<'py, PyType>, items:
 pub(crate) fn initcall_events<'py>(
     py: Python<'py>,
     texts: &Bound<'py, PyAny>,
-    candidates: Vec<usize>,
+    candidates: &Bound<'py, PyAny>,
     kernel: &Bound<'py, PyAny>,
     host: &Bound<'py, PyAny>,
     first: i64,
     types: &Bound<'py, PyTuple>,
 ) -> PyResult<(Bound<'py, PyList>, usize, usize, i64, usize)> {
-    let r = scan(texts, &candidates)?;
+    let r = scan(texts, candidates)?;
     let event_t = types.get_item(0)?.downcast_into::<PyType>()?;
     let stamp_t = types.get_item(1)?.downcast_into::<PyType>()?;
     let icd_t = types.get_item(2)?.downcast_into::<PyType>()?;
