@@ -251,3 +251,20 @@ def test_gaps_keeps_the_n_largest(n: int) -> None:
     col_every = [(b[1] - a[1], a[0], b[0]) for a, b in zip(col_timed, col_timed[1:])]
     assert L.gaps(col, n) == sorted(col_every, key=lambda g: (-g[0], g[1]))[:n]
     assert L.steps_back(col) == L.steps_back(col_vals)
+
+
+def test_initcall_rows_keep_their_extremes() -> None:
+    """The scan holds a call in 40 bytes (module, pid and return value narrowed): the rows read
+    back whole at the edges of each range, with and without a module, returned or not."""
+    text = ("calling  a+0x0/0x1 @ 4194304\n"
+            "initcall a+0x0/0x1 returned -2147483648 after 7 usecs\n"
+            "calling  b+0x0/0x1 [mod_b] @ 0\n"
+            "initcall b+0x0/0x1 [mod_b] returned 2147483647 after 9 msecs\n"
+            "initcall c+0x0/0x1 returned 0 after 1 usecs\n"
+            "calling  d+0x0/0x1 [mod_d] @ 12\n")
+    lines = L.frame_text(text, "plain", L.INDEX_NEEDLES, L.INDEX_PREFIXES)
+    calls = native.initcalls(lines.text, lines.grep(*NEEDLES))[0]
+    assert calls == [("a", None, 0, 1, 7_000, 4194304, -2147483648),
+                     ("b", "mod_b", 2, 3, 9_000_000, 0, 2147483647),
+                     ("c", None, -1, 4, 1_000, None, 0),
+                     ("d", "mod_d", 5, -1, None, 12, None)]

@@ -757,7 +757,8 @@ pub(crate) fn initcall_block<'py>(
     let mut unfinished = 0usize;
     let call_name: Vec<u32> = r.call_names.iter().map(|v| tab.name(py, v)).collect();
     let names = &r.call_names;
-    for &(name, module, ci, ri, dur, pid, ret) in &r.calls {
+    for c in &r.calls {
+        let (name, module, ci, ri, dur, pid, ret) = c.ids();
         let nm = call_name[name as usize];
         let d = dur.unwrap_or(NONE);
         if ri < 0 {
