@@ -26,6 +26,8 @@ bootloader's "Welcome to GRUB!" is not user space).
 
 from __future__ import annotations
 
+from itertools import islice
+
 from ..lazyre import LazyPattern, lazy
 from ..lines import Lines, estimate_stamp
 from ..model import CUT_START_NS, Clock, Event, Fact, Kind, Milestone, ParseResult, Stamp
@@ -139,7 +141,7 @@ class UserspaceParser(Parser):
         texts, kern, glued = lines.text, lines.kernel, lines.glued
         start, kernel_start_seen = _start_index(lines)
         exec_i = _exec_index(lines, start)
-        first_k = next((k for k in kern[start:] if k is not None), None)
+        first_k = next((k for k in islice(kern, start, None) if k is not None), None)  # a slice copies the column
         if exec_i is None and not kernel_start_seen and first_k is not None and first_k >= CUT_START_NS:
             # a fragment (a ring buffer's tail): user space may have run long before its first line,
             # so what it shows is not user space's first output
