@@ -170,9 +170,26 @@ def test_read_path_frees_the_raw_bytes(tmp_path: Path, monkeypatch: pytest.Monke
         def __del__(self) -> None:
             freed.append(True)
 
-    class RawPath(type(p)):  # type: ignore[misc]
-        def read_bytes(self) -> bytes:
-            return Raw(super().read_bytes())
+    real_open = open
+
+    class RawFile:
+        """read_path's file, handing out the bytes as Raw (whose __del__ says when they go)."""
+
+        def __init__(self, path: str) -> None:
+            self.f = real_open(path, "rb")
+
+        def __enter__(self) -> "RawFile":
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            self.f.close()
+
+        def read(self) -> bytes:
+            return Raw(self.f.read())
+
+    def raw_open(path: str, mode: str = "r") -> RawFile:
+        assert mode == "rb"
+        return RawFile(path)
 
     real_frame = L.frame_text
 
@@ -180,7 +197,7 @@ def test_read_path_frees_the_raw_bytes(tmp_path: Path, monkeypatch: pytest.Monke
         at_frame.append(bool(freed))
         return real_frame(*args, **kw)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(L, "Path", RawPath)
+    monkeypatch.setattr(L, "open", raw_open, raising=False)  # read_path's open, module global first
     monkeypatch.setattr(L, "frame_text", frame_text)
     lines, stats = L.read_path(str(p))
     assert at_frame == [True]
