@@ -185,8 +185,8 @@ def events(ba: BootAnalysis, kind: Kind) -> Iterator[Timed]:
 
 def of_kind(evs: Sequence[Event], kind: Kind) -> Sequence[Event]:
     """The events of one kind in order: from the columns of a native block (an Event built for
-    those only), else by a pass over the events."""
-    return evs.of_kind(kind) if isinstance(evs, Events) else [e for e in evs if e.kind is kind]
+    those only), else by a pass over the events (model.Events does both)."""
+    return Events.of(evs).of_kind(kind)
 
 
 def initcalls(ba: BootAnalysis) -> list[Timed]:
