@@ -336,3 +336,31 @@ def test_userspace_evidence_needles_are_in_every_match() -> None:
                     matched += 1
                     assert needle in t[start:], (needle, t)
     assert matched > 100  # the check saw matches
+
+
+GC_STATE = ("import gc, sys\nsys.argv[0] = sys.argv[1]\nfrom bootlens import cli\n"
+            "print(gc.isenabled())\n"
+            "for command in sys.argv[2:]:\n"
+            "    try:\n        cli.main(['--no-config', command, '--bad-option'], prog_name='bootlens')\n"
+            "    except SystemExit:\n        pass\n"
+            "    print(command, gc.isenabled())\n")
+
+
+def gc_states(program: str, *commands: str) -> list[str]:
+    p = subprocess.run([sys.executable, "-c", GC_STATE, program, *commands], capture_output=True, text=True,
+                       env=ENV)
+    assert p.returncode == 0, p.stderr
+    return p.stdout.split("\n")[:-1]
+
+
+def test_the_command_pauses_the_collector_over_its_imports_and_only_it() -> None:
+    """The ``bootlens`` process imports with the cyclic collector off (start-up); a test or a
+    program that imports the CLI keeps its collector on."""
+    assert gc_states("/usr/bin/bootlens") == ["False"]
+    assert gc_states("/usr/bin/python3") == ["True"]
+
+
+def test_every_command_but_analyze_runs_with_the_collector() -> None:
+    """The pause lasts until the group's callback: the long commands (run, experiment, report)
+    get the collector back; analyze (which ends in os._exit) keeps it off."""
+    assert gc_states("bootlens", "analyze", "report") == ["False", "analyze False", "report True"]

@@ -14,7 +14,21 @@ against the commands the modules register.
 
 from __future__ import annotations
 
-import importlib
+import gc
+import os
+import sys
+
+# Start-up: the cyclic collector paused from here, before click and the command's imports, when
+# this process is the ``bootlens`` command (not a test or a program importing the CLI): every import
+# allocates thousands of objects and the collector's passes over them were ~15-20 ms CPU of a
+# 2,000-line ``analyze --json`` (~120 ms; docs/architecture.md, step 15). :func:`main` turns it
+# back on (the import-time objects frozen out of its walks) for every command but ``analyze``,
+# which ends in os._exit (common.exit_now) and pauses it anyway over its big structures.
+COMMAND_PROCESS = os.path.basename(sys.argv[0]).startswith("bootlens") if sys.argv else False
+if COMMAND_PROCESS:
+    gc.disable()
+
+import importlib  # after the pause: these imports are its point
 from collections.abc import Iterator
 from typing import Any
 
@@ -147,4 +161,15 @@ def main(ctx: click.Context, config_path: str | None, no_config: bool) -> None:
     Exit codes: 0 done; 2 an error (bad input or option, a console or target that cannot be
     used); 3 a boot never reached its ready marker (run, experiment, optimize).
     """
+    if ctx.invoked_subcommand != "analyze":
+        resume_gc()
     apply_config(ctx, config_path or None, no_config)
+
+
+def resume_gc() -> None:
+    """The collector back on after the start-up pause (for commands that run long: run,
+    experiment, report). The import-time objects go to the permanent generation first, so no
+    collection walks them again (what ``gc.freeze`` is for)."""
+    if COMMAND_PROCESS and not gc.isenabled():
+        gc.freeze()
+        gc.enable()
