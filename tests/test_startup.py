@@ -364,3 +364,20 @@ def test_every_command_but_analyze_runs_with_the_collector() -> None:
     """The pause lasts until the group's callback: the long commands (run, experiment, report)
     get the collector back; analyze (which ends in os._exit) keeps it off."""
     assert gc_states("bootlens", "analyze", "report") == ["False", "analyze False", "report True"]
+
+
+def test_looking_for_bootlens_toml_needs_no_pathlib(tmp_path: Path) -> None:
+    """Every command looks for bootlens.toml at start-up and most find none: the search is on
+    os.path (pathlib brings urllib.parse and ipaddress); a found file is still read."""
+    (tmp_path / ".git").mkdir()
+    log = tmp_path / "boot.log"
+    log.write_text(LOG)
+    # pathlib unusable (this sandbox's site imports it before any test: a check of sys.modules
+    # could not fail here)
+    here = f"import os, sys\nos.chdir({str(tmp_path)!r})\nsys.modules['pathlib'] = None\n"
+    mods = imported(here + ANALYZE, "analyze", str(log), "--json")
+    assert "bootlens.config" in mods and "bootlens.render.jsonout" in mods  # it looked, it ran
+    (tmp_path / "bootlens.toml").write_text("top = 3\n")
+    p = subprocess.run([sys.executable, "-c", ANALYZE, "analyze", str(log)], capture_output=True, text=True,
+                       env=ENV, cwd=tmp_path)
+    assert "--top from" in p.stderr and "bootlens.toml" in p.stderr

@@ -13,11 +13,13 @@ exist is the command line's business (:mod:`bootlens.cli`); this module finds an
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+import os
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .errors import BootlensError, printable
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 CONFIG_NAME = "bootlens.toml"
 REPO_MARKERS = (".git", ".hg")  # a folder holding one of these is the top of a project
@@ -34,8 +36,10 @@ class ConfigError(BootlensError):
         self.reason = reason
 
 
-@dataclass(frozen=True, slots=True)
-class Config:
+# a NamedTuple, not a frozen dataclass, and the search on os.path, not pathlib: every command
+# looks for the file at start-up, and most find none (dataclasses and pathlib with urllib.parse
+# and ipaddress were ~5 ms of a small ``bootlens analyze``)
+class Config(NamedTuple):
     """A read ``bootlens.toml``: the shared keys and each command's table (a subcommand's
     under its dotted name, ``target.setup``); keys normalised to the options' spelling."""
 
@@ -44,17 +48,20 @@ class Config:
     commands: dict[str, dict[str, Any]]
 
 
-def find_config(start: Path) -> Path | None:
+def find_config(start: str | os.PathLike[str]) -> Path | None:
     """``bootlens.toml`` in ``start`` or its nearest parent; the search stops after a folder
     holding ``.git`` or ``.hg`` (a repository's top), or at the filesystem root."""
-    d = start.resolve()
+    d = os.path.realpath(start)
     while True:
-        f = d / CONFIG_NAME
-        if f.is_file():
-            return f
-        if any((d / m).exists() for m in REPO_MARKERS) or d.parent == d:
+        f = os.path.join(d, CONFIG_NAME)
+        if os.path.isfile(f):
+            from pathlib import Path  # only once a file is found (start-up)
+
+            return Path(f)
+        parent = os.path.dirname(d)
+        if any(os.path.exists(os.path.join(d, m)) for m in REPO_MARKERS) or parent == d:
             return None
-        d = d.parent
+        d = parent
 
 
 def key_name(key: str) -> str:

@@ -213,11 +213,14 @@ def apply_config(ctx: click.Context, explicit: str | None, disabled: bool) -> No
     ``default_map``); a one-line error names the file and the key."""
     if disabled:  # before the imports: --no-config need not import the reader
         return
-    from pathlib import Path
-
     from ..config import find_config, read_config
 
-    path = Path(explicit) if explicit else find_config(Path.cwd())
+    if explicit:
+        from pathlib import Path
+
+        path: Path | None = Path(explicit)
+    else:
+        path = find_config(os.getcwd())  # os, not pathlib: most runs find no file (start-up)
     if path is None:
         return
     assert isinstance(ctx.command, click.Group)
