@@ -4,8 +4,9 @@
 
 Each run is a fresh interpreter (this script's python: use the venv's, as ``make install``
 builds it) that imports the stack a stage at a time and then runs ``analyze LOG --json`` (or the
-terminal output) in-process with its output thrown away; the table prints the median of each
-stage over the runs, in ms: wall time and CPU time (user+sys of the process, the figure to
+terminal output) in-process from an empty folder, with its output thrown away, as the
+bootlens command (argv[0]: the collector paused from bootlens.cli on); the table prints the
+median of each stage over the runs, in ms: wall time and CPU time (user+sys of the process, the figure to
 compare on a shared machine). ``-X importtime`` and cProfile distort (they slow the pure-Python
 parts most), so this times plain imports with ``time.perf_counter``. bench/bench_anchors.py
 gives the whole command's wall time beside bootgraph.pl's.
@@ -18,21 +19,23 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 
 CHILD = r'''
 import os, sys, time
 t0 = time.perf_counter(); c0 = time.process_time(); marks = []
 def mark(name): marks.append((name, time.perf_counter(), time.process_time()))
-import re, typing, enum; mark("re, typing, enum (stdlib)")
-import dataclasses; mark("dataclasses (inspect, ast, dis)")
-import click; mark("click")
-import bootlens.cli, bootlens.cli.analysis; mark("bootlens.cli, cli.analysis (storeopts)")
-import bootlens.model; mark("model")
+sys.argv[0] = "bootlens"  # bootlens.cli pauses the collector for the bootlens command only
+import re, typing, enum; mark("re, typing, enum (stdlib, before bootlens)")
+import bootlens.cli; mark("bootlens.cli: click (inspect, uuid, datetime, platform); gc paused")
+import bootlens.cli.analysis; mark("cli.analysis (storeopts)")
+import bootlens.config; mark("config (the bootlens.toml search)")
+import bootlens.model; mark("model (+ dataclasses: Boot, InputStats)")
 import bootlens.lines; mark("lines (+ native _scan)")
 import bootlens.analyze; mark("analyze (align, boots, stages, parsers.base, banners)")
 from bootlens.parsers import default_registry; default_registry(); mark("the console parsers (registry)")
 import bootlens.framings, bootlens.journal, bootlens.quirks, bootlens.prekernel; mark("framings, journal, quirks, prekernel")
-import bootlens.inputs; mark("inputs (kinds: the sniffs)")
+import bootlens.inputs; mark("inputs (kinds: the sniffs; orjson with json)")
 import orjson, bootlens.render.jsonout; mark("render.jsonout")
 if TERMINAL:
     import bootlens.render.terminal; mark("render.terminal (rich)")
@@ -47,7 +50,7 @@ _exit = os._exit
 os._exit = lambda code: (report(), _exit(code))  # bootlens may end with os._exit
 from bootlens.cli import main
 try:
-    main(["--no-config", "analyze", LOG] + ([] if TERMINAL else ["--json"]), prog_name="bootlens")
+    main(["analyze", LOG] + ([] if TERMINAL else ["--json"]), prog_name="bootlens")
 except SystemExit:
     pass
 report()
@@ -65,8 +68,12 @@ def main() -> int:
     # leave a changed module to be compiled again on every run)
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "BOOTLENS_CONFIG")}
     rows: dict[str, list[tuple[float, float]]] = {}
+    empty = tempfile.mkdtemp(prefix="bootlens-startup-")
     for _ in range(args.runs):
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout
+        # from an empty folder, as the command is timed: it looks for bootlens.toml there and
+        # up to the filesystem root (or a repository's top)
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True,
+                             cwd=empty).stdout
         seen: set[str] = set()
         for line in out.splitlines():
             name, ms, cpu = line.split("\t")
@@ -82,6 +89,7 @@ def main() -> int:
         total += m
         ctotal += c
         print(f"{m:7.1f} {c:7.1f} ms  {name}")
+    os.rmdir(empty)
     print(f"{total:7.1f} {ctotal:7.1f} ms  in all, after the interpreter's own start ({args.runs} runs, medians)")
     return 0
 
