@@ -193,7 +193,7 @@ def critical_chain(b: BootAnalysis, deps: Deps | Mapping[str, Sequence[str]] | N
         links.append(Link("systemd started", "milestone", t, None, events[start_i].line_no, start_i, "stage"))
         floor = t
     below = [s for s in b.stages if s.status == MEASURED and s.end_ns is not None
-             and ((s.parent is None and s.name != "userspace") or s.name == "initramfs")]
+             and ((s.parent is None and s.name != "userspace") or s.name in ("initramfs", "init_start"))]
     for s in sorted(below, key=lambda s: -(s.end_ns or 0)):
         if floor is None or s.end_ns is None or s.end_ns > floor:
             continue

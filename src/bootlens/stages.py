@@ -153,7 +153,8 @@ def compute_stages(boot: Boot, al: Alignment, times: Sequence[int | None] | None
     # else the login prompt, as far as the log can tell.
     end = ready or finished or login
     stages.append(span("userspace", "init and user space", run_init, end))
-    stages.extend(_systemd_stages(run_init, systemd_start, finished, ready, span))
+    root = _point(firsts, al, Milestone.ROOT_MOUNTED)
+    stages.extend(_systemd_stages(run_init, systemd_start, finished, ready, span, root))
 
     if al.power_on_ns is not None:
         origin, start = "power-on", al.power_on_ns
@@ -210,17 +211,26 @@ def _initcall_bounds(events: Events, times: Sequence[int | None],
 
 
 def _systemd_stages(run_init: Point | None, systemd_start: Point | None, finished: Point | None,
-                    ready: Point | None, span: Callable[..., Stage]) -> list[Stage]:
+                    ready: Point | None, span: Callable[..., Stage], root: Point | None = None) -> list[Stage]:
     """User space under systemd, in systemd-analyze's terms: the initramfs before the root's
     systemd (systemd-analyze counts it as "kernel"), systemd's own start-up up to "Startup
-    finished" (its "userspace"), and the application after it, up to the ready marker."""
+    finished" (its "userspace"), and the application after it, up to the ready marker.
+
+    ``root``: where the kernel said it mounted the root itself ("VFS: Mounted root"). Then no
+    initramfs ran: the kernel exec'd the root's init, and the span up to systemd's first line is
+    the init binary loading from the root device, not an initramfs."""
     out: list[Stage] = []
     if systemd_start is None or systemd_start.ns is None:
         return out
     if run_init is not None and run_init.ns is not None and systemd_start.ns > run_init.ns \
             and run_init.what != Milestone.SYSTEMD_START:
-        out.append(span("initramfs", "initramfs, before the root's systemd", run_init, systemd_start,
-                        "userspace"))
+        if root is not None and root.line_no is not None and run_init.line_no is not None \
+                and root.line_no <= run_init.line_no:
+            out.append(span("init_start", "init's start, before systemd's first line", run_init, systemd_start,
+                            "userspace"))
+        else:
+            out.append(span("initramfs", "initramfs, before the root's systemd", run_init, systemd_start,
+                            "userspace"))
     if finished is not None:
         out.append(span("systemd", "systemd start-up (to Startup finished)", systemd_start, finished, "userspace"))
         if ready is not None and ready.ns is not None and finished.ns is not None and ready.ns > finished.ns:

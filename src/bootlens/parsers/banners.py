@@ -75,6 +75,8 @@ BANNERS: tuple[Banner, ...] = (
     _b("MediaTek preloader", SPL, 2, "#T#Preloader Start", r"#T#Preloader Start"),
     _b("Qualcomm SBL1", SPL, 2, "Format: Log Type", r"Format: Log Type - Time\(microsec\)"),
     _b("Allwinner boot0", SPL, 2, "BOOT0 is starting", r"(?:\[\d+\])?HELLO! BOOT0 is starting"),
+    # the Raspberry Pi 4's boot EEPROM (with BOOT_UART=1): it brings up SDRAM and loads start4.elf
+    _b("Raspberry Pi boot EEPROM", SPL, 2, "RPi: BOOTLOADER", r"RPi: BOOTLOADER release VERSION:(?P<v>\w+)"),
     _b("coreboot ramstage", FIRMWARE, 2, "coreboot-",
        r"(?:\[\w+ *\] +)?coreboot-(?P<v>\S+) .*\bramstage starting", repeat=False),
     # rank 3: runtime firmware loaded by the SPL, and PC firmware payloads
@@ -93,6 +95,8 @@ BANNERS: tuple[Banner, ...] = (
     _b("iPXE", BOOTLOADER, 4, "Open Source Network Boot Firmware",
        r"iPXE (?P<v>\d\S*) -- Open Source Network Boot Firmware", repeat=False),
     _b("RedBoot", BOOTLOADER, 4, "RedBoot(tm)", r"RedBoot\(tm\) bootstrap and debug environment"),
+    # the EEPROM's last line: the VideoCore firmware (start4.elf, start4x.elf, ...) loads the kernel
+    _b("Raspberry Pi start.elf", BOOTLOADER, 4, "Starting start", r"Starting start\w*\.elf @"),
     _b("LK", BOOTLOADER, 4, "welcome to lk", r"(?:\[\s*\d+\]\s*)?welcome to lk"),
     _b("NVIDIA bootloader", BOOTLOADER, 4, "Bootloader AVP Init", r"Bootloader AVP Init"),
     _b("NVIDIA bootloader", BOOTLOADER, 4, "[bootloader] (built on", r"\[bootloader\] \(built on", repeat=False),

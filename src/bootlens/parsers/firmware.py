@@ -16,7 +16,10 @@ host times:
 - NVIDIA's bootloader: ``Bootloader Start at:1257 ms``, ``Jumping to kernel at:2180 ms``;
 - Rockchip's SPL: ``Total: 249.82 ms`` (its timer at the jump out of SPL);
 - MediaTek's preloader: ``#T#mem_init=435`` (each step's own milliseconds; their sum is how long
-  the preloader ran, with no position on any clock).
+  the preloader ran, with no position on any clock);
+- the Raspberry Pi's VideoCore firmware (start4.elf, ``uart_2ndstage=1``):
+  ``MESS:00:00:08.727304:0: Kernel relocated to 0x200000``, its system timer since reset; its
+  last stamp before the kernel's first line is the handoff to the kernel.
 """
 
 from __future__ import annotations
@@ -59,11 +62,14 @@ _SEABIOS_BOOT = lazy(r"Booting from (?:ROM|Hard Disk|Floppy|CD-Rom)\.\.\.")
 _BAREBOX_START = lazy(r"Starting kernel in (?:non-)?secure mode")
 _COREBOOT_JUMP = lazy(r"(?:\[\w+ *\] +)?Jumping to boot code at (\S+)")
 _OPENSBI_PLATFORM = lazy(r"Platform Name\s*: (.*?)\s*$")
+_MESS = lazy(r"MESS:(\d\d):(\d\d):(\d\d)\.(\d{6}):\d+:")
+_RPI_FIRMWARE = lazy(r"Firmware: ([0-9a-f]{40}) (.*?)\s*$")
 
 _KEYWORDS = NEEDLES + ("SBL1", "PBL, ", " - ", " at:", "booting linux @", "Total: ", "#T#", "BOOT0 is starting",
                        "Jump to second Boot", "automatically in", "Booting ", "Loading ", "Executing boot script",
-                       "RedBoot> exec", "Starting kernel in", "Jumping to boot code", "Platform Name")
-_SNIFF = ("SBL1", "booting linux @", "Jumping to kernel at", "#T#", "Jumping to boot code")
+                       "RedBoot> exec", "Starting kernel in", "Jumping to boot code", "Platform Name", "MESS:",
+                       "Firmware: ")
+_SNIFF = ("SBL1", "booting linux @", "Jumping to kernel at", "#T#", "Jumping to boot code", "MESS:")
 _Select = Callable[..., list[int]]
 
 
@@ -153,6 +159,7 @@ class FirmwareParser(Parser):
                                     lines.no(steps[-1][0])))
             facts.append(Fact("preloader_steps", str(len(steps)), lines.no(steps[0][0])))
         FirmwareParser._bracketed(lines, sel, names, events, facts)
+        FirmwareParser._videocore(lines, sel, names, events, facts)
 
     @staticmethod
     def _sbl(lines: Lines, sel: _Select, events: list[Event], tally: Tally) -> None:
@@ -213,6 +220,34 @@ class FirmwareParser(Parser):
         for i, what in [(i, Milestone.UBOOT_START) for i in welcome[:1]] + [
                 (i, Milestone.STARTING_KERNEL) for i in handoff[-1:]]:
             events.append(Event(Kind.MILESTONE, what, Stamp(Clock.BOOTLOADER, ms[i] * NS_PER_MS), None,
+                                lines.no(i)))
+
+    @staticmethod
+    def _videocore(lines: Lines, sel: _Select, names: set[str], events: list[Event], facts: list[Fact]
+                   ) -> None:
+        """The Raspberry Pi firmware's ``MESS:HH:MM:SS.uuuuuu:N:`` lines (its system timer, which
+        counts from reset: the boot EEPROM's own lines come before the first of them). Where a run
+        of them ends at the kernel's first line, its last stamp is the handoff. The kernel's first
+        line often still carries the prefix (``MESS:00:00:08.746506:0:[    0.000000] Booting
+        Linux``), but the framing peels it off with the rest of what comes before the printk time;
+        the firmware's last line of its own is a few milliseconds earlier (2 ms on a Pi 4)."""
+        texts, kern, n = lines.text, lines.kernel, len(lines)
+        mess = sel("MESS:")
+        if not mess:
+            return
+        if "Raspberry Pi start.elf" not in names:
+            facts.append(Fact(BOOTLOADER, "Raspberry Pi start.elf", lines.no(mess[0])))
+        for i in sel("Firmware: "):
+            if (m := _RPI_FIRMWARE.match(texts[i])) is not None:
+                facts.append(Fact("bootloader_version", f"{m[1][:12]} ({m[2]})", lines.no(i)))
+        for i in mess:
+            if i + 1 >= n or kern[i + 1] is None:
+                continue  # not the run's last line before the kernel
+            if (m := _MESS.match(texts[i])) is None:
+                continue
+            h, mi, s, us = (int(x) for x in m.groups())  # the pattern bounds them: 2 and 6 digits
+            ns = ((h * 60 + mi) * 60 + s) * 1_000_000_000 + us * NS_PER_US
+            events.append(Event(Kind.MILESTONE, Milestone.STARTING_KERNEL, Stamp(Clock.BOOTLOADER, ns), None,
                                 lines.no(i)))
 
     @staticmethod

@@ -58,6 +58,7 @@ STAGES: tuple[Swatch, ...] = (
     Swatch("stage-kernel_late", "root mount", ("#a0cbe8",)),
     Swatch("stage-userspace", "user space", ("#59a14f",)),
     Swatch("stage-initramfs", "initramfs", ("#b5d99c",)),
+    Swatch("stage-init_start", "init's start, no initramfs", ("#c7e3b8",)),
     Swatch("stage-systemd", "systemd start-up", ("#3d7a36",)),
     Swatch("stage-application", "application, after Startup finished", ("#8cd17d",)),
 )
