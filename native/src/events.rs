@@ -16,7 +16,7 @@ use pyo3::types::{PyBytes, PyList, PySlice, PyString, PyTuple, PyType};
 use crate::columns::{times_of, TimeColumn};
 use crate::fxhash::FxMap;
 use crate::initcall::{named_tuple, scan};
-use crate::json::{write_event, write_initcall, Initcall};
+use crate::json::{detail_json, name_json, write_event, write_initcall_parts};
 
 const NONE: i64 = i64::MIN; // an absent duration, end line or axis time (TimeColumn's None too)
 pub(crate) const INITCALL: u8 = 0;
@@ -55,6 +55,9 @@ struct Rows {
     details: Vec<Detail>,
     detail_objs: Vec<PyObject>,
     types: Types,
+    /// JSON parts written once per name and per detail (json.rs name_json, detail_json; empty
+    /// for a probe's detail), made at the first json_chunk
+    json: once_cell::sync::OnceCell<(Vec<Vec<u8>>, Vec<Vec<u8>>)>,
 }
 
 fn opt(v: i64) -> Option<i64> {
@@ -345,8 +348,16 @@ impl EventBlock {
             }
             Ok(true)
         })?;
-        cand.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-        cand.truncate(n);
+        // longest first, ties to the earlier position: a total order, so selecting the first n
+        // and sorting only them gives what a full sort's first n would
+        let order = |a: &(i64, usize), b: &(i64, usize)| b.0.cmp(&a.0).then(a.1.cmp(&b.1));
+        if n == 0 {
+            cand.clear();
+        } else if n < cand.len() {
+            cand.select_nth_unstable_by(n - 1, order);
+            cand.truncate(n);
+        }
+        cand.sort_unstable_by(order);
         Ok(cand)
     }
 
@@ -518,8 +529,17 @@ impl EventBlock {
         }
         let rows = &self.rows;
         let axis = if axis_is_kernel { KERNEL } else { HOST };
+        let (name_js, detail_js) = rows.json.get_or_init(|| {
+            let names = rows.names.iter().map(|n| name_json(n)).collect();
+            let details = rows.details.iter().map(|d| match d {
+                Detail::Initcall { pid, module, ret, returned } => detail_json(*pid, module.as_deref(), *ret, *returned),
+                Detail::Probe => Vec::new(),
+            }).collect();
+            (names, details)
+        });
         let mut pieces: Vec<PyObject> = Vec::new();
-        let mut buf: Vec<u8> = Vec::new();
+        // ~170 bytes a row: one allocation for the chunk
+        let mut buf: Vec<u8> = Vec::with_capacity(count.min(ts.len().saturating_sub(start)).saturating_mul(176));
         let mut taken = 0usize;
         let mut i = start;
         let flush = |buf: &mut Vec<u8>, pieces: &mut Vec<PyObject>| {
@@ -528,18 +548,19 @@ impl EventBlock {
                 buf.clear();
             }
         };
+        // the rows and other events walked together from `start`: k the next other event, r
+        // the row at i when i is not an other event's
+        let mut k = self.opos.partition_point(|&p| p < start);
+        let mut r = start - k;
         while i < ts.len() && taken < count {
+            let other = k < self.opos.len() && self.opos[k] == i;
             if ts[i] == NONE {
+                if other { k += 1 } else { r += 1 }
                 i += 1;
                 continue;
             }
             taken += 1;
-            let fast = match self.item(i) {
-                Item::Row(r) if rows.kind[r] == INITCALL && rows.clock[r] == axis && rows.end[r] != NONE
-                    && rows.end[r] != rows.line[r] => Some(r),
-                _ => None,
-            };
-            if let Item::Other(k) = self.item(i) {
+            if other {
                 // an Event object: json.rs's reader of one, as dump_initcalls
                 let mut one = Vec::new();
                 let t = ts[i].into_pyobject(py)?.into_any();
@@ -550,32 +571,27 @@ impl EventBlock {
                         buf.extend_from_slice(b",\n");
                     }
                     buf.extend_from_slice(&one);
-                    i += 1;
-                    continue;
-                }
-            }
-            match (fast, fast.map(|r| &rows.details[rows.detail[r] as usize])) {
-                (Some(r), Some(Detail::Initcall { pid, module, ret, returned })) => {
-                    if !buf.is_empty() {
-                        buf.extend_from_slice(b",\n");
-                    }
-                    write_initcall(&mut buf, &Initcall {
-                        name: &rows.names[rows.name[r] as usize],
-                        t: ts[i],
-                        dur: opt(rows.dur[r]),
-                        line: Some(rows.line[r]),
-                        end: opt(rows.end[r]),
-                        pid: *pid,
-                        module: module.as_deref(),
-                        ret: *ret,
-                        returned: *returned,
-                    });
-                }
-                _ => {
+                } else {
                     flush(&mut buf, &mut pieces);
                     pieces.push(i.into_pyobject(py)?.into_any().unbind());
                 }
+                k += 1;
+                i += 1;
+                continue;
             }
+            let fast = rows.kind[r] == INITCALL && rows.clock[r] == axis && rows.end[r] != NONE
+                && rows.end[r] != rows.line[r];
+            if fast {
+                if !buf.is_empty() {
+                    buf.extend_from_slice(b",\n");
+                }
+                write_initcall_parts(&mut buf, &name_js[rows.name[r] as usize], ts[i], opt(rows.dur[r]),
+                                     Some(rows.line[r]), opt(rows.end[r]), &detail_js[rows.detail[r] as usize]);
+            } else {
+                flush(&mut buf, &mut pieces);
+                pieces.push(i.into_pyobject(py)?.into_any().unbind());
+            }
+            r += 1;
             i += 1;
         }
         flush(&mut buf, &mut pieces);
@@ -742,6 +758,7 @@ pub(crate) fn initcall_block<'py>(
         details: Vec::new(),
         detail_objs: Vec::new(),
         types: t,
+        json: once_cell::sync::OnceCell::new(),
     };
     // rows in the scan's order first (calls, probes, fixups), put in line order below
     let mut push = |line: i64, kind: u8, (clock, start): (u8, i64), dur: i64, end: i64, name: u32, detail: u32| {

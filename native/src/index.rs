@@ -91,6 +91,46 @@ fn merge(runs: Vec<Vec<usize>>) -> Vec<usize> {
     all
 }
 
+/// Merge ascending u32 runs into one ascending run without repeats, two runs at a time, the
+/// shortest first (a linear merge, in place of a flatten and sort: the 9 unions of a 10M-line
+/// log took 0.36 s that way; `call` alone hits 5M lines).
+fn merge_u32(mut runs: Vec<&[u32]>) -> Vec<u32> {
+    runs.sort_by_key(|r| std::cmp::Reverse(r.len()));
+    let mut acc: Vec<u32> = match runs.pop() {
+        None => return Vec::new(),
+        Some(r) => {
+            let mut v = r.to_vec();
+            v.dedup();
+            v
+        }
+    };
+    while let Some(r) = runs.pop() {
+        let mut out = Vec::with_capacity(acc.len() + r.len());
+        let (mut i, mut j) = (0usize, 0usize);
+        let push = |out: &mut Vec<u32>, x: u32| {
+            if out.last() != Some(&x) {
+                out.push(x);
+            }
+        };
+        while i < acc.len() && j < r.len() {
+            let (a, b) = (acc[i], r[j]);
+            if a <= b {
+                push(&mut out, a);
+                i += 1;
+            } else {
+                push(&mut out, b);
+                j += 1;
+            }
+        }
+        for &x in acc[i..].iter().chain(r[j..].iter()) {
+            push(&mut out, x);
+        }
+        acc = out;
+    }
+    acc.shrink_to_fit();
+    acc
+}
+
 #[pymethods]
 impl IndexColumn {
     /// IndexColumn(values): from ascending non-negative ints (the Python framing path, tests).
@@ -187,6 +227,11 @@ impl IndexColumn {
     /// union(columns) -> the entries of any of them, ascending, once each.
     #[staticmethod]
     fn union(columns: Vec<PyRef<'_, IndexColumn>>) -> IndexColumn {
+        let narrow: Vec<&[u32]> =
+            columns.iter().filter_map(|c| match &c.v { Ix::Narrow(v) => Some(&v[..]), Ix::Wide(_) => None }).collect();
+        if narrow.len() == columns.len() {
+            return IndexColumn { v: Ix::Narrow(merge_u32(narrow)) };
+        }
         IndexColumn::new(merge(columns.iter().map(|c| c.v.to_vec()).collect()))
     }
 

@@ -3,8 +3,32 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 
+/// The decimal digits of v (no allocation, no fmt machinery: the JSON writer prints five
+/// numbers a row).
+pub(crate) fn push_u64(out: &mut Vec<u8>, mut v: u64) {
+    let mut d = [0u8; 20];
+    let mut p = d.len();
+    loop {
+        p -= 1;
+        d[p] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&d[p..]);
+}
+
+/// An i64 as Python's str(int) prints it.
+pub(crate) fn push_i64(out: &mut Vec<u8>, v: i64) {
+    if v < 0 {
+        out.push(b'-');
+    }
+    push_u64(out, v.unsigned_abs());
+}
+
 /// JSON string literal (RFC 8259 escaping).
-fn json_str(out: &mut Vec<u8>, s: &str) {
+pub(crate) fn json_str(out: &mut Vec<u8>, s: &str) {
     out.push(b'"');
     if !s.bytes().any(|c| c == b'"' || c == b'\\' || c < 0x20) {
         out.extend_from_slice(s.as_bytes()); // the common case: nothing to escape
@@ -24,7 +48,7 @@ fn json_str(out: &mut Vec<u8>, s: &str) {
 /// Seconds from nanoseconds as a JSON number: the shortest decimal that reads back as the
 /// same double (what Rust's float Display prints, never with an exponent), so parsed values
 /// equal orjson's output for ns / 1e9. Written in place: no String per number.
-fn json_secs(out: &mut Vec<u8>, ns: i64) {
+pub(crate) fn json_secs(out: &mut Vec<u8>, ns: i64) {
     use std::io::Write;
     let a = ns.unsigned_abs();
     if a < 1_000_000_000_000_000 {
@@ -35,7 +59,8 @@ fn json_secs(out: &mut Vec<u8>, ns: i64) {
         if ns < 0 {
             out.push(b'-');
         }
-        let _ = write!(out, "{}.", a / 1_000_000_000);
+        push_u64(out, a / 1_000_000_000);
+        out.push(b'.');
         let frac = a % 1_000_000_000;
         if frac == 0 {
             out.push(b'0');
@@ -59,12 +84,9 @@ fn json_secs(out: &mut Vec<u8>, ns: i64) {
 }
 
 fn json_opt_int(out: &mut Vec<u8>, v: Option<i64>) {
-    use std::io::Write;
     match v {
         None => out.extend_from_slice(b"null"),
-        Some(v) => {
-            let _ = write!(out, "{}", v);
-        }
+        Some(v) => push_i64(out, v),
     }
 }
 
@@ -83,31 +105,54 @@ pub(crate) struct Initcall<'a> {
 
 /// Append the JSON object of a timed initcall whose start is on the axis's own clock, keys and
 /// order as render/jsonout.py event_dict: the one writer of it (for Event tuples here, for the
-/// columns of an EventBlock in events.rs).
+/// columns of an EventBlock in events.rs, which keeps the name and detail parts written once
+/// per name and detail: `name_json` and `detail_json`).
 pub(crate) fn write_initcall(buf: &mut Vec<u8>, e: &Initcall<'_>) {
+    let mut name = Vec::with_capacity(e.name.len() + 2);
+    json_str(&mut name, e.name);
+    write_initcall_parts(buf, &name, e.t, e.dur, e.line, e.end, &detail_json(e.pid, e.module, e.ret, e.returned));
+}
+
+/// The name as a JSON string (write_initcall_parts's `name`).
+pub(crate) fn name_json(name: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(name.len() + 2);
+    json_str(&mut out, name);
+    out
+}
+
+/// The end of an initcall's object, from its detail: `,"pid":..,"module":..,"ret":..,"returned":..}`.
+pub(crate) fn detail_json(pid: Option<i64>, module: Option<&str>, ret: Option<i64>, returned: bool) -> Vec<u8> {
+    let mut buf = Vec::with_capacity(64);
+    buf.extend_from_slice(b",\"pid\":");
+    json_opt_int(&mut buf, pid);
+    buf.extend_from_slice(b",\"module\":");
+    match module {
+        None => buf.extend_from_slice(b"null"),
+        Some(m) => json_str(&mut buf, m),
+    }
+    buf.extend_from_slice(b",\"ret\":");
+    json_opt_int(&mut buf, ret);
+    buf.extend_from_slice(if returned { b",\"returned\":true}" } else { b",\"returned\":false}" });
+    buf
+}
+
+/// Append an initcall's object from its name (JSON, name_json) and detail (detail_json) parts.
+pub(crate) fn write_initcall_parts(buf: &mut Vec<u8>, name: &[u8], t: i64, dur: Option<i64>, line: Option<i64>,
+                                   end: Option<i64>, detail: &[u8]) {
     buf.extend_from_slice(b"{\"kind\":\"initcall\",\"name\":");
-    json_str(buf, e.name);
+    buf.extend_from_slice(name);
     buf.extend_from_slice(b",\"start_s\":");
-    json_secs(buf, e.t);
+    json_secs(buf, t);
     buf.extend_from_slice(b",\"duration_s\":");
-    match e.dur {
+    match dur {
         None => buf.extend_from_slice(b"null"),
         Some(d) => json_secs(buf, d),
     }
     buf.extend_from_slice(b",\"line\":");
-    json_opt_int(buf, e.line);
+    json_opt_int(buf, line);
     buf.extend_from_slice(b",\"end_line\":");
-    json_opt_int(buf, e.end);
-    buf.extend_from_slice(b",\"pid\":");
-    json_opt_int(buf, e.pid);
-    buf.extend_from_slice(b",\"module\":");
-    match e.module {
-        None => buf.extend_from_slice(b"null"),
-        Some(m) => json_str(buf, m),
-    }
-    buf.extend_from_slice(b",\"ret\":");
-    json_opt_int(buf, e.ret);
-    buf.extend_from_slice(if e.returned { b",\"returned\":true}" } else { b",\"returned\":false}" });
+    json_opt_int(buf, end);
+    buf.extend_from_slice(detail);
 }
 
 /// Append the JSON of an Event tuple when it is a timed initcall whose start is on the axis's
