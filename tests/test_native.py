@@ -545,3 +545,83 @@ def test_block_events_at_are_the_events_there() -> None:
     assert ev.block.events_at(at) == [ev[i] for i in at] and ev.block.events_at([]) == []
     with pytest.raises(IndexError):
         ev.block.events_at([len(ev)])
+
+
+# --- the initcall scan, json_chunk, union and top after brief H-initcall (step 13) ----------------
+
+
+def test_initcall_pairing_of_a_name_called_again_before_it_returned() -> None:
+    """The pending calls are stacks per (function, module) chained through reused slots: the
+    same name open three deep (and the same name with a module, apart) pairs last-called-first,
+    a freed slot serves a later call, the ones left open come out in line order."""
+    text = "\n".join([
+        "calling  f @ 1",                                  # 0
+        "calling  f @ 2",                                  # 1
+        "calling  f [m] @ 3",                              # 2
+        "calling  f @ 4",                                  # 3
+        "initcall f returned 0 after 1 usecs",             # 4: pairs with 3
+        "initcall f [m] returned 1 after 2 usecs",         # 5: pairs with 2
+        "calling  g+0x0/0x4 @ 5",                          # 6: reuses a freed slot
+        "initcall f returned 2 after 3 usecs",             # 7: pairs with 1
+        "initcall g returned 3 after 4 usecs",             # 8: pairs with 6 (offset dropped)
+        "initcall h returned 4 after 5 msecs",             # 9: never called
+        "calling  g @ 6",                                  # 10: open
+        "calling  f [m] @ 7",                              # 11: open
+    ]) + "\n"
+    lines = L.frame_text(text, "plain")
+    calls, probes, fixups, bad, first_bad, oor = native.initcalls(lines.text, lines.grep(*NEEDLES))
+    assert calls == [("f", None, 3, 4, 1_000, 4, 0), ("f", "m", 2, 5, 2_000, 3, 1), ("f", None, 1, 7, 3_000, 2, 2),
+                     ("g", None, 6, 8, 4_000, 5, 3), ("h", None, -1, 9, 5_000_000, None, 4),
+                     ("f", None, 0, -1, None, 1, None), ("g", None, 10, -1, None, 6, None),
+                     ("f", "m", 11, -1, None, 7, None)]
+    assert (probes, fixups, bad, oor) == ([], [], 0, 0)
+
+
+def test_index_union_is_the_sorted_set_union() -> None:
+    """IndexColumn.union (a linear merge of u32 runs; a sort past 4G) against sorted(set(...)):
+    no column, one, empty ones, overlapping and equal ones, a wide one."""
+    rnd = random.Random(13)
+    for _ in range(200):
+        cols = [sorted(rnd.sample(range(m), rnd.randint(0, min(m, 40))))
+                for m in [rnd.choice([5, 50, 5000]) for _ in range(rnd.randint(0, 5))]]
+        if cols and rnd.random() < 0.3:
+            cols.append(list(cols[0]))
+        got = native.IndexColumn.union([native.IndexColumn(c) for c in cols])
+        assert got.tolist() == sorted(set().union(*cols)), cols
+    wide = native.IndexColumn.union([native.IndexColumn([1, 2**32 + 5]), native.IndexColumn([0, 1])])
+    assert wide.tolist() == [0, 1, 2**32 + 5]
+
+
+def test_block_top_is_the_longest_first_ties_to_the_earlier() -> None:
+    """EventBlock.top (a partial selection, then a sort of the n) against a full sort of the
+    rows' (duration, position), every n from 0 to past the number of rows."""
+    _, block, built = _block_and_events(generated(3000, seed=3))
+    ties = False
+    for kind, k in ((0, Kind.INITCALL), (1, Kind.PROBE)):
+        rows = [(e.duration_ns, i) for i, e in enumerate(built) if e.kind is k and e.duration_ns is not None]
+        want = sorted(rows, key=lambda r: (-r[0], r[1]))
+        ties |= len({d for d, _ in rows}) < len(rows)
+        for n in (0, 1, 2, 7, 100, len(rows) - 1, len(rows), len(rows) + 5):
+            assert block.top(kind, n) == want[:n], (kind, n)
+    assert ties  # equal durations, so the tie order is tested
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 5, 64, 100_000])
+def test_block_json_chunks_of_any_size_are_the_event_tuples_json(chunk: int) -> None:
+    """json_chunk from any start (its cursor over the rows and the other events) gives the bytes
+    the Event tuples give, on a real log with other events between the rows."""
+    import dataclasses
+    import io
+
+    from bootlens.analyze import analyze_paths
+    from bootlens.render.jsonout import write_json
+
+    a = analyze_paths([str(CORPUS / "qemu-arm64-uboot-initcall.grabserial-t.log")])
+    b0 = a.boots[0]
+    assert b0.boot.events.block is not None and b0.boot.events.block.other_positions()  # type: ignore[union-attr]
+    plain_boot = dataclasses.replace(b0.boot, events=tuple(b0.boot.events))
+    plain = a._replace(boots=(b0._replace(boot=plain_boot, times=tuple(b0.times)),))
+    out1, out2 = io.BytesIO(), io.BytesIO()
+    write_json(a, out1, chunk=chunk)
+    write_json(plain, out2, chunk=chunk)
+    assert out1.getvalue() == out2.getvalue() and b'"initcall"' in out1.getvalue()

@@ -807,8 +807,20 @@ pub(crate) fn initcall_block<'py>(
     // line order, stably (equal lines keep calls, probes, fixups order): a permutation applied
     // to each column, skipped when the scan's order already is (no unfinished call, no probe)
     if rows.line.windows(2).any(|w| w[0] > w[1]) {
-        let mut perm: Vec<u32> = (0..n as u32).collect();
-        perm.sort_by_key(|&i| rows.line[i as usize]);
+        let lo = rows.line.iter().copied().min().unwrap_or(0);
+        let hi = rows.line.iter().copied().max().unwrap_or(0);
+        let perm: Vec<u32> = if (hi - lo) as u64 <= u32::MAX as u64 {
+            // (line - lo, row) in one u64, sorted without indirection; the row breaks ties, so
+            // the unstable sort gives the stable order
+            let mut keys: Vec<u64> = rows.line.iter().enumerate()
+                .map(|(i, &l)| ((l - lo) as u64) << 32 | i as u64).collect();
+            keys.sort_unstable();
+            keys.into_iter().map(|k| k as u32).collect()
+        } else {
+            let mut perm: Vec<u32> = (0..n as u32).collect();
+            perm.sort_by_key(|&i| rows.line[i as usize]);
+            perm
+        };
         fn apply<T: Copy>(v: &mut Vec<T>, perm: &[u32]) {
             *v = perm.iter().map(|&i| v[i as usize]).collect();
         }

@@ -100,12 +100,24 @@ fn is_space(c: u8) -> bool {
 /// Within that shape the lazy regex has exactly one way to match, so the captures are the
 /// same; anything else returns None and the caller uses the regex.
 fn fast_fn<'a>(b: &'a [u8], tail: &[u8]) -> Option<(&'a [u8], Option<&'a [u8]>, usize)> {
-    let run = b.iter().take_while(|c| !is_space(**c)).count();
-    if run == 0 {
+    // one pass: the token's end, its first '+', whether it holds a '['
+    let mut run = b.len();
+    let mut plus = None;
+    let mut bracket = false;
+    for (k, &c) in b.iter().enumerate() {
+        if is_space(c) {
+            run = k;
+            break;
+        }
+        if c == b'+' && plus.is_none() {
+            plus = Some(k);
+        }
+        bracket |= c == b'[';
+    }
+    if run == 0 || bracket {
         return None;
     }
     let tok = &b[..run];
-    let plus = tok.iter().position(|c| *c == b'+');
     let name_end = match plus {
         None => run,
         Some(p) => {
@@ -127,7 +139,7 @@ fn fast_fn<'a>(b: &'a [u8], tail: &[u8]) -> Option<(&'a [u8], Option<&'a [u8]>, 
         }
     };
     let name = &tok[..name_end];
-    if name.is_empty() || name.contains(&b'[') || name.contains(&b'+') {
+    if name.is_empty() {  // no '[' in the token, no '+' before plus
         return None;
     }
     let mut q = run;
@@ -257,7 +269,12 @@ fn scan_lines<'a>(candidates: impl Iterator<Item = usize>, strs: &LineBytes<'a>)
     // calls not yet returned, by (name, module): a stack each (a name called again before it
     // returned, on another thread). A key leaves the map when its stack empties, so the map
     // holds what is open now (a handful), not every name ever called.
-    let mut pending: FxMap<(&[u8], Option<&[u8]>), Vec<(i64, i64)>> = FxMap::default();
+    // Keyed by the (name, module) ids (interned at the call: one hash of the bytes a line), each
+    // stack a chain through `nodes`, whose freed entries are reused: no allocation a call.
+    let mut pending: FxMap<u64, u32> = FxMap::default();
+    let mut nodes: Vec<(i64, i64, u32)> = Vec::new(); // (call line, pid, next: u32::MAX at the bottom)
+    let mut free: Vec<u32> = Vec::new();
+    let key_of = |name: u32, module: Option<u32>| (name as u64) << 32 | module.unwrap_or(u32::MAX) as u64;
     let mut fixups: FxMap<(String, String), i64> = FxMap::default();
     let mut bad = 0usize;
     let mut first_bad: i64 = -1;
@@ -266,8 +283,11 @@ fn scan_lines<'a>(candidates: impl Iterator<Item = usize>, strs: &LineBytes<'a>)
     for (k, i) in candidates.enumerate() {
         let t: &'a [u8] = strs.get(k, i)?;
         let ii = i as i64;
-        let has_call = contains(t, b"call");
-        if has_call && t.starts_with(b"calling  ") {
+        // the two common lines by their prefix, before any substring search
+        let calling = t.starts_with(b"calling  ");
+        let initcall = !calling && t.starts_with(b"initcall ");
+        let has_call = calling || initcall || contains(t, b"call");
+        if calling {
             let parsed = fast_call(t).or_else(|| {
                 rx.call.captures(t).map(|c| {
                     let name = c.get(1).map(|m| m.as_bytes()).unwrap_or(b"");
@@ -277,8 +297,20 @@ fn scan_lines<'a>(candidates: impl Iterator<Item = usize>, strs: &LineBytes<'a>)
             match parsed {
                 Some((_, _, None)) => out_of_range += 1,
                 Some((name, module, Some(pid))) => {
-                    let key = (name, module);
-                    pending.entry(key).or_default().push((ii, pid));
+                    let n = intern(&mut ids, &mut call_names, name);
+                    let m = module.map(|m| intern(&mut ids, &mut call_names, m));
+                    let head = pending.entry(key_of(n, m)).or_insert(u32::MAX);
+                    let node = (ii, pid, *head);
+                    *head = match free.pop() {
+                        Some(f) => {
+                            nodes[f as usize] = node;
+                            f
+                        }
+                        None => {
+                            nodes.push(node);
+                            (nodes.len() - 1) as u32
+                        }
+                    };
                 }
                 None => {
                     bad += 1;
@@ -289,7 +321,7 @@ fn scan_lines<'a>(candidates: impl Iterator<Item = usize>, strs: &LineBytes<'a>)
             }
             continue;
         }
-        if has_call && contains(t, b"initcall ") {
+        if initcall || (has_call && contains(t, b"initcall ")) {
             let fast = fast_ret(t);
             let (fname, module, dur, ret) = if let Some((n, m, r, d)) = fast {
                 (n, m, d, r)
@@ -316,14 +348,19 @@ fn scan_lines<'a>(candidates: impl Iterator<Item = usize>, strs: &LineBytes<'a>)
                     continue;
                 }
             };
-            let key = (fname, module);
+            let n = intern(&mut ids, &mut call_names, fname);
+            let m = module.map(|m| intern(&mut ids, &mut call_names, m));
+            let key = key_of(n, m);
             let popped = match pending.get_mut(&key) {
-                Some(v) => {
-                    let top = v.pop();
-                    if v.is_empty() {
+                Some(head) => {
+                    let (ci, pid, next) = nodes[*head as usize];
+                    free.push(*head);
+                    if next == u32::MAX {
                         pending.remove(&key);
+                    } else {
+                        *head = next;
                     }
-                    top
+                    Some((ci, pid))
                 }
                 None => None,
             };
@@ -331,7 +368,7 @@ fn scan_lines<'a>(candidates: impl Iterator<Item = usize>, strs: &LineBytes<'a>)
                 Some((ci, pid)) => (ci, Some(pid)),
                 None => (-1, None),
             };
-            calls.push(Call::new(intern(&mut ids, &mut call_names, fname), module.map(|m| intern(&mut ids, &mut call_names, m)), ci, ii, Some((dur, ret)), pid));
+            calls.push(Call::new(n, m, ci, ii, Some((dur, ret)), pid));
             continue;
         }
         if has_call && contains(t, b" calling  ") {
@@ -375,11 +412,19 @@ fn scan_lines<'a>(candidates: impl Iterator<Item = usize>, strs: &LineBytes<'a>)
         }
     }
     // calls that never returned, in line order
-    let mut open: Vec<(i64, i64, &[u8], Option<&[u8]>)> =
-        pending.into_iter().flat_map(|(k, v)| v.into_iter().map(move |(ci, pid)| (ci, pid, k.0, k.1))).collect();
+    let mut open: Vec<(i64, i64, u64)> = Vec::new();
+    for (key, head) in pending {
+        let mut at = head;
+        while at != u32::MAX {
+            let (ci, pid, next) = nodes[at as usize];
+            open.push((ci, pid, key));
+            at = next;
+        }
+    }
     open.sort_unstable_by_key(|o| o.0);
-    for (ci, pid, name, module) in open {
-        calls.push(Call::new(intern(&mut ids, &mut call_names, name), module.map(|m| intern(&mut ids, &mut call_names, m)), ci, -1, None, Some(pid)));
+    for (ci, pid, key) in open {
+        let module = key as u32;
+        calls.push(Call::new((key >> 32) as u32, if module == u32::MAX { None } else { Some(module) }, ci, -1, None, Some(pid)));
     }
     Ok(Scan { calls, call_names, probes, fixups: fixups_out, bad, first_bad, out_of_range })
 }
