@@ -625,3 +625,23 @@ def test_block_json_chunks_of_any_size_are_the_event_tuples_json(chunk: int) -> 
     write_json(a, out1, chunk=chunk)
     write_json(plain, out2, chunk=chunk)
     assert out1.getvalue() == out2.getvalue() and b'"initcall"' in out1.getvalue()
+
+
+@pytest.mark.parametrize("framing", ["plain", "journalctl", "grabserial-t"])
+def test_frame_needle_index_across_search_blocks(framing: str) -> None:
+    """The needles are searched a block of lines at a time (frame.rs Block): a needle only in a
+    line's prefix, one spanning a line end, the empty needle, a line longer than a block, a hit
+    on the first and last line of a block and of the input are all indexed as a per-line search
+    of the messages finds them."""
+    rng = random.Random(5)
+    parts = ["[    1.000000] call", "x call", "[ 12.345678] [T9] usecs", "<6>[    0.000001] ab",
+             "h kernel: login:", "[ 1.000000    0.500000] ]e", "é call é", "", "a", "\r"]
+    rows = [rng.choice(parts) for _ in range(9000)]
+    rows[2047:2049] = ["call", "call"]  # around the line bound of a block
+    rows[5000] = "c" * 70_000 + "call"  # longer than a block's bytes
+    for text in ("\n".join(rows), "\n".join(rows) + "\n", "call", "", "\n"):
+        needles = ["call", "", "a\nb", "0]", "1.0", " [", "é", "e", "ll", "]"]
+        msgs, _, _, _, hits, _ = native.frame(text, framing, needles, [])
+        texts = list(msgs)
+        for needle, got in zip(needles, hits):
+            assert list(got) == [i for i, t in enumerate(texts) if needle in t], (needle, text[:20])

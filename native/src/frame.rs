@@ -178,6 +178,65 @@ fn frame_line(b: &[u8], framing: u8) -> (usize, Option<u64>, Option<u64>) {
     (pos, kernel, host)
 }
 
+const BLOCK_BYTES: usize = 64 * 1024;
+const BLOCK_LINES: usize = 2048;
+
+/// The lines framed since the last needle search: (line, text start, text end) in the buffer.
+#[derive(Default)]
+struct Block {
+    from: usize,
+    lines: Vec<(usize, usize, usize)>,
+}
+
+impl Block {
+    fn push(&mut self, i: usize, start: usize, end: usize) {
+        if self.lines.is_empty() {
+            self.from = start;
+        }
+        self.lines.push((i, start, end));
+    }
+
+    /// Add to hits[n] each line of the block whose text holds needles[n] (as memmem on the
+    /// line's text alone: a match must start at or after the text start, after any prefix,
+    /// and end by the line's end), in line order; then empty the block.
+    fn search(&mut self, body: &[u8], finders: &[Finder], hits: &mut [Vec<usize>]) {
+        let (from, to) = match (self.lines.first(), self.lines.last()) {
+            (Some(first), Some(last)) => (first.1, last.2),
+            _ => return,
+        };
+        for (n, f) in finders.iter().enumerate() {
+            let m = f.needle().len();
+            if m == 0 {
+                hits[n].extend(self.lines.iter().map(|l| l.0));
+                continue;
+            }
+            let mut pos = from;
+            let mut j = 0usize;
+            while pos < to {
+                let p = match f.find(&body[pos..to]) {
+                    Some(x) => pos + x,
+                    None => break,
+                };
+                while self.lines[j].2 < p {
+                    j += 1;
+                }
+                let (line, start, end) = self.lines[j];
+                if p >= start && p + m <= end {
+                    hits[n].push(line);
+                    pos = end + 1;
+                    j += 1;
+                    if j == self.lines.len() {
+                        break;
+                    }
+                } else {
+                    pos = p + 1;
+                }
+            }
+        }
+        self.lines.clear();
+    }
+}
+
 /// frame(text, framing, needles, prefixes) -> [texts, kernel_ns, host_ns, max_len, hits, starts] or
 /// None for an unsupported framing; texts is a TextColumn over `text` (held, not copied), the
 /// times are TimeColumns (a time over i64 is kept as i64::MAX, out of range for settle), hits[n]
@@ -225,10 +284,16 @@ pub(crate) fn frame<'py>(
     // a final newline ends the last line
     let body = if whole.last() == Some(&b'\n') { &whole[..whole.len() - 1] } else { whole };
     let mut max_len = 0usize;  // in characters, as Python's len()
+    // The needles are searched a block of lines at a time over the block's bytes, not line by
+    // line: seven memmem calls a line were half the pass (1M lines: 0.154 s with the needles,
+    // 0.081 s without); one search over 64 KiB costs a call per hit instead.
+    let mut block = Block::default();
     let mut at = 0usize;
-    for (i, line) in body.split(|c| *c == b'\n').enumerate() {
-        let line_at = at;
-        at += line.len() + 1;
+    let mut i = 0usize;
+    loop {
+        // memchr, not split(|c| ..): a SIMD scan for the line end
+        let end = memchr::memchr(b'\n', &body[at..]).map_or(body.len(), |x| at + x);
+        let line = &body[at..end];
         let (start, k, h) = frame_line(line, code);
         // start is always on a char boundary: every byte consumed above is ASCII
         let mb = &line[start..];
@@ -237,11 +302,6 @@ pub(crate) fn frame<'py>(
             let chars = if mb.is_ascii() { mb.len() } else { mb.iter().filter(|c| (**c & 0xc0) != 0x80).count() };
             max_len = max_len.max(chars);
         }
-        for (n, f) in finders.iter().enumerate() {
-            if f.find(mb).is_some() {
-                hits[n].push(i);
-            }
-        }
         if let Some(&b) = mb.first() {
             for &n in &by_first[b as usize] {
                 if mb.starts_with(prefixes[n].as_bytes()) {
@@ -249,10 +309,22 @@ pub(crate) fn frame<'py>(
                 }
             }
         }
-        spans.push(line_at + start, line_at + line.len());
+        if !finders.is_empty() {
+            block.push(i, at + start, end);
+            if end - block.from >= BLOCK_BYTES || block.lines.len() >= BLOCK_LINES {
+                block.search(body, &finders, &mut hits);
+            }
+        }
+        spans.push(at + start, end);
         kernel.push(TimeColumn::slot_of(k));
         host.push(TimeColumn::slot_of(h));
+        i += 1;
+        if end == body.len() {
+            break;
+        }
+        at = end + 1;
     }
+    block.search(body, &finders, &mut hits);
     // the line count was a guess (a line of 64 bytes): give the rest back (an in-place mremap for
     // the large ones)
     spans.shrink();
