@@ -645,3 +645,22 @@ def test_frame_needle_index_across_search_blocks(framing: str) -> None:
         texts = list(msgs)
         for needle, got in zip(needles, hits):
             assert list(got) == [i for i, t in enumerate(texts) if needle in t], (needle, text[:20])
+
+
+def test_clean_as_is_is_the_three_checks_it_replaces() -> None:
+    """clean_as_is (one pass) says what lines._frame_owned asked in three: ASCII or BOM-less
+    UTF-8, no CR, no control character; on random bytes, each byte class alone, a bad byte
+    after the first 4 KiB block, and a multibyte character cut at the end."""
+    def old(d: bytes) -> bool:
+        return ((d.isascii() or (native.is_utf8(d) and not d.startswith(b"\xef\xbb\xbf")))
+                and b"\r" not in d and not native.has_control(d))
+
+    rng = random.Random(3)
+    pool = [b"a", b"\n", b"\t", b"\r", b"\x00", b"\x1b", b"\x7f", b"\x80", b"\xff", "é".encode(),
+            "€".encode(), b"\xef\xbb\xbf", b" ", b"\x0c"]
+    cases = [b"", b"abc\n", b"\xef\xbb\xbfabc", "é\n".encode(), "é".encode()[:1], b"x" * 5000 + b"\r",
+             b"x" * 5000 + b"\x7f", b"x" * 5000 + "é".encode(), b"x" * 4095 + "é".encode()]
+    cases += [p * 3 for p in pool]
+    cases += [b"".join(rng.choice(pool) for _ in range(rng.randrange(1, 40))) for _ in range(3000)]
+    for d in cases:
+        assert native.clean_as_is(d) == old(d), d

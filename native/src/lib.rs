@@ -68,6 +68,7 @@ fn _scan(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<index::IndexColumn>()?;
     m.add_function(wrap_pyfunction!(columns::has_control, m)?)?;
     m.add_function(wrap_pyfunction!(columns::is_utf8, m)?)?;
+    m.add_function(wrap_pyfunction!(columns::clean_as_is, m)?)?;
     m.add_function(wrap_pyfunction!(columns::steps_back, m)?)?;
     m.add_function(wrap_pyfunction!(columns::gaps, m)?)?;
     m.add_function(wrap_pyfunction!(initcall::initcalls, m)?)?;
