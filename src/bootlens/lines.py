@@ -19,6 +19,7 @@ from types import ModuleType
 from typing import Any
 
 from .errors import InputError, printable
+from .lazyre import lazy
 from .model import Clock, InputStats, Line, Stamp
 
 LONG_LINE = 4096  # characters; longer lines are kept but clipped when quoted as evidence
@@ -26,8 +27,8 @@ SNIFF_LINES = 400
 
 # CSI (ESC [ ... final), OSC (ESC ] ... BEL or ST), charset selection, then any 2-char escape
 # (ESC c = reset, which SeaBIOS and the kernel's x86 console print).
-_ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[()*+][0-~]|[0-~])")
-_CTRL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_ANSI = lazy(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[()*+][0-~]|[0-~])")
+_CTRL = lazy(r"[\x00-\x08\x0b-\x1f\x7f]")
 # The same two over UTF-8 bytes (cleaning runs on the bytes: every pattern is ASCII, and no byte
 # of a multi-byte UTF-8 character is ASCII, so they match where the str patterns match); compiled
 # when an input needs them (start-up), then from re's cache.
@@ -40,17 +41,17 @@ _CHUNK = 1 << 20  # bytes decoded at a time when invalid UTF-8 is replaced
 # printk has printed exactly six decimals since CONFIG_PRINTK_TIME appeared (2.6.x, "%5lu.%06lu"),
 # and so do dmesg and journalctl: "[   0.114]" (a U-Boot that stamps its own lines with
 # milliseconds since reset) is a bootloader clock and stays in the text for the bootloader parser.
-_PRINTK = re.compile(r"[ \t]*(?:<(\d{1,3})>)?\[ *(\d{1,10})\.(\d{6})\](?:\[ *[TC]\d+\])? ?", re.ASCII)
+_PRINTK = lazy(r"[ \t]*(?:<(\d{1,3})>)?\[ *(\d{1,10})\.(\d{6})\](?:\[ *[TC]\d+\])? ?", re.ASCII)
 # grabserial -t: "[elapsed delta] " (elapsed "%4.6f", delta "%2.6f").
-_GS_T = re.compile(r"\[ *(\d{1,10})\.(\d{6}) +-?\d+\.\d{6}\] ?", re.ASCII)
+_GS_T = lazy(r"\[ *(\d{1,10})\.(\d{6}) +-?\d+\.\d{6}\] ?", re.ASCII)
 # grabserial -T: "[HH:MM:SS.ffffff delta] " or, with delta off, "[HH:MM:SS.ffffff] ".
-_GS_SYS = re.compile(r"\[(\d\d):(\d\d):(\d\d)\.(\d{6})(?: +-?\d+\.\d{6})?\] ?", re.ASCII)
+_GS_SYS = lazy(r"\[(\d\d):(\d\d):(\d\d)\.(\d{6})(?: +-?\d+\.\d{6})?\] ?", re.ASCII)
 # journalctl -o short-monotonic: "[    1.234567] host kernel: message" (the message is the text)
 # and "[    1.234567] host systemd[1]: message" (the text keeps "systemd[1]: message").
-_JOURNAL = re.compile(r"\S+ kernel: |\S+ (?=[^\s\[:]+(?:\[\d+\])?: )", re.ASCII)
+_JOURNAL = lazy(r"\S+ kernel: |\S+ (?=[^\s\[:]+(?:\[\d+\])?: )", re.ASCII)
 # Detection also asks for one of the kernel's own lines: "driver device: message" lines of a
 # plain dmesg excerpt have the shape of the user-space form ("rtc-pcf8563 0-0051: registered").
-_JOURNAL_KERNEL = re.compile(r"\S+ kernel: ", re.ASCII)
+_JOURNAL_KERNEL = lazy(r"\S+ kernel: ", re.ASCII)
 
 _DAY_NS = 86_400 * 1_000_000_000
 # Framings whose lines are a journal's entries (journalctl's text formats, JSON, export).
