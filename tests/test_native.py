@@ -664,3 +664,28 @@ def test_clean_as_is_is_the_three_checks_it_replaces() -> None:
     cases += [b"".join(rng.choice(pool) for _ in range(rng.randrange(1, 40))) for _ in range(3000)]
     for d in cases:
         assert native.clean_as_is(d) == old(d), d
+def test_located_gives_each_kinds_positions_as_a_walk_over_every_event() -> None:
+    """kindpos.located (the chain's and the rules' look-ups of a few kinds): the (position,
+    event) pairs of one kind, as enumerating every event gives them, with the native block
+    (its kinds from the position columns, the others grouped) and without; first() the first
+    named one with a time, as next() over every event did."""
+    from bootlens.boots import boots_from_lines
+    from bootlens.kindpos import first, located
+    from bootlens.model import Events
+    from bootlens.parsers import ParseOptions
+
+    path = CORPUS / "qemu-arm64-uboot-initcall.grabserial-t.log"
+    lines, stats = L.read_path(str(path), ParseOptions().needles())
+    ev = boots_from_lines(stats.source, lines, stats, ParseOptions())[0].events
+    assert isinstance(ev, Events) and ev.block is not None
+    plain = tuple(ev)
+    seen = 0
+    for k in Kind:
+        want = [(i, e) for i, e in enumerate(plain) if e.kind is k]
+        assert located(ev, k) == want == located(plain, k)
+        seen += len(want)
+    assert seen == len(plain)
+    ms = [e for e in plain if e.kind is Kind.MILESTONE]
+    assert ms and first(ev, Kind.MILESTONE, ms[-1].name) == plain.index(next(e for e in ms if e.name == ms[-1].name))
+    times = [None] * len(plain)
+    assert first(ev, Kind.MILESTONE, ms[0].name, times) is None and first(ev, Kind.MILESTONE, "no such milestone") is None

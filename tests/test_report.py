@@ -487,3 +487,23 @@ def test_report_of_a_real_run_folder_loads_zooms_and_clicks(browser: Browser, tm
         assert p.errors == [] and p.requests == [p.url]
     finally:
         p.close()
+
+
+def test_positions_by_bisection_and_by_walk_agree() -> None:
+    """html._positions: the wanted events' indices, found by bisection over the line column of
+    events in line order and by the walk over every line when they are not; an equal event on
+    another line is not taken, the same line's equal events go to the first, a missing one is
+    left out."""
+    from bootlens.model import Kind
+    from bootlens.render.html import _positions
+
+    def ev(name: str, line: int) -> Event:
+        return Event(Kind.MARKER, name, None, None, line, None, None)
+
+    evs = [ev("a", 1), ev("b", 2), ev("b", 2), ev("c", 4), ev("a", 7), ev("d", 9)]
+    want = [ev("b", 2), ev("a", 7), ev("c", 5), evs[5]]
+    lines = [e.line_no for e in evs]
+    got = _positions(evs, lines, want)
+    assert got == {want[0]: 1, want[1]: 4, evs[5]: 5}
+    shuffled = [evs[i] for i in (5, 3, 4, 1, 0, 2)]  # not in line order: the walk
+    assert _positions(shuffled, [e.line_no for e in shuffled], want) == {want[0]: 3, want[1]: 2, evs[5]: 0}

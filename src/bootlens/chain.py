@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from .analyze import BootAnalysis
+from .kindpos import first, located
 from .model import READY, Kind, Milestone, UnitDetail
 from .parsers.systemd_analyze import DumpUnit
 from .stages import MEASURED
@@ -110,8 +111,10 @@ class _Unit:
 
 def _units(b: BootAnalysis) -> list[_Unit]:
     out: list[_Unit] = []
-    for i, (e, t) in enumerate(zip(b.boot.events, b.times or ())):
-        if e.kind is not Kind.UNIT or t is None:
+    times = b.times or ()
+    for i, e in located(b.boot.events, Kind.UNIT):
+        t = times[i] if i < len(times) else None
+        if t is None:
             continue
         det = e.detail if isinstance(e.detail, UnitDetail) else None
         if det is not None and det.result not in ("done", ""):
@@ -143,7 +146,7 @@ def critical_chain(b: BootAnalysis, deps: Deps | Mapping[str, Sequence[str]] | N
         if u.file:
             by_name[u.file] = u
     links: list[Link] = []
-    ready_i = next((i for i, e in enumerate(events) if e.kind is Kind.MARKER and e.name == READY), None)
+    ready_i = first(events, Kind.MARKER, READY)
     top_t: int | None = None
     top_line = 0
     if ready_i is not None and times[ready_i] is not None:
@@ -156,8 +159,7 @@ def critical_chain(b: BootAnalysis, deps: Deps | Mapping[str, Sequence[str]] | N
         # no ready marker: systemd's "Startup finished", else the login prompt, else the unit
         # that became active last
         for name, label in ((Milestone.STARTUP_FINISHED, "Startup finished"), (Milestone.LOGIN_PROMPT, "login prompt")):
-            fin = next((i for i, e in enumerate(events) if e.kind is Kind.MILESTONE
-                        and e.name == name and times[i] is not None), None)
+            fin = first(events, Kind.MILESTONE, name, times)
             if fin is not None:
                 top_t, top_line = times[fin], events[fin].line_no
                 links.append(Link(label, "milestone", top_t, None, top_line, fin, "stage"))
@@ -185,8 +187,7 @@ def critical_chain(b: BootAnalysis, deps: Deps | Mapping[str, Sequence[str]] | N
             nxt, how = _previous(cur, units, by_name, after, deps.never_active if deps is not None else frozenset())
             cur = nxt
     # below systemd: its start, then the stages that ended before it, down to the origin
-    start_i = next((i for i, e in enumerate(events) if e.kind is Kind.MILESTONE
-                    and e.name == Milestone.SYSTEMD_START and times[i] is not None), None)
+    start_i = first(events, Kind.MILESTONE, Milestone.SYSTEMD_START, times)
     floor = links[-1].at_ns if links and links[-1].at_ns is not None else top_t
     if start_i is not None:
         t = times[start_i]

@@ -9,6 +9,7 @@ the exact byte count the console sent from ``Booting Linux`` to ``Run /init`` (1
 from __future__ import annotations
 
 from ..analyze import BootAnalysis
+from ..kindpos import first
 from ..lines import clip
 from ..model import Boot, Kind
 from .base import Evidence
@@ -54,10 +55,7 @@ def wire_ns(nbytes: int, baud: int, bits_per_byte: int = BITS_PER_BYTE) -> int:
 
 def first_event(boot: BootAnalysis, kind: Kind, name: str) -> int | None:
     """Index in ``boot.boot.events`` of the first event of this kind and name, or None."""
-    for i, e in enumerate(boot.boot.events):
-        if e.kind is kind and e.name == name:
-            return i
-    return None
+    return first(boot.boot.events, kind, name)  # the kind's rows only, not every event
 
 
 def secs(ns: float) -> str:

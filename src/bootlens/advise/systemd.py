@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from ..analyze import BootAnalysis
 from ..chain import Chain, Deps, critical_chain
+from ..kindpos import located
 from ..model import Kind, UnitDetail
 from .base import Change, ChangeKind, Context, Evidence
 from .evidence import evidence, secs
@@ -76,7 +77,8 @@ def unit_runs(boot: BootAnalysis, uf: UnitFiles | None = None) -> list[UnitRun]:
     """The boot's unit events that can be placed on its axis, in log order; with unit files, a
     unit the log named by its description only gets its file name (:meth:`UnitFiles.resolve`)."""
     out: list[UnitRun] = []
-    evs = [(e, t) for e, t in zip(boot.boot.events, boot.times or ()) if e.kind is Kind.UNIT and t is not None]
+    times = boot.times or ()
+    evs = [(e, t) for i, e in located(boot.boot.events, Kind.UNIT) if i < len(times) and (t := times[i]) is not None]
     named = {d.unit for e, _ in evs if isinstance(d := e.detail, UnitDetail) and d.unit}
     for e, t in evs:
         assert t is not None
@@ -301,8 +303,8 @@ def chain_for(boot: BootAnalysis, uf: UnitFiles) -> Chain:
     after = after_map(uf, [r.name for r in runs])
     # the chain looks units up by the log's names: a unit the log named by its description
     # gets its file's After= list under that name too
-    for e in boot.boot.events:
-        if e.kind is Kind.UNIT and isinstance(e.detail, UnitDetail) and not e.detail.unit:
+    for _, e in located(boot.boot.events, Kind.UNIT):
+        if isinstance(e.detail, UnitDetail) and not e.detail.unit:
             r = uf.resolve(e.name, after)
             if r in after:
                 after.setdefault(e.name, after[r])

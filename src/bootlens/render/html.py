@@ -35,13 +35,15 @@ integer microseconds on the boot's axis):
 from __future__ import annotations
 
 import base64
+from bisect import bisect_left, bisect_right
 import gc
 import hashlib
 import heapq
-from itertools import chain
+from itertools import chain, islice
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from operator import le
 from importlib import resources
 from typing import Any, cast
 
@@ -384,7 +386,14 @@ def _positions(events: Sequence[Event], line_nos: Sequence[int], wanted: list[Ev
     for e in wanted:
         want.setdefault(e.line_no, []).append(e)
     out: dict[Event, int] = {}
-    for i in [i for i, ln in enumerate(line_nos) if ln in want]:
+    if all(map(le, line_nos, islice(line_nos, 1, None))):
+        # events in line order (always, from a log): each wanted line's events are one run of
+        # positions, found by bisection, not a Python test of every event's line (1M events: ~0.7 s)
+        at: Iterable[int] = chain.from_iterable(
+            range(bisect_left(line_nos, ln), bisect_right(line_nos, ln)) for ln in sorted(want))
+    else:
+        at = [i for i, ln in enumerate(line_nos) if ln in want]
+    for i in at:
         e = events[i]
         for w in want[line_nos[i]]:
             if w is e or (w == e and w not in out):

@@ -20,6 +20,7 @@ import re
 from collections.abc import Iterable
 
 from ...analyze import BootAnalysis
+from ...kindpos import located
 from ...model import Fact, Kind
 from ...numbers import INT_MAX, NS_PER_S, TIME_NS_MAX, to_int
 from .. import REGISTRY
@@ -59,8 +60,8 @@ class AutobootDelay(Rule):
         if stopped is not None:
             yield from self._interrupted(boot, stopped)
             return
-        for e in b.events:
-            if e.kind is Kind.BOOTLOADER and e.name.startswith("autoboot delay") and e.duration_ns != 0:
+        for _, e in located(b.events, Kind.BOOTLOADER):
+            if e.name.startswith("autoboot delay") and e.duration_ns != 0:
                 text = b.lines.text[b.lines.index_of(e.line_no)].strip()
                 if text.startswith("Hit m for menu"):
                     yield from self._barebox(e.line_no, text, e.duration_ns)

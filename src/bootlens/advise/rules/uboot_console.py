@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ...analyze import BootAnalysis
+from ...kindpos import located
 from ...model import Kind, Milestone
 from .. import REGISTRY
 from ..base import Change, ChangeKind, Confidence, Context, Finding, Rule
@@ -38,15 +39,15 @@ class BootloaderConsole(Rule):
         version = b.fact("uboot_version")
         if version is None:
             return  # not U-Boot: another bootloader's console is its own matter
-        start = next((i for i, e in enumerate(b.events) if e.kind is Kind.MILESTONE
-                      and e.name == Milestone.UBOOT_START and e.line_no == version.line_no), None)
+        start = next((i for i, e in located(b.events, Kind.MILESTONE)
+                      if e.name == Milestone.UBOOT_START and e.line_no == version.line_no), None)
         if start is None:
             return
         a_no = b.events[start].line_no
         end = first_event(boot, Kind.MILESTONE, Milestone.STARTING_KERNEL)
         if end is None:  # bootefi/go hand over with "## Starting (EFI) application at ..."
-            end = next((i for i, e in enumerate(b.events) if e.kind is Kind.BOOTLOADER
-                        and e.name.startswith("start application")), None)
+            end = next((i for i, e in located(b.events, Kind.BOOTLOADER)
+                        if e.name.startswith("start application")), None)
         kernel = first_event(boot, Kind.MILESTONE, Milestone.KERNEL_START)
         lines = b.lines
         ai = lines.index_of(a_no)

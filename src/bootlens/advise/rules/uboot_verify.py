@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterable
 
 from ...analyze import BootAnalysis
+from ...kindpos import located
 from ...model import Kind
 from .. import REGISTRY
 from ..base import Change, ChangeKind, Confidence, Context, Finding, Rule
@@ -26,7 +27,7 @@ class ImageVerify(Rule):
 
     def check(self, boot: BootAnalysis, ctx: Context) -> Iterable[Finding]:
         b = boot.boot
-        verifies = [e for e in b.events if e.kind is Kind.BOOTLOADER and e.name == "verify image"]
+        verifies = [e for _, e in located(b.events, Kind.BOOTLOADER) if e.name == "verify image"]
         if not verifies:
             return
         nos = [e.line_no for e in verifies]

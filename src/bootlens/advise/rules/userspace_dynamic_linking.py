@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 
 from ...analyze import BootAnalysis
 from ...model import NS_PER_MS, Kind
+from ...kindpos import located
 from .. import REGISTRY
 from ..base import Change, ChangeKind, Confidence, Context, Finding, Rule
 from ..evidence import secs
@@ -49,8 +50,10 @@ def first_action(boot: BootAnalysis, tree: ProcTree, app: Proc, exec_at: int) ->
     """The application's first sign of life after its exec: its first child's fork or its first
     marker line, as (axis time, line number)."""
     cands: list[tuple[int, int]] = [(c.start_ns, c.line_no) for c in tree.children(app) if c.start_ns >= exec_at]
-    for e, t in zip(boot.boot.events, boot.times):
-        if e.kind is Kind.MARKER and t is not None and t >= exec_at and e.line_no > app.line_no:
+    times = boot.times
+    for i, e in located(boot.boot.events, Kind.MARKER):  # the markers' rows only
+        t = times[i] if i < len(times) else None
+        if t is not None and t >= exec_at and e.line_no > app.line_no:
             cands.append((t, e.line_no))
     return min(cands) if cands else None
 
