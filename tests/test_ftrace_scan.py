@@ -71,3 +71,28 @@ def test_many_names_and_top_per_initcall(tmp_path: Path) -> None:
     # block 2 adds fn_2974 and fn_2991 at 17 us: equal totals, self and calls sort by name
     assert [r.name for r in top.initcalls[0].rows] == ["fn_101", "fn_118", "fn_135"]
     assert sum(1 for r in full.initcalls[0].rows if r.total_ns == 17_000) == 52
+
+
+def test_many_chunks_in_file_order(tmp_path: Path) -> None:
+    """The scan parses 1 MiB chunks on a reader thread while the state machine runs over the
+    previous one: over ~5 MiB, calls whose open and close lines sit in different chunks pair up
+    (one outer call spans the whole file), lines split by a chunk's end parse whole, and the
+    line numbers of non-graph lines count from the file's start."""
+    n = 150_000
+    body = "".join(_leaf(f"leaf_{i % 7}", 1 + i % 3) for i in range(n))
+    mid = len(body) // 2 - 5  # an event line in the middle of the file (not on a line start)
+    mid = body.index("\n", mid) + 1
+    text = (" 0)               |  outer() {\n" + body[:mid] + "# an event line\n" + body[mid:]
+            + " 0) 99999999.000 us |  }\n")
+    p = tmp_path / "t.txt"
+    p.write_text(text)
+    assert len(text) > 4 << 20
+    d = native_module().ftrace_graph(str(p))
+    assert (d["lines"], d["graph"], d["bad"], d["orphans"], d["open"]) == (n + 3, n + 2, 0, 0, 0)
+    names, calls, total = d["names"], d["functions"][0], d["functions"][1]
+    by = {names[i]: (calls[i], total[i]) for i in range(len(names))}
+    assert by["outer"] == (1, 99_999_999_000)
+    # leaf_k is called at i = k, k + 7, ...: i % 3 gives its durations
+    expect = {f"leaf_{k}": (len(range(k, n, 7)), sum(1 + i % 3 for i in range(k, n, 7)) * 1000) for k in range(7)}
+    assert {k: by[k] for k in expect} == expect
+    assert d["other"] == [(body[:mid].count("\n") + 2, "# an event line")]

@@ -13,13 +13,14 @@
 use std::fs::File;
 use std::io::Read;
 
-use memchr::{memchr, memchr_iter, memmem};
+use std::sync::mpsc::{channel, sync_channel};
+
+use memchr::{memchr_iter, memmem};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
-use std::hash::Hasher;
-
-use crate::fxhash::{Fx, FxMap as FastMap};
+use crate::fxhash::FxMap as FastMap;
+use crate::ftrace_line::{name_hash, parse, same, BodyKind, Kind, Rec, NO_RANGE};
 
 const NONE: u32 = u32::MAX;
 const MAX_CPU: usize = 8192;
@@ -136,311 +137,8 @@ struct Scan {
     last_ns: i64,
     one_initcall: u32,
     one_initcall_debug: u32, // 4.x: do_one_initcall -> do_one_initcall_debug -> the initcall
-    tcmd: memmem::Finder<'static>,
 }
 
-/// Eight spaces as one word: columns and the call depth's indent are runs of spaces, stepped
-/// over a word at a time before the byte loops that follow.
-const SPACES: u64 = 0x2020_2020_2020_2020;
-
-#[inline]
-fn word(b: &[u8], p: usize) -> u64 {
-    let mut a = [0u8; 8];
-    a.copy_from_slice(&b[p..p + 8]);
-    u64::from_le_bytes(a)
-}
-
-#[inline]
-fn spaces(b: &[u8], mut p: usize) -> usize {
-    while p + 8 <= b.len() && word(b, p) == SPACES {
-        p += 8;
-    }
-    p
-}
-
-/// The first `c` in b (memchr's call costs more than this on a column of 10-20 bytes).
-#[inline]
-fn find(b: &[u8], c: u8) -> Option<usize> {
-    let pat = u64::from_le_bytes([c; 8]);
-    let mut p = 0;
-    while p + 8 <= b.len() {
-        let x = word(b, p) ^ pat; // a zero byte where b holds c
-        let z = x.wrapping_sub(0x0101_0101_0101_0101) & !x & 0x8080_8080_8080_8080;
-        if z != 0 {
-            return Some(p + (z.trailing_zeros() / 8) as usize);
-        }
-        p += 8;
-    }
-    b[p..].iter().position(|x| *x == c).map(|i| p + i)
-}
-
-#[inline]
-fn skip(b: &[u8], p: usize) -> usize {
-    let mut p = spaces(b, p);
-    while p < b.len() && (b[p] == b' ' || b[p] == b'\t') {
-        p += 1;
-    }
-    p
-}
-
-#[inline]
-fn digits_at(b: &[u8], p: usize) -> usize {
-    b[p..].iter().take_while(|c| c.is_ascii_digit()).count()
-}
-
-#[inline]
-fn value(b: &[u8]) -> i64 {
-    b.iter().take(18).fold(0i64, |a, c| a * 10 + (c - b'0') as i64)
-}
-
-/// `int.frac` at p as a count of 10^-9 of the unit: (value, end).
-#[inline]
-fn decimal(b: &[u8], p: usize) -> Option<(i64, usize)> {
-    // one pass over the digits (twice a line: abstime and duration), value as they are counted
-    let mut q = p;
-    let mut v = 0i64;
-    while q < b.len() && b[q].is_ascii_digit() {
-        if q - p < 18 {
-            v = v * 10 + (b[q] - b'0') as i64;
-        }
-        q += 1;
-    }
-    if q == p || q - p > 9 {
-        return None; // 10^9 s (or us) at most: times 10^9 must fit an i64
-    }
-    v *= 1_000_000_000;
-    if q < b.len() && b[q] == b'.' {
-        q += 1;
-        let s = q;
-        let mut x = 0i64;
-        while q < b.len() && b[q].is_ascii_digit() {
-            if q - s < 9 {
-                x = x * 10 + (b[q] - b'0') as i64; // digits past the 9th (below 1 ns of a s) dropped
-            }
-            q += 1;
-        }
-        for _ in (q - s).min(9)..9 {
-            x *= 10;
-        }
-        v += x;
-    }
-    Some((v, q))
-}
-
-/// Byte equality for short slices (names, comm-pid), a word at a time: no call into libc's
-/// memcmp, which two lookups a line paid for.
-#[inline]
-fn same(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    let mut i = 0;
-    while i + 8 <= a.len() {
-        let mut x = [0u8; 8];
-        let mut y = [0u8; 8];
-        x.copy_from_slice(&a[i..i + 8]);
-        y.copy_from_slice(&b[i..i + 8]);
-        if x != y {
-            return false;
-        }
-        i += 8;
-    }
-    while i < a.len() {
-        if a[i] != b[i] {
-            return false;
-        }
-        i += 1;
-    }
-    true
-}
-
-/// A name's hash for the interning table (FxHash: its high bits are well mixed).
-#[inline]
-fn name_hash(name: &[u8]) -> u64 {
-    let mut h = Fx::default();
-    h.write(name);
-    h.finish()
-}
-
-#[inline]
-fn trim(b: &[u8]) -> &[u8] {
-    let w = spaces(b, 0);
-    let s = b[w..].iter().position(|c| !c.is_ascii_whitespace()).map_or(b.len(), |s| w + s);
-    let e = b.iter().rposition(|c| !c.is_ascii_whitespace()).map_or(s, |e| e + 1);
-    &b[s..e.max(s)]
-}
-
-/// A duration column (`  0.198 us `, `+ 12.1 us`, `$ 3594274 us`): Some(ns); blank: Some(None).
-fn duration(seg: &[u8]) -> Option<Option<i64>> {
-    duration_t(trim(seg))
-}
-
-/// `duration` of a trimmed segment.
-#[inline]
-fn duration_t(t: &[u8]) -> Option<Option<i64>> {
-    if t.is_empty() {
-        return Some(None);
-    }
-    let mut p = 0;
-    if b"+!#*@$".contains(&t[0]) {
-        p = skip(t, 1);
-    }
-    let (v, q) = decimal(t, p)?;
-    let unit = trim(&t[q..]);
-    let ns = match unit {
-        b"us" => v / 1_000_000,
-        b"ns" => v / 1_000_000_000,
-        b"ms" => v / 1000,
-        b"s" => v,
-        _ => return None,
-    };
-    Some(Some(ns))
-}
-
-/// Whether a line starting with `#` is a graph line whose duration carries the `#` mark (1 ms
-/// or more: `# 1102.448 us |  mutex_unlock();`, as trace-cmd report prints it) rather than a
-/// header comment (`# tracer: function_graph`).
-fn marked(t: &[u8]) -> bool {
-    t.len() > 2 && t[1] == b' ' && t[2].is_ascii_digit()
-        && memchr(b'|', t).map_or(false, |bar| matches!(duration(&t[..bar]), Some(Some(_))))
-}
-
-/// `comm-pid` (funcgraph-proc) or a latency-flags column (`d..1`), trimmed: a column to step over.
-#[inline]
-fn is_column_t(t: &[u8]) -> bool {
-    // comms hold '/' and ':' (swapper/0, kworker/0:1); a body holds braces, parens or a comment
-    if t.is_empty() || t.starts_with(b"/*") || t.iter().any(|c| matches!(c, b'(' | b'{' | b'}' | b';')) {
-        return false;
-    }
-    if let Some(dash) = t.iter().rposition(|c| *c == b'-') {
-        if dash + 1 < t.len() && t[dash + 1..].iter().all(|c| c.is_ascii_digit()) {
-            return true;
-        }
-    }
-    (4..=5).contains(&t.len()) && t.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'.')
-}
-
-/// What a graph line's body says.
-enum Body<'a> {
-    Open(&'a [u8]),
-    Leaf(&'a [u8]),
-    Close(Option<&'a [u8]>),
-    Comment,
-    Switch(&'a [u8], &'a [u8]), // prev task => next task (comm-pid)
-    Bad,
-}
-
-fn strip_parens(n: &[u8]) -> &[u8] {
-    let n = trim(n);
-    if n.ends_with(b"()") {
-        &n[..n.len() - 2]
-    } else {
-        n
-    }
-}
-
-fn body(b: &[u8]) -> Body<'_> {
-    let t = trim(b);
-    if t.is_empty() {
-        return Body::Bad;
-    }
-    if t.starts_with(b"/*") {
-        return Body::Comment;
-    }
-    if t[0] == b'}' {
-        let rest = trim(&t[1..]);
-        if rest.starts_with(b"/*") && rest.ends_with(b"*/") && rest.len() >= 4 {
-            let n = strip_parens(&rest[2..rest.len() - 2]);
-            return Body::Close(if n.is_empty() { None } else { Some(n) });
-        }
-        return Body::Close(None);
-    }
-    if t.ends_with(b"{") {
-        let n = strip_parens(&t[..t.len() - 1]);
-        return if n.is_empty() { Body::Bad } else { Body::Open(n) };
-    }
-    if t.ends_with(b";") {
-        let n = strip_parens(&t[..t.len() - 1]);
-        return if n.is_empty() { Body::Bad } else { Body::Leaf(n) };
-    }
-    if t.starts_with(b"==========") || t.starts_with(b"<==========") {
-        return Body::Comment; // funcgraph-irqs marks
-    }
-    if let Some(k) = memmem::find(t, b"=>") {
-        return Body::Switch(trim(&t[..k]), trim(&t[k + 2..]));
-    }
-    Body::Bad
-}
-
-/// A parsed graph line: abstime, cpu, duration, body.
-struct Graph<'a> {
-    ts: Option<i64>,
-    task: Option<&'a [u8]>, // funcgraph-proc's comm-pid
-    cpu: usize,
-    dur: Option<i64>,
-    body: Body<'a>,
-}
-
-/// Parse the columns of a graph line; None when the line is not one (a header, an event line).
-fn graph(b: &[u8]) -> Option<Graph<'_>> {
-    let mut p = skip(b, 0);
-    let mut ts = None;
-    let mut cpu = 0usize;
-    let mut have_cpu = false;
-    if p < b.len() && b[p].is_ascii_digit() {
-        let n = digits_at(b, p);
-        if p + n < b.len() && b[p + n] == b')' {
-            cpu = value(&b[p..p + n]) as usize;
-            have_cpu = true;
-            p += n + 1;
-        } else if let Some((v, q)) = decimal(b, p).filter(|&(_, q)| {
-            let q = skip(b, q);
-            q < b.len() && b[q] == b'|'
-        }) {
-            // an abstime column; a number followed by a unit instead is an unmarked duration
-            // under 10 us with no column before it (trace-cmd report: `5.680 us   |  fd_install();`)
-            let q = skip(b, q);
-            ts = Some(v);
-            p = skip(b, q + 1);
-            let n = digits_at(b, p);
-            if n > 0 && p + n < b.len() && b[p + n] == b')' {
-                cpu = value(&b[p..p + n]) as usize;
-                have_cpu = true;
-                p += n + 1;
-            }
-        }
-    }
-    if !have_cpu && ts.is_none() {
-        // no cpu and no time column: only a bare body (`  func() {`) or a duration column
-        let t = trim(b);
-        if t.is_empty() || (t[0] == b'#' && !marked(t)) {
-            return None;
-        }
-    }
-    let mut dur = None;
-    let mut task = None;
-    let mut rest = &b[p..];
-    for _ in 0..4 {
-        let bar = match find(rest, b'|') {
-            Some(bar) => bar,
-            None => break,
-        };
-        let t = trim(&rest[..bar]);
-        if let Some(d) = duration_t(t) {
-            dur = dur.or(d);
-        } else if !is_column_t(t) {
-            break;
-        } else if t.contains(&b'-') {
-            task = Some(t);
-        }
-        rest = &rest[bar + 1..];
-    }
-    let body = body(rest);
-    if !have_cpu && ts.is_none() && matches!(body, Body::Bad | Body::Switch(..) | Body::Comment) {
-        return None; // without a column to recognise it by, only a call or a brace is graph
-    }
-    Some(Graph { ts, task, cpu, dur, body })
-}
 
 impl Scan {
     fn new(per_group: usize) -> Scan {
@@ -449,7 +147,7 @@ impl Scan {
             group_rows_cut: 0, blocks: Vec::new(), helper: Vec::new(), tree_ids: FastMap::default(), tree: Vec::new(),
             cpus: Vec::new(), task_ids: FastMap::default(), cpu_task: Vec::new(), cpu_name: Vec::new(), other: Vec::new(),
             other_dropped: 0, lines: 0, graph: 0, bad: 0, bad_first: 0, comments: 0, switches: 0, orphans: 0,
-            durations: 0, first_ns: -1, last_ns: -1, one_initcall: NONE, one_initcall_debug: NONE, tcmd: memmem::Finder::new(b": funcgraph_e"),
+            durations: 0, first_ns: -1, last_ns: -1, one_initcall: NONE, one_initcall_debug: NONE,
         }
     }
 
@@ -457,7 +155,11 @@ impl Scan {
     /// addressing table kept at most half full, each slot the hash's high half beside the id
     /// (most misses end there, without reading the name's bytes).
     fn id(&mut self, name: &[u8]) -> u32 {
-        let h = name_hash(name);
+        self.id_h(name, name_hash(name))
+    }
+
+    /// `id` with the name's hash already made (by the reader thread: `Rec::hash`).
+    fn id_h(&mut self, name: &[u8], h: u64) -> u32 {
         let tag = h & !0xffff_ffff;
         let mask = self.slots.len() - 1;
         let mut at = (h >> (64 - self.slot_bits)) as usize;
@@ -634,126 +336,95 @@ impl Scan {
         f
     }
 
-    fn line(&mut self, b: &[u8], cut: usize, cap: usize, max_other: usize) {
+    /// One parsed line (`ftrace_line::parse`) of `chunk` into the counts, stacks and tables.
+    fn apply(&mut self, chunk: &[u8], r: &Rec, cut: usize, cap: usize, max_other: usize) {
         self.lines += 1;
-        let mut b = b;
-        while let Some((&c, head)) = b.split_last() {
-            if c == b'\n' || c == b'\r' {
-                b = head;
-            } else {
-                break;
-            }
-        }
-        let t = trim(b);
-        if t.is_empty() || t.iter().all(|c| *c == b'-') {
-            return;
-        }
-        let mut tcmd_ts = None;
-        let mut tcmd_cpu = None;
-        // trace-cmd report's funcgraph events; a cheap byte test before the substring search
-        let tcmd = if memchr(b'[', b).is_some() { self.tcmd.find(b) } else { None };
-        let parsed = if let Some(k) = tcmd {
-            // trace-cmd report: `comm-pid [cpu] ts: funcgraph_entry: |  body`
-            let open = b[..k].iter().rposition(|c| *c == b'[');
-            tcmd_cpu = open.and_then(|o| {
-                let n = digits_at(b, o + 1);
-                if n > 0 { Some(value(&b[o + 1..o + 1 + n]) as usize) } else { None }
-            });
-            // the `comm-pid` before `[cpu]` names the task: one call stack per task, since
-            // report prints no context-switch banners, only sched_switch events between lines
-            let task = open.map(|o| trim(&b[..o])).filter(|t| !t.is_empty());
-            tcmd_ts = b[..k].iter().rposition(|c| *c == b' ').and_then(|s| decimal(b, s + 1)).map(|x| x.0);
-            let after = memchr(b':', &b[k + 2..]).map(|c| k + 2 + c + 1);
-            after.and_then(|a| graph(&b[a..])).map(|mut g| {
-                g.ts = tcmd_ts;
-                g.cpu = tcmd_cpu.unwrap_or(0);
-                g.task = g.task.or(task);
-                g
-            })
-        } else if t[0] == b'#' && !marked(t) {
-            None
-        } else {
-            graph(b)
-        };
-        let g = if let Some(g) = parsed { g } else {
-            if tcmd_ts.is_some() || tcmd_cpu.is_some() {
+        match r.kind {
+            Kind::Skip => return,
+            Kind::TcmdBad => {
                 self.bad += 1;
                 if self.bad_first == 0 {
                     self.bad_first = self.lines;
                 }
                 return;
             }
-            if self.other.len() < max_other {
-                self.other.push((self.lines, String::from_utf8_lossy(b).into_owned()));
-            } else {
-                self.other_dropped += 1;
+            Kind::Other => {
+                if self.other.len() < max_other {
+                    self.other.push((self.lines, String::from_utf8_lossy(&chunk[r.a.0..r.a.1]).into_owned()));
+                } else {
+                    self.other_dropped += 1;
+                }
+                return;
             }
-            return;
-        };
-        if g.cpu >= MAX_CPU {
+            Kind::Graph => {}
+        }
+        if r.cpu >= MAX_CPU {
             self.bad += 1;
             return;
         }
-        if let Some(ts) = g.ts {
+        if let Some(ts) = r.ts {
             if self.first_ns < 0 {
                 self.first_ns = ts;
             }
             self.last_ns = self.last_ns.max(ts);
         }
-        let cpu = self.task_of(g.cpu, g.task);
-        if g.dur.is_some() {
+        let task = if r.task == NO_RANGE { None } else { Some(&chunk[r.task.0..r.task.1]) };
+        let cpu = self.task_of(r.cpu, task);
+        if r.dur.is_some() {
             self.durations += 1;
         }
-        match g.body {
-            Body::Bad => {
+        match r.body {
+            BodyKind::Bad => {
                 self.bad += 1;
                 if self.bad_first == 0 {
                     self.bad_first = self.lines;
                 }
                 return;
             }
-            Body::Comment => {
+            BodyKind::Comment => {
                 self.comments += 1;
             }
-            Body::Switch(prev, next) => {
+            BodyKind::Switch => {
                 self.switches += 1;
-                let cur = self.task_of(g.cpu, None);
+                let (prev, next) = (&chunk[r.a.0..r.a.1], &chunk[r.b.0..r.b.1]);
+                let cur = self.task_of(r.cpu, None);
                 if !prev.is_empty() && !self.task_ids.contains_key(prev) {
                     self.task_ids.insert(prev.to_vec(), cur); // the CPU's unnamed task gets its name
                 }
                 let n = self.task(next);
-                self.cpu_task[g.cpu] = n;
-                if let Some(name) = self.cpu_name.get_mut(g.cpu) {
+                self.cpu_task[r.cpu] = n;
+                if let Some(name) = self.cpu_name.get_mut(r.cpu) {
                     name.clear();
                 }
             }
-            Body::Open(name) => {
-                let func = self.id(name);
-                let f = self.place(cpu, func, g.ts, g.cpu, cut, cap);
+            BodyKind::Open => {
+                let func = self.id_h(&chunk[r.a.0..r.a.1], r.hash);
+                let f = self.place(cpu, func, r.ts, r.cpu, cut, cap);
                 self.cpus[cpu].stack.push(f);
             }
-            Body::Leaf(name) => {
-                let func = self.id(name);
-                let f = self.place(cpu, func, g.ts, g.cpu, cut, cap); // a leaf line's time is its entry's
-                self.finish(cpu, &f, g.dur, g.dur);
+            BodyKind::Leaf => {
+                let func = self.id_h(&chunk[r.a.0..r.a.1], r.hash);
+                let f = self.place(cpu, func, r.ts, r.cpu, cut, cap); // a leaf line's time is its entry's
+                self.finish(cpu, &f, r.dur, r.dur);
             }
-            Body::Close(tail) => {
+            BodyKind::Close => {
                 let c = &mut self.cpus[cpu];
                 match c.stack.pop() {
                     Some(f) => {
-                        let self_ns = g.dur.map(|d| d.saturating_sub(f.child_ns));
-                        self.finish(cpu, &f, g.dur, self_ns);
+                        let self_ns = r.dur.map(|d| d.saturating_sub(f.child_ns));
+                        self.finish(cpu, &f, r.dur, self_ns);
                     }
                     None => {
                         // its start was overwritten or before the trace began: the tail names it
                         self.orphans += 1;
-                        let func = self.id(tail.unwrap_or(b"(unknown)"));
+                        let tail: &[u8] = if r.a == NO_RANGE { b"(unknown)" } else { &chunk[r.a.0..r.a.1] };
+                        let func = self.id(tail);
                         let c = &mut self.cpus[cpu];
-                        let self_ns = g.dur.map(|d| d.saturating_sub(c.orphan_child_ns));
+                        let self_ns = r.dur.map(|d| d.saturating_sub(c.orphan_child_ns));
                         c.orphan_child_ns = 0;
                         let node = self.node(0, func, 0, cut, cap);
                         let f = Frame { func, child_ns: 0, node, group: NONE, aside: false, direct: false };
-                        self.finish(cpu, &f, g.dur, self_ns);
+                        self.finish(cpu, &f, r.dur, self_ns);
                     }
                 }
             }
@@ -852,31 +523,58 @@ pub(crate) fn ftrace_graph<'py>(py: Python<'py>, path: &str, depth_cut: usize, n
         s.one_initcall_debug = s.id(b"do_one_initcall_debug");
         s.tree.push((NONE, NONE, Stat::default()));
         let (cut, cap) = (depth_cut.max(1), node_cap.max(1));
-        // 1 MiB chunks, lines cut in place (no copy per line); a line split by the chunk's end
-        // moves to the front of the buffer and the next read fills in after it
-        let mut buf = vec![0u8; 1 << 20];
-        let mut have = 0usize;
-        loop {
-            if have == buf.len() {
-                buf.resize(buf.len() * 2, 0); // one line longer than the buffer
-            }
-            let n = f.read(&mut buf[have..])?;
-            let end = have + n;
-            let mut start = 0;
-            for nl in memchr_iter(b'\n', &buf[have..end]) {
-                let stop = have + nl + 1;
-                s.line(&buf[start..stop], cut, cap, max_other);
-                start = stop;
-            }
-            if n == 0 {
-                if start < end {
-                    s.line(&buf[start..end], cut, cap, max_other); // no final newline
+        // Two stages on two cores: a reader thread reads 1 MiB chunks and parses their whole
+        // lines into Recs (byte ranges into the chunk: no copy per line); this thread runs the
+        // state machine over them, in file order (a call's lines can sit in different chunks).
+        // A line split by a chunk's end moves to the front of the next buffer. Buffers go back
+        // to the reader for reuse: memory holds a few chunks, not the file.
+        let (tx, rx) = sync_channel::<(Vec<u8>, Vec<Rec>)>(2);
+        let (back_tx, back_rx) = channel::<(Vec<u8>, Vec<Rec>)>();
+        std::thread::scope(|sc| {
+            let reader = sc.spawn(move || -> std::io::Result<()> {
+                let finder = memmem::Finder::new(b": funcgraph_e");
+                let mut buf = vec![0u8; 1 << 20];
+                let mut recs: Vec<Rec> = Vec::new();
+                let mut have = 0usize;
+                loop {
+                    if have == buf.len() {
+                        buf.resize(buf.len() * 2, 0); // one line longer than the buffer
+                    }
+                    let n = f.read(&mut buf[have..])?;
+                    let end = have + n;
+                    let mut start = 0;
+                    recs.clear();
+                    for nl in memchr_iter(b'\n', &buf[have..end]) {
+                        let stop = have + nl + 1;
+                        recs.push(parse(&buf, &buf[start..stop], &finder));
+                        start = stop;
+                    }
+                    if n == 0 && start < end {
+                        recs.push(parse(&buf, &buf[start..end], &finder)); // no final newline
+                        start = end;
+                    }
+                    let (mut next, next_recs) = back_rx.try_recv()
+                        .unwrap_or_else(|_| (vec![0u8; 1 << 20], Vec::new()));
+                    if next.len() < end - start {
+                        next.resize(end - start, 0);
+                    }
+                    next[..end - start].copy_from_slice(&buf[start..end]);
+                    have = end - start;
+                    let full = std::mem::replace(&mut buf, next);
+                    let done = std::mem::replace(&mut recs, next_recs);
+                    if tx.send((full, done)).is_err() || n == 0 {
+                        return Ok(());
+                    }
                 }
-                break;
+            });
+            for (chunk, recs) in rx.iter() {
+                for r in &recs {
+                    s.apply(&chunk, r, cut, cap, max_other);
+                }
+                let _ = back_tx.send((chunk, recs)); // the reader may have finished
             }
-            buf.copy_within(start..end, 0);
-            have = end - start;
-        }
+            reader.join().unwrap_or_else(|_| Err(std::io::Error::new(std::io::ErrorKind::Other, "reader thread failed")))
+        })?;
         Ok(s)
     }).map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string()))?;
     let d = PyDict::new(py);

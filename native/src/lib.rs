@@ -11,6 +11,7 @@ mod events;
 mod frame;
 mod fxhash;
 mod ftrace;
+mod ftrace_line;
 mod index;
 mod initcall;
 mod json;
