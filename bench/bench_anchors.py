@@ -406,6 +406,7 @@ def main() -> int:
 
     # the function_graph row: only once bench/gen_ftrace.py exists (helper H-ftrace writes it)
     gen = HERE / "gen_ftrace.py"
+    ft_rate: tuple[int, float] | None = None  # (lines, lines/s) of bootlens on the trace
     if "ftrace" in a.skip:
         pass
     elif not gen.exists():
@@ -421,8 +422,12 @@ def main() -> int:
         if "bootgraph.py" not in a.skip:
             ft.append(Tool("bootgraph.py -f", [a.python, str(pmg / "bootgraph.py"), "-dmesg", str(dmesg),
                                                "-ftrace", "{log}", "-f"], "bootgraph.html", "<html"))
+        ft_runs = bench(ft, trace, a.runs, a.timeout, slow=a.slow)
         table(f"function_graph trace {trace.name} (bootgraph.py also reads a {min(sizes):,}-line dmesg)",
-              lines, bench(ft, trace, a.runs, a.timeout, slow=a.slow), "bootlens")
+              lines, ft_runs, "bootlens")
+        b = ft_runs["bootlens"]
+        if b.walls and not b.failure:
+            ft_rate = (lines, lines / b.wall())
 
     # start-up: a small log, many alternating rounds
     small, small_lines, small_returned = make_log(cache, STARTUP_LINES, a.fresh)
@@ -442,6 +447,9 @@ def main() -> int:
         rate = rates.get(n)
         bar(None if rate is None else rate >= BAR_RATE, f"analyze --json >= {BAR_RATE:,} lines/s at {n:,} lines: "
             + ("not measured" if rate is None else f"{rate:,.0f}"))
+    if ft_rate is not None:
+        bar(ft_rate[1] >= BAR_RATE, f"analyze --json >= {BAR_RATE:,} lines/s on a {ft_rate[0]:,}-line function_graph "
+            f"trace: {ft_rate[1]:,.0f}")
     if len(rates) >= 2:
         lo, hi = min(rates), max(rates)
         drift = rates[hi] / rates[lo] - 1
