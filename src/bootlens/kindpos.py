@@ -1,7 +1,6 @@
 """The events of one kind with their positions, from the native block's columns.
 
-Beside :meth:`model.Events.of_kind` (kept in its own file so the model stays the others' file):
-the passes that look for a few kinds of event (the chain's units and milestones, the report's
+Over :meth:`model.Events.located`, for any sequence of events (a boot's block or a tuple): the passes that look for a few kinds of event (the chain's units and milestones, the report's
 and the rules' unit, marker and bootloader rows) read the events outside the block, already
 grouped by kind, and the block's position column for its kinds, so no Event is built for a
 row nobody reads (1M events: an Event per row cost ~1 s a pass).
@@ -11,19 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .model import BLOCK_KINDS, Event, Events, Kind
+from .model import Event, Events, Kind
 
 
 def located(events: Sequence[Event], kind: Kind) -> list[tuple[int, Event]]:
-    """(position, event) of the events of ``kind`` in ``events``, in order."""
-    ev = Events.of(events)
-    others = ev._others().get(kind, [])  # grouped once per Events, cached there
-    code = BLOCK_KINDS.get(kind)
-    block = ev.block
-    if block is None or code is None or not block.count(code):
-        return list(others)
-    at = sorted(list(block.positions(code)) + [i for i, _ in others])
-    return [(i, ev[i]) for i in at]
+    """(position, event) of the events of ``kind`` in ``events``, in order (a tuple too)."""
+    return Events.of(events).located(kind)
 
 
 def first(events: Sequence[Event], kind: Kind, name: str, times: Sequence[int | None] | None = None) -> int | None:

@@ -276,14 +276,20 @@ class Events(Sequence[Event]):
             self._groups = groups
         return self._groups
 
-    def of_kind(self, kind: Kind) -> list[Event]:
-        """The events of one kind, in order."""
+    def located(self, kind: Kind) -> list[tuple[int, Event]]:
+        """(position, event) of the events of one kind, in order: the block's position column
+        for its kinds and the other events grouped by kind, so no Event is built for a row of
+        another kind."""
         others = self._others().get(kind, [])
         code = BLOCK_KINDS.get(kind)
         if self._block is None or code is None or not self._block.count(code):
-            return [e for _, e in others]
+            return list(others)
         at = sorted(list(self._block.positions(code)) + [i for i, _ in others])
-        return [self[i] for i in at]
+        return [(i, self[i]) for i in at]
+
+    def of_kind(self, kind: Kind) -> list[Event]:
+        """The events of one kind, in order."""
+        return [e for _, e in self.located(kind)]
 
     def count(self, kind: Kind, timed: bool | None = None) -> int:
         """How many events of this kind; ``timed``: only those with (True) or without (False) a
