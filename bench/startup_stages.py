@@ -5,7 +5,8 @@
 Each run is a fresh interpreter (this script's python: use the venv's, as ``make install``
 builds it) that imports the stack a stage at a time and then runs ``analyze LOG --json`` (or the
 terminal output) in-process from an empty folder, with its output thrown away, as the
-bootlens command (argv[0]: the collector paused from bootlens.cli on); the table prints the
+bootlens command (argv[0]: the collector paused from bootlens.cli on) through its console
+script's entry, bootlens.cli.fastpath (no click); the table prints the
 median of each stage over the runs, in ms: wall time and CPU time (user+sys of the process, the figure to
 compare on a shared machine). ``-X importtime`` and cProfile distort (they slow the pure-Python
 parts most), so this times plain imports with ``time.perf_counter``. bench/bench_anchors.py
@@ -27,9 +28,10 @@ t0 = time.perf_counter(); c0 = time.process_time(); marks = []
 def mark(name): marks.append((name, time.perf_counter(), time.process_time()))
 sys.argv[0] = "bootlens"  # bootlens.cli pauses the collector for the bootlens command only
 import re, typing, enum; mark("re, typing, enum (stdlib, before bootlens)")
-import bootlens.cli; mark("bootlens.cli: click (inspect, uuid, datetime, platform); gc paused")
-import bootlens.cli.analysis; mark("cli.analysis (storeopts)")
+import bootlens.cli; mark("bootlens.cli (no click: the group is bootlens.cli.group); gc paused")
+import bootlens.cli.fastpath, bootlens.cli.analyze_options; mark("cli.fastpath + its option table")
 import bootlens.config; mark("config (the bootlens.toml search)")
+import bootlens.cli.analyzecmd; mark("cli.analyzecmd (exits, storeopts)")
 import bootlens.model; mark("model (+ dataclasses: Boot, InputStats)")
 import bootlens.lines; mark("lines (+ native _scan)")
 import bootlens.analyze; mark("analyze (align, boots, stages, parsers.base, banners)")
@@ -48,9 +50,10 @@ def report():
         os.write(real, f"{name}\t{(t - prev) * 1000:.3f}\t{(c - cprev) * 1000:.3f}\n".encode()); prev, cprev = t, c
 _exit = os._exit
 os._exit = lambda code: (report(), _exit(code))  # bootlens may end with os._exit
-from bootlens.cli import main
+from bootlens.cli.fastpath import main  # the console script's entry: analyze without click
+sys.argv[1:] = ["analyze", LOG] + ([] if TERMINAL else ["--json"])
 try:
-    main(["analyze", LOG] + ([] if TERMINAL else ["--json"]), prog_name="bootlens")
+    main()
 except SystemExit:
     pass
 report()

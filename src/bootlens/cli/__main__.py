@@ -1,5 +1,5 @@
 """``python -m bootlens.cli``: the same as ``bootlens``."""
 
-from . import main
+from .fastpath import main
 
 main()

@@ -4,18 +4,15 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import click
 
 from ..errors import BootlensError, UsageError
-from . import main
+from .analyzecmd import logic_setup, run_analyze, with_capture
 from .common import exit_now as _exit_now, fail as _fail, write_output as _write_output
-from .storeopts import store_hook, store_options, wants_store  # not .history: its commands (start-up)
-
-if TYPE_CHECKING:
-    from ..inputs import Group
-    from ..logic_align import LogicSetup
+from .group import main
+from .storeopts import store_options  # not .history: its commands (start-up)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -35,25 +32,6 @@ def logic_options(f: F) -> F:
                      "t=0), NAME=reset, NAME=ready[:rise|fall] (first edge after power-on = ready), "
                      "NAME=marker:LABEL (every edge a marker). NAME as in the capture: D0, 'Channel 0'.")(f)
     return f
-
-
-def _logic_setup(channels: tuple[str, ...], aligns: tuple[str, ...], bound_ms: float) -> LogicSetup | None:
-    """The --channel/--align options as a LogicSetup (None when neither is given)."""
-    if not channels and not aligns:
-        return None
-    from ..logic_align import AlignSpec, LogicSetup, Role
-
-    return LogicSetup(tuple(Role.parse(c) for c in channels), tuple(AlignSpec.parse(a) for a in aligns),
-                      round(bound_ms * 1_000_000))
-
-
-def _with_capture(groups: list[Group], setup: LogicSetup | None) -> list[Group]:
-    """The groups, once checked that --channel/--align had a capture to apply to."""
-    if setup is not None and not any(b.supplement is not None and b.supplement.logic is not None
-                                     for g in groups for b in g.analysis.boots):
-        raise UsageError("--channel/--align: no logic analyzer capture among the inputs (sigrok CSV or VCD, "
-                         "Saleae CSV)")
-    return groups
 
 
 @main.command()
@@ -95,99 +73,8 @@ def analyze(inputs: tuple[str, ...], as_json: bool, summary: bool, top: int, mar
     VCD, Saleae CSV) adds its channels' edges, with --channel roles and an --align event
     (docs/logic.md).
     """
-    from ..analyze import Analysis
-    from ..inputs import analyze_inputs
-    from ..parsers import MarkerSpec, ParseOptions
-
-    if as_json and summary:
-        _fail(UsageError("--json and --summary: choose one"))
-    if chain and summary:
-        _fail(UsageError("--critical-chain and --summary: choose one"))
-    if dump is not None and not chain:
-        _fail(UsageError("--systemd-dump is read for --critical-chain: add it"))
-    try:
-        opts = ParseOptions(tuple(MarkerSpec.parse(m) for m in markers))
-        setup = _logic_setup(channels, aligns, align_bound)
-        groups = _with_capture(analyze_inputs(list(inputs), opts, top, collected, setup), setup)
-    except BootlensError as e:
-        _fail(e)
-    if wants_store(db, labels):
-        for g in groups:
-            if g.analysis.boots:
-                store_hook(db, labels, g, "import", g.name)
-    if chain:
-        _print_chains(groups, dump, as_json)
-        _exit_now()
-    if as_json:
-        from ..render.jsonout import write_json
-
-        whole = Analysis(tuple(st for g in groups for st in g.analysis.inputs),
-                         tuple(b for g in groups for b in g.analysis.boots))
-        write_json(whole, sys.stdout.buffer)
-        sys.stdout.buffer.flush()
-        _exit_now()
-    from ..render.terminal import render_groups, summary_lines, warning_lines
-
-    if summary:  # for scripts: the lines on standard output, and one line on standard error at most
-        warned = sum(len(warning_lines(g.analysis)) for g in groups)
-        if warned:
-            click.echo(f"bootlens: {warned} warning{'s' if warned != 1 else ''} (without --summary: each "
-                       "one)", err=True)
-        for line in summary_lines([b for g in groups for b in g.analysis.boots]):
-            click.echo(line)
-        _exit_now()
-    from rich.console import Console  # only the tables need rich: keep --json start-up lean
-
-    render_groups(groups, Console(highlight=False), top, Console(stderr=True, highlight=False))
-    _exit_now()
-
-
-def _print_chains(groups: list[Group], dump: str | None, as_json: bool) -> None:
-    """analyze --critical-chain: each boot's chain (a tree, or JSON), warnings on standard error."""
-    import shutil
-
-    import orjson
-
-    from ..chain import critical_chain, deps_from_dump
-    from ..render.chain_text import chain_dict, chain_lines
-    from ..render.terminal import warning_lines
-
-    after = None
-    if dump is not None:
-        from ..parsers.systemd_analyze import read_dump
-
-        try:
-            with open(dump, encoding="utf-8", errors="replace") as f:
-                d = read_dump(f.read())
-        except OSError as e:
-            _fail(UsageError(f"--systemd-dump {dump}: {e.strerror or e}"))
-        if not d.units:
-            _fail(UsageError(f"--systemd-dump {dump}: no '-> Unit' sections: not a systemd-analyze dump"))
-        after = deps_from_dump(d.units)
-    from ..render.jsonout import systemd_chain_dict
-    from ..render.terminal import systemd_chain_lines
-    from ..supplements import deps_of
-
-    boots = [b for g in groups for b in g.analysis.boots]
-    # --systemd-dump wins over a dump given as an input (or in --systemd-analyze DIR)
-    chains = [critical_chain(b, after if after is not None else deps_of(b.supplement)) for b in boots]
-    if as_json:
-        doc = {"schema_version": 1, "critical_chains": [
-            chain_dict(b, c) | systemd_chain_dict(b, c) for b, c in zip(boots, chains)]}
-        sys.stdout.buffer.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n")
-        sys.stdout.buffer.flush()
-    else:
-        width = shutil.get_terminal_size((80, 24)).columns if sys.stdout.isatty() else 10_000
-        for i, (b, c) in enumerate(zip(boots, chains)):
-            if i:
-                click.echo()
-            if len(boots) > 1:
-                click.echo(f"{b.boot.source} boot {b.boot.index + 1}")
-            for line in chain_lines(b, c, width) + systemd_chain_lines(b, c):
-                click.echo(line)
-    for g in groups:
-        for w in warning_lines(g.analysis):
-            click.echo(w, err=True)
+    run_analyze(inputs, as_json, summary, top, markers, chain, dump, collected, db, labels, channels, aligns,
+                align_bound)
 
 
 @main.command()
@@ -241,8 +128,8 @@ def report(inputs: tuple[str, ...], output: str | None, fmt: str, markers: tuple
     out = output or default
     try:
         opts = ParseOptions(tuple(MarkerSpec.parse(m) for m in markers))
-        setup = _logic_setup(channels, aligns, align_bound)
-        groups = _with_capture(analyze_inputs(list(inputs), opts, top, logic=setup), setup)
+        setup = logic_setup(channels, aligns, align_bound)
+        groups = with_capture(analyze_inputs(list(inputs), opts, top, logic=setup), setup)
         if fmt == "html":
             from ..render.html import render_html
 

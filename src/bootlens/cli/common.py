@@ -1,22 +1,20 @@
 """What every command of the ``bootlens`` command line shares: the group class that ends quietly
-on a closed pipe and says a usage error in one line, the exit codes, the one-line error,
-writing an output file."""
+on a closed pipe and says a usage error in one line, and bootlens.toml's defaults; the exit
+codes, the one-line error and writing an output file live in :mod:`.exits` (no click)."""
 
 from __future__ import annotations
 
 import os
-import sys
-from typing import Any, NoReturn
+from typing import Any
 
 import click
 
-from ..errors import BootlensError, UsageError
-
-# Exit codes (README, "Exit codes"): 0 done; 1 a bug (a traceback); 2 an error (bad input or
-# option, a console or target that cannot be used); 3 a boot never reached its ready marker
-# (run, experiment, optimize: the other output is still printed); 128+N ended by signal N.
-EXIT_ERROR = 2
-EXIT_NOT_READY = 3
+from ..errors import BootlensError
+# what ends a command, without click (the fast path of ``analyze`` shares them); imported back
+# here, their home before
+from .exits import (EXIT_ERROR as EXIT_ERROR, EXIT_NOT_READY as EXIT_NOT_READY, echo as echo, exit_now as exit_now,
+                    fail as fail, is_devnull as is_devnull, release_closed_outputs as release_closed_outputs,
+                    say as say, write_output as write_output)
 
 
 class OneLineUsageError(click.UsageError):
@@ -68,12 +66,6 @@ def one_line_message(e: click.UsageError) -> str:
     return msg
 
 
-def say(text: str) -> None:
-    """One line on standard error; nothing if its reader has gone (the exit code still counts)."""
-    try:
-        click.echo(text, err=True)
-    except BrokenPipeError:
-        release_closed_outputs()
 
 
 class QuietPipeGroup(click.Group):
@@ -112,61 +104,14 @@ class QuietPipeGroup(click.Group):
             raise
 
 
-def is_devnull(fd: int) -> bool:
-    """True if ``fd`` is /dev/null."""
-    try:
-        st, null = os.fstat(fd), os.stat(os.devnull)
-    except OSError:
-        return False
-    return (st.st_rdev, st.st_ino) == (null.st_rdev, null.st_ino)
 
 
-def release_closed_outputs() -> bool:
-    """Point standard output and error at /dev/null where their reader has gone, so that
-    nothing (Python's final flush included) writes to them again; True if one had gone."""
-    import select
-
-    closed = False
-    for fd in (1, 2):
-        try:
-            p = select.poll()
-            p.register(fd, select.POLLOUT)
-            gone = any(ev & select.POLLERR for _, ev in p.poll(0))  # a pipe without readers
-        except (OSError, ValueError):
-            continue
-        if gone:
-            null = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(null, fd)
-            os.close(null)
-            closed = True
-    return closed
 
 
-def write_output(path: str, data: bytes) -> None:
-    """Write bytes to a file, or to standard output for '-'; a failure is a one-line error."""
-    if path == "-":
-        sys.stdout.buffer.write(data)
-        sys.stdout.buffer.flush()
-        return
-    try:
-        with open(path, "wb") as f:
-            f.write(data)
-    except OSError as e:
-        fail(UsageError(f"{path}: cannot write: {e.strerror}"))
 
 
-def exit_now() -> None:
-    """Exit 0 without tearing down the analysis: freeing a big log's millions of objects one by
-    one takes longer than the OS takes to reclaim the whole process."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(0)
 
 
-def fail(e: BootlensError) -> NoReturn:
-    """The one-line error and its exit code (kept when standard error has no reader)."""
-    say(f"bootlens: error: {e}")
-    sys.exit(e.exit_code)
 
 
 

@@ -3,7 +3,9 @@ commands, and :func:`store_hook`, which stores what the command measured (``run`
 ``experiment``, ``analyze`` call it when ``--db`` or ``--label`` was given).
 
 Apart from :mod:`.history` (which imports them back) for start-up: ``analyze`` declares these
-options at import, and importing :mod:`.history` for them also built its three commands.
+options at import, and importing :mod:`.history` for them also built its three commands. click
+is imported by the decorators, not here: ``analyze``'s fast path (:mod:`.fastpath`) stores
+through :func:`store_hook` without it.
 """
 
 from __future__ import annotations
@@ -11,10 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import click
-
 from ..errors import BootlensError
-from .common import fail as _fail, say as _say
+from .exits import fail as _fail, say as _say
 
 if TYPE_CHECKING:
     from ..analyze import Analysis
@@ -29,12 +29,16 @@ DB_HELP = ("The history store: an SQLite file, or a URL (sqlite:///FILE, postgre
 
 def db_option(f: F) -> F:
     """``--db URL`` (also from the environment variable BOOTLENS_DB)."""
+    import click
+
     return click.option("--db", "db", metavar="URL", envvar="BOOTLENS_DB", help=DB_HELP)(f)
 
 
 def label_option(help_text: str) -> Callable[[F], F]:
     """``--label KEY=VALUE``, repeatable."""
     def deco(f: F) -> F:
+        import click
+
         return click.option("--label", "labels", multiple=True, metavar="KEY=VALUE", help=help_text)(f)
     return deco
 
@@ -44,6 +48,8 @@ def store_options(what: str) -> Callable[[F], F]:
     either, it also stores ``what`` in the history. BOOTLENS_DB is not read here: storing must
     be asked for on the command line, never happen because the environment has a variable."""
     def deco(f: F) -> F:
+        import click
+
         f = click.option("--label", "labels", multiple=True, metavar="KEY=VALUE",
                          help=f"Store {what} in the history with this label (repeatable), e.g. board=rpi4 "
                          "commit=abc123; --db alone stores without labels (docs/history.md).")(f)

@@ -1,0 +1,135 @@
+"""``bootlens analyze``'s work, without click: the click command (:mod:`.analysis`) and the
+fast path (:mod:`.fastpath`, the console script's ``analyze`` without click, ~25 ms of a small
+log's start-up) both call :func:`run_analyze` with the same arguments."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING
+
+from ..errors import BootlensError, UsageError
+from .exits import echo, exit_now as _exit_now, fail as _fail
+from .storeopts import store_hook, wants_store
+
+if TYPE_CHECKING:
+    from ..inputs import Group
+    from ..logic_align import LogicSetup
+
+
+def run_analyze(inputs: tuple[str, ...], as_json: bool, summary: bool, top: int, markers: tuple[str, ...],
+                chain: bool, dump: str | None, collected: tuple[str, ...], db: str | None, labels: tuple[str, ...],
+                channels: tuple[str, ...] = (), aligns: tuple[str, ...] = (), align_bound: float = 10.0) -> None:
+    """Analyse ``inputs`` and print (the options as ``bootlens analyze --help`` says them); ends
+    the process (os._exit after the output, or exit code 2 with a one-line error)."""
+    from ..analyze import Analysis
+    from ..inputs import analyze_inputs
+    from ..parsers import MarkerSpec, ParseOptions
+
+    if as_json and summary:
+        _fail(UsageError("--json and --summary: choose one"))
+    if chain and summary:
+        _fail(UsageError("--critical-chain and --summary: choose one"))
+    if dump is not None and not chain:
+        _fail(UsageError("--systemd-dump is read for --critical-chain: add it"))
+    try:
+        opts = ParseOptions(tuple(MarkerSpec.parse(m) for m in markers))
+        setup = logic_setup(channels, aligns, align_bound)
+        groups = with_capture(analyze_inputs(list(inputs), opts, top, collected, setup), setup)
+    except BootlensError as e:
+        _fail(e)
+    if wants_store(db, labels):
+        for g in groups:
+            if g.analysis.boots:
+                store_hook(db, labels, g, "import", g.name)
+    if chain:
+        _print_chains(groups, dump, as_json)
+        _exit_now()
+    if as_json:
+        from ..render.jsonout import write_json
+
+        whole = Analysis(tuple(st for g in groups for st in g.analysis.inputs),
+                         tuple(b for g in groups for b in g.analysis.boots))
+        write_json(whole, sys.stdout.buffer)
+        sys.stdout.buffer.flush()
+        _exit_now()
+    from ..render.terminal import render_groups, summary_lines, warning_lines
+
+    if summary:  # for scripts: the lines on standard output, and one line on standard error at most
+        warned = sum(len(warning_lines(g.analysis)) for g in groups)
+        if warned:
+            echo(f"bootlens: {warned} warning{'s' if warned != 1 else ''} (without --summary: each one)",
+                 err=True)
+        for line in summary_lines([b for g in groups for b in g.analysis.boots]):
+            echo(line)
+        _exit_now()
+    from rich.console import Console  # only the tables need rich: keep --json start-up lean
+
+    render_groups(groups, Console(highlight=False), top, Console(stderr=True, highlight=False))
+    _exit_now()
+
+
+def logic_setup(channels: tuple[str, ...], aligns: tuple[str, ...], bound_ms: float) -> LogicSetup | None:
+    """The --channel/--align options as a LogicSetup (None when neither is given)."""
+    if not channels and not aligns:
+        return None
+    from ..logic_align import AlignSpec, LogicSetup, Role
+
+    return LogicSetup(tuple(Role.parse(c) for c in channels), tuple(AlignSpec.parse(a) for a in aligns),
+                      round(bound_ms * 1_000_000))
+
+
+def with_capture(groups: list[Group], setup: LogicSetup | None) -> list[Group]:
+    """The groups, once checked that --channel/--align had a capture to apply to."""
+    if setup is not None and not any(b.supplement is not None and b.supplement.logic is not None
+                                     for g in groups for b in g.analysis.boots):
+        raise UsageError("--channel/--align: no logic analyzer capture among the inputs (sigrok CSV or VCD, "
+                         "Saleae CSV)")
+    return groups
+
+
+def _print_chains(groups: list[Group], dump: str | None, as_json: bool) -> None:
+    """analyze --critical-chain: each boot's chain (a tree, or JSON), warnings on standard error."""
+    import shutil
+
+    import orjson
+
+    from ..chain import critical_chain, deps_from_dump
+    from ..render.chain_text import chain_dict, chain_lines
+    from ..render.terminal import warning_lines
+
+    after = None
+    if dump is not None:
+        from ..parsers.systemd_analyze import read_dump
+
+        try:
+            with open(dump, encoding="utf-8", errors="replace") as f:
+                d = read_dump(f.read())
+        except OSError as e:
+            _fail(UsageError(f"--systemd-dump {dump}: {e.strerror or e}"))
+        if not d.units:
+            _fail(UsageError(f"--systemd-dump {dump}: no '-> Unit' sections: not a systemd-analyze dump"))
+        after = deps_from_dump(d.units)
+    from ..render.jsonout import systemd_chain_dict
+    from ..render.terminal import systemd_chain_lines
+    from ..supplements import deps_of
+
+    boots = [b for g in groups for b in g.analysis.boots]
+    # --systemd-dump wins over a dump given as an input (or in --systemd-analyze DIR)
+    chains = [critical_chain(b, after if after is not None else deps_of(b.supplement)) for b in boots]
+    if as_json:
+        doc = {"schema_version": 1, "critical_chains": [
+            chain_dict(b, c) | systemd_chain_dict(b, c) for b, c in zip(boots, chains)]}
+        sys.stdout.buffer.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n")
+        sys.stdout.buffer.flush()
+    else:
+        width = shutil.get_terminal_size((80, 24)).columns if sys.stdout.isatty() else 10_000
+        for i, (b, c) in enumerate(zip(boots, chains)):
+            if i:
+                echo()
+            if len(boots) > 1:
+                echo(f"{b.boot.source} boot {b.boot.index + 1}")
+            for line in chain_lines(b, c, width) + systemd_chain_lines(b, c):
+                echo(line)
+    for g in groups:
+        for w in warning_lines(g.analysis):
+            echo(w, err=True)
