@@ -187,8 +187,8 @@ def test_the_console_script_answers_as_the_click_group(args: tuple[str, ...], tm
 
 
 def test_the_fast_path_imports_no_click(tmp_path: Path) -> None:
-    """``bootlens analyze --json LOG`` runs without importing click (nor inspect, which click and
-    dataclasses import); an error of click's own still comes from click."""
+    """``bootlens analyze --json LOG`` runs without importing click; an error of click's own
+    still comes from click."""
     (tmp_path / ".git").mkdir()
     (tmp_path / "boot.log").write_text(LOG)
     dump = ("import atexit, os, sys\n"

@@ -373,7 +373,6 @@ def test_events_merge_ties_by_parser_order() -> None:
 def test_block_json_is_what_the_event_tuples_give() -> None:
     """The JSON of a boot whose events are an Events with a block is byte for byte the JSON of
     the same boot with its events as a plain tuple (the path without columns)."""
-    import dataclasses
     import io
 
     from bootlens.analyze import analyze_paths
@@ -382,7 +381,7 @@ def test_block_json_is_what_the_event_tuples_give() -> None:
     a = analyze_paths([str(CORPUS / "qemu-x86_64-initcall.console.log")])
     b0 = a.boots[0]
     assert b0.boot.events.block is not None  # type: ignore[union-attr]
-    plain_boot = dataclasses.replace(b0.boot, events=tuple(b0.boot.events))
+    plain_boot = b0.boot.replace(events=tuple(b0.boot.events))
     plain = a._replace(boots=(b0._replace(boot=plain_boot, times=tuple(b0.times)),))
     out1, out2 = io.BytesIO(), io.BytesIO()
     write_json(a, out1, chunk=7)
@@ -423,11 +422,9 @@ def test_json_seconds_are_the_shortest_decimal_of_the_double() -> None:
 
 
 def _replace(obj: object, **kw: object) -> object:
-    """``obj`` with some fields changed, whether it is a dataclass or a NamedTuple."""
-    import dataclasses
-
-    rep = getattr(obj, "_replace", None)
-    return rep(**kw) if rep is not None else dataclasses.replace(obj, **kw)  # type: ignore[type-var]
+    """``obj`` with some fields changed, whether it is a model record (Boot) or a NamedTuple."""
+    rep = getattr(obj, "_replace", None) or getattr(obj, "replace")
+    return rep(**kw)
 
 
 def test_block_fields_are_the_events_transposed() -> None:
@@ -610,7 +607,6 @@ def test_block_top_is_the_longest_first_ties_to_the_earlier() -> None:
 def test_block_json_chunks_of_any_size_are_the_event_tuples_json(chunk: int) -> None:
     """json_chunk from any start (its cursor over the rows and the other events) gives the bytes
     the Event tuples give, on a real log with other events between the rows."""
-    import dataclasses
     import io
 
     from bootlens.analyze import analyze_paths
@@ -619,7 +615,7 @@ def test_block_json_chunks_of_any_size_are_the_event_tuples_json(chunk: int) -> 
     a = analyze_paths([str(CORPUS / "qemu-arm64-uboot-initcall.grabserial-t.log")])
     b0 = a.boots[0]
     assert b0.boot.events.block is not None and b0.boot.events.block.other_positions()  # type: ignore[union-attr]
-    plain_boot = dataclasses.replace(b0.boot, events=tuple(b0.boot.events))
+    plain_boot = b0.boot.replace(events=tuple(b0.boot.events))
     plain = a._replace(boots=(b0._replace(boot=plain_boot, times=tuple(b0.times)),))
     out1, out2 = io.BytesIO(), io.BytesIO()
     write_json(a, out1, chunk=chunk)

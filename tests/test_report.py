@@ -13,7 +13,6 @@ import random
 import shutil
 import subprocess
 import sys
-import dataclasses
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, overload
@@ -363,7 +362,7 @@ def test_report_data_does_not_depend_on_event_identity(tmp_path: Path) -> None:
     assert len(want["boots"][0]["top"]["initcalls"]) == 10
     g = groups[0]
     b = g.analysis.boots[0]
-    lazy = b._replace(boot=dataclasses.replace(b.boot, events=_Copies(b.boot.events)))
+    lazy = b._replace(boot=b.boot.replace(events=_Copies(b.boot.events)))
     g2 = g._replace(analysis=g.analysis._replace(boots=(lazy,)))
     assert report_data([g2]) == want
 

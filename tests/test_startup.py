@@ -383,3 +383,34 @@ def test_looking_for_bootlens_toml_needs_no_pathlib(tmp_path: Path) -> None:
     p = subprocess.run([sys.executable, "-c", ANALYZE, "analyze", str(log)], capture_output=True, text=True,
                        env=ENV, cwd=tmp_path)
     assert "--top from" in p.stderr and "bootlens.toml" in p.stderr
+
+
+def test_boot_and_input_stats_are_immutable_records_without_dataclasses() -> None:
+    """Boot and InputStats (model._Record: building two dataclasses was ~3.5 ms of importing the
+    model; orjson imports the dataclasses module itself) keep what the frozen dataclasses gave: keyword and positional construction with defaults, equality and hashing by
+    fields, the dataclass repr, copies with replace(), no assignment, pickling."""
+    import pickle
+
+    from bootlens.lines import Lines
+    from bootlens.model import Boot, InputStats
+
+    st = InputStats("a.log", 10, 2, "plain")
+    assert (st.invalid_utf8, st.warnings, st.host_origin) == (0, (), "first_byte")
+    assert st == InputStats(source="a.log", bytes=10, lines=2, framing="plain") and st != st.replace(bytes=11)
+    assert hash(st) == hash(InputStats("a.log", 10, 2, "plain")) and st.__eq__(("a.log",)) is NotImplemented
+    assert repr(st).startswith("InputStats(source='a.log', bytes=10, lines=2, framing='plain', invalid_utf8=0, ")
+    moved = st.replace(host_origin="power_on", warnings=("w",))
+    assert (moved.host_origin, moved.warnings, moved.source, st.host_origin) == ("power_on", ("w",), "a.log",
+                                                                                  "first_byte")
+    with pytest.raises(TypeError):
+        st.replace(nope=1)
+    with pytest.raises(AttributeError):
+        st.bytes = 5  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        st.other = 5  # type: ignore[attr-defined]
+    assert pickle.loads(pickle.dumps(st)) == st
+    b = Boot("a.log", 0, Lines([], [], []))
+    assert (b.events, b.formats, b.split_reason, b.first_line) == ((), (), "start of input", 0)
+    assert b.replace(formats=("kernel",)).formats == ("kernel",) and b.replace().index == 0
+    assert not hasattr(st, "__dataclass_fields__") and not hasattr(st, "__dict__")
+    assert Boot.__slots__ == ("source", "index", "lines", "events", "facts", "warnings", "formats", "split_reason")

@@ -14,7 +14,6 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Iterator, MutableSequence, Sequence
-from dataclasses import replace
 from types import ModuleType
 from typing import Any
 
@@ -252,7 +251,7 @@ def _frame_recording(path: str, data: bytes, needles: Sequence[str]) -> tuple[Li
         if n.event.startswith("gap"):
             notes.append(f"capture {n.event.replace('_', ' ')} at {n.t_ns / 1e9:.6f} s: {n.detail}")
     origin = "power_on" if rec.header.origin == "power_on" else "first_byte"
-    return lines, replace(stats, host_origin=origin, warnings=stats.warnings + tuple(notes))
+    return lines, stats.replace(host_origin=origin, warnings=stats.warnings + tuple(notes))
 
 
 def clean_text(data: bytes) -> tuple[str, dict[str, int | bool]]:

@@ -283,5 +283,5 @@ def place(boot: Boot, logic: LogicInput) -> tuple[Boot, LogicInput, list[str]]:
         events = tuple(e._replace(name=f"{READY} (console)") if e.kind is Kind.MARKER and e.name == READY else e
                        for e in events)
     added.sort(key=lambda e: e.start.ns if e.start is not None else 0)
-    boot = replace(boot, events=events + tuple(added), formats=boot.formats + (cap.format,))
+    boot = boot.replace(events=events + tuple(added), formats=boot.formats + (cap.format,))
     return boot, replace(logic, fit=f, power_on=power_ev, ready=ready_ev, markers=markers), warnings

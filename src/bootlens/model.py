@@ -7,9 +7,8 @@ domains happens only in :mod:`bootlens.align`, through anchors recorded from the
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, NamedTuple, overload
+from typing import TYPE_CHECKING, Any, NamedTuple, Self, overload
 
 if TYPE_CHECKING:
     from .lines import Lines
@@ -318,7 +317,7 @@ EventSeq = Events | tuple[Event, ...]  # what Boot.events and ParseResult.events
 
 # NamedTuples, not frozen dataclasses (start-up: a dataclass costs ~1.3 ms to build at import, a
 # NamedTuple ~0.3 ms; both typed and immutable; copies are made with ._replace). Boot and
-# InputStats stay dataclasses: other modules copy them with dataclasses.replace
+# InputStats are _Records (copied with .replace()): no dataclass is left on analyze's path
 class Fact(NamedTuple):
     """A value read from the log that is not a time: kernel version, command line, lpj."""
 
@@ -335,18 +334,75 @@ class ParseResult(NamedTuple):
     warnings: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class Boot:
+class _Record:
+    """The base of :class:`Boot` and :class:`InputStats`: what ``@dataclass(frozen=True,
+    slots=True)`` gave them (immutable, slotted, compared, hashed and shown by their fields in
+    declaration order, copied with changes by :meth:`replace`) without importing dataclasses,
+    which brings inspect, ast and dis: ~8 ms of a small log's start-up (docs/architecture.md,
+    step 18). A subclass declares its fields once, as annotations (what mypy reads; ``__slots__``
+    is made from them), and an ``__init__`` taking them in that order that calls :meth:`_fill`."""
+
+    __slots__: tuple[str, ...] = ()
+
+    def _fill(self, values: dict[str, Any]) -> None:
+        """Set every field from ``values`` (the ``__init__``'s ``locals()``)."""
+        for name in self.__slots__:
+            object.__setattr__(self, name, values[name])
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def replace(self, **changes: Any) -> Self:
+        """A copy with ``changes`` (field name -> value), as ``dataclasses.replace`` made one."""
+        values = {name: getattr(self, name) for name in self.__slots__}
+        unknown = changes.keys() - values.keys()
+        if unknown:
+            raise TypeError(f"{type(self).__name__} has no field {sorted(unknown)[0]!r}")
+        values.update(changes)
+        return type(self)(**values)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{n}={getattr(self, n)!r}' for n in self.__slots__)})"
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"cannot assign to field {name!r} of an immutable {type(self).__name__}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r} of an immutable {type(self).__name__}")
+
+    def __getstate__(self) -> tuple[Any, ...]:  # pickle and copy: past the __setattr__ above
+        return self._values()
+
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        for name, value in zip(self.__slots__, state):
+            object.__setattr__(self, name, value)
+
+
+class Boot(_Record):
     """One boot cut out of an input: its lines and everything the parsers found in them."""
 
     source: str
     index: int  # 0-based position of this boot in its input
     lines: Lines
-    events: EventSeq = ()  # in line order (an Events when the initcall scan found rows)
-    facts: tuple[Fact, ...] = ()
-    warnings: tuple[str, ...] = ()
-    formats: tuple[str, ...] = ()  # parsers that recognised something, best first
-    split_reason: str = "start of input"
+    events: EventSeq  # in line order (an Events when the initcall scan found rows)
+    facts: tuple[Fact, ...]
+    warnings: tuple[str, ...]
+    formats: tuple[str, ...]  # parsers that recognised something, best first
+    split_reason: str
+    __slots__ = tuple(__annotations__)
+
+    def __init__(self, source: str, index: int, lines: Lines, events: EventSeq = (), facts: tuple[Fact, ...] = (),
+                 warnings: tuple[str, ...] = (), formats: tuple[str, ...] = (),
+                 split_reason: str = "start of input") -> None:
+        self._fill(locals())
 
     @property
     def first_line(self) -> int:
@@ -366,8 +422,7 @@ class Boot:
         return None
 
 
-@dataclass(frozen=True, slots=True)
-class InputStats:
+class InputStats(_Record):
     """How clean an input was: every oddity is counted, none is fatal."""
 
     source: str
@@ -375,13 +430,19 @@ class InputStats:
     lines: int
     framing: str  # "grabserial-t", "grabserial-T", "journalctl", "journalctl-short", "lava", "dmesg-T",
     # "dmesg-x", "journal-json", "journal-export" or "plain"
-    invalid_utf8: int = 0  # undecodable byte sequences, replaced by U+FFFD
-    nul_bytes: int = 0
-    control_chars: int = 0  # other control characters and ANSI sequences removed
-    long_lines: int = 0  # lines over LONG_LINE characters (kept, but clipped in evidence)
-    garbled_lines: int = 0  # lines that look like noise (wrong baud rate)
-    no_final_newline: bool = False
-    cr_only: bool = False  # the input used bare CR as line terminator
-    warnings: tuple[str, ...] = field(default_factory=tuple)
-    host_origin: str = "first_byte"  # host t=0: "first_byte", or "power_on" for a capture that
-    # released the target itself
+    invalid_utf8: int  # undecodable byte sequences, replaced by U+FFFD
+    nul_bytes: int
+    control_chars: int  # other control characters and ANSI sequences removed
+    long_lines: int  # lines over LONG_LINE characters (kept, but clipped in evidence)
+    garbled_lines: int  # lines that look like noise (wrong baud rate)
+    no_final_newline: bool
+    cr_only: bool  # the input used bare CR as line terminator
+    warnings: tuple[str, ...]
+    host_origin: str  # host t=0: "first_byte", or "power_on" for a capture that released the target itself
+    __slots__ = tuple(__annotations__)
+
+    def __init__(self, source: str, bytes: int, lines: int, framing: str, invalid_utf8: int = 0,
+                 nul_bytes: int = 0, control_chars: int = 0, long_lines: int = 0, garbled_lines: int = 0,
+                 no_final_newline: bool = False, cr_only: bool = False, warnings: tuple[str, ...] = (),
+                 host_origin: str = "first_byte") -> None:
+        self._fill(locals())

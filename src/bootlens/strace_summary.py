@@ -617,4 +617,4 @@ def attach(boot: Boot, sup: Supplement) -> tuple[Boot, Supplement]:
     if not added:
         return boot, sup
     fmt = "ltrace" if summary.tool == "ltrace" else "strace"
-    return replace(boot, events=boot.events + tuple(added), formats=boot.formats + (fmt,)), sup
+    return boot.replace(events=boot.events + tuple(added), formats=boot.formats + (fmt,)), sup

@@ -231,7 +231,7 @@ def extend_boot(boot: Boot, sup: Supplement) -> tuple[Boot, Supplement]:
                                                   ("ftrace", traced)) if n)
     # no line of the log holds them (line 0): placed after the log's own events, which are in
     # line order; in time order among themselves
-    return (replace(boot, events=boot.events + tuple(added), formats=formats),
+    return (boot.replace(events=boot.events + tuple(added), formats=formats),
             replace(sup, added_units=units, added_processes=procs, added_trace_events=traced))
 
 
@@ -251,7 +251,7 @@ def name_units(boot: Boot, dump: Dump) -> Boot:
         if unit is not None:
             events[i] = e._replace(detail=det._replace(unit=unit))
             changed = True
-    return replace(boot, events=tuple(events)) if changed else boot
+    return boot.replace(events=tuple(events)) if changed else boot
 
 
 def plot_units(plot: Plot) -> list[Event]:
