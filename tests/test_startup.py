@@ -17,6 +17,7 @@ import tempfile
 import tomllib
 from importlib.metadata import version
 from pathlib import Path
+from typing import Any
 
 import click
 import pytest
@@ -387,8 +388,9 @@ def test_looking_for_bootlens_toml_needs_no_pathlib(tmp_path: Path) -> None:
 
 def test_boot_and_input_stats_are_immutable_records_without_dataclasses() -> None:
     """Boot and InputStats (model._Record: building two dataclasses was ~3.5 ms of importing the
-    model; orjson imports the dataclasses module itself) keep what the frozen dataclasses gave: keyword and positional construction with defaults, equality and hashing by
-    fields, the dataclass repr, copies with replace(), no assignment, pickling."""
+    model; orjson imports the dataclasses module itself) keep what the frozen dataclasses gave:
+    keyword and positional construction with defaults, equality and hashing by fields, the
+    dataclass repr, copies with replace(), no assignment, pickling."""
     import pickle
 
     from bootlens.lines import Lines
@@ -414,3 +416,51 @@ def test_boot_and_input_stats_are_immutable_records_without_dataclasses() -> Non
     assert b.replace(formats=("kernel",)).formats == ("kernel",) and b.replace().index == 0
     assert not hasattr(st, "__dataclass_fields__") and not hasattr(st, "__dict__")
     assert Boot.__slots__ == ("source", "index", "lines", "events", "facts", "warnings", "formats", "split_reason")
+
+
+def test_model_namedtuple_builds_what_typing_namedtuple_builds() -> None:
+    """bootlens.model.NamedTuple (typing.NamedTuple's class syntax without typing's per-annotation
+    ForwardRef compile) gives the same class: fields, defaults, docstring, module, qualname,
+    methods, properties and class constants; a field without a default after one with a default
+    is refused as typing refuses it. Every typed tuple of the analyze path is built by it."""
+    import importlib
+    import typing
+
+    from bootlens import model
+
+    def make(base: Any) -> Any:
+        class P(base):  # type: ignore[misc,valid-type]
+            """A point."""
+
+            x: int
+            y: int | None = None
+            LIMIT = 3
+
+            @property
+            def total(self) -> int:
+                return int(self.x) + (self.y or 0)
+
+            def moved(self, d: int) -> Any:
+                return self._replace(x=self.x + d)
+
+        return P
+
+    want, got = make(typing.NamedTuple), make(model.NamedTuple)
+    for attr in ("_fields", "_field_defaults", "__doc__", "__module__", "__qualname__", "LIMIT"):
+        assert getattr(got, attr) == getattr(want, attr), attr
+    assert list(got.__annotations__) == list(want.__annotations__) == ["x", "y"]
+    p = got(1)
+    assert repr(p) == repr(want(1)) == "P(x=1, y=None)" and p.total == 1 and p == (1, None)
+    assert type(p.moved(2)) is got and p.moved(2) == (3, None) and got._make([4, 5]).total == 9
+    for base in (typing.NamedTuple, model.NamedTuple):
+        with pytest.raises(TypeError):
+            class Bad(base):  # type: ignore[misc,valid-type]
+                x: int = 0
+                y: int
+    for name in ("model", "align", "analyze", "stages", "inputs", "prekernel", "parsers.base", "parsers.banners"):
+        mod = importlib.import_module(f"bootlens.{name}")
+        tuples = [c for c in vars(mod).values() if isinstance(c, type) and issubclass(c, tuple)
+                  and hasattr(c, "_fields") and c.__module__ == mod.__name__]
+        assert tuples, name
+        for c in tuples:  # typing's would hold ForwardRef objects
+            assert all(isinstance(a, str) for a in c.__annotations__.values()), (name, c)

@@ -19,9 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
-from typing import NamedTuple
 
-from .model import Boot, Clock, Event, Events, Kind, Milestone, Stamp
+from .model import Boot, Clock, Event, Events, Kind, Milestone, NamedTuple, Stamp
 
 
 # NamedTuples, not frozen dataclasses (start-up: a dataclass costs ~1.3 ms to build at import, a

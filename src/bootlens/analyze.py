@@ -9,12 +9,12 @@ import gc
 import heapq
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from .align import Alignment, align
 from .boots import boots_from_lines
 from .lines import gaps, read_path
-from .model import CUT_START_NS, NS_PER_S, READY, Boot, Clock, Event, Events, InputStats, Kind, Milestone
+from .model import CUT_START_NS, NS_PER_S, READY, Boot, Clock, Event, Events, InputStats, Kind, Milestone, NamedTuple
 from .parsers import ParseOptions, Registry
 from .stages import Stage, Total, compute_stages
 

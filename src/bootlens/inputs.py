@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 import orjson
 
 from .analyze import Analysis, analyze_boot, analyze_paths, paused_gc
 from .errors import InputError, printable
-from .model import READY, Fact, InputStats
+from .model import READY, Fact, InputStats, NamedTuple
 from .parsers import MarkerSpec, ParseOptions
 from .kinds import classify  # light: the supplement model is imported when an input is one (start-up)
 

@@ -16,10 +16,9 @@ the banners of :mod:`bootlens.parsers.banners`, never a default guess.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple
 
 from .align import Alignment
-from .model import Boot, Clock, Event, Events, Kind, Milestone
+from .model import Boot, Clock, Event, Events, Kind, Milestone, NamedTuple
 from .parsers.banners import (
     BOOTLOADER,
     FIRMWARE,

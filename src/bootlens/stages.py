@@ -12,10 +12,9 @@ SPL is "absent" when no SPL banner was seen, since many boards have none.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import NamedTuple
 
 from .align import Alignment
-from .model import READY, Boot, Clock, Event, Events, Kind, Milestone, Stamp
+from .model import READY, Boot, Clock, Event, Events, Kind, Milestone, NamedTuple, Stamp
 
 MEASURED = "measured"
 NOT_MEASURED = "not measured"

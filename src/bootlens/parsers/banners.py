@@ -10,11 +10,10 @@ has a *rank*, its place in the chain: 0 boot ROM / first stage, 1 TPL, 2 SPL or 
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
 
 from ..lazyre import LazyPattern, lazy
 from ..lines import Lines
-from ..model import Milestone
+from ..model import Milestone, NamedTuple
 
 RANK_KERNEL = 9
 

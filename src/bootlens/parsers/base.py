@@ -11,12 +11,12 @@ from __future__ import annotations
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
-from typing import ClassVar, NamedTuple, TypeVar
+from typing import ClassVar, TypeVar
 
 from ..plugins import entry_points  # not importlib.metadata's: that import is a third of start-up
 from ..errors import UsageError
 from ..lines import Lines
-from ..model import ParseResult
+from ..model import NamedTuple, ParseResult
 
 
 class MarkerSpec(NamedTuple):
