@@ -464,3 +464,32 @@ def test_model_namedtuple_builds_what_typing_namedtuple_builds() -> None:
         assert tuples, name
         for c in tuples:  # typing's would hold ForwardRef objects
             assert all(isinstance(a, str) for a in c.__annotations__.values()), (name, c)
+
+
+def test_framing_tests_answer_as_their_bare_patterns() -> None:
+    """framings.detect's tests look at the first characters before a pattern (a console log then
+    compiles none): on every golden and wild line, and on lines of each framing and edge cases,
+    each answers as its bare pattern does."""
+    from bootlens import framings as fr
+
+    def short(s: str) -> bool:
+        m = fr._J_SHORT.compiled.match(s)
+        return (m is not None and m[1] in fr._MONTHS) or fr._J_ISO.compiled.match(s) is not None \
+            or fr._J_META.compiled.match(s) is not None
+
+    def dmesg_x(s: str) -> bool:
+        m = fr._DMESG_X.compiled.match(s)
+        return m is not None and m[2] in fr._DMESG_X_LEVELS
+
+    bare = {"lava": lambda s: re.match(r'- \{"dt": "', s) is not None, "dmesg-x": dmesg_x,
+            "dmesg-T": lambda s: fr._DMESG_T.compiled.match(s) is not None, "journalctl-short": short}
+    texts = [ln for p in golden_and_wild_files() for ln in p.read_bytes().decode("utf-8", "replace").splitlines()]
+    texts += ['- {"dt": "2024-01-30T09:37:23.1", "lvl": "target", "msg": "x"}', "kern  :info  : [    0.1] Linux",
+              "user  :notice: hello", "[Tue Jan 20 10:17:44 2026] Linux version", "Jan 30 09:37:23 host kernel: x",
+              "Foo 30 09:37:23 host kernel: x", "2024-01-30T09:37:23.123456+01:00 host kernel: x",
+              "-- Boot 0123abcd --", "-- No entries --", "", "a", "[", "[T", "-- ", "- {", "1", "K"]
+    tests = dict(fr._TESTS)
+    for name, want in bare.items():
+        said = [tests[name](t) for t in texts]
+        assert said == [want(t) for t in texts], name
+        assert any(said) and not all(said), name

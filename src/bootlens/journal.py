@@ -27,6 +27,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from .lazyre import lazy
 from .model import NS_PER_US, InputStats
 
 if TYPE_CHECKING:
@@ -45,8 +46,9 @@ _JSON_KEYS = ('"__CURSOR"', '"__REALTIME_TIMESTAMP"', '"__MONOTONIC_TIMESTAMP"',
 # Export field names: "uppercase letters, digits and underscores" (systemd's JOURNAL_EXPORT_FORMATS).
 _FIELD_NAME = re.compile(rb"[A-Z0-9_]{1,64}\Z")
 # What the console cleaning removes from a message (lines._ANSI and lines._CTRL, tab kept).
-_ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[()*+][0-~]|[0-~])")
-_CTRL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+# (compiled on first use: framings imports this module for every input, start-up)
+_ANSI = lazy(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[()*+][0-~]|[0-~])")
+_CTRL = lazy(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 Framed = tuple[list[str], list[int | None], list[int | None], list[str], dict[int, dict[str, str]]]
 
