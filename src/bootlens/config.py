@@ -14,9 +14,10 @@ exist is the command line's business (:mod:`bootlens.cli`); this module finds an
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from .errors import BootlensError, printable
+from .model import NamedTuple  # typing's class syntax without its annotation checks (start-up)
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -38,7 +39,8 @@ class ConfigError(BootlensError):
 
 # a NamedTuple, not a frozen dataclass, and the search on os.path, not pathlib: every command
 # looks for the file at start-up, and most find none (dataclasses and pathlib with urllib.parse
-# and ipaddress were ~5 ms of a small ``bootlens analyze``)
+# and ipaddress were ~5 ms of a small ``bootlens analyze``); model's NamedTuple, as typing's
+# would build the process's first ForwardRef (~2 ms: the only one on analyze's path)
 class Config(NamedTuple):
     """A read ``bootlens.toml``: the shared keys and each command's table (a subcommand's
     under its dotted name, ``target.setup``); keys normalised to the options' spelling."""
