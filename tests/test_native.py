@@ -685,3 +685,83 @@ def test_located_gives_each_kinds_positions_as_a_walk_over_every_event() -> None
     assert ms and first(ev, Kind.MILESTONE, ms[-1].name) == plain.index(next(e for e in ms if e.name == ms[-1].name))
     times = [None] * len(plain)
     assert first(ev, Kind.MILESTONE, ms[0].name, times) is None and first(ev, Kind.MILESTONE, "no such milestone") is None
+
+
+def _frame_cols(text: str | bytes, framing: str, split: int) -> list[object]:
+    msgs, kern, host, longest, hits, starts = native.frame(text, framing, list(L.INDEX_NEEDLES) + ["é", ""],
+                                                           list(L.INDEX_PREFIXES), split)
+    return [list(msgs), list(kern), list(host), longest, [list(h) for h in hits], [list(s) for s in starts]]
+
+
+@pytest.mark.parametrize("framing", ["plain", "journalctl", "grabserial-t"])
+def test_frame_on_two_threads_is_one_threads_at_every_cut(framing: str) -> None:
+    """frame on two threads (the input cut at a line end, each half framed alone, the second
+    half's line numbers shifted) gives the columns of one thread wherever the cut falls: after
+    every line of a small log (empty lines, a missing or doubled final newline, a longest line
+    on either side, keyword hits on both sides), and at a few cuts of the generated log."""
+    rows = ["[    1.000000] calling  a_init @ 1", "", "x call é" + "é" * 30, "[ 1.000000    0.500000] usecs",
+            "h kernel: login: probe", "<6>[    0.000001] initcall a_init returned 0 after 5 usecs", "a"]
+    for text in ("\n".join(rows), "\n".join(rows) + "\n", "\n".join(rows) + "\n\n", "\n".join(rows[::-1])):
+        want = _frame_cols(text, framing, 0)
+        for k in range(1, len(text.encode()) + 2):
+            assert _frame_cols(text, framing, k) == want, (k, text[:30])
+            assert _frame_cols(text.encode(), framing, k) == want, k
+    big = generated(3000)
+    want = _frame_cols(big, framing, 0)
+    for k in (1, 777, len(big) // 2, len(big) - 3):
+        assert _frame_cols(big, framing, k) == want, k
+    assert _frame_cols(big, framing, -1) == want  # below the threshold: one thread
+
+
+def _block_at(lines: L.Lines, split: int) -> tuple[list[Event], list[object], bytes]:
+    cands = lines.grep(*NEEDLES)
+    block, *rest = native.initcall_block(lines.text, cands, lines.kernel, lines.host, lines.first, NATIVE_TYPES, split)
+    pieces, _ = block.json_chunk([0] * len(block), 0, len(block), True) if len(block) else ([], 0)
+    return list(block), rest, b"".join(p if isinstance(p, bytes) else str(p).encode() for p in pieces)
+
+
+def test_initcall_scan_on_two_threads_is_one_threads_at_every_cut() -> None:
+    """The initcall scan on two threads (each half of the candidate lines scanned alone, then
+    joined: returns without a call in the second half paired with the first half's latest open
+    call of that name, fixup `took` lines with its open fixup calls, names renumbered) gives the
+    rows of one thread wherever the cut falls, for every cut of a log whose calls, returns,
+    fixups (one out of range), probes, bad and out-of-range lines cross it, and at a few cuts
+    of the generated log."""
+    text = "\n".join([
+        "[    0.000001] calling  f @ 1",
+        "[    0.000002] calling  f @ 2",
+        "[    0.000003] calling  f [m] @ 3",
+        "[    0.000004] pci 0000:00:01.0: calling  quirk_a+0x0/0x20 @ 1",
+        "[    0.000005] calling  g+0x0/0x4 @ 5",
+        "[    0.000006] initcall f returned 0 after 1 usecs",
+        "[    0.000007] calling  bad @ 99999999",
+        "[    0.000008] pci 0000:00:02.0: calling  quirk_b+0x0/0x20 @ 1",
+        "[    0.000009] calling  q @ 1",
+        "[    0.000010] initcall h returned 4 after 5 msecs",
+        "[    0.000011] pci 0000:00:02.0: quirk_b+0x0/0x20 took 99999999999999999999 usecs",
+        "[    0.000012] probe of dev1.x returned 0 after 7 usecs",
+        "[    0.000013] initcall f [m] returned 1 after 2 usecs",
+        "[    0.000014] initcall g returned 3 after 4 usecs",
+        "[    0.000015] pci 0000:00:01.0: quirk_a+0x0/0x20 took 9 usecs",
+        "[    0.000016] pci 0000:00:02.0: quirk_b+0x0/0x20 took 8 usecs",
+        "[    0.000017] calling  new_one [k] @ 4",
+        "[    0.000018] initcall broken returned x after y usecs",
+        "[    0.000019] initcall f returned 2 after 3 usecs",
+        "[    0.000020] initcall new_one [k] returned 0 after 3 usecs",
+        "[    0.000021] initcall f returned 5 after 3 usecs",
+        "[    0.000022] calling  g @ 6",
+        "[    0.000023] initcall q returned 0 after 1 usecs",
+        "[    0.000024] calling  f [m] @ 7",
+    ]) + "\n"
+    lines = L.frame_text(text, "plain")
+    n = len(lines.grep(*NEEDLES))
+    want = _block_at(lines, 0)
+    assert want[1] == [2, 1, 17, 2] and len(want[0]) == 13  # unfinished, bad, first bad, out of range
+    for k in range(1, n + 1):
+        assert _block_at(lines, k) == want, k
+    big = L.frame_text(generated(4000), "plain")
+    want = _block_at(big, 0)
+    n = len(big.grep(*NEEDLES))
+    for k in (1, 333, n // 2, n - 1):
+        assert _block_at(big, k) == want, k
+    assert _block_at(big, -1) == want  # below the threshold: one thread

@@ -172,6 +172,15 @@ impl Spans {
         }
     }
 
+    /// Append the spans of `other` (a buffer of the same width).
+    pub(crate) fn extend(&mut self, other: Spans) {
+        match (self, other) {
+            (Spans::Narrow(v), Spans::Narrow(w)) => v.extend_from_slice(&w),
+            (Spans::Wide(v), Spans::Wide(w)) => v.extend_from_slice(&w),
+            _ => unreachable!("spans of one buffer have one width"),
+        }
+    }
+
     /// Give back the room reserved by a guess of the line count.
     pub(crate) fn shrink(&mut self) {
         match self {
@@ -305,7 +314,9 @@ pub(crate) fn gather<'py>(
 /// A scan over the candidate lines of a 10M-line log would otherwise hold 40 bytes a candidate
 /// (a span and a slice), ~200 MB at its peak.
 pub(crate) enum LineBytes<'a> {
-    Column { col: &'a TextColumn, buf: &'a [u8], py: Python<'a> },
+    /// a TextColumn's buffer and spans, the rewritten lines' UTF-8 resolved beforehand: no
+    /// Python object is touched when reading, so two threads may read it without the GIL
+    Column { spans: &'a Spans, buf: &'a [u8], over: crate::fxhash::FxMap<usize, &'a [u8]> },
     /// slices by position in the index list given to `held`
     Held(Vec<&'a [u8]>),
 }
@@ -313,20 +324,25 @@ pub(crate) enum LineBytes<'a> {
 impl<'a> LineBytes<'a> {
     /// The lines of a borrowed TextColumn.
     pub(crate) fn column(py: Python<'a>, col: &'a TextColumn) -> PyResult<Self> {
-        Ok(LineBytes::Column { col, buf: buf_of(col.src.bind(py))?, py })
+        let mut over = crate::fxhash::FxMap::default();
+        for (&i, s) in &col.over {
+            // a str's UTF-8 lives as long as the str, which the borrowed column holds
+            over.insert(i, buf_of(s.bind(py).as_any())?);
+        }
+        Ok(LineBytes::Column { spans: &col.spans, buf: buf_of(col.src.bind(py))?, over })
     }
 
     /// The bytes of line `i`, the `k`-th of the index list (Held: looked up by `k`).
     pub(crate) fn get(&self, k: usize, i: usize) -> PyResult<&'a [u8]> {
         match self {
-            LineBytes::Column { col, buf, py } => {
-                if i >= col.spans.len() {
+            LineBytes::Column { spans, buf, over } => {
+                if i >= spans.len() {
                     return Err(pyo3::exceptions::PyIndexError::new_err("line index out of range"));
                 }
-                match col.over.get(&i) {
-                    Some(s) => buf_of(s.bind(*py).as_any()),
+                match over.get(&i) {
+                    Some(s) => Ok(s),
                     None => {
-                        let (a, b) = col.spans.get(i);
+                        let (a, b) = spans.get(i);
                         Ok(&buf[a..b])
                     }
                 }

@@ -708,8 +708,11 @@ impl Tables {
 ///
 /// The rows of `initcalls` as an EventBlock: the same events `initcall_events` builds, in the
 /// same order, kept as columns (`types` as there: Event, Stamp, InitcallDetail, ProbeDetail,
-/// Kind.INITCALL, Kind.PROBE, Kind.FIXUP, Clock.KERNEL, Clock.HOST).
+/// Kind.INITCALL, Kind.PROBE, Kind.FIXUP, Clock.KERNEL, Clock.HOST). `split`: the scan's
+/// threads, as initcall.rs `scan` says (-1: two for a large input).
 #[pyfunction]
+#[pyo3(signature = (texts, candidates, kernel, host, first, types, split=-1))]
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn initcall_block<'py>(
     py: Python<'py>,
     texts: &Bound<'py, PyAny>,
@@ -718,8 +721,9 @@ pub(crate) fn initcall_block<'py>(
     host: &Bound<'py, PyAny>,
     first: i64,
     types: &Bound<'py, PyTuple>,
+    split: i64,
 ) -> PyResult<(EventBlock, usize, usize, i64, usize)> {
-    let r = scan(texts, candidates)?;
+    let r = scan(texts, candidates, split)?;
     let icd_t = types.get_item(2)?.downcast_into::<PyType>()?;
     let probe_t = types.get_item(3)?.downcast_into::<PyType>()?;
     let t = Types {

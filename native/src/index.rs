@@ -68,9 +68,17 @@ impl IndexColumn {
         IndexColumn { v: Ix::from_vec(v) }
     }
 
-    /// The values in order, read in place (the native scans walk them without a copy).
-    pub(crate) fn values(&self) -> Box<dyn Iterator<Item = usize> + '_> {
-        self.v.iter()
+    /// The number of values.
+    pub(crate) fn len(&self) -> usize {
+        self.v.len()
+    }
+
+    /// The values at positions a..b, read in place; Send, so that a thread can walk them.
+    pub(crate) fn range(&self, a: usize, b: usize) -> Box<dyn Iterator<Item = usize> + Send + '_> {
+        match &self.v {
+            Ix::Narrow(v) => Box::new(v[a..b].iter().map(|&x| x as usize)),
+            Ix::Wide(v) => Box::new(v[a..b].iter().copied()),
+        }
     }
 
     fn pos(&self, i: isize) -> PyResult<usize> {

@@ -226,62 +226,214 @@ pub(crate) struct Scan {
     pub(crate) out_of_range: usize,
 }
 
+/// Below this many candidate lines `scan` runs on one thread (a 1M-line initcall log has ~500k).
+const SPLIT_MIN: usize = 64 * 1024;
+
 /// The candidates (ascending line numbers): an IndexColumn read in place, else a sequence of int.
-pub(crate) fn scan(texts: &Bound<'_, PyAny>, candidates: &Bound<'_, PyAny>) -> PyResult<Scan> {
-    let owned: Vec<usize>;
-    let idx: Box<dyn Iterator<Item = usize> + '_> = match candidates.downcast::<IndexColumn>() {
-        Ok(c) => c.get().values(),
-        Err(_) => {
-            owned = candidates.extract()?;
-            Box::new(owned.iter().copied())
+/// `split`: -1 scans on two threads from SPLIT_MIN candidates of a TextColumn (the GIL
+/// released), 0 on one, k > 0 on two, the second from the k-th candidate (for tests: the rows
+/// must not depend on it).
+pub(crate) fn scan(texts: &Bound<'_, PyAny>, candidates: &Bound<'_, PyAny>, split: i64) -> PyResult<Scan> {
+    let py = texts.py();
+    let ixc = candidates.downcast::<IndexColumn>().ok();
+    let owned: Vec<usize> = match ixc {
+        Some(_) => Vec::new(),
+        None => candidates.extract()?,
+    };
+    let n = ixc.map_or(owned.len(), |c| c.get().len());
+    let range = |a: usize, b: usize| -> Box<dyn Iterator<Item = usize> + Send + '_> {
+        match ixc {
+            Some(c) => c.get().range(a, b),
+            None => Box::new(owned[a..b].iter().copied()),
         }
     };
-    let py = texts.py();
     // The keys borrow the line bytes instead of allocating: a TextColumn stays borrowed for the
     // scan; the strs of a list are kept alive in `held`.
     let col = match texts.downcast::<TextColumn>() {
-        Ok(c) => Some(c.try_borrow()?),
-        Err(_) => None,
-    };
-    let mut held = Vec::new();
-    let spans;
-    let cands: Vec<usize>;
-    let (strs, idx) = match &col {
-        Some(c) => (LineBytes::column(py, c)?, idx),
-        None => {
-            cands = idx.collect();
-            spans = gather(texts, Some(&cands), &mut held)?;
-            let it: Box<dyn Iterator<Item = usize> + '_> = Box::new(cands.iter().copied());
-            (LineBytes::Held(slices(&held, &spans)?), it)
+        Ok(c) => c.try_borrow()?,
+        Err(_) => {
+            let mut held = Vec::new();
+            let cands: Vec<usize> = range(0, n).collect();
+            let spans = gather(texts, Some(&cands), &mut held)?;
+            let strs = LineBytes::Held(slices(&held, &spans)?);
+            return Ok(scan_run(cands.iter().copied(), 0, &strs)?.finish());
         }
     };
-    scan_lines(idx, &strs)
+    let strs = LineBytes::column(py, &col)?;
+    let cut = match split {
+        0 => None,
+        k if k > 0 => Some((k as usize).min(n)),
+        _ if n < SPLIT_MIN => None,
+        _ => Some(n / 2),
+    };
+    let k = match cut {
+        None => return Ok(scan_run(range(0, n), 0, &strs)?.finish()),
+        Some(k) => k,
+    };
+    let (first, second) = (range(0, k), range(k, n));
+    // the column is borrowed (no rewrite meanwhile) and `strs` touches no Python object
+    let (a, b) = py.allow_threads(|| {
+        std::thread::scope(|s| {
+            let later = s.spawn(|| scan_run(second, k, &strs));
+            let a = scan_run(first, 0, &strs);
+            (a, later.join().expect("scan: the second thread panicked"))
+        })
+    });
+    Ok(a?.join(b?).finish())
 }
 
-fn scan_lines<'a>(candidates: impl Iterator<Item = usize>, strs: &LineBytes<'a>) -> PyResult<Scan> {
+/// The scan of a run of candidate lines, its open calls and fixups still open (`join` pairs
+/// them with a later run's returns; `finish` lists the ones left).
+struct Run<'a> {
+    calls: Vec<Call>, // returned calls, as they return (call line -1: no call in the run)
+    ids: FxMap<&'a [u8], u32>,
+    call_names: Vec<String>,
+    // calls not yet returned, by (name, module) ids: a stack each, chained through `nodes`
+    pending: FxMap<u64, u32>,
+    nodes: Vec<(i64, i64, u32)>, // (call line, pid, next: u32::MAX at the bottom)
+    free: Vec<u32>,
+    fix_open: FxMap<(String, String), i64>, // (device, quirk) -> the line that called it
+    probes: Vec<DevRow>,
+    fixups: Vec<DevRow>, // start -1: no call in the run
+    // the `took` lines that found no call in the run, in order: their (device, quirk) and
+    // their row in `fixups` (None: a duration out of range, no row, but the call is taken)
+    fix_orphans: Vec<((String, String), Option<usize>)>,
+    bad: usize,
+    first_bad: i64,
+    out_of_range: usize,
+}
+
+fn key_of(name: u32, module: Option<u32>) -> u64 {
+    (name as u64) << 32 | module.unwrap_or(u32::MAX) as u64
+}
+
+impl<'a> Run<'a> {
+    /// Open a call: push it on its (name, module) stack, reusing a freed node.
+    fn open(&mut self, key: u64, ci: i64, pid: i64) {
+        let head = self.pending.entry(key).or_insert(u32::MAX);
+        let node = (ci, pid, *head);
+        *head = match self.free.pop() {
+            Some(f) => {
+                self.nodes[f as usize] = node;
+                f
+            }
+            None => {
+                self.nodes.push(node);
+                (self.nodes.len() - 1) as u32
+            }
+        };
+    }
+
+    /// Close the latest open call of `key`: its (call line, pid), or None.
+    fn close(&mut self, key: u64) -> Option<(i64, i64)> {
+        let head = self.pending.get_mut(&key)?;
+        let (ci, pid, next) = self.nodes[*head as usize];
+        self.free.push(*head);
+        if next == u32::MAX {
+            self.pending.remove(&key);
+        } else {
+            *head = next;
+        }
+        Some((ci, pid))
+    }
+
+    /// The open calls, (call line, pid, key) in line order.
+    fn open_calls(&self) -> Vec<(i64, i64, u64)> {
+        let mut open: Vec<(i64, i64, u64)> = Vec::new();
+        for (&key, &head) in &self.pending {
+            let mut at = head;
+            while at != u32::MAX {
+                let (ci, pid, next) = self.nodes[at as usize];
+                open.push((ci, pid, key));
+                at = next;
+            }
+        }
+        open.sort_unstable_by_key(|o| o.0);
+        open
+    }
+
+    /// This run followed by `later` (the next candidates), as one run over both would be: the
+    /// names of `later` renumbered (new ones appended in their order of first use, as one scan
+    /// interns them), each of its returns that found no call in it pairs with this run's latest
+    /// open call of that name (LIFO, as the one scan's stack would), each of its `took` fixups
+    /// without a call with this run's; its open calls and fixups join this run's.
+    fn join(mut self, later: Run<'a>) -> Run<'a> {
+        let mut by_id: Vec<&[u8]> = vec![b""; later.call_names.len()];
+        for (&b, &id) in &later.ids {
+            by_id[id as usize] = b;
+        }
+        let remap: Vec<u32> = by_id.iter().enumerate().map(|(id, &b)| {
+            let names = &mut self.call_names;
+            *self.ids.entry(b).or_insert_with(|| {
+                names.push(later.call_names[id].clone());
+                (names.len() - 1) as u32
+            })
+        }).collect();
+        let re = |m: u32| if m == u32::MAX { m } else { remap[m as usize] };
+        let later_open = later.open_calls();
+        self.calls.reserve(later.calls.len());
+        for mut c in later.calls {
+            c.name = remap[c.name as usize];
+            c.module = re(c.module);
+            if c.ci < 0 {
+                let key = key_of(c.name, if c.module == u32::MAX { None } else { Some(c.module) });
+                if let Some((ci, pid)) = self.close(key) {
+                    c.ci = ci;
+                    c.pid = pid as i32;
+                }
+            }
+            self.calls.push(c);
+        }
+        for (ci, pid, key) in later_open {
+            let key = (remap[(key >> 32) as usize] as u64) << 32 | re(key as u32) as u64;
+            self.open(key, ci, pid);
+        }
+        let mut fixups = later.fixups;
+        for (key, row) in later.fix_orphans {
+            if let Some(start) = self.fix_open.remove(&key) {
+                if let Some(r) = row {
+                    fixups[r].2 = start;
+                }
+            }
+        }
+        self.fixups.extend(fixups);
+        self.fix_open.extend(later.fix_open);
+        self.probes.extend(later.probes);
+        self.bad += later.bad;
+        if self.first_bad < 0 {
+            self.first_bad = later.first_bad;
+        }
+        self.out_of_range += later.out_of_range;
+        self
+    }
+
+    /// The rows: returned calls as they returned, then the calls that never returned in line order.
+    fn finish(mut self) -> Scan {
+        for (ci, pid, key) in self.open_calls() {
+            let module = key as u32;
+            self.calls.push(Call::new((key >> 32) as u32, if module == u32::MAX { None } else { Some(module) }, ci, -1, None, Some(pid)));
+        }
+        Scan { calls: self.calls, call_names: self.call_names, probes: self.probes, fixups: self.fixups,
+               bad: self.bad, first_bad: self.first_bad, out_of_range: self.out_of_range }
+    }
+}
+
+/// Scan the candidate lines (the k-th of them is candidate number `k0 + k` of `strs`).
+fn scan_run<'a>(candidates: impl Iterator<Item = usize>, k0: usize, strs: &LineBytes<'a>) -> PyResult<Run<'a>> {
     let rx = rx();
-    let mut calls: Vec<Call> = Vec::new();
-    // one id per distinct function or module name: a trace repeats a few thousand names
-    let mut ids: FxMap<&[u8], u32> = FxMap::default();
-    let mut call_names: Vec<String> = Vec::new();
-    let mut probes: Vec<DevRow> = Vec::new();
-    let mut fixups_out: Vec<DevRow> = Vec::new();
-    // calls not yet returned, by (name, module): a stack each (a name called again before it
-    // returned, on another thread). A key leaves the map when its stack empties, so the map
-    // holds what is open now (a handful), not every name ever called.
-    // Keyed by the (name, module) ids (interned at the call: one hash of the bytes a line), each
-    // stack a chain through `nodes`, whose freed entries are reused: no allocation a call.
-    let mut pending: FxMap<u64, u32> = FxMap::default();
-    let mut nodes: Vec<(i64, i64, u32)> = Vec::new(); // (call line, pid, next: u32::MAX at the bottom)
-    let mut free: Vec<u32> = Vec::new();
-    let key_of = |name: u32, module: Option<u32>| (name as u64) << 32 | module.unwrap_or(u32::MAX) as u64;
-    let mut fixups: FxMap<(String, String), i64> = FxMap::default();
-    let mut bad = 0usize;
-    let mut first_bad: i64 = -1;
-    let mut out_of_range = 0usize;
+    // one id per distinct function or module name: a trace repeats a few thousand names.
+    // Open calls: a key leaves `pending` when its stack empties, so the map holds what is open
+    // now (a handful), not every name ever called. Keyed by the (name, module) ids (interned at
+    // the call: one hash of the bytes a line), each stack a chain through `nodes`, whose freed
+    // entries are reused: no allocation a call.
+    let mut run = Run {
+        calls: Vec::new(), ids: FxMap::default(), call_names: Vec::new(), pending: FxMap::default(),
+        nodes: Vec::new(), free: Vec::new(), fix_open: FxMap::default(), probes: Vec::new(),
+        fixups: Vec::new(), fix_orphans: Vec::new(), bad: 0, first_bad: -1, out_of_range: 0,
+    };
     let contains = |h: &[u8], n: &[u8]| h.windows(n.len()).any(|w| w == n);
     for (k, i) in candidates.enumerate() {
-        let t: &'a [u8] = strs.get(k, i)?;
+        let t: &'a [u8] = strs.get(k0 + k, i)?;
         let ii = i as i64;
         // the two common lines by their prefix, before any substring search
         let calling = t.starts_with(b"calling  ");
@@ -295,27 +447,16 @@ fn scan_lines<'a>(candidates: impl Iterator<Item = usize>, strs: &LineBytes<'a>)
                 })
             });
             match parsed {
-                Some((_, _, None)) => out_of_range += 1,
+                Some((_, _, None)) => run.out_of_range += 1,
                 Some((name, module, Some(pid))) => {
-                    let n = intern(&mut ids, &mut call_names, name);
-                    let m = module.map(|m| intern(&mut ids, &mut call_names, m));
-                    let head = pending.entry(key_of(n, m)).or_insert(u32::MAX);
-                    let node = (ii, pid, *head);
-                    *head = match free.pop() {
-                        Some(f) => {
-                            nodes[f as usize] = node;
-                            f
-                        }
-                        None => {
-                            nodes.push(node);
-                            (nodes.len() - 1) as u32
-                        }
-                    };
+                    let n = intern(&mut run.ids, &mut run.call_names, name);
+                    let m = module.map(|m| intern(&mut run.ids, &mut run.call_names, m));
+                    run.open(key_of(n, m), ii, pid);
                 }
                 None => {
-                    bad += 1;
-                    if first_bad < 0 {
-                        first_bad = ii;
+                    run.bad += 1;
+                    if run.first_bad < 0 {
+                        run.first_bad = ii;
                     }
                 }
             }
@@ -334,9 +475,9 @@ fn scan_lines<'a>(candidates: impl Iterator<Item = usize>, strs: &LineBytes<'a>)
                  ns(&c, 1, 1_000_000), Some(0))
             } else {
                 if contains(t, b" returned ") || contains(t, b" ran for ") {
-                    bad += 1;
-                    if first_bad < 0 {
-                        first_bad = ii;
+                    run.bad += 1;
+                    if run.first_bad < 0 {
+                        run.first_bad = ii;
                     }
                 }
                 continue;
@@ -344,36 +485,22 @@ fn scan_lines<'a>(candidates: impl Iterator<Item = usize>, strs: &LineBytes<'a>)
             let (dur, ret) = match (dur, ret) {
                 (Some(d), Some(r)) => (d, r),
                 _ => {
-                    out_of_range += 1;
+                    run.out_of_range += 1;
                     continue;
                 }
             };
-            let n = intern(&mut ids, &mut call_names, fname);
-            let m = module.map(|m| intern(&mut ids, &mut call_names, m));
-            let key = key_of(n, m);
-            let popped = match pending.get_mut(&key) {
-                Some(head) => {
-                    let (ci, pid, next) = nodes[*head as usize];
-                    free.push(*head);
-                    if next == u32::MAX {
-                        pending.remove(&key);
-                    } else {
-                        *head = next;
-                    }
-                    Some((ci, pid))
-                }
-                None => None,
-            };
-            let (ci, pid) = match popped {
+            let n = intern(&mut run.ids, &mut run.call_names, fname);
+            let m = module.map(|m| intern(&mut run.ids, &mut run.call_names, m));
+            let (ci, pid) = match run.close(key_of(n, m)) {
                 Some((ci, pid)) => (ci, Some(pid)),
                 None => (-1, None),
             };
-            calls.push(Call::new(n, m, ci, ii, Some((dur, ret)), pid));
+            run.calls.push(Call::new(n, m, ci, ii, Some((dur, ret)), pid));
             continue;
         }
         if has_call && contains(t, b" calling  ") {
             if let Some(c) = rx.fix_call.captures(t) {
-                fixups.insert((s(&c, 1).unwrap_or_default(), s(&c, 2).unwrap_or_default()), ii);
+                run.fix_open.insert((s(&c, 1).unwrap_or_default(), s(&c, 2).unwrap_or_default()), ii);
                 continue;
             }
         }
@@ -384,10 +511,20 @@ fn scan_lines<'a>(candidates: impl Iterator<Item = usize>, strs: &LineBytes<'a>)
             if let Some(c) = rx.fix_took.captures(t) {
                 let dev = s(&c, 1).unwrap_or_default();
                 let fname = s(&c, 2).unwrap_or_default();
-                let start = fixups.remove(&(dev.clone(), fname.clone())).unwrap_or(-1);
-                match ns(&c, 4, 1_000) {
-                    Some(dur) => fixups_out.push((dev, Some(fname), start, ii, dur, 0)),
-                    None => out_of_range += 1,
+                let key = (dev, fname);
+                let start = run.fix_open.remove(&key);
+                let row = match ns(&c, 4, 1_000) {
+                    Some(dur) => {
+                        run.fixups.push((key.0.clone(), Some(key.1.clone()), start.unwrap_or(-1), ii, dur, 0));
+                        Some(run.fixups.len() - 1)
+                    }
+                    None => {
+                        run.out_of_range += 1;
+                        None
+                    }
+                };
+                if start.is_none() {
+                    run.fix_orphans.push((key, row));
                 }
                 continue;
             }
@@ -405,28 +542,13 @@ fn scan_lines<'a>(candidates: impl Iterator<Item = usize>, strs: &LineBytes<'a>)
                 rx.probe_drv.captures(t).map(|c| row(&c, 2, Some(3), 4, 5))
             };
             match found {
-                Some(Some(r)) => probes.push(r),
-                Some(None) => out_of_range += 1,
+                Some(Some(r)) => run.probes.push(r),
+                Some(None) => run.out_of_range += 1,
                 None => {}
             }
         }
     }
-    // calls that never returned, in line order
-    let mut open: Vec<(i64, i64, u64)> = Vec::new();
-    for (key, head) in pending {
-        let mut at = head;
-        while at != u32::MAX {
-            let (ci, pid, next) = nodes[at as usize];
-            open.push((ci, pid, key));
-            at = next;
-        }
-    }
-    open.sort_unstable_by_key(|o| o.0);
-    for (ci, pid, key) in open {
-        let module = key as u32;
-        calls.push(Call::new((key >> 32) as u32, if module == u32::MAX { None } else { Some(module) }, ci, -1, None, Some(pid)));
-    }
-    Ok(Scan { calls, call_names, probes, fixups: fixups_out, bad, first_bad, out_of_range })
+    Ok(run)
 }
 
 /// initcalls(texts, candidates) -> (calls, probes, fixups, not_understood, first_bad_index,
@@ -442,7 +564,7 @@ pub(crate) fn initcalls(
     texts: &Bound<'_, PyAny>,
     candidates: &Bound<'_, PyAny>,
 ) -> PyResult<(Vec<CallRow>, Vec<DevRow>, Vec<DevRow>, usize, i64, usize)> {
-    let r = scan(texts, candidates)?;
+    let r = scan(texts, candidates, -1)?;
     let nm = |k: u32| r.call_names[k as usize].clone();
     let calls = r.calls.iter().map(|c| c.ids()).map(|c| (nm(c.0), c.1.map(nm), c.2, c.3, c.4, c.5, c.6)).collect();
     Ok((calls, r.probes, r.fixups, r.bad, r.first_bad, r.out_of_range))
@@ -495,7 +617,7 @@ pub(crate) fn initcall_events<'py>(
     first: i64,
     types: &Bound<'py, PyTuple>,
 ) -> PyResult<(Bound<'py, PyList>, usize, usize, i64, usize)> {
-    let r = scan(texts, candidates)?;
+    let r = scan(texts, candidates, -1)?;
     let event_t = types.get_item(0)?.downcast_into::<PyType>()?;
     let stamp_t = types.get_item(1)?.downcast_into::<PyType>()?;
     let icd_t = types.get_item(2)?.downcast_into::<PyType>()?;
