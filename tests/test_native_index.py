@@ -285,3 +285,48 @@ def test_initcall_rows_keep_their_extremes() -> None:
                      ("b", "mod_b", 2, 3, 9_000_000, 0, 2147483647),
                      ("c", None, -1, 4, 1_000, None, 0),
                      ("d", "mod_d", 5, -1, None, 12, None)]
+
+
+def _read_all(path: Path) -> tuple[list[object], object]:
+    lines, stats = L.read_path(str(path), ["probe"])
+    return [list(lines.text), list(lines.kernel), list(lines.host), list(lines.grep("call", "probe"))], stats
+
+
+def test_a_large_regular_file_is_mapped_and_framed_as_if_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """read_path maps a regular file of MAP_MIN bytes or more (here MAP_MIN is lowered) when it
+    is plain text with nothing to clean, and frames the map in place: lines, times, index and
+    input statistics are those of the bytes read. A file to clean (CRLF, ANSI), a recording, a
+    journal export and a blank file are read as bytes, as before; the map cannot be closed while
+    the columns read it."""
+    import mmap
+
+    from bootlens.errors import InputError
+
+    body = "".join(f"[    {i}.000001] calling  f{i % 7}+0x0/0x1 @ 1\n[    {i}.000002] initcall f{i % 7}+0x0/0x1 "
+                   f"returned 0 after {i} usecs\nplain é line {i}\n" for i in range(300))
+    cases = {"plain.log": body.encode(), "nonl.log": body.rstrip("\n").encode(),
+             "crlf.log": body.replace("\n", "\r\n").encode(), "ansi.log": ("\x1b[32m" + body).encode(),
+             "export.log": b"__CURSOR=s=1\n__REALTIME_TIMESTAMP=1\nMESSAGE=hi\n\n", "blank.log": b" \n\n\t\n"}
+    want = {}
+    for name, data in cases.items():
+        (tmp_path / name).write_bytes(data)
+        try:
+            want[name] = _read_all(tmp_path / name)
+        except InputError as e:
+            want[name] = str(e)
+    monkeypatch.setattr(L, "MAP_MIN", 1)
+    for name in cases:
+        with open(tmp_path / name, "rb") as f:
+            got = L._read_file(f)
+        assert isinstance(got, L._native.Pinned) == (name in ("plain.log", "nonl.log")), name
+        assert got[:] == cases[name]
+        try:
+            assert _read_all(tmp_path / name) == want[name], name
+        except InputError as e:
+            assert str(e) == want[name], name
+    m = mmap.mmap(-1, 4)
+    m.write(b"a\nb\n")
+    pinned = L._native.Pinned(m)
+    with pytest.raises(BufferError):
+        m.close()  # exported: the columns' buffer stays mapped
+    assert len(pinned) == 4 and pinned[1:3] == b"\nb" and list(L.frame_text(pinned, "plain").text) == ["a", "b"]

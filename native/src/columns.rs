@@ -104,7 +104,12 @@ pub(crate) fn has_control(data: &[u8]) -> bool {
 /// within a block so that it vectorises: it replaces isascii(), `b"\r" in`, has_control() (three
 /// passes, 0.27 s on 746 MB); UTF-8 is only checked when a byte is over 0x7f.
 #[pyfunction]
-pub(crate) fn clean_as_is(data: &[u8]) -> bool {
+pub(crate) fn clean_as_is(data: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let data = buf_of(data)?;
+    Ok(clean_bytes(data))
+}
+
+fn clean_bytes(data: &[u8]) -> bool {
     // bit 0: a control character or CR; bit 7: a byte over 0x7f
     let flag = |c: u8| (((c < 0x20) & (c != b'\t') & (c != b'\n')) | (c == 0x7f)) as u8 | (c & 0x80);
     let mut high = 0u8;
@@ -125,12 +130,63 @@ pub(crate) fn is_utf8(data: &[u8]) -> bool {
 }
 
 
-/// The bytes of a str (UTF-8, borrowed: no copy for an ASCII str) or of a bytes object.
+/// The bytes of a str (UTF-8, borrowed: no copy for an ASCII str), of a bytes object or of a
+/// Pinned buffer (a file's read-only map).
 pub(crate) fn buf_of<'a>(src: &'a Bound<'_, PyAny>) -> PyResult<&'a [u8]> {
     if let Ok(s) = src.downcast::<PyString>() {
         return Ok(s.to_str()?.as_bytes());
     }
+    if let Ok(p) = src.downcast::<Pinned>() {
+        return Ok(p.get().bytes());
+    }
     Ok(src.downcast::<PyBytes>()?.as_bytes())
+}
+
+/// Pinned(obj): the bytes of a read-only, contiguous buffer (lines.read_path: an `mmap` of a
+/// large log file), held exported for the life of this object, so that the buffer cannot be
+/// closed or resized under the columns that read it (mmap.close() raises BufferError while
+/// exported). A read-only `bytes`-like to Python: len and [a:b] (bytes).
+///
+/// A file truncated by another process while mapped makes a read of the lost pages raise
+/// SIGBUS (the process dies): lines.py maps only regular files, see MAP_MIN there.
+#[pyclass(module = "bootlens._scan", frozen)]
+pub(crate) struct Pinned {
+    buf: pyo3::buffer::PyBuffer<u8>,
+}
+
+impl Pinned {
+    pub(crate) fn bytes(&self) -> &[u8] {
+        // SAFETY: a C-contiguous buffer of len_bytes() bytes (checked in new), exported (so
+        // neither freed nor moved) until self.buf is dropped, and read only.
+        unsafe { std::slice::from_raw_parts(self.buf.buf_ptr() as *const u8, self.buf.len_bytes()) }
+    }
+}
+
+#[pymethods]
+impl Pinned {
+    #[new]
+    fn new(obj: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let buf = pyo3::buffer::PyBuffer::<u8>::get(obj)?;
+        if !buf.is_c_contiguous() {
+            return Err(pyo3::exceptions::PyValueError::new_err("Pinned: a contiguous buffer"));
+        }
+        Ok(Pinned { buf })
+    }
+
+    fn __len__(&self) -> usize {
+        self.buf.len_bytes()
+    }
+
+    fn __getitem__<'py>(&self, py: Python<'py>, key: &Bound<'py, PySlice>) -> PyResult<Bound<'py, PyBytes>> {
+        let b = self.bytes();
+        let ix = key.indices(b.len() as isize)?;
+        if ix.step != 1 {
+            return Err(pyo3::exceptions::PyValueError::new_err("Pinned: a slice of step 1"));
+        }
+        let a = ix.start as usize;
+        let e = a + ix.slicelength;
+        Ok(PyBytes::new(py, &b[a..e]))
+    }
 }
 
 /// The message text of every line, held once: the whole cleaned input (a str, or bytes that are

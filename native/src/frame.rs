@@ -3,7 +3,7 @@
 
 use memchr::memmem::Finder;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList};
+use pyo3::types::{PyList, PyString};
 
 use crate::columns::{buf_of, Spans, TextColumn, TimeColumn};
 use crate::index::IndexColumn;
@@ -360,7 +360,7 @@ fn frame_body(body: &[u8], keys: &Keys, wide_len: usize, split: i64) -> Part {
 /// settle), hits[n] (an IndexColumn) holds the lines whose text contains needles[n] (as grep()),
 /// starts[n] those whose text starts with prefixes[n].
 ///
-/// `text` holds the cleaned input, a str or bytes (which must be UTF-8: checked); lines are
+/// `text` holds the cleaned input, a str, or bytes or a Pinned map (which must be UTF-8: checked); lines are
 /// split on '\n' only, a final '\n' ends the last line. `split`: -1 frames on two threads from
 /// SPLIT_MIN bytes (the GIL released), 0 on one, k > 0 on two cut at the first '\n' from byte k
 /// (for tests: the columns must not depend on it).
@@ -390,7 +390,7 @@ pub(crate) fn frame<'py>(
     }
     let keys = Keys { code, finders: needles.iter().map(|n| Finder::new(n.as_bytes())).collect(), prefixes: &prefixes, by_first };
     let whole = buf_of(text)?;
-    if text.downcast::<PyBytes>().is_ok() && std::str::from_utf8(whole).is_err() {
+    if text.downcast::<PyString>().is_err() && std::str::from_utf8(whole).is_err() {
         return Err(pyo3::exceptions::PyValueError::new_err("frame: bytes that are not UTF-8"));
     }
     // a final newline ends the last line

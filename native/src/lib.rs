@@ -65,6 +65,7 @@ fn _scan(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(columns::grep, m)?)?;
     m.add_function(wrap_pyfunction!(columns::starting, m)?)?;
     m.add_class::<columns::TextColumn>()?;
+    m.add_class::<columns::Pinned>()?;
     m.add_class::<columns::TimeColumn>()?;
     m.add_class::<index::IndexColumn>()?;
     m.add_function(wrap_pyfunction!(columns::has_control, m)?)?;

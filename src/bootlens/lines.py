@@ -222,7 +222,7 @@ def read_path(path: str, needles: Sequence[str] = ()) -> tuple[Lines, InputStats
         return _frame_owned("<stdin>", box, needles)
     try:
         with open(path, "rb") as f:  # not pathlib: it alone imports urllib.parse and ipaddress (~8 ms start-up)
-            data = f.read()
+            data = _read_file(f)
     except FileNotFoundError:
         raise InputError(path, "no such file") from None
     except IsADirectoryError:
@@ -236,6 +236,46 @@ def read_path(path: str, needles: Sequence[str] = ()) -> tuple[Lines, InputStats
     box = [data]
     del data  # the framing frees the raw bytes once cleaned (box: the only reference)
     return _frame_owned(printable(path), box, needles)
+
+
+# A regular file this large that needs no cleaning is mapped read-only, not read: reading the
+# 746 MB of a 10M-line log cost ~0.6 s (first touch of fresh pages, then the copy), the map and a
+# pass over it ~0.1 s (docs/architecture.md, step 17). The hazard of a map: a file truncated by
+# another process while it is analysed kills bootlens with SIGBUS (a read copies it first).
+MAP_MIN = 16 << 20
+
+
+def _read_file(f: Any) -> bytes:
+    """The contents of an open file: bytes, or for a regular file of MAP_MIN bytes or more that
+    is plain text with nothing to clean (not a recording, not a journal export, not blank) a
+    ``_scan.Pinned`` read-only map, which the framing reads in place like bytes."""
+    import os
+    import stat
+
+    try:
+        st = os.fstat(f.fileno())
+    except (OSError, ValueError, AttributeError):  # not a file of the OS (tests wrap one)
+        st = None
+    if st is None or not stat.S_ISREG(st.st_mode) or st.st_size < MAP_MIN:
+        data: bytes = f.read()
+        return data
+    import mmap
+
+    from .journal import is_export
+    from .recording_sniff import is_recording
+
+    try:
+        pinned = _native.Pinned(mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ))
+    except (OSError, ValueError):
+        data = f.read()
+        return data
+    head: bytes = pinned[: 1 << 16]
+    if (is_recording(head[:512]) or not head.lstrip(b"\n") or is_export(head) or head.isspace()
+            or not _native.clean_as_is(pinned)):
+        data = pinned[:]  # the paths that convert or clean the input want bytes
+        return data
+    mapped: bytes = pinned  # bytes to the framing: len, [a:b] and the native buffer
+    return mapped
 
 
 def _frame_recording(path: str, data: bytes, needles: Sequence[str]) -> tuple[Lines, InputStats]:
@@ -368,15 +408,17 @@ def _frame_owned(source: str, box: list[bytes], needles: Sequence[str]) -> tuple
     raw bytes are freed as soon as they are cleaned (on the CR / non-ASCII path the framing would
     otherwise hold them beside the cleaned copy)."""
     data = box.pop()
-    if not data or data.isspace():
+    # a map (_read_file) is known non-blank, plain text and clean: the bytes checks are skipped
+    mapped = not isinstance(data, bytes)
+    if not mapped and (not data or data.isspace()):
         raise InputError(source, "empty input")
     nbytes = len(data)
     from .journal import is_export, read_export
 
-    if is_export(data):  # framed from the bytes: binary fields carry a length cleaning would break
+    if not mapped and is_export(data):  # framed from the bytes: binary fields carry a length cleaning would break
         return read_export(source, data, needles)
     text: bytes
-    if _native.clean_as_is(data):
+    if mapped or _native.clean_as_is(data):
         # nothing to clean (the common case, checked in one pass at memory speed): framed in place, never
         # decoded as a whole, so the input is held once (the native TextColumn's buffer)
         text = data
@@ -386,7 +428,7 @@ def _frame_owned(source: str, box: list[bytes], needles: Sequence[str]) -> tuple
         box.append(data)
         del data
         text, counts = _clean(box)
-    no_final_newline = not text.endswith(b"\n")
+    no_final_newline = text[-1:] != b"\n"
     # the first 64 Ki characters (at most 4 bytes each; the cut character is dropped)
     framing = _detect_framing(text[: 1 << 18].decode("utf-8", errors="ignore")[: 1 << 16])
     extra = tuple(n for n in dict.fromkeys(needles) if n not in INDEX_NEEDLES)
@@ -423,7 +465,9 @@ def _frame_owned(source: str, box: list[bytes], needles: Sequence[str]) -> tuple
 
 def _as_str(text: str | bytes) -> str:
     """The cleaned input as str (bytes here are valid UTF-8: cleaned, or checked)."""
-    return text.decode("utf-8") if isinstance(text, bytes) else text
+    if isinstance(text, str):
+        return text
+    return (text if isinstance(text, bytes) else text[:]).decode("utf-8")  # [:]: a map's bytes
 
 
 def _looks_garbled(s: str) -> bool:
