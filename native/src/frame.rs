@@ -316,12 +316,18 @@ fn frame_run(body: &[u8], from: usize, to: usize, keys: &Keys, wide_len: usize, 
     Part { spans, kernel, host, max_len, hits, starts }
 }
 
+/// Whether this process may run on two cores or more (its CPU affinity and cgroup quota): a
+/// second thread on one core only adds its start and the merge.
+pub(crate) fn two_cores() -> bool {
+    std::thread::available_parallelism().map_or(false, |n| n.get() >= 2)
+}
+
 /// Where to cut `body` for two threads: a '\n' near the middle, or None (one thread).
 fn cut_of(body: &[u8], split: i64) -> Option<usize> {
     let at = match split {
         0 => return None,
         k if k > 0 => (k as usize).min(body.len()),
-        _ if body.len() < SPLIT_MIN => return None,
+        _ if body.len() < SPLIT_MIN || !two_cores() => return None,
         _ => body.len() / 2,
     };
     memchr::memchr(b'\n', &body[at..]).map(|x| at + x).or_else(|| memchr::memrchr(b'\n', &body[..at]))

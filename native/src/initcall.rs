@@ -263,7 +263,7 @@ pub(crate) fn scan(texts: &Bound<'_, PyAny>, candidates: &Bound<'_, PyAny>, spli
     let cut = match split {
         0 => None,
         k if k > 0 => Some((k as usize).min(n)),
-        _ if n < SPLIT_MIN => None,
+        _ if n < SPLIT_MIN || !crate::frame::two_cores() => None,
         _ => Some(n / 2),
     };
     let k = match cut {
