@@ -68,6 +68,12 @@ impl IndexColumn {
         IndexColumn { v: Ix::from_vec(v) }
     }
 
+    /// The values in order, read in place (the native scans walk them without a copy).
+    #[allow(dead_code)] // the initcall scan reads `range`; kept for the other scans (process.rs)
+    pub(crate) fn values(&self) -> Box<dyn Iterator<Item = usize> + '_> {
+        self.v.iter()
+    }
+
     /// The number of values.
     pub(crate) fn len(&self) -> usize {
         self.v.len()
