@@ -124,3 +124,16 @@ def test_native_call_on_plain_lists() -> None:
     assert events == [Event(Kind.PROCESS, "sh", Stamp(Clock.HOST, 10), 20, 100, 102,
                             ProcessDetail(5, 1, "sh", None, False, None, True, 0))]
     assert (refused, first_refused, orphans) == (0, -1, 0)
+
+
+def test_pids_at_every_bound_are_used_only_in_range(tmp_path: Path) -> None:
+    """Digit runs at and around PID_MAX (and far past it) are used only in range, the rest counted."""
+    from bootlens.numbers import PID_MAX
+
+    nums = ["0", "007", str(PID_MAX - 1), str(PID_MAX), str(PID_MAX + 1), "0" * 30 + "12", "9" * 19, "9" * 20,
+            "9" * 4301, str(2**64), "-1"]
+    text = "".join(f"[    1.000000] sched_process_fork: comm=init pid=1 child_comm=c child_pid={v}\n" for v in nums)
+    ev, warnings = _events(tmp_path, text)
+    assert [e.detail.pid for e in ev if isinstance(e.detail, ProcessDetail)] == [0, 7, PID_MAX - 1, PID_MAX, 12]
+    # "-1": the regex's \d+ never takes the sign, so that line is not a fork line at all
+    assert warnings == ("sched_process trace: 5 numbers out of range were not used (5 pid; first at line 5)",)
