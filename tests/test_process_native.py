@@ -137,3 +137,15 @@ def test_pids_at_every_bound_are_used_only_in_range(tmp_path: Path) -> None:
     assert [e.detail.pid for e in ev if isinstance(e.detail, ProcessDetail)] == [0, 7, PID_MAX - 1, PID_MAX, 12]
     # "-1": the regex's \d+ never takes the sign, so that line is not a fork line at all
     assert warnings == ("sched_process trace: 5 numbers out of range were not used (5 pid; first at line 5)",)
+
+
+def test_a_long_line_of_repeated_fields_is_read_in_one_pass(tmp_path: Path) -> None:
+    """A fork line with thousands of " pid=1 child_comm=" and no child_pid is no event (the regex
+    tried every " pid=" in turn); one that ends with a child_pid is the first split the regex made."""
+    body = " pid=1 child_comm=x" * 20_000
+    ev, warnings = _events(tmp_path, (
+        f"[    1.000000] sched_process_fork: comm=a{body}\n"
+        f"[    1.100000] sched_process_fork: comm=a{body} child_pid=9\n"))
+    assert [(e.line_no, e.detail.pid, e.detail.comm) for e in ev if isinstance(e.detail, ProcessDetail)] == [
+        (2, 9, "x" + body[len(" pid=1 child_comm=x"):])]
+    assert warnings == ()

@@ -95,17 +95,14 @@ fn shape(t: &str) -> Option<Shape<'_>> {
     const EXEC: &str = "sched_process_exec: filename=";
     const EXIT: &str = "sched_process_exit: comm=";
     if t.starts_with(FORK) {
-        let mut rest = None;
-        let hit = lazy_field(t, FORK.len(), " pid=", |de| {
-            if !t[de..].starts_with(" child_comm=") {
-                return false;
-            }
-            let b = de + " child_comm=".len();
-            rest = lazy_field(t, b, " child_pid=", |_| true).map(|r| (b, r));
-            rest.is_some()
-        })?;
-        let (b, (e3, d4, de4)) = rest?;
-        return Some(Shape::Fork { pid: &t[hit.1..hit.2], child_comm: &t[b..e3], child_pid: &t[d4..de4] });
+        // the first " pid=<digits> child_comm=" (the parent's comm as short as it can be) ...
+        let (_, d, de) = lazy_field(t, FORK.len(), " pid=", |de| t[de..].starts_with(" child_comm="))?;
+        // ... then the first " child_pid=<digit>" after it. When there is none, a later
+        // " pid=" cannot give one either (it leaves less of the line to search): no match, as the
+        // regex found after trying each, without the quadratic walk.
+        let b = de + " child_comm=".len();
+        let (e3, d4, de4) = lazy_field(t, b, " child_pid=", |_| true)?;
+        return Some(Shape::Fork { pid: &t[d..de], child_comm: &t[b..e3], child_pid: &t[d4..de4] });
     }
     if t.starts_with(EXEC) {
         let a = EXEC.len();
