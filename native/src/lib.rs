@@ -15,6 +15,7 @@ mod ftrace_line;
 mod index;
 mod initcall;
 mod json;
+mod process;
 
 /// Count ASCII digits starting at `p`.
 pub(crate) fn digits(b: &[u8], p: usize) -> usize {
@@ -79,6 +80,7 @@ fn _scan(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(events::initcall_block, m)?)?;
     m.add_class::<events::EventBlock>()?;
     m.add_function(wrap_pyfunction!(ftrace::ftrace_graph, m)?)?;
+    m.add_function(wrap_pyfunction!(process::process_events, m)?)?;
     m.add("BOUNDS", (TIME_NS_MAX, PID_MAX, INT_MIN, INT_MAX))?;
     Ok(())
 }

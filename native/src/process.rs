@@ -1,0 +1,358 @@
+//! sched_process_fork/exec/exit trace events printed through tp_printk: scan, track the pids,
+//! build the process events. The one implementation of this format (docs/architecture.md step 19);
+//! bootlens/parsers/process.py calls it and words the warnings.
+//!
+//!     sched_process_fork: comm=init pid=1 child_comm=init child_pid=79
+//!     sched_process_exec: filename=/bin/busybox pid=79 old_pid=79
+//!     sched_process_exit: comm=busybox pid=79 prio=120
+//!
+//! The line shapes are those of the regexes this replaced, matched by hand with their exact
+//! semantics (the crate's regex is built without Unicode classes, and these regexes used Python's
+//! Unicode `\d`):
+//!
+//!     sched_process_fork: comm=(.*?) pid=(\d+) child_comm=(.*?) child_pid=(\d+)
+//!     sched_process_exec: filename=(.*?) pid=(\d+)(?: old_pid=(\d+))?
+//!     sched_process_exit: comm=(.*?) pid=(\d+)
+//!
+//! A lazy `(.*?)` ends at the first place where the rest matches; a `\d+` takes every decimal
+//! digit of any script, so "pid=12\u{0663}" reads "12\u{0663}", which is then refused as a pid (not
+//! ASCII) and counted, never read as 12.
+
+use pyo3::prelude::*;
+use pyo3::types::{PyList, PyString, PyTuple, PyType};
+
+use crate::columns::{gather, slices, times_of, LineBytes, TextColumn};
+use crate::fxhash::FxMap;
+use crate::index::IndexColumn;
+use crate::initcall::named_tuple;
+use crate::{bounded, PID_MAX};
+
+const KTHREADD: i64 = 2;
+
+/// The zeros of Unicode's decimal digit runs (category Nd, ten code points each), as CPython
+/// 3.11's `\d` knows them (Unicode 14; checked against `re` in tests/test_process_native.py).
+const DIGIT_ZEROS: [u32; 66] = [
+    0x30, 0x660, 0x6f0, 0x7c0, 0x966, 0x9e6, 0xa66, 0xae6, 0xb66, 0xbe6, 0xc66, 0xce6, 0xd66, 0xde6,
+    0xe50, 0xed0, 0xf20, 0x1040, 0x1090, 0x17e0, 0x1810, 0x1946, 0x19d0, 0x1a80, 0x1a90, 0x1b50,
+    0x1bb0, 0x1c40, 0x1c50, 0xa620, 0xa8d0, 0xa900, 0xa9d0, 0xa9f0, 0xaa50, 0xabf0, 0xff10, 0x104a0,
+    0x10d30, 0x11066, 0x110f0, 0x11136, 0x111d0, 0x112f0, 0x11450, 0x114d0, 0x11650, 0x116c0,
+    0x11730, 0x118e0, 0x11950, 0x11c50, 0x11d50, 0x11da0, 0x16a60, 0x16ac0, 0x16b50, 0x1d7ce,
+    0x1d7d8, 0x1d7e2, 0x1d7ec, 0x1d7f6, 0x1e140, 0x1e2f0, 0x1e950, 0x1fbf0,
+];
+
+/// Python's `\d` on a str: a Unicode decimal digit.
+fn is_digit(c: char) -> bool {
+    let c = c as u32;
+    if c < 0x80 {
+        return (0x30..0x3a).contains(&c);
+    }
+    // the last zero at or below c
+    let k = DIGIT_ZEROS.partition_point(|&z| z <= c);
+    k > 0 && c - DIGIT_ZEROS[k - 1] < 10
+}
+
+/// The end of the run of decimal digits starting at byte `p` of `t` (p itself when none).
+fn digit_run(t: &str, p: usize) -> usize {
+    let mut e = p;
+    for c in t[p..].chars() {
+        if !is_digit(c) {
+            break;
+        }
+        e += c.len_utf8();
+    }
+    e
+}
+
+/// Byte offsets at or after `from` where `needle` (ASCII) starts, ascending.
+fn places<'a>(t: &'a str, from: usize, needle: &'a str) -> impl Iterator<Item = usize> + 'a {
+    let b = t.as_bytes();
+    let n = needle.as_bytes();
+    (from..b.len().saturating_sub(n.len() - 1)).filter(move |&i| b[i] == n[0] && b[i..].starts_with(n))
+}
+
+/// `text(.*?) key=(\d+)` from byte `from`: (text end, digits start, digits end) of the first
+/// place where ` key=` is followed by a digit and `then` (a check from the digits' end) holds.
+fn lazy_field(t: &str, from: usize, key: &str, mut then: impl FnMut(usize) -> bool) -> Option<(usize, usize, usize)> {
+    for e in places(t, from, key) {
+        let d = e + key.len();
+        let de = digit_run(t, d);
+        if de > d && then(de) {
+            return Some((e, d, de));
+        }
+    }
+    None
+}
+
+/// One line of the format: its text fields and pid digits (the parent's comm is not used).
+enum Shape<'a> {
+    Fork { pid: &'a str, child_comm: &'a str, child_pid: &'a str },
+    Exec { filename: &'a str, pid: &'a str },
+    Exit { comm: &'a str, pid: &'a str },
+}
+
+fn shape(t: &str) -> Option<Shape<'_>> {
+    const FORK: &str = "sched_process_fork: comm=";
+    const EXEC: &str = "sched_process_exec: filename=";
+    const EXIT: &str = "sched_process_exit: comm=";
+    if t.starts_with(FORK) {
+        // the first " pid=<digits> child_comm=" (the parent's comm as short as it can be) ...
+        let (_, d, de) = lazy_field(t, FORK.len(), " pid=", |de| t[de..].starts_with(" child_comm="))?;
+        // ... then the first " child_pid=<digit>" after it. When there is none, a later
+        // " pid=" cannot give one either (it leaves less of the line to search): no match, as the
+        // regex found after trying each, without the quadratic walk.
+        let b = de + " child_comm=".len();
+        let (e3, d4, de4) = lazy_field(t, b, " child_pid=", |_| true)?;
+        return Some(Shape::Fork { pid: &t[d..de], child_comm: &t[b..e3], child_pid: &t[d4..de4] });
+    }
+    if t.starts_with(EXEC) {
+        let a = EXEC.len();
+        let (e, d, de) = lazy_field(t, a, " pid=", |_| true)?;
+        return Some(Shape::Exec { filename: &t[a..e], pid: &t[d..de] });
+    }
+    if t.starts_with(EXIT) {
+        let a = EXIT.len();
+        let (e, d, de) = lazy_field(t, a, " pid=", |_| true)?;
+        return Some(Shape::Exit { comm: &t[a..e], pid: &t[d..de] });
+    }
+    None
+}
+
+/// A time: (0 kernel / 1 host, ns), or None when the line had neither.
+type At = Option<(u8, i64)>;
+
+/// A process while the log is read (bootlens's _Proc before this moved here).
+struct Proc<'a> {
+    pid: i64,
+    ppid: Option<i64>,
+    comm: &'a str,
+    start: At,
+    line: i64,
+    exe: Option<&'a str>,
+    exec_at: At,
+    end: At,
+    end_line: Option<i64>,
+    forks: i64,
+    kthread: bool,
+}
+
+impl<'a> Proc<'a> {
+    fn new(pid: i64, ppid: Option<i64>, comm: &'a str, start: At, line: i64, kthread: bool) -> Self {
+        Proc { pid, ppid, comm, start, line, exe: None, exec_at: None, end: None, end_line: None, forks: 0, kthread }
+    }
+}
+
+/// What the scan found: every process in line order (a process starts on its own line, and the
+/// lines are read in order), pids refused (count, first line), events without their fork.
+struct Scan<'a> {
+    procs: Vec<Proc<'a>>,
+    refused: usize,
+    first_refused: i64,
+    orphans: usize,
+}
+
+fn scan_lines<'a>(
+    candidates: impl Iterator<Item = usize>,
+    strs: &LineBytes<'a>,
+    kernel: &[i64],
+    host: &[i64],
+    first: i64,
+) -> PyResult<Scan<'a>> {
+    let mut procs: Vec<Proc<'a>> = Vec::new();
+    let mut live: FxMap<i64, usize> = FxMap::default(); // pid -> index in procs
+    let (mut refused, mut first_refused, mut orphans) = (0usize, -1i64, 0usize);
+    for (k, i) in candidates.enumerate() {
+        let b = strs.get(k, i)?;
+        // a str's UTF-8 (anything else is not a line of this format)
+        let t = match std::str::from_utf8(b) {
+            Ok(t) => t,
+            Err(_) => continue,
+        };
+        let s = match shape(t) {
+            Some(s) => s,
+            None => continue,
+        };
+        let no = first + i as i64;
+        let at: At = if kernel[i] != i64::MIN {
+            Some((0, kernel[i]))
+        } else if host[i] != i64::MIN {
+            Some((1, host[i]))
+        } else {
+            None
+        };
+        // numbers.to_int(text, PID_MAX), each refusal counted (Tally.take)
+        let mut pid_of = |x: &str| -> Option<i64> {
+            let v = bounded(x.as_bytes(), PID_MAX, 0);
+            if v.is_none() {
+                refused += 1;
+                if first_refused < 0 {
+                    first_refused = no;
+                }
+            }
+            v
+        };
+        match s {
+            Shape::Fork { pid, child_comm, child_pid } => {
+                let ppid = pid_of(pid);
+                let cpid = pid_of(child_pid);
+                let (ppid, cpid) = match (ppid, cpid) {
+                    (Some(a), Some(b)) => (a, b),
+                    _ => continue,
+                };
+                let parent = live.get(&ppid).copied();
+                if let Some(p) = parent {
+                    procs[p].forks += 1;
+                }
+                // a pid forked again without an exit line: the old process stays as it was
+                live.remove(&cpid);
+                // Children of kthreadd and of kernel threads are kernel threads until they exec
+                // (a kworker that execs /sbin/modprobe is user space).
+                let kt = cpid == KTHREADD || ppid == KTHREADD
+                    || parent.map_or(false, |p| procs[p].kthread && procs[p].exe.is_none());
+                live.insert(cpid, procs.len());
+                procs.push(Proc::new(cpid, Some(ppid), child_comm, at, no, kt));
+            }
+            Shape::Exec { filename, pid } => {
+                let pid = match pid_of(pid) {
+                    Some(p) => p,
+                    None => continue,
+                };
+                let p = match live.get(&pid) {
+                    Some(&p) => p,
+                    None => {
+                        orphans += 1;
+                        let comm = filename.rsplit('/').next().unwrap_or(filename);
+                        live.insert(pid, procs.len());
+                        procs.push(Proc::new(pid, None, comm, at, no, false));
+                        procs.len() - 1
+                    }
+                };
+                procs[p].exe = Some(filename);
+                procs[p].exec_at = at;
+            }
+            Shape::Exit { comm, pid } => {
+                let pid = match pid_of(pid) {
+                    Some(p) => p,
+                    None => continue,
+                };
+                let p = match live.remove(&pid) {
+                    Some(p) => p,
+                    None => {
+                        orphans += 1;
+                        procs.push(Proc::new(pid, None, comm, at, no, false));
+                        procs.len() - 1
+                    }
+                };
+                let p = &mut procs[p];
+                p.comm = comm;
+                p.end = at;
+                p.end_line = Some(no);
+            }
+        }
+    }
+    Ok(Scan { procs, refused, first_refused, orphans })
+}
+
+/// ``b - a`` (at least 0) when both times are in the same clock.
+fn span(a: At, b: At) -> Option<i64> {
+    match (a, b) {
+        (Some((ca, va)), Some((cb, vb))) if ca == cb => Some((vb - va).max(0)),
+        _ => None,
+    }
+}
+
+/// The str of `v`, one object per distinct value.
+fn intern<'a>(py: Python<'_>, seen: &mut FxMap<&'a str, PyObject>, v: &'a str) -> PyObject {
+    if let Some(o) = seen.get(v) {
+        return o.clone_ref(py);
+    }
+    let o = PyString::new(py, v).into_any().unbind();
+    seen.insert(v, o.clone_ref(py));
+    o
+}
+
+/// The process events of the candidate lines (ascending indices into ``texts``, the lines
+/// starting with ``sched_process_``): (events in line order, pids refused, first line with one
+/// refused or -1, events for pids whose fork was not in the log).
+/// ``types``: (Event, Stamp, ProcessDetail, Kind.PROCESS, Clock.KERNEL, Clock.HOST, SELF_EXE), the
+/// last process.py's path of busybox's re-exec of itself.
+#[pyfunction]
+pub(crate) fn process_events<'py>(
+    py: Python<'py>,
+    texts: &Bound<'py, PyAny>,
+    candidates: &Bound<'py, PyAny>,
+    kernel: &Bound<'py, PyAny>,
+    host: &Bound<'py, PyAny>,
+    first: i64,
+    types: &Bound<'py, PyTuple>,
+) -> PyResult<(Bound<'py, PyList>, usize, i64, usize)> {
+    let owned: Vec<usize>;
+    let idx: Box<dyn Iterator<Item = usize> + '_> = match candidates.downcast::<IndexColumn>() {
+        Ok(c) => c.get().values(),
+        Err(_) => {
+            owned = candidates.extract()?;
+            Box::new(owned.iter().copied())
+        }
+    };
+    let kernel = times_of(kernel)?;
+    let host = times_of(host)?;
+    let n = kernel.len().min(host.len());
+    // the lines borrowed, as initcall.rs's scan does: a TextColumn's buffer, or a list's strs
+    let col = match texts.downcast::<TextColumn>() {
+        Ok(c) => Some(c.try_borrow()?),
+        Err(_) => None,
+    };
+    let mut held = Vec::new();
+    let spans;
+    let cands: Vec<usize> = idx.collect();
+    if cands.iter().any(|&i| i >= n) {
+        return Err(pyo3::exceptions::PyIndexError::new_err("line index out of range"));
+    }
+    let strs = match &col {
+        Some(c) => LineBytes::column(py, c)?,
+        None => {
+            spans = gather(texts, Some(&cands), &mut held)?;
+            LineBytes::Held(slices(&held, &spans)?)
+        }
+    };
+    let r = scan_lines(cands.iter().copied(), &strs, &kernel, &host, first)?;
+
+    let event_t = types.get_item(0)?.downcast_into::<PyType>()?;
+    let stamp_t = types.get_item(1)?.downcast_into::<PyType>()?;
+    let detail_t = types.get_item(2)?.downcast_into::<PyType>()?;
+    let k_process = types.get_item(3)?.unbind();
+    let clocks = [types.get_item(4)?.unbind(), types.get_item(5)?.unbind()];
+    let self_exe: String = types.get_item(6)?.extract()?;
+    let none = || py.None();
+    let f = false.into_pyobject(py)?.to_owned().into_any().unbind();
+    let tru = true.into_pyobject(py)?.to_owned().into_any().unbind();
+    let flag = |v: bool| if v { tru.clone_ref(py) } else { f.clone_ref(py) };
+    let zero = 0i64.into_pyobject(py)?.into_any().unbind();
+    let int = |v: i64| -> PyResult<PyObject> { Ok(v.into_pyobject(py)?.into_any().unbind()) };
+    let opt = |v: Option<i64>| -> PyResult<PyObject> { v.map_or(Ok(none()), int) };
+    // one str per distinct comm, file name or name: a boot runs the same few programs again and again
+    let mut seen: FxMap<&str, PyObject> = FxMap::default();
+    let out = PyList::empty(py);
+    for p in &r.procs {
+        let start = match p.start {
+            Some((c, v)) => named_tuple(py, &stamp_t, vec![clocks[c as usize].clone_ref(py), int(v)?, f.clone_ref(py),
+                                                          zero.clone_ref(py)])?,
+            None => none(),
+        };
+        let exe = p.exe.filter(|e| !e.is_empty());
+        let name = match exe {
+            // busybox's shell runs an applet by re-executing itself through /proc/self/exe and
+            // names the process after the applet: the comm at exit ("sleep", "mdev") says what ran.
+            Some(e) if e == self_exe && p.end.is_some() => p.comm,
+            Some(e) => e.rsplit('/').next().unwrap_or(e),
+            None => p.comm,
+        };
+        let detail = named_tuple(py, &detail_t, vec![
+            int(p.pid)?, opt(p.ppid)?, intern(py, &mut seen, p.comm), p.exe.map_or_else(none, |e| intern(py, &mut seen, e)),
+            flag(p.kthread && p.exe.is_none()), opt(span(p.start, p.exec_at))?, flag(p.end.is_some()), int(p.forks)?,
+        ])?;
+        out.append(named_tuple(py, &event_t, vec![
+            k_process.clone_ref(py), intern(py, &mut seen, name), start, opt(span(p.start, p.end))?, int(p.line)?, opt(p.end_line)?, detail,
+        ])?)?;
+    }
+    Ok((out, r.refused, r.first_refused, r.orphans))
+}
