@@ -808,3 +808,47 @@ def test_report_data_natively_is_the_tuples_data(tmp_path: Path) -> None:
         rows = d1["boots"][0]["rows"]
         assert max(len(r["lanes"]) for r in rows) > 1 or "overlap" not in log.name
         assert "processes" in {r["title"] for r in rows} or "overlap" not in log.name
+
+
+def test_timed_at_is_the_python_timed_rows(tmp_path: Path) -> None:
+    """timed_at (the advisor's Timed rows built natively) gives what the Python path gives for the
+    same events as a tuple: each kind's events with their axis times (None where unplaced)."""
+    from bootlens._scan import timed_at
+    from bootlens.advise.rules._kernel import Timed, _ByKind
+
+    b0, _ = _report_boot(_overlap_log(tmp_path))
+    times = list(b0.times)  # type: ignore[attr-defined]
+    times[3] = None
+    b1 = _replace(b0, times=times)
+    plain = _replace(b1, boot=_replace(b0.boot, events=tuple(b0.boot.events)))  # type: ignore[attr-defined]
+    for kind in (Kind.INITCALL, Kind.PROBE, Kind.FIXUP, Kind.PROCESS):
+        got = _ByKind(b1).timed(kind)  # type: ignore[arg-type]
+        assert got == _ByKind(plain).timed(kind) and got and all(type(t) is Timed for t in got)  # type: ignore[arg-type]
+    ev = b0.boot.events  # type: ignore[attr-defined]
+    assert timed_at(ev.block, [3, -1], times, Timed) == [Timed(ev[3], None), Timed(ev[-1], times[-1])]
+    with pytest.raises(IndexError):
+        timed_at(ev.block, [len(ev)], times, Timed)
+
+
+def test_report_line_times_are_the_python_axis_times() -> None:
+    """report_line_times (each log line's axis time in the report, natively) gives render/html.py's
+    _axis_times for every case of offsets: host or kernel times alone, both (host first), none,
+    times below the origin rounded away from zero, lines without a time, unequal lengths."""
+    from bootlens._scan import report_line_times
+    from bootlens.parsers import ParseOptions
+    from bootlens.render.html import _axis_times
+
+    lines, _ = L.read_path(str(CORPUS / "qemu-arm64-uboot-initcall.grabserial-t.log"), ParseOptions().needles())
+    assert type(lines.host).__name__ == "TimeColumn"  # a native column, read without a copy
+    assert report_line_times(lines.host, lines.kernel, -5, 7) == _axis_times(list(lines.host), list(lines.kernel), -5, 7)
+
+    rng = random.Random(5)
+    host = [None if rng.random() < 0.3 else rng.randrange(-3_000_000, 10**12) for _ in range(3000)]
+    kernel = [None if rng.random() < 0.3 else rng.randrange(-3_000_000, 10**12) for _ in range(3000)]
+    host[:4] = [1500, 2500, -1500, -2500]  # halves: away from zero
+    for h_off in (None, 0, -7_654_321):
+        for k_off in (None, 0, 1_234_499):
+            want = _axis_times(host, kernel, h_off, k_off)
+            assert report_line_times(host, kernel, h_off, k_off) == want
+            assert report_line_times(host[:10], kernel, h_off, k_off) == _axis_times(host[:10], kernel, h_off, k_off)
+    assert report_line_times(host, kernel, 0, None)[:4] == [2, 3, -2, -3]
