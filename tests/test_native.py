@@ -765,3 +765,168 @@ def test_initcall_scan_on_two_threads_is_one_threads_at_every_cut() -> None:
     for k in (1, 333, n // 2, n - 1):
         assert _block_at(big, k) == want, k
     assert _block_at(big, -1) == want  # below the threshold: one thread
+# --- the report's data natively (brief H-html, native/src/events/report.rs) ---------------------
+
+
+def _report_boot(log: Path) -> tuple[object, object]:
+    """(BootAnalysis, analysis) of the first boot of ``log``, its events a native block."""
+    from bootlens.analyze import analyze_paths
+
+    a = analyze_paths([str(log)])
+    b0 = a.boots[0]
+    assert b0.boot.events.block is not None  # type: ignore[union-attr]
+    return b0, a
+
+
+def _overlap_log(tmp_path: Path) -> Path:
+    """Initcalls that overlap (no calling line: one row, many lanes), instants among them, async
+    ones, one that never returned, probes, PCI fixups and processes."""
+    out = []
+    for i in range(600):
+        t = 0.5 + i * 1e-5 + (i % 7) * 1e-4
+        out.append(f"[{t + 1e-3:12.6f}] initcall fn_{i % 50}+0x0/0x40 returned {i % 3 - 1} after {(i * 37) % 1500} usecs")
+        if i % 5 == 0:
+            out.append(f"[{t + 2e-3:12.6f}] calling  as_{i}+0x0/0x40 @ {2 + i % 3}")
+            out.append(f"[{t + 3e-3:12.6f}] initcall as_{i}+0x0/0x40 returned 0 after {i % 4} usecs")
+        if i % 9 == 0:
+            out.append(f"[{t + 4e-3:12.6f}] probe of dev{i} returned {-(i % 3)} after {i * 3} usecs")
+        if i % 40 == 0:
+            out.append(f"[{t + 5e-3:12.6f}] pci 0000:00:{i % 32:02x}.0: calling  quirk_{i}+0x0/0x10 @ 1")
+            out.append(f"[{t + 5.1e-3:12.6f}] pci 0000:00:{i % 32:02x}.0: quirk_{i}+0x0/0x10 took {i} usecs")
+    out.append(f"[{1.0:12.6f}] calling  never_back+0x0/0x40 @ 1")
+    for pid in range(100, 140):  # processes: other events, outside the block
+        t = 0.52 + pid * 1e-4
+        out.append(f"[{t:12.6f}] sched_process_fork: comm=sh pid=1 child_comm=sh child_pid={pid}")
+        if pid % 3:
+            out.append(f"[{t + 1e-5:12.6f}] sched_process_exec: filename=/bin/app{pid % 4} pid={pid} old_pid={pid}")
+        if pid % 5:
+            out.append(f"[{t + 2e-3:12.6f}] sched_process_exit: comm=app pid={pid} prio=120")
+    log = tmp_path / "overlap.log"
+    log.write_text("\n".join(sorted(out, key=lambda x: float(x[1:13]))) + "\n")
+    return log
+
+
+def test_report_lanes_are_the_python_lanes(tmp_path: Path) -> None:
+    """report_lanes (the packing of one timeline row, natively) gives render/html.py's _lanes of
+    the same events: first fit, sorted by start, duration and position; one lane per thread."""
+    from bootlens._scan import report_lanes
+    from bootlens.render.html import _lanes
+
+    b0, _ = _report_boot(_overlap_log(tmp_path))
+    ev, times = b0.boot.events, b0.times  # type: ignore[attr-defined]
+    dd = [-1 if e.duration_ns is None else e.duration_ns for e in ev]
+    placed = [i for i in range(len(ev)) if times[i] is not None]
+    rng = random.Random(17)
+    many = 0
+    for key in ((1, "initcalls", "initcall", "initcall"), (2, "initcalls · pid 2", "initcall", "initcall_async")):
+        for idx in (placed, rng.sample(placed, len(placed) // 2), placed[:1], []):
+            want = _lanes(key, list(idx), times, dd)
+            flat, lens = report_lanes(ev.block, list(idx), times, key[1] != "initcalls")
+            assert [len(x) for x in want] == lens and [i for x in want for i in x] == flat
+            many = max(many, len(lens))
+    assert many > 5
+    with pytest.raises(ValueError):
+        report_lanes(ev.block, [len(ev) + 3], times, False)
+
+
+def test_report_columns_all_are_the_python_columns(tmp_path: Path) -> None:
+    """report_columns_all (the event columns and the string table, natively) gives what
+    render/html.py's _columns gives for the same order, the table growing in the same order
+    from the same start; a row's detail text as _detail makes it."""
+    from bootlens._scan import report_columns_all
+    from bootlens.render.html import _columns, _detail, _Names, _texts_exec
+
+    b0, _ = _report_boot(_overlap_log(tmp_path))
+    ev, times = b0.boot.events, b0.times  # type: ignore[attr-defined]
+    order = [i for i in range(len(ev)) if times[i] is not None][::-1]
+    kinds, enames, _, durs, line_nos, end_nos, dets = zip(*ev)
+    dd = [-1 if d is None else d for d in durs]
+    py, nat = _Names(), _Names()
+    for names in (py, nat):
+        names("already there")
+    want = _columns(order, times, dd, enames, line_nos, end_nos, dets, py)
+    others = ev.block.others()
+    texts, x = _texts_exec([e.detail for e in others], [e.name for e in others])
+    got = report_columns_all(ev.block, order, times, [e.name for e in others], texts, x, nat.index, nat.items,
+                             lambda d: _detail(d, ""))
+    assert dict(zip("sdnlexi", got)) == want and nat.items == py.items and nat.index == py.index
+    assert {"device dev9, returned 0", "device dev36, returned 0", "pid 1, never returned", "pid 2, returned 0"} <= set(nat.items)
+    with pytest.raises(ValueError):
+        report_columns_all(ev.block, order, times, ["x"] * (len(others) + 1), texts, x, nat.index, nat.items,
+                           lambda d: "")
+
+
+def test_report_on_lines_and_places(tmp_path: Path) -> None:
+    """report_on_lines: the positions of the events on some lines, ascending, as a walk over the
+    events finds them; report_places: an index's place in an order, -1 when not in it."""
+    from bootlens._scan import report_on_lines, report_places
+
+    b0, _ = _report_boot(_overlap_log(tmp_path))
+    ev = b0.boot.events  # type: ignore[attr-defined]
+    lines = {ev[3].line_no, ev[len(ev) // 2].line_no, ev[-1].line_no, 10**9}
+    assert report_on_lines(ev.block, sorted(lines)) == [i for i, e in enumerate(ev) if e.line_no in lines]
+    assert report_on_lines(ev.block, []) == []
+    assert report_places([5, 9, 2, 7], [2, 3, 5]) == [2, -1, 0]
+
+
+def test_report_data_natively_is_the_tuples_data(tmp_path: Path) -> None:
+    """The report's data of a boot whose events are a native block (rows, lanes, columns, string
+    table, top lists, chain) is the data of the same boot as a plain tuple of events: overlapping
+    initcalls, probes, fixups and a process trace."""
+    from bootlens.inputs import Group
+    from bootlens.render.html import report_data
+
+    for log in (_overlap_log(tmp_path), CORPUS / "qemu-arm64-uboot-initcall.grabserial-t.log"):
+        b0, a = _report_boot(log)
+        plain_boot = _replace(b0.boot, events=tuple(b0.boot.events))  # type: ignore[attr-defined]
+        plain = _replace(a, boots=(_replace(b0, boot=plain_boot, times=tuple(b0.times)),))  # type: ignore[attr-defined]
+        d1 = report_data([Group(log.name, a, False)], 25)  # type: ignore[arg-type]
+        d2 = report_data([Group(log.name, plain, False)], 25)  # type: ignore[arg-type]
+        assert json.dumps(d1) == json.dumps(d2)
+        rows = d1["boots"][0]["rows"]
+        assert max(len(r["lanes"]) for r in rows) > 1 or "overlap" not in log.name
+        assert "processes" in {r["title"] for r in rows} or "overlap" not in log.name
+
+
+def test_timed_at_is_the_python_timed_rows(tmp_path: Path) -> None:
+    """timed_at (the advisor's Timed rows built natively) gives what the Python path gives for the
+    same events as a tuple: each kind's events with their axis times (None where unplaced)."""
+    from bootlens._scan import timed_at
+    from bootlens.advise.rules._kernel import Timed, _ByKind
+
+    b0, _ = _report_boot(_overlap_log(tmp_path))
+    times = list(b0.times)  # type: ignore[attr-defined]
+    times[3] = None
+    b1 = _replace(b0, times=times)
+    plain = _replace(b1, boot=_replace(b0.boot, events=tuple(b0.boot.events)))  # type: ignore[attr-defined]
+    for kind in (Kind.INITCALL, Kind.PROBE, Kind.FIXUP, Kind.PROCESS):
+        got = _ByKind(b1).timed(kind)  # type: ignore[arg-type]
+        assert got == _ByKind(plain).timed(kind) and got and all(type(t) is Timed for t in got)  # type: ignore[arg-type]
+    ev = b0.boot.events  # type: ignore[attr-defined]
+    assert timed_at(ev.block, [3, -1], times, Timed) == [Timed(ev[3], None), Timed(ev[-1], times[-1])]
+    with pytest.raises(IndexError):
+        timed_at(ev.block, [len(ev)], times, Timed)
+
+
+def test_report_line_times_are_the_python_axis_times() -> None:
+    """report_line_times (each log line's axis time in the report, natively) gives render/html.py's
+    _axis_times for every case of offsets: host or kernel times alone, both (host first), none,
+    times below the origin rounded away from zero, lines without a time, unequal lengths."""
+    from bootlens._scan import report_line_times
+    from bootlens.parsers import ParseOptions
+    from bootlens.render.html import _axis_times
+
+    lines, _ = L.read_path(str(CORPUS / "qemu-arm64-uboot-initcall.grabserial-t.log"), ParseOptions().needles())
+    assert type(lines.host).__name__ == "TimeColumn"  # a native column, read without a copy
+    assert report_line_times(lines.host, lines.kernel, -5, 7) == _axis_times(list(lines.host), list(lines.kernel), -5, 7)
+
+    rng = random.Random(5)
+    host = [None if rng.random() < 0.3 else rng.randrange(-3_000_000, 10**12) for _ in range(3000)]
+    kernel = [None if rng.random() < 0.3 else rng.randrange(-3_000_000, 10**12) for _ in range(3000)]
+    host[:4] = [1500, 2500, -1500, -2500]  # halves: away from zero
+    for h_off in (None, 0, -7_654_321):
+        for k_off in (None, 0, 1_234_499):
+            want = _axis_times(host, kernel, h_off, k_off)
+            assert report_line_times(host, kernel, h_off, k_off) == want
+            assert report_line_times(host[:10], kernel, h_off, k_off) == _axis_times(host[:10], kernel, h_off, k_off)
+    assert report_line_times(host, kernel, 0, None)[:4] == [2, 3, -2, -3]

@@ -501,8 +501,8 @@ def test_positions_by_bisection_and_by_walk_agree() -> None:
 
     evs = [ev("a", 1), ev("b", 2), ev("b", 2), ev("c", 4), ev("a", 7), ev("d", 9)]
     want = [ev("b", 2), ev("a", 7), ev("c", 5), evs[5]]
-    lines = [e.line_no for e in evs]
-    got = _positions(evs, lines, want)
+    got = _positions(evs, len(evs), want)
     assert got == {want[0]: 1, want[1]: 4, evs[5]: 5}
+    assert _positions(evs, 5, want) == {want[0]: 1, want[1]: 4}  # the first n events only
     shuffled = [evs[i] for i in (5, 3, 4, 1, 0, 2)]  # not in line order: the walk
-    assert _positions(shuffled, [e.line_no for e in shuffled], want) == {want[0]: 3, want[1]: 2, evs[5]: 0}
+    assert _positions(shuffled, len(shuffled), want) == {want[0]: 3, want[1]: 2, evs[5]: 0}

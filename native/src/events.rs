@@ -18,6 +18,8 @@ use crate::fxhash::FxMap;
 use crate::initcall::{named_tuple, scan};
 use crate::json::{detail_json, name_json, write_event, write_initcall_parts};
 
+pub(crate) mod report; // the report's passes over the block (render/html.py)
+
 const NONE: i64 = i64::MIN; // an absent duration, end line or axis time (TimeColumn's None too)
 pub(crate) const INITCALL: u8 = 0;
 pub(crate) const PROBE: u8 = 1;

@@ -79,6 +79,12 @@ fn _scan(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(json::dump_initcalls, m)?)?;
     m.add_function(wrap_pyfunction!(events::initcall_block, m)?)?;
     m.add_class::<events::EventBlock>()?;
+    m.add_function(wrap_pyfunction!(events::report::report_lanes, m)?)?;
+    m.add_function(wrap_pyfunction!(events::report::report_columns_all, m)?)?;
+    m.add_function(wrap_pyfunction!(events::report::report_on_lines, m)?)?;
+    m.add_function(wrap_pyfunction!(events::report::report_places, m)?)?;
+    m.add_function(wrap_pyfunction!(events::report::timed_at, m)?)?;
+    m.add_function(wrap_pyfunction!(events::report::report_line_times, m)?)?;
     m.add_function(wrap_pyfunction!(ftrace::ftrace_graph, m)?)?;
     m.add_function(wrap_pyfunction!(process::process_events, m)?)?;
     m.add("BOUNDS", (TIME_NS_MAX, PID_MAX, INT_MIN, INT_MAX))?;

@@ -39,13 +39,13 @@ from bisect import bisect_left, bisect_right
 import gc
 import hashlib
 import heapq
-from itertools import chain, islice
+from itertools import accumulate, chain, islice, pairwise
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from operator import le
 from importlib import resources
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import orjson
 
@@ -58,6 +58,9 @@ from ..stats import statistics_of
 from . import palette
 from .headline import boots_total
 from .visible import visible, visible_data
+
+if TYPE_CHECKING:
+    from ..chain import Chain
 
 _US = 1000
 
@@ -194,57 +197,38 @@ def _lanes(key: tuple[int, str, str, str], idx: list[int], at: Sequence[int], dd
     """The lanes of one row, each the indices of its events (``idx``, with their times ``at`` and
     durations ``dd``) in the order drawn."""
     items = list(zip(map(at.__getitem__, idx), map(dd.__getitem__, idx), idx))
-    # one thread runs its initcalls one after another: a pid's row is one lane even where
-    # jiffy-rounded durations ("after 4000 usecs") make a call seem to end after the next begins
-    one_thread = key[2] == "initcall" and key[1] != "initcalls"
-    return [[i for _, _, i in lane] for lane in ([sorted(items)] if one_thread else _pack(items))]
+    return [[i for _, _, i in lane] for lane in ([sorted(items)] if _one_thread(key) else _pack(items))]
 
 
-def boot_data(b: BootAnalysis, names: _Names, top: int = 25) -> dict[str, Any]:
-    """One boot as the viewer's columnar data.
+def _one_thread(key: tuple[int, str, str, str]) -> bool:
+    """Whether a row is one thread's initcalls, drawn as one lane: one thread runs its initcalls
+    one after another, even where jiffy-rounded durations ("after 4000 usecs") make a call seem
+    to end after the next begins."""
+    return key[2] == "initcall" and key[1] != "initcalls"
 
-    Built column by column (``zip(*events)`` transposes the events in C, the columns are made
-    with ``map`` and comprehensions over an order of event indices): one Python call per field
-    of every event cost 12 us an event, the biggest part of ``report`` (bench/bench_report.py)."""
-    boot, al = b.boot, b.alignment
-    events = boot.events
-    times = b.times
-    n = min(len(events), len(times))
-    kinds: Sequence[Kind] = ()
-    enames: Sequence[str] = ()
-    durs: Sequence[int | None] = ()
-    line_nos: Sequence[int] = ()
-    end_nos: Sequence[int | None] = ()
-    dets: Sequence[Any] = ()
-    block = events.block if isinstance(events, Events) else None
-    if n and block is not None:  # the columns of the native block: no Event built a row
-        kinds, enames, durs, line_nos, end_nos, dets = block.fields()
-    elif n:
-        kinds, enames, _, durs, line_nos, end_nos, dets = zip(*events)
-    rows: dict[tuple[int, str, str, str], list[int]] = {}
+
+def _place_walk(walk: Iterable[tuple[int, Event]], times: Sequence[int | None],
+                rows: dict[tuple[int, str, str, str], list[int]]
+                ) -> tuple[list[dict[str, Any]], set[str], int, set[tuple[int, str, str, str]]]:
+    """The events of ``walk`` (index, event) put in their timeline ``rows``, or the marks when
+    they are markers and milestones: (marks, their legend keys, the events without an axis time,
+    the rows given an event)."""
     marks = []
     mark_keys: set[str] = set()
+    keys: set[tuple[int, str, str, str]] = set()
     unplaced = 0
     fixed = _FIXED_ROWS
     pid_rows: dict[int | None, tuple[int, str, str, str]] = {}
     initcall, process, marker, milestone = Kind.INITCALL, Kind.PROCESS, Kind.MARKER, Kind.MILESTONE
-    walk: Iterable[tuple[int, Kind, int | None]] = zip(range(n), kinds, times)
-    if n and block is not None:
-        # the block's rows grouped by timeline row natively; the loop below sees the other events
-        # only. A row's order of indices does not matter: _lanes sorts them by start.
-        groups, unplaced = block.row_groups(times)
-        for code, pid, pos in groups:
-            k = _BLOCK_ROWS[code]
-            rows.setdefault(_initcall_row(pid) if k is initcall else _row_of(k, None), []).extend(pos)
-        visit = [i for i in block.other_positions() if i < n]
-        walk = zip(visit, map(kinds.__getitem__, visit), map(times.__getitem__, visit))
-    for i, k, t in walk:
+    for i, e in walk:
+        t = times[i]
         if t is None:
             unplaced += 1
             continue
+        k = e.kind
         key = fixed.get(k)
         if key is None:
-            det = dets[i]
+            det = e.detail
             if k is initcall:  # the row is the pid's: one title string per pid, not per call
                 pid = det.pid if isinstance(det, InitcallDetail) else None
                 key = pid_rows.get(pid)
@@ -253,44 +237,97 @@ def boot_data(b: BootAnalysis, names: _Names, top: int = 25) -> dict[str, Any]:
             elif k is process:
                 key = _KTHREADS if isinstance(det, ProcessDetail) and det.kthread else _PROCESSES
             elif k is marker or k is milestone:
-                name = enames[i]
-                if name != "uptime":
-                    marks.append({"t": _us(t), "n": name, "l": line_nos[i], "k": k.value})
-                    mark_keys.add("ready" if name == READY and k is marker else k.value)
+                if e.name != "uptime":
+                    marks.append({"t": _us(t), "n": e.name, "l": e.line_no, "k": k.value})
+                    mark_keys.add("ready" if e.name == READY and k is marker else k.value)
                 continue
             else:
                 key = _row_of(k, det)
         spans = rows.get(key)
         if spans is None:
-            rows[key] = [i]
-        else:
-            spans.append(i)
-    dd = [-1 if d is None else d for d in durs]  # duration, -1 for an instant
-    at = cast("Sequence[int]", times)  # read below only at placed events' indices, where none is None
+            rows[key] = spans = []
+        spans.append(i)
+        keys.add(key)
+    return marks, mark_keys, unplaced, keys
+
+
+def boot_data(b: BootAnalysis, names: _Names, top: int = 25) -> dict[str, Any]:
+    """One boot as the viewer's columnar data.
+
+    Built column by column: for a boot whose events are a native block, the block's rows are
+    grouped, packed into lanes and written as columns natively (native/src/events/report.rs),
+    no Event built for a row, and Python sees the other events only; else ``zip(*events)``
+    transposes the events in C and the columns are made with ``map`` and comprehensions over an
+    order of event indices (one Python call per field of every event cost 12 us an event)."""
+    from ..chain import critical_chain
+
+    boot, al = b.boot, b.alignment
+    events = boot.events
+    times = b.times
+    n = min(len(events), len(times))
+    block = events.block if isinstance(events, Events) and n else None
+    rows: dict[tuple[int, str, str, str], list[int]] = {}
+    block_keys: set[tuple[int, str, str, str]] = set()  # the rows holding block rows
+    unplaced = 0
+    if block is not None:
+        # the block's rows grouped by timeline row natively; the walk below sees the other events
+        # only. A row's order of indices does not matter: its lanes sort them by start.
+        groups, unplaced = block.row_groups(times)
+        for code, pid, at_ in groups:
+            k = _BLOCK_ROWS[code]
+            key = _initcall_row(pid) if k is Kind.INITCALL else _row_of(k, None)
+            rows.setdefault(key, []).extend(at_)
+            block_keys.add(key)
+        others = block.others()
+        opos = block.other_positions()
+        walk: Iterable[tuple[int, Event]] = ((i, e) for i, e in zip(opos, others) if i < n)
+    else:
+        walk = zip(range(n), events)
+    marks, mark_keys, unplaced_others, other_keys = _place_walk(walk, times, rows)
+    unplaced += unplaced_others
     order: list[int] = []  # event indices in the order of the columns: row by row, lane by lane
     row_out = []
-    for key in sorted(rows):
-        lanes_out = []
-        for lane in _lanes(key, rows[key], at, dd):
-            lanes_out.append([len(order), len(order) + len(lane)])
-            order += lane
-        row_out.append({"title": key[1], "kind": key[2], "paint": key[3], "lanes": lanes_out})
-    column_of = [-1] * n  # event index -> its place in the columns, -1 if not drawn as a bar
-    deque(map(column_of.__setitem__, order, range(len(order))), maxlen=0)  # in C, no list of Nones
-    cols = _columns(order, at, dd, enames, line_nos, end_nos, dets, names, block)
+    if block is not None:
+        from .._scan import report_lanes  # type: ignore[import-not-found]
+
+        ok = dict(zip(opos, range(len(opos))))  # an other event's position -> its index in others
+        other_order: list[int] = []  # the other events in column order
+        for key in sorted(rows):
+            flat, lens = report_lanes(block, rows[key], times, _one_thread(key))
+            ends = list(accumulate(lens, initial=len(order)))
+            row_out.append({"title": key[1], "kind": key[2], "paint": key[3], "lanes": [list(p) for p in pairwise(ends)]})
+            if key in other_keys:
+                other_order += flat if key not in block_keys else [i for i in flat if i in ok]
+            order += flat
+        cols = _block_columns(block, order, times, [ok[i] for i in other_order], others, names)
+    else:
+        kinds, enames, _, durs, line_nos, end_nos, dets = zip(*islice(events, n)) if n else ((),) * 7
+        dd = [-1 if d is None else d for d in durs]  # duration, -1 for an instant
+        at = cast("Sequence[int]", times)  # read below only at placed events' indices, where none is None
+        for key in sorted(rows):
+            lanes_out = []
+            for lane in _lanes(key, rows[key], at, dd):
+                lanes_out.append([len(order), len(order) + len(lane)])
+                order += lane
+            row_out.append({"title": key[1], "kind": key[2], "paint": key[3], "lanes": lanes_out})
+        cols = _columns(order, at, dd, enames, line_nos, end_nos, dets, names)
 
     # what the legend shows for this boot: the colours and marks its timeline and stage bar draw
     legend = {"stage-" + s.name for s in b.stages
               if s.duration_ns is not None and (s.parent is None or s.start_ns is not None)}
     legend.update(key[3] for key in rows)
-    if min(map(dd.__getitem__, order), default=0) < 0:
+    if min(cols["d"], default=0) < 0:  # -1: an instant (or a negative duration)
         legend.add("instant")
     legend |= mark_keys
     legend.update(s.key for s in palette.STATES)
 
     tops = {"initcalls": b.top_initcalls, "processes": b.top_processes, "probes": b.top_probes,
             "units": b.top_units}
-    pos = _positions(events, line_nos, [e for evs in tops.values() for e in evs])
+    pos = _positions(events, n, [e for evs in tops.values() for e in evs], block)
+    chain_ = critical_chain(b)
+    # event index -> its place in the columns (-1: not drawn as a bar), for the events referred to
+    wanted = sorted(set(pos.values()) | {lk.event for lk in chain_.links if lk.event is not None and 0 <= lk.event < n})
+    column_of = dict(zip(wanted, _places(order, wanted, block is not None)))
 
     def ref(evs: Sequence[Event]) -> list[int]:
         return [column_of[j] for j in map(pos.get, evs) if j is not None and column_of[j] >= 0]
@@ -323,25 +360,46 @@ def boot_data(b: BootAnalysis, names: _Names, top: int = 25) -> dict[str, Any]:
         "ev": cols,
         "marks": marks,
         "top": {k: ref(evs) for k, evs in tops.items()},
-        "chain": _chain_data(b, column_of),
+        "chain": _chain_data(chain_, column_of),
         "silences": [{"s": _us(x.start_ns), "d": _us(x.duration_ns), "a": x.line_before, "b": x.line_after}
                      for x in b.silences],
         "log": {"first": lines.first, "text": list(lines.text),
-                "t": _axis_times(lines.host, lines.kernel, al.offsets.get(Clock.HOST), al.offsets.get(Clock.KERNEL))},
+                "t": _line_times(lines.host, lines.kernel, al.offsets.get(Clock.HOST), al.offsets.get(Clock.KERNEL))},
         "samples": _samples(b),
     }
 
 
 def _columns(order: list[int], times: Sequence[int], dd: list[int], enames: Sequence[str],
-             line_nos: Sequence[int], end_nos: Sequence[int | None], dets: Sequence[Any], names: _Names,
-             block: Any = None) -> dict[str, list[int]]:
+             line_nos: Sequence[int], end_nos: Sequence[int | None], dets: Sequence[Any], names: _Names
+             ) -> dict[str, list[int]]:
     """The event columns ``s d n l e x i`` of the events at ``order`` (every one placed); the
-    numeric ones by ``block`` (the events' native EventBlock) when there is one.
+    Python reference of :func:`_block_columns`.
 
     The string table gets each event's name and then its detail text, in column order, as one
-    ``names()`` call per event did; a detail's text is made once per distinct detail (most
-    repeat: "pid 1, returned 0"), from the first event that has it."""
+    ``names()`` call per event did."""
     dets_o = [dets[i] for i in order]
+    names_o = [enames[i] for i in order]
+    texts_o, x = _texts_exec(dets_o, names_o)
+    names.extend(dict.fromkeys(chain.from_iterable(zip(names_o, texts_o))))
+    index = names.index
+    ts = list(map(times.__getitem__, order))
+    return {
+        "s": ([(t + 500) // _US for t in ts] if min(ts, default=0) >= 0 else  # no time before the origin
+              [(t + 500) // _US if t >= 0 else (t - 500) // _US for t in ts]),
+        "d": [-1 if d < 0 else (d + 500) // _US for d in map(dd.__getitem__, order)],
+        "n": list(map(index.__getitem__, names_o)),
+        "l": list(map(line_nos.__getitem__, order)),
+        "e": [x or 0 for x in map(end_nos.__getitem__, order)],
+        "x": x,
+        "i": list(map(index.__getitem__, texts_o)),
+    }
+
+
+def _texts_exec(dets_o: list[Any], names_o: list[str]) -> tuple[list[str], list[int]]:
+    """The detail text and the exec time column (a process's exec time from its start in us,
+    else -1) of events with details ``dets_o`` and names ``names_o``, in column order. A detail's
+    text is made once per distinct detail (most repeat: "pid 1, returned 0"), from the first
+    event that has it (a unit's text leaves out its event's name)."""
     # a detail is its own key when no two of the detail types present can be equal tuples (their
     # widths differ): no (type, detail) pair per event, 70 MB for a million events
     types = set(map(type, dets_o)) - {type(None)}
@@ -350,61 +408,88 @@ def _columns(order: list[int], times: Sequence[int], dd: list[int], enames: Sequ
                        else list(zip(map(type, dets_o), dets_o)))
     # each distinct detail's first position: walked backwards, the first one is written last
     first = dict(zip(reversed(keys), range(len(keys) - 1, -1, -1)))
-    text = _detail_texts([dets_o[j] for j in first.values()], [enames[order[j]] for j in first.values()])
+    text = _detail_texts([dets_o[j] for j in first.values()], [names_o[j] for j in first.values()])
     texts_o = list(map(dict(zip(first, text)).__getitem__, keys))
-    names_o = [enames[i] for i in order]
-    names.extend(dict.fromkeys(chain.from_iterable(zip(names_o, texts_o))))
-    index = names.index
     # a process's exec time from its start, or -1: per distinct detail, then looked up per event
     exec_us = dict(zip(first, [-1 if not isinstance(d, ProcessDetail) or d.exec_ns is None else _us(d.exec_ns) or 0
                                for d in map(dets_o.__getitem__, first.values())]))
-    if block is not None:
-        s, d, ln, e = block.report_columns(order, times)
-    else:
-        ts = list(map(times.__getitem__, order))
-        s = ([(t + 500) // _US for t in ts] if min(ts, default=0) >= 0 else  # no time before the origin
-             [(t + 500) // _US if t >= 0 else (t - 500) // _US for t in ts])
-        d = [-1 if d < 0 else (d + 500) // _US for d in map(dd.__getitem__, order)]
-        ln = list(map(line_nos.__getitem__, order))
-        e = [x or 0 for x in map(end_nos.__getitem__, order)]
-    return {
-        "s": s,
-        "d": d,
-        "n": list(map(index.__getitem__, names_o)),
-        "l": ln,
-        "e": e,
-        "x": list(map(exec_us.__getitem__, keys)),
-        "i": list(map(index.__getitem__, texts_o)),
-    }
+    return texts_o, list(map(exec_us.__getitem__, keys))
 
 
-def _positions(events: Sequence[Event], line_nos: Sequence[int], wanted: list[Event]) -> dict[Event, int]:
-    """The index in ``events`` of each of ``wanted`` (the same event: the same object, else an
-    equal one, on its line). By value, not ``id()``: a lazy sequence of events may hand out a new
-    object for the same event each time."""
+def _block_columns(block: Any, order: list[int], times: Sequence[int | None], other_order: list[int],
+                   others: list[Event], names: _Names) -> dict[str, list[int]]:
+    """:func:`_columns` of a boot whose events are a native block: the block's rows written
+    natively (report.rs report_columns_all), the other events' texts made here in their column
+    order (``other_order``: indices into ``others``)."""
+    from .._scan import report_columns_all
+
+    texts_o, x_o = _texts_exec([others[k].detail for k in other_order], [others[k].name for k in other_order])
+    texts: list[str] = [""] * len(others)
+    x = [-1] * len(others)
+    deque(map(texts.__setitem__, other_order, texts_o), maxlen=0)
+    deque(map(x.__setitem__, other_order, x_o), maxlen=0)
+    cols = report_columns_all(block, order, times, [e.name for e in others], texts, x, names.index, names.items,
+                              lambda d: _detail(d, ""))
+    return dict(zip("sdnlexi", cols))
+
+
+def _places(order: list[int], wanted: list[int], native: bool) -> list[int]:
+    """The place in ``order`` of each of ``wanted`` (event indices), -1 when not there."""
+    if native:
+        from .._scan import report_places
+
+        return cast("list[int]", report_places(order, wanted))
+    at = dict.fromkeys(wanted, -1)
+    for c, p in enumerate(order):
+        if p in at:
+            at[p] = c
+    return [at[w] for w in wanted]
+
+
+def _positions(events: Sequence[Event], n: int, wanted: list[Event], block: Any = None) -> dict[Event, int]:
+    """The index in ``events`` (the first ``n``) of each of ``wanted`` (the same event: the same
+    object, else an equal one, on its line). By value, not ``id()``: a lazy sequence of events may
+    hand out a new object for the same event each time."""
     want: dict[int, list[Event]] = {}
     for e in wanted:
         want.setdefault(e.line_no, []).append(e)
     out: dict[Event, int] = {}
-    if all(map(le, line_nos, islice(line_nos, 1, None))):
-        # events in line order (always, from a log): each wanted line's events are one run of
-        # positions, found by bisection, not a Python test of every event's line (1M events: ~0.7 s)
-        at: Iterable[int] = chain.from_iterable(
-            range(bisect_left(line_nos, ln), bisect_right(line_nos, ln)) for ln in sorted(want))
+    if not want:
+        return out
+    if block is not None:  # the events on the wanted lines found natively, no Event built a row
+        from .._scan import report_on_lines
+
+        at: Iterable[int] = (i for i in report_on_lines(block, sorted(want)) if i < n)
     else:
-        at = [i for i, ln in enumerate(line_nos) if ln in want]
+        line_nos = [e.line_no for e in islice(events, n)]
+        if all(map(le, line_nos, islice(line_nos, 1, None))):
+            # events in line order (always, from a log): each wanted line's events are one run of
+            # positions, found by bisection
+            at = chain.from_iterable(
+                range(bisect_left(line_nos, ln), bisect_right(line_nos, ln)) for ln in sorted(want))
+        else:
+            at = [i for i, ln in enumerate(line_nos) if ln in want]
     for i in at:
         e = events[i]
-        for w in want[line_nos[i]]:
+        for w in want[e.line_no]:
             if w is e or (w == e and w not in out):
                 out[w] = i
     return out
 
 
+def _line_times(host: Sequence[int | None], kernel: Sequence[int | None], h_off: int | None, k_off: int | None
+                ) -> list[int | None]:
+    """:func:`_axis_times` natively (report.rs report_line_times): a million lines' times without
+    a Python step each."""
+    from .._scan import report_line_times
+
+    return cast("list[int | None]", report_line_times(host, kernel, h_off, k_off))
+
+
 def _axis_times(host: Sequence[int | None], kernel: Sequence[int | None], h_off: int | None, k_off: int | None
                 ) -> list[int | None]:
     """Each line's time on the boot's axis in us (its host time if the axis places host times,
-    else its kernel time), or None. One comprehension per case: a call per line cost 0.5 us."""
+    else its kernel time), or None: the Python reference of :func:`_line_times`."""
     def us(ns: int) -> int:
         return (ns + 500) // _US if ns >= 0 else (ns - 500) // _US
 
@@ -440,16 +525,15 @@ def _samples(b: BootAnalysis) -> dict[str, Any] | None:
             "wr_max": round(max(m.write_bps, default=0))}
 
 
-def _chain_data(b: BootAnalysis, column_of: list[int]) -> dict[str, Any]:
+def _chain_data(c: Chain, column_of: dict[int, int]) -> dict[str, Any]:
     """The critical chain to ready (:mod:`bootlens.chain`, an estimate without dependencies):
-    links top first; ``ev`` is the link's index in the viewer's event columns, -1 for a stage,
-    a marker or a milestone (drawn as lines, not bars)."""
-    from ..chain import ESTIMATE, critical_chain
+    links top first; ``ev`` is the link's index in the viewer's event columns (``column_of``, by
+    event index), -1 for a stage, a marker or a milestone (drawn as lines, not bars)."""
+    from ..chain import ESTIMATE
 
-    c = critical_chain(b)
     return {"source": c.source, "estimated": c.estimated, "links": [
         {"name": lk.name, "kind": lk.kind, "at": _us(lk.at_ns), "dur": _us(lk.duration_ns), "line": lk.line_no,
-         "ev": column_of[lk.event] if lk.event is not None and 0 <= lk.event < len(column_of) else -1,
+         "ev": column_of.get(lk.event, -1) if lk.event is not None else -1,
          "estimate": lk.how == ESTIMATE}
         for lk in c.links]}
 

@@ -165,8 +165,13 @@ class _ByKind:
         got = self._timed.get(kind)
         if got is None:
             idx = self._positions(kind)
-            evs = self._block.events_at(idx) if self._block is not None else map(self._events.__getitem__, idx)
-            got = self._timed[kind] = tuple(map(_new_timed, zip(evs, map(self._times.__getitem__, idx))))
+            if self._block is not None:  # the Timed rows built natively (report.rs timed_at)
+                from ..._scan import timed_at  # type: ignore[import-not-found]
+
+                got = self._timed[kind] = tuple(timed_at(self._block, idx, self._times, Timed))
+            else:
+                evs = map(self._events.__getitem__, idx)
+                got = self._timed[kind] = tuple(map(_new_timed, zip(evs, map(self._times.__getitem__, idx))))
         return got
 
 

@@ -1,0 +1,271 @@
+//! The report's per-event passes over an EventBlock (render/html.py boot_data; issue 14 part 4).
+//!
+//! A child module of events.rs, so it reads the block's columns directly. render/html.py keeps
+//! the Python reference of each function (its path for a boot whose events are a plain tuple,
+//! `tests/test_native.py` compares the two): the lanes of a timeline row (`_lanes`, `_pack`), the
+//! event columns with their string table (`_columns`, `_detail`), the positions of events on
+//! some lines (`_positions`) and the places of a few events in the columns.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashSet};
+
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyString, PyTuple};
+
+use super::{axis_times, Detail, EventBlock, Item, NONE};
+
+/// A duration as the report's `dd` holds it: the ns, -1 for none (a negative one stays).
+fn dd_of(b: &EventBlock, py: Python<'_>, i: usize) -> PyResult<i64> {
+    Ok(match b.item(i) {
+        Item::Row(r) => {
+            let d = b.rows.dur[r];
+            if d == NONE { -1 } else { d }
+        }
+        Item::Other(k) => {
+            let v = b.others[k].bind(py).downcast::<PyTuple>()?.get_item(3)?;
+            if v.is_none() { -1 } else { v.extract::<i64>()? }
+        }
+    })
+}
+
+/// report_lanes(block, positions, times, one_thread) -> (order, lane_lengths): the lanes of one
+/// timeline row (render/html.py `_lanes`): the events at `positions` (each with an axis time)
+/// sorted by (start, duration, position), then packed first fit into lanes free of overlaps
+/// (`_pack`: a span goes into the lowest-numbered lane free at its start; a span ends at start +
+/// duration, an instant or a negative duration at its start), or all in one lane (empty too) when
+/// `one_thread` (one thread's initcalls). `order`: the positions lane by lane.
+#[pyfunction]
+pub(crate) fn report_lanes(py: Python<'_>, block: PyRef<'_, EventBlock>, positions: Vec<usize>,
+                           times: &Bound<'_, PyAny>, one_thread: bool) -> PyResult<(Vec<usize>, Vec<usize>)> {
+    let ts = axis_times(times)?;
+    let mut items: Vec<(i64, i64, usize)> = Vec::with_capacity(positions.len());
+    for &i in &positions {
+        if i >= ts.len() || i >= block.len() || ts[i] == NONE {
+            return Err(pyo3::exceptions::PyValueError::new_err("report_lanes: an event without an axis time"));
+        }
+        items.push((ts[i], dd_of(&block, py, i)?, i));
+    }
+    items.sort_unstable();  // a total order: the position breaks every tie
+    if one_thread {
+        let n = items.len();
+        return Ok((items.into_iter().map(|it| it.2).collect(), vec![n]));
+    }
+    let mut lanes: Vec<Vec<usize>> = Vec::new();
+    let mut busy: BinaryHeap<Reverse<(i64, usize)>> = BinaryHeap::new(); // (end, lane)
+    let mut free: BinaryHeap<Reverse<usize>> = BinaryHeap::new(); // lanes free at this start
+    for &(s, d, i) in &items {
+        while let Some(&Reverse((end, lane))) = busy.peek() {
+            if end > s {
+                break;
+            }
+            busy.pop();
+            free.push(Reverse(lane));
+        }
+        let j = match free.pop() {
+            Some(Reverse(j)) => j,
+            None => {
+                lanes.push(Vec::new());
+                lanes.len() - 1
+            }
+        };
+        lanes[j].push(i);
+        busy.push(Reverse((if d > 0 { s + d } else { s }, j)));
+    }
+    let lens = lanes.iter().map(|l| l.len()).collect();
+    Ok((lanes.into_iter().flatten().collect(), lens))
+}
+
+/// The text of a row's detail (render/html.py `_detail`), None when its fields cannot be read
+/// as Rust strings (a lone surrogate): the caller's Python function makes that one.
+fn detail_text(py: Python<'_>, b: &EventBlock, id: usize) -> PyResult<Option<String>> {
+    Ok(match &b.rows.details[id] {
+        Detail::Initcall { pid, module, ret, returned } => {
+            let mut parts: Vec<String> = Vec::with_capacity(3);
+            if let Some(p) = pid {
+                parts.push(format!("pid {}", p));
+            }
+            if let Some(m) = module.as_deref().filter(|m| !m.is_empty()) {
+                parts.push(m.to_string());
+            }
+            parts.push(if !returned {
+                "never returned".to_string()
+            } else {
+                ret.map_or_else(|| "returned None".to_string(), |r| format!("returned {}", r))
+            });
+            Some(parts.join(", "))
+        }
+        Detail::Probe => {
+            // ProbeDetail(device, driver, ret)
+            let o = b.rows.detail_objs[id].bind(py).downcast::<PyTuple>()?;
+            let dev = o.get_item(0)?;
+            let drv = o.get_item(1)?;
+            let (dev, drv) = match (dev.downcast::<PyString>()?.to_str(), drv.is_none()) {
+                (Ok(d), true) => (d.to_string(), String::new()),
+                (Ok(d), false) => match drv.downcast::<PyString>()?.to_str() {
+                    Ok(v) => (d.to_string(), v.to_string()),
+                    Err(_) => return Ok(None),
+                },
+                (Err(_), _) => return Ok(None),
+            };
+            let ret: i64 = o.get_item(2)?.extract()?;
+            let drv = if drv.is_empty() { String::new() } else { format!(", driver {}", drv) };
+            Some(format!("device {}{}, returned {}", dev, drv, ret))
+        }
+    })
+}
+
+/// The string table of the report (render/html.py `_Names`): `index` maps a string to its
+/// place in `items`; a string not in it yet is appended.
+struct Names<'a, 'py> {
+    index: &'a Bound<'py, PyDict>,
+    items: &'a Bound<'py, PyList>,
+}
+
+impl Names<'_, '_> {
+    fn id(&self, s: &Bound<'_, PyAny>) -> PyResult<i64> {
+        if let Some(v) = self.index.get_item(s)? {
+            return v.extract();
+        }
+        let k = self.items.len() as i64;
+        self.items.append(s)?;
+        self.index.set_item(s, k)?;
+        Ok(k)
+    }
+}
+
+/// report_columns_all(block, order, times, other_names, other_texts, other_exec, index, items,
+/// text_of) -> (s, d, n, l, e, x, i): the report's event columns of the events at `order` (each
+/// with an axis time), as render/html.py `_columns` makes them: `s d l e` as
+/// EventBlock.report_columns; `n` and `i` the places of the event's name and detail text in the
+/// string table (`index` and `items`, which gain the strings not in them yet, name then text,
+/// event by event); `x` a process's exec time or -1. The other events' names, texts and exec
+/// times are given (lists parallel to the block's other events); a row's text is made here once
+/// per distinct detail (`text_of(detail)` in Python for one whose strings Rust cannot hold).
+#[pyfunction]
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+pub(crate) fn report_columns_all<'py>(
+    py: Python<'py>,
+    block: PyRef<'py, EventBlock>,
+    order: Vec<usize>,
+    times: &Bound<'py, PyAny>,
+    other_names: &Bound<'py, PyList>,
+    other_texts: &Bound<'py, PyList>,
+    other_exec: Vec<i64>,
+    index: &Bound<'py, PyDict>,
+    items: &Bound<'py, PyList>,
+    text_of: &Bound<'py, PyAny>,
+) -> PyResult<(Vec<i64>, Vec<i64>, Vec<i64>, Vec<i64>, Vec<i64>, Vec<i64>, Vec<i64>)> {
+    let no = block.others.len();
+    if other_names.len() != no || other_texts.len() != no || other_exec.len() != no {
+        return Err(pyo3::exceptions::PyValueError::new_err("report_columns_all: one name, text and exec per other event"));
+    }
+    let (s, d, l, e) = block.report_columns(py, order.clone(), times)?;
+    let rows = &block.rows;
+    let names = Names { index, items };
+    let mut name_id = vec![-1i64; rows.names.len()];
+    let mut text_id = vec![-1i64; rows.details.len()];
+    let (mut n, mut x, mut t) = (Vec::with_capacity(order.len()), Vec::with_capacity(order.len()),
+                                 Vec::with_capacity(order.len()));
+    for &i in &order {
+        match block.item(i) {
+            Item::Row(r) => {
+                let nm = rows.name[r] as usize;
+                if name_id[nm] < 0 {
+                    name_id[nm] = names.id(rows.name_objs[nm].bind(py).as_any())?;
+                }
+                n.push(name_id[nm]);
+                let dt = rows.detail[r] as usize;
+                if text_id[dt] < 0 {
+                    let txt = match detail_text(py, &block, dt)? {
+                        Some(v) => PyString::new(py, &v).into_any(),
+                        None => text_of.call1((rows.detail_objs[dt].bind(py),))?,
+                    };
+                    text_id[dt] = names.id(&txt)?;
+                }
+                t.push(text_id[dt]);
+                x.push(-1);
+            }
+            Item::Other(k) => {
+                n.push(names.id(&other_names.get_item(k)?)?);
+                t.push(names.id(&other_texts.get_item(k)?)?);
+                x.push(other_exec[k]);
+            }
+        }
+    }
+    Ok((s, d, n, l, e, x, t))
+}
+
+/// report_on_lines(block, lines) -> positions: the positions of the events whose line is one
+/// of `lines`, ascending (render/html.py `_positions` then matches the events themselves).
+#[pyfunction]
+pub(crate) fn report_on_lines(py: Python<'_>, block: PyRef<'_, EventBlock>, lines: Vec<i64>) -> PyResult<Vec<usize>> {
+    let want: HashSet<i64> = lines.into_iter().collect();
+    let mut out = Vec::new();
+    block.walk(|i, it| {
+        let ln = match it {
+            Item::Row(r) => block.rows.line[r],
+            Item::Other(k) => super::line_of(block.others[k].bind(py))?,
+        };
+        if want.contains(&ln) {
+            out.push(i);
+        }
+        Ok(true)
+    })?;
+    Ok(out)
+}
+
+/// report_places(order, wanted) -> places: the place in `order` of each of `wanted` (the last
+/// one when it occurs twice), -1 when it is not there.
+#[pyfunction]
+pub(crate) fn report_places(order: Vec<usize>, wanted: Vec<usize>) -> Vec<i64> {
+    let mut at: std::collections::HashMap<usize, i64> = wanted.iter().map(|&w| (w, -1)).collect();
+    for (c, p) in order.iter().enumerate() {
+        if let Some(v) = at.get_mut(p) {
+            *v = c as i64;
+        }
+    }
+    wanted.iter().map(|w| at[w]).collect()
+}
+
+/// timed_at(block, positions, times, cls) -> [cls(event, time)]: the events at `positions`,
+/// each in a two-field NamedTuple `cls` with its axis time (None when it has none): the
+/// advisor's `Timed` rows (advise/rules/_kernel.py `_ByKind.timed`), built in one call, not a
+/// Python call and a zip per event (600,000 initcalls in a 1M-event report).
+#[pyfunction]
+pub(crate) fn timed_at(py: Python<'_>, block: PyRef<'_, EventBlock>, positions: Vec<isize>, times: &Bound<'_, PyAny>,
+                       cls: &Bound<'_, pyo3::types::PyType>) -> PyResult<Vec<PyObject>> {
+    let ts = axis_times(times)?;
+    positions.into_iter().map(|i| {
+        let j = block.index(i)?;
+        let t = match ts.get(j) {
+            Some(&v) if v != NONE => v.into_pyobject(py)?.into_any().unbind(),
+            Some(_) => py.None(),
+            None => return Err(pyo3::exceptions::PyIndexError::new_err("timed_at: a position past the times")),
+        };
+        crate::initcall::named_tuple(py, cls, vec![block.get(py, j)?, t])
+    }).collect()
+}
+
+/// report_line_times(host, kernel, host_offset, kernel_offset) -> [int | None]: each log line's
+/// time on the boot's axis in us (render/html.py `_axis_times`, its Python reference): its host
+/// time when the axis places host times, else its kernel time, rounded half away from zero;
+/// None for a line with neither. The columns' common length.
+#[pyfunction]
+#[pyo3(signature = (host, kernel, h_off, k_off))]
+pub(crate) fn report_line_times<'py>(py: Python<'py>, host: &Bound<'py, PyAny>, kernel: &Bound<'py, PyAny>,
+                                     h_off: Option<i64>, k_off: Option<i64>) -> PyResult<Bound<'py, PyList>> {
+    let (h, k) = (axis_times(host)?, axis_times(kernel)?);
+    let n = h.len().min(k.len());
+    let us = |v: i64| if v >= 0 { (v + 500).div_euclid(1000) } else { (v - 500).div_euclid(1000) };
+    let at = |v: i64, off: Option<i64>| if v == NONE { None } else { off.map(|o| us(v + o)) };
+    let mut out: Vec<Option<i64>> = Vec::with_capacity(n);
+    for i in 0..n {
+        out.push(match (h_off, k_off) {
+            (None, None) => None,
+            (Some(_), None) => at(h[i], h_off),
+            (None, Some(_)) => at(k[i], k_off),
+            (Some(_), Some(_)) => at(h[i], h_off).or_else(|| at(k[i], k_off)),
+        });
+    }
+    PyList::new(py, out)
+}
