@@ -53,6 +53,7 @@ from .. import __version__
 from ..analyze import BootAnalysis
 from ..compare import Comparison
 from ..inputs import Group
+from ..lines import native_module
 from ..model import READY, Clock, Event, Events, InitcallDetail, Kind, LoadDetail, ProbeDetail, ProcessDetail, UnitDetail
 from ..stats import statistics_of
 from . import palette
@@ -288,7 +289,7 @@ def boot_data(b: BootAnalysis, names: _Names, top: int = 25) -> dict[str, Any]:
     order: list[int] = []  # event indices in the order of the columns: row by row, lane by lane
     row_out = []
     if block is not None:
-        from .._scan import report_lanes  # type: ignore[import-not-found]
+        report_lanes = native_module().report_lanes
 
         ok = dict(zip(opos, range(len(opos))))  # an other event's position -> its index in others
         other_order: list[int] = []  # the other events in column order
@@ -421,7 +422,7 @@ def _block_columns(block: Any, order: list[int], times: Sequence[int | None], ot
     """:func:`_columns` of a boot whose events are a native block: the block's rows written
     natively (report.rs report_columns_all), the other events' texts made here in their column
     order (``other_order``: indices into ``others``)."""
-    from .._scan import report_columns_all
+    report_columns_all = native_module().report_columns_all
 
     texts_o, x_o = _texts_exec([others[k].detail for k in other_order], [others[k].name for k in other_order])
     texts: list[str] = [""] * len(others)
@@ -436,7 +437,7 @@ def _block_columns(block: Any, order: list[int], times: Sequence[int | None], ot
 def _places(order: list[int], wanted: list[int], native: bool) -> list[int]:
     """The place in ``order`` of each of ``wanted`` (event indices), -1 when not there."""
     if native:
-        from .._scan import report_places
+        report_places = native_module().report_places
 
         return cast("list[int]", report_places(order, wanted))
     at = dict.fromkeys(wanted, -1)
@@ -457,7 +458,7 @@ def _positions(events: Sequence[Event], n: int, wanted: list[Event], block: Any 
     if not want:
         return out
     if block is not None:  # the events on the wanted lines found natively, no Event built a row
-        from .._scan import report_on_lines
+        report_on_lines = native_module().report_on_lines
 
         at: Iterable[int] = (i for i in report_on_lines(block, sorted(want)) if i < n)
     else:
@@ -481,7 +482,7 @@ def _line_times(host: Sequence[int | None], kernel: Sequence[int | None], h_off:
                 ) -> list[int | None]:
     """:func:`_axis_times` natively (report.rs report_line_times): a million lines' times without
     a Python step each."""
-    from .._scan import report_line_times
+    report_line_times = native_module().report_line_times
 
     return cast("list[int | None]", report_line_times(host, kernel, h_off, k_off))
 

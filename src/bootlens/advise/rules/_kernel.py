@@ -14,7 +14,7 @@ from operator import is_
 from typing import NamedTuple
 
 from ...analyze import BootAnalysis
-from ...lines import clip, stamp_at
+from ...lines import clip, native_module, stamp_at
 from ...model import BLOCK_KINDS, Event, Events, InitcallDetail, Kind, Milestone, ProbeDetail, ProcessDetail
 from ...numbers import CPUS_MAX, INT_MAX, to_int
 from ..base import Evidence
@@ -166,7 +166,7 @@ class _ByKind:
         if got is None:
             idx = self._positions(kind)
             if self._block is not None:  # the Timed rows built natively (report.rs timed_at)
-                from ..._scan import timed_at  # type: ignore[import-not-found]
+                timed_at = native_module().timed_at
 
                 got = self._timed[kind] = tuple(timed_at(self._block, idx, self._times, Timed))
             else:
