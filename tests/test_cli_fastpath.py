@@ -203,3 +203,20 @@ def test_the_fast_path_imports_no_click(tmp_path: Path) -> None:
     assert not {"click", "bootlens.cli.group", "bootlens.cli.analysis"} & mods
     p = bootlens(dump + FAST, "analyze", "--top", "0", "boot.log", cwd=tmp_path)
     assert p.returncode == 2 and "click" in p.stderr.decode().rsplit("MODULES ", 1)[1].split()
+
+
+def test_a_broken_pipe_not_on_the_console_ends_as_clicks_does(tmp_path: Path) -> None:
+    """A BrokenPipeError from a pipe other than standard output or error (analyze writing into a
+    FIFO whose reader left) ends as click's own main does: standard streams wrapped so that the
+    final flush is quiet, exit 1, no traceback, and no deprecated click name used (warnings are
+    errors in that run, so a removed or deprecated wrapper fails here)."""
+    log = tmp_path / "boot.log"
+    log.write_text(LOG)
+    code = ("import sys; import bootlens.cli.analyzecmd as a\n"
+            "def broken(**kw): raise BrokenPipeError(32, 'Broken pipe')\n"
+            "a.run_analyze = broken\n"
+            f"sys.argv = ['bootlens', 'analyze', {str(log)!r}]\n"
+            "from bootlens.cli.fastpath import main; main()\n")
+    r = subprocess.run([sys.executable, "-W", "error", "-c", code], capture_output=True, text=True, env=ENV)
+    assert r.returncode == 1, r.stderr
+    assert r.stderr == "" and r.stdout == ""

@@ -117,10 +117,13 @@ def main() -> None:
     except BrokenPipeError:
         if release_closed_outputs():
             sys.exit(0)
-        from click.utils import PacifyFlushWrapper  # some other pipe: click's own ending
+        # some other pipe: click's own ending, whose wrapper click 8.2 made private (the public
+        # name is a deprecated alias, gone in click 9)
+        import click.utils as click_utils
 
-        sys.stdout = PacifyFlushWrapper(sys.stdout)
-        sys.stderr = PacifyFlushWrapper(sys.stderr)
+        wrap = getattr(click_utils, "_PacifyFlushWrapper", None) or getattr(click_utils, "PacifyFlushWrapper")
+        sys.stdout = wrap(sys.stdout)
+        sys.stderr = wrap(sys.stderr)
         sys.exit(1)
     except SystemExit as e:
         # rich's Console meets a closed pipe by pointing standard output at /dev/null and

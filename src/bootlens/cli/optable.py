@@ -33,7 +33,12 @@ def kind_of(p: Any) -> tuple[str, float | None, float | None]:
         raise ValueError(f"analyze {name}: not a kind the fast path parses (see bootlens.cli.optable)")
     t = p.type
     if p.is_flag:
-        if isinstance(t, click.types.BoolParamType) and p.flag_value is True and p.default in (False, None):
+        # click 8.3 on keeps flag_value and default UNSET when not given (a boolean flag's value
+        # given is then True: flag_activation_value); before, they were True and False
+        value = getattr(p, "flag_activation_value", p.flag_value)
+        unset = getattr(click.core, "UNSET", None)
+        if isinstance(t, click.types.BoolParamType) and value is True \
+                and (p.default in (False, None) or (unset is not None and p.default is unset)):
             return "flag", None, None
     elif type(t) is click.types.StringParamType:
         return "text", None, None
