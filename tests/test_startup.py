@@ -132,7 +132,7 @@ def test_analyze_json_imports_only_its_own(tmp_path: Path) -> None:
     assert "bootlens.cli.analysis" in mods and "bootlens.analyze" in mods  # it did run
     assert "bootlens.render.jsonout" in mods and "bootlens.kinds" in mods  # sniffed, written
     assert heavy_in(mods, ("bootlens.cli.boot", "bootlens.cli.capturecmd", "bootlens.cli.check", "rich",
-                           "bootlens.render.terminal") + NOT_FOR_A_LOG) == []
+                           "bootlens.render.terminal", "orjson") + NOT_FOR_A_LOG) == []
 
 
 @needs_wild

@@ -17,8 +17,6 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-import orjson
-
 from .analyze import Analysis, analyze_boot, analyze_paths, paused_gc
 from .errors import InputError, printable
 from .model import READY, Fact, InputStats, NamedTuple
@@ -44,12 +42,16 @@ class Group(NamedTuple):
 
 def write_run_meta(folder: Path, markers: Sequence[MarkerSpec], **extra: object) -> None:
     """Record how a run folder was made (markers, target, options) in ``run.json``."""
+    import orjson  # here, not at import: analyze of a log never pays for it (jsonbytes)
+
     meta = {"markers": {m.name: m.pattern.pattern for m in markers}, **extra}
     (folder / RUN_META).write_bytes(orjson.dumps(meta, option=orjson.OPT_INDENT_2) + b"\n")
 
 
 def run_markers(folder: Path) -> tuple[MarkerSpec, ...]:
     """The markers a run folder was captured with (empty when it has no readable run.json)."""
+    import orjson
+
     try:
         meta = orjson.loads((folder / RUN_META).read_bytes())
         return tuple(MarkerSpec.parse(f"{k}={v}") for k, v in dict(meta.get("markers", {})).items())

@@ -11,16 +11,14 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-import orjson
-
 from .. import __version__
 from ..align import Alignment
+from ..jsonbytes import dumps, use_orjson
 from ..analyze import Analysis, BootAnalysis, paused_gc
 from ..lines import clip, native_module
 from ..numbers import LPJ_MAX, to_int
 from .logic import logic_dict
 
-dumps = orjson.dumps
 from ..model import (
     Clock,
     Kind,
@@ -37,6 +35,8 @@ from ..model import (
 from ..stages import Stage
 
 SCHEMA_VERSION = 1
+# from this many events, orjson writes the document (its ~20 ms import pays off; same bytes)
+ORJSON_FROM = 2000
 
 if TYPE_CHECKING:  # only a type here: chain.py is for --critical-chain, not worth importing at start-up
     from ..chain import Chain
@@ -324,7 +324,8 @@ def render_json(a: Analysis) -> bytes:
 def write_json(a: Analysis, out: BinaryIO, chunk: int = 8192) -> None:
     """Write the JSON document, streaming each boot's events one per line.
 
-    The document around the events is built as a dict and serialised with orjson; the events
+    The document around the events is built as a dict and serialised as orjson does (by
+    jsonbytes: orjson itself from ORJSON_FROM events on, its import not paid below); the events
     (hundreds of thousands on a big log) are serialised a chunk at a time, so their dicts never
     all exist at once: peak memory stays near the size of the model itself.
     """
@@ -333,7 +334,9 @@ def write_json(a: Analysis, out: BinaryIO, chunk: int = 8192) -> None:
         token = os.urandom(16).hex()  # a uuid4's randomness without importing uuid (platform, start-up)
         for i, d in enumerate(doc["boots"]):
             d["events"] = f"@@events-{token}-{i}@@"
-        head = orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
+        if sum(len(b.boot.events) for b in a.boots) > ORJSON_FROM:
+            use_orjson()  # the same bytes, faster than the standard library for many events
+        head = dumps(doc, indent=True)
         pos = 0
         for i, b in enumerate(a.boots):
             marker = f'"@@events-{token}-{i}@@"'.encode()
