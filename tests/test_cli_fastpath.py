@@ -187,7 +187,7 @@ def test_the_console_script_answers_as_the_click_group(args: tuple[str, ...], tm
 
 
 def test_the_fast_path_imports_no_click(tmp_path: Path) -> None:
-    """``bootlens analyze --json LOG`` runs without importing click; an error of click's own
+    """``bootlens analyze --json LOG`` runs without importing click, typing or orjson; an error of click's own
     still comes from click."""
     (tmp_path / ".git").mkdir()
     (tmp_path / "boot.log").write_text(LOG)
@@ -201,6 +201,9 @@ def test_the_fast_path_imports_no_click(tmp_path: Path) -> None:
     mods = set(p.stderr.decode().rsplit("MODULES ", 1)[1].split())
     assert "bootlens.render.jsonout" in mods and "bootlens.cli.analyzecmd" in mods  # it ran
     assert not {"click", "bootlens.cli.group", "bootlens.cli.analysis"} & mods
+    # nor typing (the modules on the path take TYPE_CHECKING as a constant of their own) nor
+    # orjson (jsonbytes writes a small document): ~25 ms of start-up (docs/architecture.md step 21)
+    assert not {"typing", "orjson"} & mods
     p = bootlens(dump + FAST, "analyze", "--top", "0", "boot.log", cwd=tmp_path)
     assert p.returncode == 2 and "click" in p.stderr.decode().rsplit("MODULES ", 1)[1].split()
 

@@ -9,7 +9,6 @@ import gc
 import heapq
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
 
 from .align import Alignment, align
 from .boots import boots_from_lines
@@ -18,6 +17,7 @@ from .model import CUT_START_NS, NS_PER_S, READY, Boot, Clock, Event, Events, In
 from .parsers import ParseOptions, Registry
 from .stages import Stage, Total, compute_stages
 
+TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 21)
 if TYPE_CHECKING:
     from .supplements import Supplement
 

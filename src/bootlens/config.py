@@ -14,12 +14,14 @@ exist is the command line's business (:mod:`bootlens.cli`); this module finds an
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
 
 from .errors import BootlensError, printable
 from .model import NamedTuple  # typing's class syntax without its annotation checks (start-up)
 
+TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 21)
 if TYPE_CHECKING:
+    from typing import Any
+
     from pathlib import Path
 
 CONFIG_NAME = "bootlens.toml"

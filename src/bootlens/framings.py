@@ -13,10 +13,13 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
-from datetime import datetime
 
 from .journal import frame_json, is_json_line
 from .lazyre import lazy  # start-up: most logs need few of these patterns
+
+TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 21)
+if TYPE_CHECKING:
+    from datetime import datetime
 
 # LAVA (lava_common/log.py): "- " + a flow-style YAML map dumped with default_style='"', so
 # every scalar is double-quoted and escaped YAML-style; keys are sorted (dt, lvl, msg[, ns]).
@@ -236,6 +239,8 @@ def _lava(raw: list[str]) -> Columns:
 
 def _dt(s: str) -> int | None:
     """ns since the epoch of a LAVA ``dt`` (ISO 8601, UTC, µs), or None when it does not read."""
+    from datetime import datetime  # here: a console log never needs it (start-up, ~3 ms)
+
     try:
         return _epoch_ns(datetime.fromisoformat(s))
     except ValueError:
@@ -256,6 +261,8 @@ def _journal(raw: list[str]) -> Columns:
     """journalctl short, short-precise, short-iso, short-iso-precise: wall-clock host time
     (1 s or 1 µs resolution), t=0 at the first entry. Kernel entries' text is the message;
     other entries keep ``ident[pid]: message`` (user-space parsers look for ``systemd[1]:``)."""
+    from datetime import datetime
+
     texts: list[str] = []
     host: list[int | None] = []
     year = 2000  # short has no year: a leap year accepts Feb 29; a month going back is a new year
@@ -312,6 +319,8 @@ def _dmesg(raw: list[str], decoded: bool) -> Columns:
     and level before the stamp). -T times go back onto the kernel clock, t=0 at the kernel's
     first line, when the log starts with the kernel start; otherwise they stay relative wall
     times on the host column (a cut ring buffer must not pretend to start at 0)."""
+    from datetime import datetime
+
     texts: list[str] = []
     kernel: list[int | None] = []
     wall: list[int | None] = []

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from .analyze import Analysis, analyze_boot, analyze_paths, paused_gc
 from .errors import InputError, printable
@@ -23,6 +22,7 @@ from .model import READY, Fact, InputStats, NamedTuple
 from .parsers import MarkerSpec, ParseOptions
 from .kinds import classify  # light: the supplement model is imported when an input is one (start-up)
 
+TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 21)
 if TYPE_CHECKING:  # pathlib is imported where a folder is read (start-up: ~8 ms to import)
     from pathlib import Path
 

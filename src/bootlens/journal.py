@@ -25,12 +25,14 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
 
 from .lazyre import lazy
 from .model import NS_PER_US, InputStats
 
+TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 21)
 if TYPE_CHECKING:
+    from typing import Any
+
     from .lines import Lines
 
 # Fields carried to the parsers beside the text.

@@ -20,7 +20,10 @@ from __future__ import annotations
 import json
 import re
 import sys
-from typing import Any
+
+TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 21)
+if TYPE_CHECKING:
+    from typing import Any
 
 # a JSON string token (skipped whole), a float written with an exponent, or a non-finite float
 _TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|(-?[0-9.]+e[-+][0-9]+)|(NaN|-?Infinity)')

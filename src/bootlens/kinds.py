@@ -11,7 +11,6 @@ readers nor the supplement model.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
 
 # only the sniffs here: a log is sniffed by all of them, and the readers are imported when an
 # input is of their kind (start-up: importing them all cost ~60 ms here, a slow 2-core machine)
@@ -22,6 +21,7 @@ from .parsers.logic_sniff import sniff_logic
 from .parsers.strace_sniff import sniff_strace
 from .parsers.systemd_analyze_sniff import detect
 
+TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 21)
 if TYPE_CHECKING:  # os.path for a log, pathlib only for a folder (start-up: ~8 ms to import)
     from pathlib import Path
 

@@ -14,7 +14,10 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Iterator
-from typing import Any
+
+TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 21)
+if TYPE_CHECKING:
+    from typing import Any
 
 _METHODS = ("match", "search", "fullmatch", "finditer", "findall", "sub", "subn", "split")
 

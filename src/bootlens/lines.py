@@ -15,11 +15,14 @@ import re
 import sys
 from collections.abc import Iterator, MutableSequence, Sequence
 from types import ModuleType
-from typing import Any
 
 from .errors import InputError, printable
 from .lazyre import lazy
 from .model import Clock, InputStats, Line, Stamp
+
+TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 21)
+if TYPE_CHECKING:
+    from typing import Any
 
 LONG_LINE = 4096  # characters; longer lines are kept but clipped when quoted as evidence
 SNIFF_LINES = 400

@@ -9,12 +9,16 @@ from __future__ import annotations
 from collections import namedtuple
 from collections.abc import Iterator, Sequence
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Self, overload
 
+TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 21)
 if TYPE_CHECKING:
+    from typing import Any, Self, overload
     from typing import NamedTuple as NamedTuple  # what mypy sees; bootlens's modules import it from here
 
     from .lines import Lines
+else:
+    def overload(f: Any) -> Any:  # typing.overload's run-time effect
+        return f
 
 
 class _TupleMeta(type):

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
+
+TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 21)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def _named_anywhere(group: str) -> bool:

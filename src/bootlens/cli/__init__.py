@@ -33,9 +33,11 @@ if COMMAND_PROCESS:
     gc.disable()
 
 import importlib  # after the pause: these imports are its point
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 21)
 if TYPE_CHECKING:
+    from typing import Any
+
     from .group import LazyCommands as LazyCommands, LazyGroup as LazyGroup, main as main, resume_gc as resume_gc
 
 # command -> (module under bootlens.cli that registers it on ``main``, its short help as click

@@ -4,7 +4,9 @@ option); do not edit: tests/test_startup.py fails when this differs from what it
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 21)
+if TYPE_CHECKING:
+    from typing import Any
 
 ARGUMENT = ('inputs', True)  # the files (nargs=-1): name, required
 # option -> (parameter, kind: flag|text|int|float, multiple, lower bound, upper bound)

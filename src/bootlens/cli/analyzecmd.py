@@ -5,12 +5,12 @@ log's start-up) both call :func:`run_analyze` with the same arguments."""
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
 
 from ..errors import BootlensError, UsageError
 from .exits import echo, exit_now as _exit_now, fail as _fail
 from .storeopts import store_hook, wants_store
 
+TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 21)
 if TYPE_CHECKING:
     from ..inputs import Group
     from ..logic_align import LogicSetup

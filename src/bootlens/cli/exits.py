@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import NoReturn
 
 from ..errors import BootlensError, UsageError
+
+TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 21)
+if TYPE_CHECKING:
+    from typing import NoReturn
 
 # Exit codes (README, "Exit codes"): 0 done; 1 a bug (a traceback); 2 an error (bad input or
 # option, a console or target that cannot be used); 3 a boot never reached its ready marker

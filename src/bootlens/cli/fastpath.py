@@ -16,9 +16,12 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
 
 from .exits import echo, is_devnull, release_closed_outputs
+
+TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 21)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def _value(kind: str, text: str, lo: float | None, hi: float | None) -> Any:

@@ -11,16 +11,18 @@ through :func:`store_hook` without it.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import BootlensError
 from .exits import fail as _fail, say as _say
 
+TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 21)
 if TYPE_CHECKING:
+    from typing import Any, TypeVar
+
     from ..analyze import Analysis
     from ..inputs import Group
 
-F = TypeVar("F", bound=Callable[..., Any])
+    F = TypeVar("F", bound=Callable[..., Any])
 
 DB_HELP = ("The history store: an SQLite file, or a URL (sqlite:///FILE, postgresql://USER@HOST/DB for a lab's "
            "shared history). Default: $XDG_DATA_HOME/bootlens/history.sqlite, else "

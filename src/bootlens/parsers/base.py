@@ -11,12 +11,15 @@ from __future__ import annotations
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
-from typing import ClassVar, TypeVar
 
 from ..plugins import entry_points  # not importlib.metadata's: that import is a third of start-up
 from ..errors import UsageError
 from ..lines import Lines
 from ..model import NamedTuple, ParseResult
+
+TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 21)
+if TYPE_CHECKING:
+    from typing import ClassVar, TypeVar
 
 
 class MarkerSpec(NamedTuple):
@@ -77,7 +80,8 @@ class Parser(ABC):
         """Read the lines into events, facts and warnings; never raise on bad input."""
 
 
-P = TypeVar("P", bound=type[Parser])
+if TYPE_CHECKING:
+    P = TypeVar("P", bound=type[Parser])
 
 
 class Registry:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import io
 import os
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, BinaryIO
 
 from .. import __version__
 from ..align import Alignment
@@ -38,7 +37,10 @@ SCHEMA_VERSION = 1
 # from this many events, orjson writes the document (its ~20 ms import pays off; same bytes)
 ORJSON_FROM = 2000
 
+TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 21)
 if TYPE_CHECKING:  # only a type here: chain.py is for --critical-chain, not worth importing at start-up
+    from typing import Any, BinaryIO
+
     from ..chain import Chain
 
 

@@ -3,11 +3,13 @@ terminal summary and its object in ``analyze --json`` (docs/json.md, ``logic_ana
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
 
 from ..model import Clock, Event, LogicDetail, Stamp
 
+TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 21)
 if TYPE_CHECKING:
+    from typing import Any
+
     from ..analyze import BootAnalysis
     from ..logic_align import LogicInput
 
