@@ -202,7 +202,7 @@ def test_the_fast_path_imports_no_click(tmp_path: Path) -> None:
     assert "bootlens.render.jsonout" in mods and "bootlens.cli.analyzecmd" in mods  # it ran
     assert not {"click", "bootlens.cli.group", "bootlens.cli.analysis"} & mods
     # nor typing (the modules on the path take TYPE_CHECKING as a constant of their own) nor
-    # orjson (jsonbytes writes a small document): ~25 ms of start-up (docs/architecture.md step 21)
+    # orjson (jsonbytes writes a small document): ~25 ms of start-up (docs/architecture.md step 23)
     assert not {"typing", "orjson"} & mods
     p = bootlens(dump + FAST, "analyze", "--top", "0", "boot.log", cwd=tmp_path)
     assert p.returncode == 2 and "click" in p.stderr.decode().rsplit("MODULES ", 1)[1].split()

@@ -17,7 +17,7 @@ from .model import CUT_START_NS, NS_PER_S, READY, Boot, Clock, Event, Events, In
 from .parsers import ParseOptions, Registry
 from .stages import Stage, Total, compute_stages
 
-TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 21)
+TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 23)
 if TYPE_CHECKING:
     from .supplements import Supplement
 

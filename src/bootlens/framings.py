@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from .journal import frame_json, is_json_line
 from .lazyre import lazy  # start-up: most logs need few of these patterns
 
-TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 21)
+TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 23)
 if TYPE_CHECKING:
     from datetime import datetime
 

@@ -22,7 +22,7 @@ from .model import READY, Fact, InputStats, NamedTuple
 from .parsers import MarkerSpec, ParseOptions
 from .kinds import classify  # light: the supplement model is imported when an input is one (start-up)
 
-TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 21)
+TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 23)
 if TYPE_CHECKING:  # pathlib is imported where a folder is read (start-up: ~8 ms to import)
     from pathlib import Path
 

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from .lazyre import lazy
 from .model import NS_PER_US, InputStats
 
-TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 21)
+TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 23)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -21,7 +21,7 @@ from .parsers.logic_sniff import sniff_logic
 from .parsers.strace_sniff import sniff_strace
 from .parsers.systemd_analyze_sniff import detect
 
-TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 21)
+TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 23)
 if TYPE_CHECKING:  # os.path for a log, pathlib only for a folder (start-up: ~8 ms to import)
     from pathlib import Path
 

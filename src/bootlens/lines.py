@@ -20,7 +20,7 @@ from .errors import InputError, printable
 from .lazyre import lazy
 from .model import Clock, InputStats, Line, Stamp
 
-TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 21)
+TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 23)
 if TYPE_CHECKING:
     from typing import Any
 

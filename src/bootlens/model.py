@@ -10,7 +10,7 @@ from collections import namedtuple
 from collections.abc import Iterator, Sequence
 from enum import StrEnum
 
-TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 21)
+TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 23)
 if TYPE_CHECKING:
     from typing import Any, Self, overload
     from typing import NamedTuple as NamedTuple  # what mypy sees; bootlens's modules import it from here

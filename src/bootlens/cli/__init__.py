@@ -34,7 +34,7 @@ if COMMAND_PROCESS:
 
 import importlib  # after the pause: these imports are its point
 
-TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 21)
+TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 23)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -13,7 +13,7 @@ import sys
 
 from ..errors import BootlensError, UsageError
 
-TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 21)
+TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 23)
 if TYPE_CHECKING:
     from typing import NoReturn
 

@@ -19,7 +19,7 @@ import sys
 
 from .exits import echo, is_devnull, release_closed_outputs
 
-TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 21)
+TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 23)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -17,7 +17,7 @@ from ..errors import UsageError
 from ..lines import Lines
 from ..model import NamedTuple, ParseResult
 
-TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 21)
+TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 23)
 if TYPE_CHECKING:
     from typing import ClassVar, TypeVar
 
