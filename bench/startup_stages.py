@@ -27,7 +27,7 @@ import os, sys, time
 t0 = time.perf_counter(); c0 = time.process_time(); marks = []
 def mark(name): marks.append((name, time.perf_counter(), time.process_time()))
 sys.argv[0] = "bootlens"  # bootlens.cli pauses the collector for the bootlens command only
-import re, typing, enum; mark("re, typing, enum (stdlib, before bootlens)")
+import re, enum; mark("re, enum (stdlib, before bootlens; typing is not imported: step 23)")
 import bootlens.cli; mark("bootlens.cli (no click: the group is bootlens.cli.group); gc paused")
 import bootlens.cli.fastpath, bootlens.cli.analyze_options; mark("cli.fastpath + its option table")
 import bootlens.config; mark("config (the bootlens.toml search; imports model: its NamedTuple)")
@@ -37,8 +37,8 @@ import bootlens.lines; mark("lines (+ native _scan)")
 import bootlens.analyze; mark("analyze (align, boots, stages, parsers.base, banners)")
 from bootlens.parsers import default_registry; default_registry(); mark("the console parsers (registry)")
 import bootlens.framings, bootlens.journal, bootlens.quirks, bootlens.prekernel; mark("framings, journal, quirks, prekernel")
-import bootlens.inputs; mark("inputs (kinds: the sniffs; orjson with json)")
-import orjson, bootlens.render.jsonout; mark("render.jsonout")
+import bootlens.inputs; mark("inputs (kinds: the sniffs)")
+import bootlens.render.jsonout; mark("render.jsonout (jsonbytes: the json module; orjson only for a big document)")
 if TERMINAL:
     import bootlens.render.terminal; mark("render.terminal (rich)")
 real = os.dup(1)
