@@ -6,7 +6,8 @@ uuid with platform, datetime and json): more than the rest of ``bootlens analyze
 bytes for every str, int, bool, None, list, tuple and dict (keys included: orjson is used with
 OPT_NON_STR_KEYS) except floats: orjson writes repr's shortest digits positionally from 1e-5 up to
 1e16 and with an unpadded exponent elsewhere (``1.5e-7``, ``1e+16``), and NaN and the infinities as
-null. One pass over the encoder's number tokens (strings skipped whole) mends those. A document
+null. One pass over the encoder's number tokens (strings skipped whole) mends those (not a float
+used as a dict key, which the documents never hold: the key is a string by then). A document
 holding anything else (a type the standard library does not encode, a str that is not valid
 UTF-8) goes to orjson, whose answer (or error) it always was. tests/test_jsonbytes.py compares
 the two on random floats, every string shape and every corpus log's document.
