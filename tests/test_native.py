@@ -298,6 +298,33 @@ def _block_and_events(text: str) -> tuple[L.Lines, object, tuple[Event, ...]]:
     return lines, block, tuple(built)
 
 
+def test_block_rows_put_in_line_order_in_place_over_long_cycles() -> None:
+    """The block's rows come in the scan's order (calls as they return, then probes, fixups and
+    unfinished calls) and are put in line order in place, a cycle of the permutation at a time:
+    nested calls returning in reverse, probes and fixups between them, unfinished calls and a
+    row already in place give long and short cycles; the rows are initcall_events' (sorted
+    stably by line)."""
+    for depth in (1, 2, 3, 17, 200):
+        rows, t = [], 0
+        for k in range(depth):
+            t += 1
+            rows.append(f"[{t // 1000000:5d}.{t % 1000000:06d}] calling  f{k} @ {k + 1}")
+            if k % 5 == 2:
+                rows.append(f"[{t // 1000000:5d}.{t % 1000000:06d}] probe of d{k} returned 0 after {k} usecs")
+            if k % 7 == 3:
+                rows.append(f"[{t // 1000000:5d}.{t % 1000000:06d}] pci 0000:00:0{k % 10}.0: calling  q{k}+0x0/0x20 @ 1")
+        for k in reversed(range(depth)):
+            t += 1
+            if k % 4 != 1:  # every fourth never returns
+                rows.append(f"[{t // 1000000:5d}.{t % 1000000:06d}] initcall f{k} returned 0 after {k + 1} usecs")
+            if k % 7 == 3:
+                rows.append(f"[{t // 1000000:5d}.{t % 1000000:06d}] pci 0000:00:0{k % 10}.0: q{k}+0x0/0x20 took {k} usecs")
+        _, block, built = _block_and_events("\n".join(rows) + "\n")
+        assert len(block) == len(built) > 0
+        assert list(block) == list(built), depth
+        assert [e.line_no for e in block] == sorted(e.line_no for e in block)
+
+
 @pytest.mark.parametrize(("name", "text"), CASES, ids=IDS)
 def test_block_rows_equal_the_events_built_the_old_way(name: str, text: str) -> None:
     """Every row of the block, by index (also negative), by slice and by iteration, is the Event
@@ -590,8 +617,8 @@ def test_index_union_is_the_sorted_set_union() -> None:
 
 
 def test_block_top_is_the_longest_first_ties_to_the_earlier() -> None:
-    """EventBlock.top (a partial selection, then a sort of the n) against a full sort of the
-    rows' (duration, position), every n from 0 to past the number of rows."""
+    """EventBlock.top (a heap of the n best seen, then a sort of the n) against a full sort of
+    the rows' (duration, position), every n from 0 to past the number of rows."""
     _, block, built = _block_and_events(generated(3000, seed=3))
     ties = False
     for kind, k in ((0, Kind.INITCALL), (1, Kind.PROBE)):
