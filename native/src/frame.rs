@@ -199,7 +199,7 @@ impl Block {
     /// Add to hits[n] each line of the block whose text holds needles[n] (as memmem on the
     /// line's text alone: a match must start at or after the text start, after any prefix,
     /// and end by the line's end), in line order; then empty the block.
-    fn search(&mut self, body: &[u8], finders: &[Finder], hits: &mut [Vec<usize>]) {
+    fn search<N: LineNo>(&mut self, body: &[u8], finders: &[Finder], hits: &mut [Vec<N>]) {
         let (from, to) = match (self.lines.first(), self.lines.last()) {
             (Some(first), Some(last)) => (first.1, last.2),
             _ => return,
@@ -207,7 +207,7 @@ impl Block {
         for (n, f) in finders.iter().enumerate() {
             let m = f.needle().len();
             if m == 0 {
-                hits[n].extend(self.lines.iter().map(|l| l.0));
+                hits[n].extend(self.lines.iter().map(|l| N::of(l.0)));
                 continue;
             }
             let mut pos = from;
@@ -222,7 +222,7 @@ impl Block {
                 }
                 let (line, start, end) = self.lines[j];
                 if p >= start && p + m <= end {
-                    hits[n].push(line);
+                    hits[n].push(N::of(line));
                     pos = end + 1;
                     j += 1;
                     if j == self.lines.len() {
@@ -241,14 +241,51 @@ impl Block {
 /// merge copies the second half's columns (a 4 MiB input frames in ~8 ms).
 const SPLIT_MIN: usize = 4 << 20;
 
+/// A line number in the keyword index: u32 while the buffer is under 4 GiB (it then has fewer
+/// lines than that), else usize. The index is gathered in its final width: gathered as usize
+/// and narrowed after, it cost 12 bytes a hit in fresh pages, not 4 (7.6M hits at 10M lines).
+trait LineNo: Copy + Send {
+    fn of(i: usize) -> Self;
+    fn to(self) -> usize;
+    fn column(v: Vec<Self>) -> IndexColumn;
+}
+
+impl LineNo for u32 {
+    fn of(i: usize) -> u32 {
+        i as u32
+    }
+
+    fn to(self) -> usize {
+        self as usize
+    }
+
+    fn column(v: Vec<u32>) -> IndexColumn {
+        IndexColumn::narrow(v)
+    }
+}
+
+impl LineNo for usize {
+    fn of(i: usize) -> usize {
+        i
+    }
+
+    fn to(self) -> usize {
+        self
+    }
+
+    fn column(v: Vec<usize>) -> IndexColumn {
+        IndexColumn::new(v)
+    }
+}
+
 /// The columns of a run of lines, numbered from 0 within the run.
-struct Part {
+struct Part<N> {
     spans: Spans,
     kernel: Vec<i64>,
     host: Vec<i64>,
     max_len: usize,
-    hits: Vec<Vec<usize>>,
-    starts: Vec<Vec<usize>>,
+    hits: Vec<Vec<N>>,
+    starts: Vec<Vec<N>>,
 }
 
 /// What every part of one `frame` call shares: the framing and the keyword tables.
@@ -262,10 +299,10 @@ struct Keys<'a> {
 /// Frame the lines of `body[from..to]` (`to` is body's end or a '\n': the run holds whole
 /// lines, and at least one, as a split of body on '\n' would); spans are positions in `body`,
 /// room is reserved for `hint` lines.
-fn frame_run(body: &[u8], from: usize, to: usize, keys: &Keys, wide_len: usize, hint: usize) -> Part {
+fn frame_run<N: LineNo>(body: &[u8], from: usize, to: usize, keys: &Keys, wide_len: usize, hint: usize) -> Part<N> {
     let (finders, prefixes, by_first) = (&keys.finders, keys.prefixes, &keys.by_first);
-    let mut hits: Vec<Vec<usize>> = vec![Vec::new(); finders.len()];
-    let mut starts: Vec<Vec<usize>> = vec![Vec::new(); prefixes.len()];
+    let mut hits: Vec<Vec<N>> = (0..finders.len()).map(|_| Vec::new()).collect();
+    let mut starts: Vec<Vec<N>> = (0..prefixes.len()).map(|_| Vec::new()).collect();
     let mut spans = Spans::for_buffer(wide_len, hint);
     // the time columns' own i64 slots, filled in place (a Vec<Option<u64>> first would cost 16
     // bytes a line each and a copy)
@@ -293,7 +330,7 @@ fn frame_run(body: &[u8], from: usize, to: usize, keys: &Keys, wide_len: usize, 
         if let Some(&b) = mb.first() {
             for &n in &by_first[b as usize] {
                 if mb.starts_with(prefixes[n].as_bytes()) {
-                    starts[n].push(i);
+                    starts[n].push(N::of(i));
                 }
             }
         }
@@ -336,7 +373,7 @@ fn cut_of(body: &[u8], split: i64) -> Option<usize> {
 /// Frame `body` on one thread, or on two cut at `cut_of`: each half frames its own lines, then
 /// the second half's columns are appended to the first's (its line numbers shifted). Framing
 /// is per line, so the columns are those of one pass.
-fn frame_body(body: &[u8], keys: &Keys, wide_len: usize, split: i64) -> Part {
+fn frame_body<N: LineNo>(body: &[u8], keys: &Keys, wide_len: usize, split: i64) -> Part<N> {
     let hint = body.len() / 64 + 1;
     let c = match cut_of(body, split) {
         None => return frame_run(body, 0, body.len(), keys, wide_len, hint),
@@ -355,7 +392,7 @@ fn frame_body(body: &[u8], keys: &Keys, wide_len: usize, split: i64) -> Part {
     a.host.extend_from_slice(&b.host);
     a.max_len = a.max_len.max(b.max_len);
     for (x, y) in a.hits.iter_mut().chain(a.starts.iter_mut()).zip(b.hits.iter().chain(b.starts.iter())) {
-        x.extend(y.iter().map(|i| i + shift));
+        x.extend(y.iter().map(|&i| N::of(N::to(i) + shift)));
     }
     a
 }
@@ -403,7 +440,17 @@ pub(crate) fn frame<'py>(
     let body = if whole.last() == Some(&b'\n') { &whole[..whole.len() - 1] } else { whole };
     // the buffer is immutable (bytes, or a str's UTF-8) and held by `text`: safe to read
     // without the GIL
-    let mut part = py.allow_threads(|| frame_body(body, &keys, whole.len(), split));
+    if whole.len() <= u32::MAX as usize {
+        let part = py.allow_threads(|| frame_body::<u32>(body, &keys, whole.len(), split));
+        columns(py, text, part).map(Some)
+    } else {
+        let part = py.allow_threads(|| frame_body::<usize>(body, &keys, whole.len(), split));
+        columns(py, text, part).map(Some)
+    }
+}
+
+/// frame's list: the columns of `text` in `part`.
+fn columns<'py, N: LineNo>(py: Python<'py>, text: &Bound<'py, PyAny>, mut part: Part<N>) -> PyResult<Bound<'py, PyList>> {
     // the line count was a guess (a line of 64 bytes): give the rest back (an in-place mremap for
     // the large ones)
     part.spans.shrink();
@@ -417,9 +464,9 @@ pub(crate) fn frame<'py>(
     for table in [part.hits, part.starts] {
         let h = PyList::empty(py);
         for v in table {
-            h.append(Bound::new(py, IndexColumn::new(v))?)?;
+            h.append(Bound::new(py, N::column(v))?)?;
         }
         out.append(h)?;
     }
-    Ok(Some(out))
+    Ok(out)
 }
