@@ -298,6 +298,33 @@ def _block_and_events(text: str) -> tuple[L.Lines, object, tuple[Event, ...]]:
     return lines, block, tuple(built)
 
 
+def test_block_rows_put_in_line_order_in_place_over_long_cycles() -> None:
+    """The block's rows come in the scan's order (calls as they return, then probes, fixups and
+    unfinished calls) and are put in line order in place, a cycle of the permutation at a time:
+    nested calls returning in reverse, probes and fixups between them, unfinished calls and a
+    row already in place give long and short cycles; the rows are initcall_events' (sorted
+    stably by line)."""
+    for depth in (1, 2, 3, 17, 200):
+        rows, t = [], 0
+        for k in range(depth):
+            t += 1
+            rows.append(f"[{t // 1000000:5d}.{t % 1000000:06d}] calling  f{k} @ {k + 1}")
+            if k % 5 == 2:
+                rows.append(f"[{t // 1000000:5d}.{t % 1000000:06d}] probe of d{k} returned 0 after {k} usecs")
+            if k % 7 == 3:
+                rows.append(f"[{t // 1000000:5d}.{t % 1000000:06d}] pci 0000:00:0{k % 10}.0: calling  q{k}+0x0/0x20 @ 1")
+        for k in reversed(range(depth)):
+            t += 1
+            if k % 4 != 1:  # every fourth never returns
+                rows.append(f"[{t // 1000000:5d}.{t % 1000000:06d}] initcall f{k} returned 0 after {k + 1} usecs")
+            if k % 7 == 3:
+                rows.append(f"[{t // 1000000:5d}.{t % 1000000:06d}] pci 0000:00:0{k % 10}.0: q{k}+0x0/0x20 took {k} usecs")
+        _, block, built = _block_and_events("\n".join(rows) + "\n")
+        assert len(block) == len(built) > 0
+        assert list(block) == list(built), depth
+        assert [e.line_no for e in block] == sorted(e.line_no for e in block)
+
+
 @pytest.mark.parametrize(("name", "text"), CASES, ids=IDS)
 def test_block_rows_equal_the_events_built_the_old_way(name: str, text: str) -> None:
     """Every row of the block, by index (also negative), by slice and by iteration, is the Event
@@ -590,8 +617,8 @@ def test_index_union_is_the_sorted_set_union() -> None:
 
 
 def test_block_top_is_the_longest_first_ties_to_the_earlier() -> None:
-    """EventBlock.top (a partial selection, then a sort of the n) against a full sort of the
-    rows' (duration, position), every n from 0 to past the number of rows."""
+    """EventBlock.top (a heap of the n best seen, then a sort of the n) against a full sort of
+    the rows' (duration, position), every n from 0 to past the number of rows."""
     _, block, built = _block_and_events(generated(3000, seed=3))
     ties = False
     for kind, k in ((0, Kind.INITCALL), (1, Kind.PROBE)):
@@ -695,8 +722,9 @@ def _frame_cols(text: str | bytes, framing: str, split: int) -> list[object]:
 
 @pytest.mark.parametrize("framing", ["plain", "journalctl", "grabserial-t"])
 def test_frame_on_two_threads_is_one_threads_at_every_cut(framing: str) -> None:
-    """frame on two threads (the input cut at a line end, each half framed alone, the second
-    half's line numbers shifted) gives the columns of one thread wherever the cut falls: after
+    """frame on two threads (the input cut at a line end, each half's lines counted, then
+    framed alone into its own part of the columns, the second half's line numbers from the
+    first half's count) gives the columns of one thread wherever the cut falls: after
     every line of a small log (empty lines, a missing or doubled final newline, a longest line
     on either side, keyword hits on both sides), and at a few cuts of the generated log."""
     rows = ["[    1.000000] calling  a_init @ 1", "", "x call é" + "é" * 30, "[ 1.000000    0.500000] usecs",
@@ -711,6 +739,32 @@ def test_frame_on_two_threads_is_one_threads_at_every_cut(framing: str) -> None:
     for k in (1, 777, len(big) // 2, len(big) - 3):
         assert _frame_cols(big, framing, k) == want, k
     assert _frame_cols(big, framing, -1) == want  # below the threshold: one thread
+
+
+def test_frame_on_two_threads_counts_and_checks_each_half_in_stretches() -> None:
+    """Two threads first count each half's lines and check it is UTF-8 a 64 KiB stretch at a
+    time, then write each half's lines in place: over 64 KiB halves of multi-byte characters
+    (a character across a stretch's end), at cuts around the middle and near either end, the
+    columns are one thread's; bytes that are not UTF-8 in either half (a bad byte, a cut
+    sequence before a newline, a truncated one at the end) are refused at every cut, as by one
+    thread."""
+    line = "[    0.000001] é€😀 calling  x @ 1 usecs " + "ü" * 7
+    text = "\n".join(f"{line}{k}" for k in range(6000)) + "\n"
+    raw = text.encode()
+    assert len(raw) > 4 * 65536
+    want = _frame_cols(raw, "plain", 0)
+    for k in (1, 65535, 65536, 65537, len(raw) // 2 - 1, len(raw) // 2, len(raw) - 70000, len(raw) - 2):
+        assert _frame_cols(raw, "plain", k) == want, k
+    for bad in (raw[:70001] + b"\xff" + raw[70002:], raw[:-40000] + b"\xe2\x82\n" + raw[-39997:],
+                raw + b"\xf0\x9f"):
+        for k in (0, 1, 70000, 70005, len(bad) // 2, len(bad) - 39000, len(bad) - 1):
+            with pytest.raises(ValueError, match="not UTF-8"):
+                native.frame(bad, "plain", [], [], k)
+    small = "é\n\xff".encode("latin-1"), b"a\n\xc3", b"\xc3\n\n"
+    for bad in small:
+        for k in range(0, len(bad) + 2):
+            with pytest.raises(ValueError, match="not UTF-8"):
+                native.frame(bad, "plain", [], [], k)
 
 
 def _block_at(lines: L.Lines, split: int) -> tuple[list[Event], list[object], bytes]:

@@ -2,6 +2,7 @@
 //! References: `grep_py`, `steps_back_py`, `gaps_py` in bootlens/lines.py.
 
 use std::collections::HashMap;
+use std::mem::MaybeUninit;
 
 use aho_corasick::AhoCorasick;
 use pyo3::prelude::*;
@@ -228,20 +229,30 @@ impl Spans {
         }
     }
 
-    /// Append the spans of `other` (a buffer of the same width).
-    pub(crate) fn extend(&mut self, other: Spans) {
-        match (self, other) {
-            (Spans::Narrow(v), Spans::Narrow(w)) => v.extend_from_slice(&w),
-            (Spans::Wide(v), Spans::Wide(w)) => v.extend_from_slice(&w),
-            _ => unreachable!("spans of one buffer have one width"),
-        }
-    }
-
     /// Give back the room reserved by a guess of the line count.
     pub(crate) fn shrink(&mut self) {
         match self {
             Spans::Narrow(v) => v.shrink_to_fit(),
             Spans::Wide(v) => v.shrink_to_fit(),
+        }
+    }
+
+    /// The reserved room past the spans, to be written in place (see `SpanSlots`; then `set_len`).
+    pub(crate) fn slots(&mut self) -> SpanSlots<'_> {
+        match self {
+            Spans::Narrow(v) => SpanSlots::Narrow(v.spare_capacity_mut()),
+            Spans::Wide(v) => SpanSlots::Wide(v.spare_capacity_mut()),
+        }
+    }
+
+    /// Take the first `n` spans as written.
+    ///
+    /// # Safety
+    /// `n` is at most the capacity and the first `n` slots were written through `slots`.
+    pub(crate) unsafe fn set_len(&mut self, n: usize) {
+        match self {
+            Spans::Narrow(v) => v.set_len(n),
+            Spans::Wide(v) => v.set_len(n),
         }
     }
 
@@ -263,6 +274,41 @@ impl Spans {
         match self {
             Spans::Narrow(v) => Spans::Narrow(v[a..b].to_vec()),
             Spans::Wide(v) => Spans::Wide(v[a..b].to_vec()),
+        }
+    }
+}
+
+/// Room for spans written in place (`Spans::slots`), split between threads by `split_at`.
+pub(crate) enum SpanSlots<'a> {
+    Narrow(&'a mut [MaybeUninit<(u32, u32)>]),
+    Wide(&'a mut [MaybeUninit<(usize, usize)>]),
+}
+
+impl<'a> SpanSlots<'a> {
+    /// The first `k` slots and the rest.
+    pub(crate) fn split_at(self, k: usize) -> (SpanSlots<'a>, SpanSlots<'a>) {
+        match self {
+            SpanSlots::Narrow(v) => {
+                let (a, b) = v.split_at_mut(k);
+                (SpanSlots::Narrow(a), SpanSlots::Narrow(b))
+            }
+            SpanSlots::Wide(v) => {
+                let (a, b) = v.split_at_mut(k);
+                (SpanSlots::Wide(a), SpanSlots::Wide(b))
+            }
+        }
+    }
+
+    /// Write slot i (bounds-checked: a slot past the room panics).
+    pub(crate) fn put(&mut self, i: usize, start: usize, end: usize) {
+        match self {
+            // the buffer is under 4 GiB: both fit
+            SpanSlots::Narrow(v) => {
+                v[i].write((start as u32, end as u32));
+            }
+            SpanSlots::Wide(v) => {
+                v[i].write((start, end));
+            }
         }
     }
 }

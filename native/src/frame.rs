@@ -1,11 +1,13 @@
 //! Framing: peel grabserial and printk prefixes off each line and index keywords, in one pass.
 //! Reference: `frame_text_py` in bootlens/lines.py (regexes compiled with re.ASCII).
 
+use std::mem::MaybeUninit;
+
 use memchr::memmem::Finder;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
 
-use crate::columns::{buf_of, Spans, TextColumn, TimeColumn};
+use crate::columns::{buf_of, SpanSlots, Spans, TextColumn, TimeColumn};
 use crate::index::IndexColumn;
 use crate::{digits, num};
 
@@ -199,7 +201,7 @@ impl Block {
     /// Add to hits[n] each line of the block whose text holds needles[n] (as memmem on the
     /// line's text alone: a match must start at or after the text start, after any prefix,
     /// and end by the line's end), in line order; then empty the block.
-    fn search(&mut self, body: &[u8], finders: &[Finder], hits: &mut [Vec<usize>]) {
+    fn search<N: LineNo>(&mut self, body: &[u8], finders: &[Finder], hits: &mut [Vec<N>]) {
         let (from, to) = match (self.lines.first(), self.lines.last()) {
             (Some(first), Some(last)) => (first.1, last.2),
             _ => return,
@@ -207,7 +209,7 @@ impl Block {
         for (n, f) in finders.iter().enumerate() {
             let m = f.needle().len();
             if m == 0 {
-                hits[n].extend(self.lines.iter().map(|l| l.0));
+                hits[n].extend(self.lines.iter().map(|l| N::of(l.0)));
                 continue;
             }
             let mut pos = from;
@@ -222,7 +224,7 @@ impl Block {
                 }
                 let (line, start, end) = self.lines[j];
                 if p >= start && p + m <= end {
-                    hits[n].push(line);
+                    hits[n].push(N::of(line));
                     pos = end + 1;
                     j += 1;
                     if j == self.lines.len() {
@@ -237,18 +239,46 @@ impl Block {
     }
 }
 
-/// Below this many bytes `frame` runs on one thread: starting a second costs ~50 µs, and the
-/// merge copies the second half's columns (a 4 MiB input frames in ~8 ms).
+/// Below this many bytes `frame` runs on one thread: starting a second (twice) costs ~100 µs
+/// (a 4 MiB input frames in ~8 ms).
 const SPLIT_MIN: usize = 4 << 20;
 
+/// A line number in the keyword index: u32 while the buffer is under 4 GiB (it then has fewer
+/// lines than that), else usize. The index is gathered in its final width: gathered as usize
+/// and narrowed after, it cost 12 bytes a hit in fresh pages, not 4 (7.6M hits at 10M lines).
+trait LineNo: Copy + Send {
+    fn of(i: usize) -> Self;
+    fn column(v: Vec<Self>) -> IndexColumn;
+}
+
+impl LineNo for u32 {
+    fn of(i: usize) -> u32 {
+        i as u32
+    }
+
+    fn column(v: Vec<u32>) -> IndexColumn {
+        IndexColumn::narrow(v)
+    }
+}
+
+impl LineNo for usize {
+    fn of(i: usize) -> usize {
+        i
+    }
+
+    fn column(v: Vec<usize>) -> IndexColumn {
+        IndexColumn::new(v)
+    }
+}
+
 /// The columns of a run of lines, numbered from 0 within the run.
-struct Part {
+struct Part<N> {
     spans: Spans,
     kernel: Vec<i64>,
     host: Vec<i64>,
     max_len: usize,
-    hits: Vec<Vec<usize>>,
-    starts: Vec<Vec<usize>>,
+    hits: Vec<Vec<N>>,
+    starts: Vec<Vec<N>>,
 }
 
 /// What every part of one `frame` call shares: the framing and the keyword tables.
@@ -259,25 +289,68 @@ struct Keys<'a> {
     by_first: Vec<Vec<usize>>,
 }
 
+/// Where `frame_run` puts each line's span and times, in order.
+trait Sink {
+    fn put(&mut self, start: usize, end: usize, kernel: i64, host: i64);
+}
+
+/// The columns grown line by line (one thread: the line count is a guess, 64 bytes a line).
+struct Grow {
+    spans: Spans,
+    kernel: Vec<i64>,
+    host: Vec<i64>,
+}
+
+impl Sink for Grow {
+    fn put(&mut self, start: usize, end: usize, kernel: i64, host: i64) {
+        self.spans.push(start, end);
+        self.kernel.push(kernel);
+        self.host.push(host);
+    }
+}
+
+/// A run's own slots in columns allocated for every line (two threads: each half writes its
+/// lines in place).
+struct Slots<'o> {
+    spans: SpanSlots<'o>,
+    kernel: &'o mut [MaybeUninit<i64>],
+    host: &'o mut [MaybeUninit<i64>],
+    at: usize,
+}
+
+impl<'o> Sink for Slots<'o> {
+    fn put(&mut self, start: usize, end: usize, kernel: i64, host: i64) {
+        // bounds-checked: a run never writes past its slots (its lines were counted)
+        self.spans.put(self.at, start, end);
+        self.kernel[self.at].write(kernel);
+        self.host[self.at].write(host);
+        self.at += 1;
+    }
+}
+
+/// What a run found besides its columns: the longest text, its keyword index (line numbers
+/// from the run's `shift`) and its line count.
+struct Found<N> {
+    max_len: usize,
+    hits: Vec<Vec<N>>,
+    starts: Vec<Vec<N>>,
+    lines: usize,
+}
+
 /// Frame the lines of `body[from..to]` (`to` is body's end or a '\n': the run holds whole
-/// lines, and at least one, as a split of body on '\n' would); spans are positions in `body`,
-/// room is reserved for `hint` lines.
-fn frame_run(body: &[u8], from: usize, to: usize, keys: &Keys, wide_len: usize, hint: usize) -> Part {
+/// lines, and at least one, as a split of body on '\n' would) into `out`; spans are positions
+/// in `body`, the run's first line is line `shift`.
+fn frame_run<N: LineNo>(body: &[u8], from: usize, to: usize, keys: &Keys, out: &mut impl Sink, shift: usize) -> Found<N> {
     let (finders, prefixes, by_first) = (&keys.finders, keys.prefixes, &keys.by_first);
-    let mut hits: Vec<Vec<usize>> = vec![Vec::new(); finders.len()];
-    let mut starts: Vec<Vec<usize>> = vec![Vec::new(); prefixes.len()];
-    let mut spans = Spans::for_buffer(wide_len, hint);
-    // the time columns' own i64 slots, filled in place (a Vec<Option<u64>> first would cost 16
-    // bytes a line each and a copy)
-    let mut kernel: Vec<i64> = Vec::with_capacity(hint);
-    let mut host: Vec<i64> = Vec::with_capacity(hint);
+    let mut hits: Vec<Vec<N>> = (0..finders.len()).map(|_| Vec::new()).collect();
+    let mut starts: Vec<Vec<N>> = (0..prefixes.len()).map(|_| Vec::new()).collect();
     let mut max_len = 0usize;  // in characters, as Python's len()
     // The needles are searched a block of lines at a time over the block's bytes, not line by
     // line: seven memmem calls a line were half the pass (1M lines: 0.154 s with the needles,
     // 0.081 s without); one search over 64 KiB costs a call per hit instead.
     let mut block = Block::default();
     let mut at = from;
-    let mut i = 0usize;
+    let mut i = shift;
     loop {
         // memchr, not split(|c| ..): a SIMD scan for the line end
         let end = memchr::memchr(b'\n', &body[at..to]).map_or(to, |x| at + x);
@@ -293,7 +366,7 @@ fn frame_run(body: &[u8], from: usize, to: usize, keys: &Keys, wide_len: usize, 
         if let Some(&b) = mb.first() {
             for &n in &by_first[b as usize] {
                 if mb.starts_with(prefixes[n].as_bytes()) {
-                    starts[n].push(i);
+                    starts[n].push(N::of(i));
                 }
             }
         }
@@ -303,9 +376,9 @@ fn frame_run(body: &[u8], from: usize, to: usize, keys: &Keys, wide_len: usize, 
                 block.search(body, finders, &mut hits);
             }
         }
-        spans.push(at + start, end);
-        kernel.push(TimeColumn::slot_of(k));
-        host.push(TimeColumn::slot_of(h));
+        // the time columns' own i64 slots, filled in place (a Vec<Option<u64>> first would cost
+        // 16 bytes a line each and a copy)
+        out.put(at + start, end, TimeColumn::slot_of(k), TimeColumn::slot_of(h));
         i += 1;
         if end == to {
             break;
@@ -313,7 +386,33 @@ fn frame_run(body: &[u8], from: usize, to: usize, keys: &Keys, wide_len: usize, 
         at = end + 1;
     }
     block.search(body, finders, &mut hits);
-    Part { spans, kernel, host, max_len, hits, starts }
+    Found { max_len, hits, starts, lines: i - shift }
+}
+
+/// The lines of `b` as a split on '\n' gives them ('\n' bytes + 1), and when `check`, whether
+/// it is UTF-8: None when it is not. One pass a 64 KiB stretch at a time, the count reading
+/// what the UTF-8 check just read (a count on its own pass read the 746 MB of a 10M-line log
+/// from memory a second time).
+fn counted(b: &[u8], check: bool) -> Option<usize> {
+    const STRETCH: usize = 64 * 1024;
+    let mut n = 1usize;
+    let mut at = 0usize;
+    while at < b.len() {
+        let mut to = (at + STRETCH).min(b.len());
+        if check {
+            if let Err(e) = std::str::from_utf8(&b[at..to]) {
+                // a character cut by the stretch's end is checked with the next stretch
+                if e.error_len().is_some() || to == b.len() {
+                    return None;
+                }
+                to = at + e.valid_up_to();
+            }
+        }
+        // memchr's count: AVX2 compares and popcounts (a loop of byte counters was 4x slower)
+        n += memchr::memchr_iter(b'\n', &b[at..to]).count();
+        at = to;
+    }
+    Some(n)
 }
 
 /// Whether this process may run on two cores or more (its CPU affinity and cgroup quota): a
@@ -333,31 +432,65 @@ fn cut_of(body: &[u8], split: i64) -> Option<usize> {
     memchr::memchr(b'\n', &body[at..]).map(|x| at + x).or_else(|| memchr::memrchr(b'\n', &body[..at]))
 }
 
-/// Frame `body` on one thread, or on two cut at `cut_of`: each half frames its own lines, then
-/// the second half's columns are appended to the first's (its line numbers shifted). Framing
-/// is per line, so the columns are those of one pass.
-fn frame_body(body: &[u8], keys: &Keys, wide_len: usize, split: i64) -> Part {
-    let hint = body.len() / 64 + 1;
+/// Frame `body` on one thread, or on two cut at `cut_of`; None when `check` and body is not
+/// UTF-8. Two threads: each first counts its half's lines (and checks it is UTF-8: a cut at
+/// '\n' is a character boundary), then the columns are allocated for every line and each half
+/// frames its lines into its own part of them, its line numbers from the first half's count;
+/// only the keyword index's second half is appended after. Framing is per line, so the columns
+/// are those of one pass. (The second half framed into columns of its own and appended to the
+/// first's cost a copy into fresh pages, 120 MB and ~29k page faults at 10M lines, on one
+/// thread; the UTF-8 check was a pass of its own, on one thread.)
+fn frame_body<N: LineNo>(body: &[u8], keys: &Keys, wide_len: usize, split: i64, check: bool) -> Option<Part<N>> {
     let c = match cut_of(body, split) {
-        None => return frame_run(body, 0, body.len(), keys, wide_len, hint),
+        None => {
+            if check && std::str::from_utf8(body).is_err() {
+                return None;
+            }
+            let hint = body.len() / 64 + 1;
+            let mut g = Grow {
+                spans: Spans::for_buffer(wide_len, hint),
+                kernel: Vec::with_capacity(hint),
+                host: Vec::with_capacity(hint),
+            };
+            let f = frame_run(body, 0, body.len(), keys, &mut g, 0);
+            return Some(Part { spans: g.spans, kernel: g.kernel, host: g.host, max_len: f.max_len, hits: f.hits, starts: f.starts });
+        }
         Some(c) => c,
     };
-    // the first half reserves room for the whole guess, so that the second half's columns are
-    // appended in place
-    let (mut a, b) = std::thread::scope(|s| {
-        let second = s.spawn(|| frame_run(body, c + 1, body.len(), keys, wide_len, (body.len() - c) / 64 + 1));
-        let first = frame_run(body, 0, c, keys, wide_len, hint);
-        (first, second.join().expect("frame: the second thread panicked"))
+    let (na, nb) = std::thread::scope(|s| {
+        let later = s.spawn(|| counted(&body[c + 1..], check));
+        (counted(&body[..c], check), later.join().expect("frame: the second thread panicked"))
     });
-    let shift = a.kernel.len();
-    a.spans.extend(b.spans);
-    a.kernel.extend_from_slice(&b.kernel);
-    a.host.extend_from_slice(&b.host);
-    a.max_len = a.max_len.max(b.max_len);
-    for (x, y) in a.hits.iter_mut().chain(a.starts.iter_mut()).zip(b.hits.iter().chain(b.starts.iter())) {
-        x.extend(y.iter().map(|i| i + shift));
+    let (na, nb) = (na?, nb?);
+    let n = na + nb;
+    let mut spans = Spans::for_buffer(wide_len, n);
+    let mut kernel: Vec<i64> = Vec::with_capacity(n);
+    let mut host: Vec<i64> = Vec::with_capacity(n);
+    let (a, b) = {
+        let (sa, sb) = spans.slots().split_at(na);
+        let (ka, kb) = kernel.spare_capacity_mut()[..n].split_at_mut(na);
+        let (ha, hb) = host.spare_capacity_mut()[..n].split_at_mut(na);
+        let mut oa = Slots { spans: sa, kernel: ka, host: ha, at: 0 };
+        let mut ob = Slots { spans: sb, kernel: kb, host: hb, at: 0 };
+        std::thread::scope(|s| {
+            let later = s.spawn(|| frame_run::<N>(body, c + 1, body.len(), keys, &mut ob, na));
+            let a = frame_run::<N>(body, 0, c, keys, &mut oa, 0);
+            (a, later.join().expect("frame: the second thread panicked"))
+        })
+    };
+    // each run wrote as many lines as were counted, each in its own slots, none skipped
+    assert!(a.lines == na && b.lines == nb, "frame: a half framed another line count than counted");
+    // SAFETY: the first n slots of each column are written (the assert above)
+    unsafe {
+        spans.set_len(n);
+        kernel.set_len(n);
+        host.set_len(n);
     }
-    a
+    let (mut hits, mut starts) = (a.hits, a.starts);
+    for (x, y) in hits.iter_mut().chain(starts.iter_mut()).zip(b.hits.iter().chain(b.starts.iter())) {
+        x.extend_from_slice(y);
+    }
+    Some(Part { spans, kernel, host, max_len: a.max_len.max(b.max_len), hits, starts })
 }
 
 /// frame(text, framing, needles, prefixes, split=-1) -> [texts, kernel_ns, host_ns, max_len, hits,
@@ -396,16 +529,26 @@ pub(crate) fn frame<'py>(
     }
     let keys = Keys { code, finders: needles.iter().map(|n| Finder::new(n.as_bytes())).collect(), prefixes: &prefixes, by_first };
     let whole = buf_of(text)?;
-    if text.downcast::<PyString>().is_err() && std::str::from_utf8(whole).is_err() {
-        return Err(pyo3::exceptions::PyValueError::new_err("frame: bytes that are not UTF-8"));
-    }
+    // bytes must be UTF-8 (a str's are): checked as they are framed, the final '\n' being ASCII
+    let check = text.downcast::<PyString>().is_err();
     // a final newline ends the last line
     let body = if whole.last() == Some(&b'\n') { &whole[..whole.len() - 1] } else { whole };
     // the buffer is immutable (bytes, or a str's UTF-8) and held by `text`: safe to read
     // without the GIL
-    let mut part = py.allow_threads(|| frame_body(body, &keys, whole.len(), split));
-    // the line count was a guess (a line of 64 bytes): give the rest back (an in-place mremap for
-    // the large ones)
+    let not_utf8 = || pyo3::exceptions::PyValueError::new_err("frame: bytes that are not UTF-8");
+    if whole.len() <= u32::MAX as usize {
+        let part = py.allow_threads(|| frame_body::<u32>(body, &keys, whole.len(), split, check));
+        columns(py, text, part.ok_or_else(not_utf8)?).map(Some)
+    } else {
+        let part = py.allow_threads(|| frame_body::<usize>(body, &keys, whole.len(), split, check));
+        columns(py, text, part.ok_or_else(not_utf8)?).map(Some)
+    }
+}
+
+/// frame's list: the columns of `text` in `part`.
+fn columns<'py, N: LineNo>(py: Python<'py>, text: &Bound<'py, PyAny>, mut part: Part<N>) -> PyResult<Bound<'py, PyList>> {
+    // one thread's line count was a guess (a line of 64 bytes): give the rest back (an in-place
+    // mremap for the large ones; two threads' columns are allocated for their counted lines)
     part.spans.shrink();
     part.kernel.shrink_to_fit();
     part.host.shrink_to_fit();
@@ -417,9 +560,9 @@ pub(crate) fn frame<'py>(
     for table in [part.hits, part.starts] {
         let h = PyList::empty(py);
         for v in table {
-            h.append(Bound::new(py, IndexColumn::new(v))?)?;
+            h.append(Bound::new(py, N::column(v))?)?;
         }
         out.append(h)?;
     }
-    Ok(Some(out))
+    Ok(out)
 }

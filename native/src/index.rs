@@ -68,6 +68,11 @@ impl IndexColumn {
         IndexColumn { v: Ix::from_vec(v) }
     }
 
+    /// A column of u32 line numbers, kept as they are.
+    pub(crate) fn narrow(v: Vec<u32>) -> Self {
+        IndexColumn { v: Ix::Narrow(v) }
+    }
+
     /// The values in order, read in place (the native scans walk them without a copy).
     #[allow(dead_code)] // the initcall scan reads `range`; kept for the other scans (process.rs)
     pub(crate) fn values(&self) -> Box<dyn Iterator<Item = usize> + '_> {

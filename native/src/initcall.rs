@@ -217,13 +217,24 @@ fn intern<'a>(ids: &mut FxMap<&'a [u8], u32>, names: &mut Vec<String>, b: &'a [u
 }
 
 pub(crate) struct Scan {
-    pub(crate) calls: Vec<Call>,
-    pub(crate) call_names: Vec<String>, // the distinct function and module names of `calls`
+    parts: Vec<Vec<Call>>, // the calls (see `calls`): one part a thread, in order
+    pub(crate) call_names: Vec<String>, // the distinct function and module names of the calls
     pub(crate) probes: Vec<DevRow>,
     pub(crate) fixups: Vec<DevRow>,
     pub(crate) bad: usize,
     pub(crate) first_bad: i64,
     pub(crate) out_of_range: usize,
+}
+
+impl Scan {
+    /// The calls: returned ones as they returned, then the ones that never returned in line order.
+    pub(crate) fn calls(&self) -> impl Iterator<Item = &Call> {
+        self.parts.iter().flatten()
+    }
+
+    pub(crate) fn n_calls(&self) -> usize {
+        self.parts.iter().map(|p| p.len()).sum()
+    }
 }
 
 /// Below this many candidate lines `scan` runs on one thread (a 1M-line initcall log has ~500k).
@@ -285,7 +296,10 @@ pub(crate) fn scan(texts: &Bound<'_, PyAny>, candidates: &Bound<'_, PyAny>, spli
 /// The scan of a run of candidate lines, its open calls and fixups still open (`join` pairs
 /// them with a later run's returns; `finish` lists the ones left).
 struct Run<'a> {
-    calls: Vec<Call>, // returned calls, as they return (call line -1: no call in the run)
+    // returned calls, as they return (call line -1: no call in the run): those of the runs
+    // joined before `calls` (kept where each thread wrote them, not copied), then `calls`
+    done: Vec<Vec<Call>>,
+    calls: Vec<Call>,
     ids: FxMap<&'a [u8], u32>,
     call_names: Vec<String>,
     // calls not yet returned, by (name, module) ids: a stack each, chained through `nodes`
@@ -371,8 +385,11 @@ impl<'a> Run<'a> {
         }).collect();
         let re = |m: u32| if m == u32::MAX { m } else { remap[m as usize] };
         let later_open = later.open_calls();
-        self.calls.reserve(later.calls.len());
-        for mut c in later.calls {
+        // later's calls renamed in place and kept as a part (appending them copied 50 MB into
+        // fresh pages at 10M lines, on one thread)
+        let mut parts = later.done;
+        parts.push(later.calls);
+        for c in parts.iter_mut().flatten() {
             c.name = remap[c.name as usize];
             c.module = re(c.module);
             if c.ci < 0 {
@@ -382,8 +399,10 @@ impl<'a> Run<'a> {
                     c.pid = pid as i32;
                 }
             }
-            self.calls.push(c);
         }
+        let last = parts.pop().unwrap_or_default();
+        self.done.push(std::mem::replace(&mut self.calls, last));
+        self.done.extend(parts);
         for (ci, pid, key) in later_open {
             let key = (remap[(key >> 32) as usize] as u64) << 32 | re(key as u32) as u64;
             self.open(key, ci, pid);
@@ -413,7 +432,9 @@ impl<'a> Run<'a> {
             let module = key as u32;
             self.calls.push(Call::new((key >> 32) as u32, if module == u32::MAX { None } else { Some(module) }, ci, -1, None, Some(pid)));
         }
-        Scan { calls: self.calls, call_names: self.call_names, probes: self.probes, fixups: self.fixups,
+        let mut parts = self.done;
+        parts.push(self.calls);
+        Scan { parts, call_names: self.call_names, probes: self.probes, fixups: self.fixups,
                bad: self.bad, first_bad: self.first_bad, out_of_range: self.out_of_range }
     }
 }
@@ -427,7 +448,7 @@ fn scan_run<'a>(candidates: impl Iterator<Item = usize>, k0: usize, strs: &LineB
     // the call: one hash of the bytes a line), each stack a chain through `nodes`, whose freed
     // entries are reused: no allocation a call.
     let mut run = Run {
-        calls: Vec::new(), ids: FxMap::default(), call_names: Vec::new(), pending: FxMap::default(),
+        done: Vec::new(), calls: Vec::new(), ids: FxMap::default(), call_names: Vec::new(), pending: FxMap::default(),
         nodes: Vec::new(), free: Vec::new(), fix_open: FxMap::default(), probes: Vec::new(),
         fixups: Vec::new(), fix_orphans: Vec::new(), bad: 0, first_bad: -1, out_of_range: 0,
     };
@@ -566,7 +587,7 @@ pub(crate) fn initcalls(
 ) -> PyResult<(Vec<CallRow>, Vec<DevRow>, Vec<DevRow>, usize, i64, usize)> {
     let r = scan(texts, candidates, -1)?;
     let nm = |k: u32| r.call_names[k as usize].clone();
-    let calls = r.calls.iter().map(|c| c.ids()).map(|c| (nm(c.0), c.1.map(nm), c.2, c.3, c.4, c.5, c.6)).collect();
+    let calls = r.calls().map(|c| c.ids()).map(|c| (nm(c.0), c.1.map(nm), c.2, c.3, c.4, c.5, c.6)).collect();
     Ok((calls, r.probes, r.fixups, r.bad, r.first_bad, r.out_of_range))
 }
 
@@ -674,9 +695,9 @@ pub(crate) fn initcall_events<'py>(
         Ok(o)
     };
     // (line number, event): sorted by line below, stably, as InitcallParser.parse wants them
-    let mut out: Vec<(i64, PyObject)> = Vec::with_capacity(r.calls.len() + r.probes.len() + r.fixups.len());
+    let mut out: Vec<(i64, PyObject)> = Vec::with_capacity(r.n_calls() + r.probes.len() + r.fixups.len());
     let mut unfinished = 0usize;
-    for c in &r.calls {
+    for c in r.calls() {
         let (name, module, ci, ri, dur, pid, ret) = &c.ids();
         let name = &r.call_names[*name as usize];
         let module = &module.map(|m| r.call_names[m as usize].clone());
