@@ -11,6 +11,7 @@ the edge cases (out-of-range stamps and numbers, bounds, a broken install).
 from __future__ import annotations
 
 import json
+from pathlib import Path
 import random
 import subprocess
 import sys
@@ -930,3 +931,63 @@ def test_report_line_times_are_the_python_axis_times() -> None:
             assert report_line_times(host, kernel, h_off, k_off) == want
             assert report_line_times(host[:10], kernel, h_off, k_off) == _axis_times(host[:10], kernel, h_off, k_off)
     assert report_line_times(host, kernel, 0, None)[:4] == [2, 3, -2, -3]
+
+
+def test_process_json_is_orjsons_bytes(tmp_path: Path) -> None:
+    """The native JSON of a process event (json.rs write_process) is orjson's bytes of
+    event_dict, byte for byte; a value it would write otherwise (a tab or newline in a string,
+    a time of 10^15 ns or more, a bool for an int, an estimated start, another clock, another
+    detail type) is left to event_dict."""
+    import orjson
+
+    from bootlens.align import Alignment
+    from bootlens.model import ProcessDetail, Stamp, UnitDetail
+
+    al = Alignment(Clock.KERNEL, "kernel_start", (), offsets={Clock.KERNEL: 0})
+    det = ProcessDetail(12, 1, "sh", "/bin/busybox", False, 200_000, True, 3)
+    ev = Event(Kind.PROCESS, "busybox", Stamp(Clock.KERNEL, 1_500_000), 7_000, 10, 12, det)
+    fast_cases = [
+        (ev, 1_500_000),
+        (ev._replace(end_line_no=None, duration_ns=None), 0),
+        (ev._replace(end_line_no=10), 123_456_789_012),
+        (ev._replace(detail=det._replace(ppid=None, exe=None, exec_ns=None, kthread=True, exited=False)), 5),
+        (ev._replace(name='a "q" \\ é \u2028 \x7f', detail=det._replace(comm="ü\\\"")), 5),
+        (ev._replace(detail=det._replace(exec_ns=10**15 - 1, pid=2**40, forks=0)), 10**15 - 1),
+        (ev._replace(duration_ns=-5), -7),
+    ]
+    rnd = random.Random(14)
+    values = [0, 1, 5, 10, 1200, 1234, 9999, 10_000, 99_999, 10**15 - 1, -1, -7000, -10_000, -(10**15 - 1)]
+    values += [rnd.randrange(10 ** rnd.randint(1, 15)) * rnd.choice([1, -1]) for _ in range(2000)]
+    fast_cases += [(ev._replace(duration_ns=v, detail=det._replace(exec_ns=-v)), v) for v in values]
+    slow_cases = [
+        (ev._replace(name="a\tb"), 5),
+        (ev._replace(detail=det._replace(comm="x\ny")), 5),
+        (ev._replace(detail=det._replace(exec_ns=10**15)), 5),
+        (ev, 10**15),
+        (ev._replace(duration_ns=True), 5),
+        (ev._replace(detail=det._replace(forks=True)), 5),
+        (ev._replace(detail=det._replace(kthread=1)), 5),
+        (ev._replace(start=Stamp(Clock.KERNEL, 0, True, 5)), 5),
+        (ev._replace(start=Stamp(Clock.HOST, 0)), 5),
+        (ev._replace(start=None), 5),
+        (ev._replace(detail=UnitDetail("a", "b", "done", "x")), 5),
+        (ev._replace(kind=Kind.UNIT), 5),
+    ]
+    cases = fast_cases + slow_cases
+    out = native.dump_initcalls([e for e, _ in cases], [t for _, t in cases], Kind.INITCALL, Clock.KERNEL)
+    for (e, t), raw in zip(fast_cases, out):
+        assert raw == orjson.dumps(event_dict(e, al, t)), e
+    assert out[len(fast_cases):] == [None] * len(slow_cases)
+    # every process event of the corpus logs that have them, through analyze's own writer
+    from bootlens.analyze import analyze_paths
+
+    logs = [p for p in sorted(CORPUS.rglob("*.log")) if b"sched_process_" in p.read_bytes()]
+    assert logs
+    for log in logs:
+        for b in analyze_paths([str(log)]).boots:
+            evs = [e for e in b.boot.events if e.kind is Kind.PROCESS]
+            times = [b.alignment.to_axis(e.start) for e in evs]
+            got = native.dump_initcalls(evs, times, Kind.INITCALL, b.alignment.axis)
+            for e, t, raw in zip(evs, times, got):
+                if raw is not None:
+                    assert raw == orjson.dumps(event_dict(e, b.alignment, t)), (log, e)
