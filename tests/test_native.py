@@ -991,3 +991,47 @@ def test_process_json_is_orjsons_bytes(tmp_path: Path) -> None:
             for e, t, raw in zip(evs, times, got):
                 if raw is not None:
                     assert raw == orjson.dumps(event_dict(e, b.alignment, t)), (log, e)
+
+
+def test_report_process_texts() -> None:
+    """report_process_texts: a process's tooltip text (the words _detail had in Python, kept
+    here as the reference) and its exec time in us rounded as _us, for every shape of detail: no
+    parent, an empty or no exe, a kernel thread, no children, still running, ints past i64, a
+    bool for an int, a lone surrogate in a string; other details (a subclass too) are left to
+    Python (None, -1, their position in ``rest``)."""
+    from typing import NamedTuple
+
+    from bootlens.model import ProbeDetail, ProcessDetail
+    from bootlens.render.html import _detail, _texts_exec, _us
+
+    def reference(d: ProcessDetail) -> str:
+        parts = [f"pid {d.pid}", f"parent {d.ppid}" if d.ppid is not None else "",
+                 f"exec {d.exe}" if d.exe else "", "kernel thread" if d.kthread else "",
+                 f"{d.forks} children" if d.forks else "", "" if d.exited else "still running at the end"]
+        return ", ".join(p for p in parts if p)
+
+    class Sub(ProcessDetail):
+        pass
+
+    class Odd(NamedTuple):
+        pid: int
+
+    base = ProcessDetail(12, 1, "sh", "/bin/busybox", False, 1_499, True, 3)
+    procs = [base, base._replace(ppid=None), base._replace(exe=""), base._replace(exe=None),
+             base._replace(kthread=True, exited=False, forks=0), base._replace(pid=2**70, forks=-2**65),
+             base._replace(pid=True, ppid=False, forks=True), base._replace(exe="/bin/\udcff x"),
+             base._replace(exec_ns=None), base._replace(exec_ns=-1_500), base._replace(exec_ns=-1_499),
+             base._replace(exec_ns=500), base._replace(exec_ns=499), base._replace(exec_ns=0),
+             base._replace(exec_ns=2**62), base._replace(exe="é ü \u202e", ppid=-3)]
+    others = [ProbeDetail("dev0", None, 0), None, Sub(*base), Odd(1)]
+    dets = procs + others
+    texts, x, rest = native.report_process_texts(dets, ProcessDetail)
+    assert texts[:len(procs)] == [reference(d) for d in procs]
+    assert x[:len(procs)] == [-1 if d.exec_ns is None else _us(d.exec_ns) or 0 for d in procs]
+    assert texts[len(procs):] == [None] * len(others) and x[len(procs):] == [-1] * len(others)
+    assert rest == list(range(len(procs), len(dets)))
+    assert [_detail(d, "n") for d in procs] == [reference(d) for d in procs]
+    assert _detail(Sub(*base), "n") == reference(base)
+    t, xs = _texts_exec(dets, ["n"] * len(dets))
+    assert t == [reference(d) for d in procs] + ["device dev0, returned 0", "", reference(base), _detail(Odd(1), "n")]
+    assert xs == x[:len(procs)] + [-1, -1, 1, -1]

@@ -83,6 +83,7 @@ fn _scan(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(events::report::report_columns_all, m)?)?;
     m.add_function(wrap_pyfunction!(events::report::report_on_lines, m)?)?;
     m.add_function(wrap_pyfunction!(events::report::report_places, m)?)?;
+    m.add_function(wrap_pyfunction!(events::report::report_process_texts, m)?)?;
     m.add_function(wrap_pyfunction!(events::report::timed_at, m)?)?;
     m.add_function(wrap_pyfunction!(events::report::report_line_times, m)?)?;
     m.add_function(wrap_pyfunction!(ftrace::ftrace_graph, m)?)?;

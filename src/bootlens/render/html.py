@@ -93,19 +93,13 @@ class _Names:
 
 
 def _detail_texts(dets: list[Any], names: list[str]) -> list[str]:
-    """:func:`_detail` of each of ``dets`` (``names``: their events' names). Probes and
-    processes have a detail each (a device, a pid): their texts are made by one comprehension
-    per type, not a call each."""
+    """:func:`_detail` of each of ``dets`` (``names``: their events' names). Probes have a
+    detail each (a device): their texts are made by one comprehension, not a call each (the
+    processes' natively, by :func:`_texts_exec`)."""
     out: list[str | None] = [None] * len(dets)
     probes = [j for j, d in enumerate(dets) if type(d) is ProbeDetail]
     for j, t in zip(probes, [f"device {d.device}" + (f", driver {d.driver}" if d.driver else "") + f", returned {d.ret}"
                              for d in map(dets.__getitem__, probes)]):
-        out[j] = t
-    procs = [j for j, d in enumerate(dets) if type(d) is ProcessDetail]
-    for j, t in zip(procs, [", ".join(filter(None, (
-            f"pid {d.pid}", f"parent {d.ppid}" if d.ppid is not None else "", f"exec {d.exe}" if d.exe else "",
-            "kernel thread" if d.kthread else "", f"{d.forks} children" if d.forks else "",
-            "" if d.exited else "still running at the end"))) for d in map(dets.__getitem__, procs)]):
         out[j] = t
     return [_detail(d, name) if t is None else t for t, d, name in zip(out, dets, names)]
 
@@ -118,11 +112,8 @@ def _detail(d: Any, name: str) -> str:
         return ", ".join(p for p in parts if p)
     if isinstance(d, ProbeDetail):
         return f"device {d.device}" + (f", driver {d.driver}" if d.driver else "") + f", returned {d.ret}"
-    if isinstance(d, ProcessDetail):
-        parts = [f"pid {d.pid}", f"parent {d.ppid}" if d.ppid is not None else "",
-                 f"exec {d.exe}" if d.exe else "", "kernel thread" if d.kthread else "",
-                 f"{d.forks} children" if d.forks else "", "" if d.exited else "still running at the end"]
-        return ", ".join(p for p in parts if p)
+    if isinstance(d, ProcessDetail):  # the words of a process's text: report.rs process_text
+        return cast(str, native_module().report_process_texts([ProcessDetail(*d)], ProcessDetail)[0][0])
     if isinstance(d, LoadDetail):
         return f"{d.size_bytes} bytes" + (f" at {d.rate}" if d.rate else "")
     if isinstance(d, UnitDetail):
@@ -398,9 +389,20 @@ def _columns(order: list[int], times: Sequence[int], dd: list[int], enames: Sequ
 
 def _texts_exec(dets_o: list[Any], names_o: list[str]) -> tuple[list[str], list[int]]:
     """The detail text and the exec time column (a process's exec time from its start in us,
-    else -1) of events with details ``dets_o`` and names ``names_o``, in column order. A detail's
-    text is made once per distinct detail (most repeat: "pid 1, returned 0"), from the first
-    event that has it (a unit's text leaves out its event's name)."""
+    else -1) of events with details ``dets_o`` and names ``names_o``, in column order. A
+    process's (nearly every one distinct: its pid) are made natively, a text each (report.rs
+    report_process_texts); the other details' once per distinct detail (most repeat: "pid 1,
+    returned 0"), from the first event that has it (a unit's text leaves out its event's name)."""
+    texts, x, rest = native_module().report_process_texts(dets_o, ProcessDetail)
+    if rest:
+        texts_r, x_r = _texts_exec_py([dets_o[j] for j in rest], [names_o[j] for j in rest])
+        deque(map(texts.__setitem__, rest, texts_r), maxlen=0)
+        deque(map(x.__setitem__, rest, x_r), maxlen=0)
+    return texts, x
+
+
+def _texts_exec_py(dets_o: list[Any], names_o: list[str]) -> tuple[list[str], list[int]]:
+    """:func:`_texts_exec` of details that are not exactly ProcessDetail, in Python."""
     # a detail is its own key when no two of the detail types present can be equal tuples (their
     # widths differ): no (type, detail) pair per event, 70 MB for a million events
     types = set(map(type, dets_o)) - {type(None)}
