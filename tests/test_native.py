@@ -851,6 +851,14 @@ def test_report_columns_all_are_the_python_columns(tmp_path: Path) -> None:
     got = report_columns_all(ev.block, order, times, [e.name for e in others], texts, x, nat.index, nat.items,
                              lambda d: _detail(d, ""))
     assert dict(zip("sdnlexi", got)) == want and nat.items == py.items and nat.index == py.index
+    # as_json: orjson's text of the same columns, the same table, and whether a duration is negative
+    import orjson
+
+    js = _Names()
+    js("already there")
+    text, negative = report_columns_all(ev.block, order, times, [e.name for e in others], texts, x, js.index,
+                                        js.items, lambda d: _detail(d, ""), as_json=True)
+    assert text == orjson.dumps(want) and js.items == py.items and negative == (min(want["d"]) < 0)
     assert {"device dev9, returned 0", "device dev36, returned 0", "pid 1, never returned", "pid 2, returned 0"} <= set(nat.items)
     with pytest.raises(ValueError):
         report_columns_all(ev.block, order, times, ["x"] * (len(others) + 1), texts, x, nat.index, nat.items,

@@ -141,8 +141,13 @@ impl Names<'_, '_> {
 /// event by event); `x` a process's exec time or -1. The other events' names, texts and exec
 /// times are given (lists parallel to the block's other events); a row's text is made here once
 /// per distinct detail (`text_of(detail)` in Python for one whose strings Rust cannot hold).
+///
+/// With `as_json`: (bytes, negative) instead, the JSON text of the object {"s": s, "d": d, ...}
+/// as orjson writes it (no Python int made for the millions of values: the page embeds it as an
+/// orjson.Fragment) and whether a duration is negative (-1, an instant).
 #[pyfunction]
-#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+#[pyo3(signature = (block, order, times, other_names, other_texts, other_exec, index, items, text_of, as_json=false))]
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn report_columns_all<'py>(
     py: Python<'py>,
     block: PyRef<'py, EventBlock>,
@@ -154,7 +159,45 @@ pub(crate) fn report_columns_all<'py>(
     index: &Bound<'py, PyDict>,
     items: &Bound<'py, PyList>,
     text_of: &Bound<'py, PyAny>,
-) -> PyResult<(Vec<i64>, Vec<i64>, Vec<i64>, Vec<i64>, Vec<i64>, Vec<i64>, Vec<i64>)> {
+    as_json: bool,
+) -> PyResult<PyObject> {
+    let cols = columns_all(py, block, order, times, other_names, other_texts, other_exec, index, items, text_of)?;
+    if !as_json {
+        let [s, d, n, l, e, x, t] = cols;
+        return Ok((s, d, n, l, e, x, t).into_pyobject(py)?.into_any().unbind());
+    }
+    let size: usize = cols.iter().map(|c| c.len() * 8 + 8).sum();
+    let mut buf: Vec<u8> = Vec::with_capacity(size);
+    for (k, (key, col)) in ["s", "d", "n", "l", "e", "x", "i"].iter().zip(cols.iter()).enumerate() {
+        buf.extend_from_slice(if k == 0 { b"{\"" } else { b",\"" });
+        buf.extend_from_slice(key.as_bytes());
+        buf.extend_from_slice(b"\":[");
+        for (j, &v) in col.iter().enumerate() {
+            if j > 0 {
+                buf.push(b',');
+            }
+            crate::json::push_i64(&mut buf, v);
+        }
+        buf.push(b']');
+    }
+    buf.push(b'}');
+    let negative = cols[1].iter().any(|&d| d < 0);
+    Ok((pyo3::types::PyBytes::new(py, &buf), negative).into_pyobject(py)?.into_any().unbind())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn columns_all<'py>(
+    py: Python<'py>,
+    block: PyRef<'py, EventBlock>,
+    order: Vec<usize>,
+    times: &Bound<'py, PyAny>,
+    other_names: &Bound<'py, PyList>,
+    other_texts: &Bound<'py, PyList>,
+    other_exec: Vec<i64>,
+    index: &Bound<'py, PyDict>,
+    items: &Bound<'py, PyList>,
+    text_of: &Bound<'py, PyAny>,
+) -> PyResult<[Vec<i64>; 7]> {
     let no = block.others.len();
     if other_names.len() != no || other_texts.len() != no || other_exec.len() != no {
         return Err(pyo3::exceptions::PyValueError::new_err("report_columns_all: one name, text and exec per other event"));
@@ -192,7 +235,7 @@ pub(crate) fn report_columns_all<'py>(
             }
         }
     }
-    Ok((s, d, n, l, e, x, t))
+    Ok([s, d, n, l, e, x, t])
 }
 
 /// report_on_lines(block, lines) -> positions: the positions of the events whose line is one

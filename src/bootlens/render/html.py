@@ -243,8 +243,9 @@ def _place_walk(walk: Iterable[tuple[int, Event]], times: Sequence[int | None],
     return marks, mark_keys, unplaced, keys
 
 
-def boot_data(b: BootAnalysis, names: _Names, top: int = 25) -> dict[str, Any]:
-    """One boot as the viewer's columnar data.
+def boot_data(b: BootAnalysis, names: _Names, top: int = 25, raw: bool = False) -> dict[str, Any]:
+    """One boot as the viewer's columnar data (``raw``: the event columns of a native block as an
+    orjson.Fragment, their JSON text written natively, for the page; else lists).
 
     Built column by column: for a boot whose events are a native block, the block's rows are
     grouped, packed into lanes and written as columns natively (native/src/events/report.rs),
@@ -291,7 +292,7 @@ def boot_data(b: BootAnalysis, names: _Names, top: int = 25) -> dict[str, Any]:
             if key in other_keys:
                 other_order += flat if key not in block_keys else [i for i in flat if i in ok]
             order += flat
-        cols = _block_columns(block, order, times, [ok[i] for i in other_order], others, names)
+        cols, negative = _block_columns(block, order, times, [ok[i] for i in other_order], others, names, raw)
     else:
         kinds, enames, _, durs, line_nos, end_nos, dets = zip(*islice(events, n)) if n else ((),) * 7
         dd = [-1 if d is None else d for d in durs]  # duration, -1 for an instant
@@ -303,12 +304,13 @@ def boot_data(b: BootAnalysis, names: _Names, top: int = 25) -> dict[str, Any]:
                 order += lane
             row_out.append({"title": key[1], "kind": key[2], "paint": key[3], "lanes": lanes_out})
         cols = _columns(order, at, dd, enames, line_nos, end_nos, dets, names)
+        negative = min(cols["d"], default=0) < 0
 
     # what the legend shows for this boot: the colours and marks its timeline and stage bar draw
     legend = {"stage-" + s.name for s in b.stages
               if s.duration_ns is not None and (s.parent is None or s.start_ns is not None)}
     legend.update(key[3] for key in rows)
-    if min(cols["d"], default=0) < 0:  # -1: an instant (or a negative duration)
+    if negative:  # a duration of -1: an instant (or a negative duration)
         legend.add("instant")
     legend |= mark_keys
     legend.update(s.key for s in palette.STATES)
@@ -420,10 +422,13 @@ def _texts_exec_py(dets_o: list[Any], names_o: list[str]) -> tuple[list[str], li
 
 
 def _block_columns(block: Any, order: list[int], times: Sequence[int | None], other_order: list[int],
-                   others: list[Event], names: _Names) -> dict[str, list[int]]:
-    """:func:`_columns` of a boot whose events are a native block: the block's rows written
-    natively (report.rs report_columns_all), the other events' texts made here in their column
-    order (``other_order``: indices into ``others``)."""
+                   others: list[Event], names: _Names, raw: bool = False
+                   ) -> tuple[dict[str, list[int]] | orjson.Fragment, bool]:
+    """:func:`_columns` of a boot whose events are a native block, and whether a duration is
+    negative: the block's rows written natively (report.rs report_columns_all), the other events'
+    texts made here in their column order (``other_order``: indices into ``others``). ``raw``:
+    the columns as the JSON text orjson would write for them, an orjson.Fragment (at 1M events
+    the seven columns were 7M Python ints to make, check for escapes, serialise and free)."""
     report_columns_all = native_module().report_columns_all
 
     texts_o, x_o = _texts_exec([others[k].detail for k in other_order], [others[k].name for k in other_order])
@@ -432,8 +437,12 @@ def _block_columns(block: Any, order: list[int], times: Sequence[int | None], ot
     deque(map(texts.__setitem__, other_order, texts_o), maxlen=0)
     deque(map(x.__setitem__, other_order, x_o), maxlen=0)
     cols = report_columns_all(block, order, times, [e.name for e in others], texts, x, names.index, names.items,
-                              lambda d: _detail(d, ""))
-    return dict(zip("sdnlexi", cols))
+                              lambda d: _detail(d, ""), raw)
+    if raw:
+        text, negative = cols
+        return orjson.Fragment(text), negative
+    out = dict(zip("sdnlexi", cols))
+    return out, min(out["d"], default=0) < 0
 
 
 def _places(order: list[int], wanted: list[int], native: bool) -> list[int]:
@@ -552,9 +561,10 @@ def _total_over(g: Group) -> dict[str, Any] | None:
             "max": _us(s.max) if s else None}
 
 
-def report_data(groups: Sequence[Group], top: int = 25) -> dict[str, Any]:
+def report_data(groups: Sequence[Group], top: int = 25, raw: bool = False) -> dict[str, Any]:
     """Everything the page shows, as one JSON-able object. ``findings[i]`` are the advisor's
-    findings for ``boots[i]`` (docs/json.md, "bootlens advise --json", one finding each)."""
+    findings for ``boots[i]`` (docs/json.md, "bootlens advise --json", one finding each).
+    ``raw``: a native block's event columns as orjson.Fragments (:func:`boot_data`)."""
     from ..advise.context import context_for_group
     from ..advise.summary import advise_group
     from .advise_json import finding_dict, merged_dict
@@ -567,7 +577,7 @@ def report_data(groups: Sequence[Group], top: int = 25) -> dict[str, Any]:
     for gi, g in enumerate(groups):
         advice = advise_group(g, context_for_group(g))
         for pos, (b, ba) in enumerate(zip(g.analysis.boots, advice.boots)):
-            d = boot_data(b, names, top)
+            d = boot_data(b, names, top, raw)
             d["group"] = gi
             d["pos"] = pos  # its place among the input's boots (``index`` counts within its file)
             boots.append(d)
@@ -668,7 +678,7 @@ def render_html(groups: Sequence[Group], top: int = 25) -> bytes:
     body = _asset("report.html").replace("<!--legend-->", _legend_html())
     body = body.replace("<!--kft-->", _kft_html(groups))
     with no_cycle_collection():
-        return _page(title, body, report_data(groups, top), "report.js")
+        return _page(title, body, report_data(groups, top, raw=True), "report.js")
 
 
 @contextmanager
