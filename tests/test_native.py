@@ -1043,3 +1043,20 @@ def test_report_process_texts() -> None:
     t, xs = _texts_exec(dets, ["n"] * len(dets))
     assert t == [reference(d) for d in procs] + ["device dev0, returned 0", "", reference(base), _detail(Odd(1), "n")]
     assert xs == x[:len(procs)] + [-1, -1, 1, -1]
+
+
+def test_text_json() -> None:
+    """text_json: orjson's JSON array of lines that visible() leaves as they are (ASCII, no
+    control character but a tab or a newline), from a list or a TextColumn; None when a line
+    has anything else (the report then goes through visible())."""
+    import orjson
+
+    from bootlens.render.visible import visible
+
+    plain = ["", "a", 'q"uote\\back\tslash', "<script>&", "~ !", "x\ny"]
+    assert native.text_json(plain) == orjson.dumps(plain) and [visible(s) for s in plain] == plain
+    assert native.text_json([]) == b"[]"
+    for odd in ("\x7f", "\r", "\x00", "é", "\u202e", "\x1b[0m"):
+        assert native.text_json(["a", "b" + odd]) is None
+    lines = L.frame_text("[    0.000000] one \"two\"\n[    0.000001] \\three\tfour\nplain\n", "plain")
+    assert native.text_json(lines.text) == orjson.dumps(list(lines.text))

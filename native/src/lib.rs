@@ -77,6 +77,7 @@ fn _scan(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(initcall::initcalls, m)?)?;
     m.add_function(wrap_pyfunction!(initcall::initcall_events, m)?)?;
     m.add_function(wrap_pyfunction!(json::dump_initcalls, m)?)?;
+    m.add_function(wrap_pyfunction!(json::text_json, m)?)?;
     m.add_function(wrap_pyfunction!(events::initcall_block, m)?)?;
     m.add_class::<events::EventBlock>()?;
     m.add_function(wrap_pyfunction!(events::report::report_lanes, m)?)?;

@@ -357,10 +357,22 @@ def boot_data(b: BootAnalysis, names: _Names, top: int = 25, raw: bool = False) 
         "chain": _chain_data(chain_, column_of),
         "silences": [{"s": _us(x.start_ns), "d": _us(x.duration_ns), "a": x.line_before, "b": x.line_after}
                      for x in b.silences],
-        "log": {"first": lines.first, "text": list(lines.text),
+        "log": {"first": lines.first, "text": _log_text(lines.text, raw),
                 "t": _line_times(lines.host, lines.kernel, al.offsets.get(Clock.HOST), al.offsets.get(Clock.KERNEL))},
         "samples": _samples(b),
     }
+
+
+def _log_text(text: Sequence[str], raw: bool) -> list[str] | orjson.Fragment:
+    """The log's lines for the page: with ``raw``, when no line has anything for
+    :func:`~.visible.visible` to escape (ASCII, no control character but a tab), their JSON
+    array written natively (json.rs text_json) as an orjson.Fragment, no str made a line;
+    else a list."""
+    if raw:
+        got = native_module().text_json(text)
+        if got is not None:
+            return orjson.Fragment(got)
+    return list(text)
 
 
 def _columns(order: list[int], times: Sequence[int], dd: list[int], enames: Sequence[str],
@@ -609,9 +621,10 @@ def _embed(obj: Any) -> bytes:
     orjson writes them: the page is written as bytes, and a report of a million events embeds
     100 MB that a decode and an encode would each copy."""
     raw = orjson.dumps(obj)
+    ascii_ = raw.isascii()  # then no U+2028/9 to look for (a slower search than a byte's)
     for a, b in ((b"<", b"\\u003c"), (b">", b"\\u003e"), (b"&", b"\\u0026"),
                  ("\u2028".encode(), b"\\u2028"), ("\u2029".encode(), b"\\u2029")):
-        if a in raw:
+        if (len(a) == 1 or not ascii_) and a in raw:
             raw = raw.replace(a, b)
     return raw
 
