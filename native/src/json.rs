@@ -170,7 +170,7 @@ pub(crate) fn write_event<'py>(
     // Event: kind, name, start, duration_ns, line_no, end_line_no, detail
     let kind = e.get_item(0)?;
     if !kind.is(initcall_kind) {
-        return write_process(buf, e, &kind, t, axis_clock);
+        return write_process(buf, e, t, axis_clock);
     }
     let start = e.get_item(2)?;
     let end_line = e.get_item(5)?;
@@ -290,17 +290,21 @@ fn json_opt_secs(out: &mut Vec<u8>, v: Option<i64>) {
     }
 }
 
+/// A value of a process's JSON object.
+enum Value<'a, 'py> {
+    Int(Option<i64>),
+    Str(&'a Option<Bound<'py, PyString>>),
+    Secs(Option<i64>),
+    Bool(bool),
+}
+
 /// Append the JSON of a process Event (a ProcessDetail), keys and order as render/jsonout.py
 /// event_dict, when its start is on the axis clock, not an estimate, and every value is one
 /// json.rs writes as orjson does (true); else nothing (false).
-fn write_process<'py>(
-    buf: &mut Vec<u8>,
-    e: &Bound<'py, PyTuple>,
-    kind: &Bound<'py, PyAny>,
-    t: &Bound<'py, PyAny>,
-    axis_clock: &Bound<'py, PyAny>,
-) -> PyResult<bool> {
+fn write_process<'py>(buf: &mut Vec<u8>, e: &Bound<'py, PyTuple>, t: &Bound<'py, PyAny>, axis_clock: &Bound<'py, PyAny>)
+                      -> PyResult<bool> {
     let py = e.py();
+    let kind = e.get_item(0)?;
     let (process_kind, detail_type) = PROCESS_TYPES.get_or_try_init(py, || -> PyResult<_> {
         let model = py.import("bootlens.model")?;
         let kind = model.getattr("Kind")?.getattr("PROCESS")?.unbind();
@@ -338,34 +342,28 @@ fn write_process<'py>(
     ) else {
         return Ok(false);
     };
-    buf.extend_from_slice(b"{\"kind\":\"process\",\"name\":");
-    json_opt_str(buf, &name)?;
-    buf.extend_from_slice(b",\"start_s\":");
-    orjson_secs(buf, t);
-    buf.extend_from_slice(b",\"duration_s\":");
-    json_opt_secs(buf, dur);
-    buf.extend_from_slice(b",\"line\":");
-    json_opt_int(buf, line);
-    if let Some(end) = end {
-        if Some(end) != line {
-            buf.extend_from_slice(b",\"end_line\":");
-            push_i64(buf, end);
+    let end = end.filter(|&v| Some(v) != line); // written only when not the start line
+    buf.extend_from_slice(b"{\"kind\":\"process\"");
+    for (key, value) in [
+        ("name", Value::Str(&name)), ("start_s", Value::Secs(Some(t))), ("duration_s", Value::Secs(dur)),
+        ("line", Value::Int(line)), ("end_line", Value::Int(end)), ("pid", Value::Int(pid)),
+        ("ppid", Value::Int(ppid)), ("comm", Value::Str(&comm)), ("exe", Value::Str(&exe)),
+        ("kthread", Value::Bool(kthread)), ("exec_s", Value::Secs(exec_ns)), ("exited", Value::Bool(exited)),
+        ("forks", Value::Int(forks)),
+    ] {
+        if key == "end_line" && end.is_none() {
+            continue;
+        }
+        buf.extend_from_slice(b",\"");
+        buf.extend_from_slice(key.as_bytes());
+        buf.extend_from_slice(b"\":");
+        match value {
+            Value::Int(v) => json_opt_int(buf, v),
+            Value::Str(v) => json_opt_str(buf, v)?,
+            Value::Secs(v) => json_opt_secs(buf, v),
+            Value::Bool(v) => buf.extend_from_slice(if v { b"true" } else { b"false" }),
         }
     }
-    buf.extend_from_slice(b",\"pid\":");
-    json_opt_int(buf, pid);
-    buf.extend_from_slice(b",\"ppid\":");
-    json_opt_int(buf, ppid);
-    buf.extend_from_slice(b",\"comm\":");
-    json_opt_str(buf, &comm)?;
-    buf.extend_from_slice(b",\"exe\":");
-    json_opt_str(buf, &exe)?;
-    buf.extend_from_slice(if kthread { b",\"kthread\":true" } else { b",\"kthread\":false" });
-    buf.extend_from_slice(b",\"exec_s\":");
-    json_opt_secs(buf, exec_ns);
-    buf.extend_from_slice(if exited { b",\"exited\":true" } else { b",\"exited\":false" });
-    buf.extend_from_slice(b",\"forks\":");
-    json_opt_int(buf, forks);
     buf.push(b'}');
     Ok(true)
 }

@@ -161,43 +161,6 @@ pub(crate) fn report_columns_all<'py>(
     text_of: &Bound<'py, PyAny>,
     as_json: bool,
 ) -> PyResult<PyObject> {
-    let cols = columns_all(py, block, order, times, other_names, other_texts, other_exec, index, items, text_of)?;
-    if !as_json {
-        let [s, d, n, l, e, x, t] = cols;
-        return Ok((s, d, n, l, e, x, t).into_pyobject(py)?.into_any().unbind());
-    }
-    let size: usize = cols.iter().map(|c| c.len() * 8 + 8).sum();
-    let mut buf: Vec<u8> = Vec::with_capacity(size);
-    for (k, (key, col)) in ["s", "d", "n", "l", "e", "x", "i"].iter().zip(cols.iter()).enumerate() {
-        buf.extend_from_slice(if k == 0 { b"{\"" } else { b",\"" });
-        buf.extend_from_slice(key.as_bytes());
-        buf.extend_from_slice(b"\":[");
-        for (j, &v) in col.iter().enumerate() {
-            if j > 0 {
-                buf.push(b',');
-            }
-            crate::json::push_i64(&mut buf, v);
-        }
-        buf.push(b']');
-    }
-    buf.push(b'}');
-    let negative = cols[1].iter().any(|&d| d < 0);
-    Ok((pyo3::types::PyBytes::new(py, &buf), negative).into_pyobject(py)?.into_any().unbind())
-}
-
-#[allow(clippy::too_many_arguments)]
-fn columns_all<'py>(
-    py: Python<'py>,
-    block: PyRef<'py, EventBlock>,
-    order: Vec<usize>,
-    times: &Bound<'py, PyAny>,
-    other_names: &Bound<'py, PyList>,
-    other_texts: &Bound<'py, PyList>,
-    other_exec: Vec<i64>,
-    index: &Bound<'py, PyDict>,
-    items: &Bound<'py, PyList>,
-    text_of: &Bound<'py, PyAny>,
-) -> PyResult<[Vec<i64>; 7]> {
     let no = block.others.len();
     if other_names.len() != no || other_texts.len() != no || other_exec.len() != no {
         return Err(pyo3::exceptions::PyValueError::new_err("report_columns_all: one name, text and exec per other event"));
@@ -235,7 +198,31 @@ fn columns_all<'py>(
             }
         }
     }
-    Ok([s, d, n, l, e, x, t])
+    if as_json {
+        return columns_json(py, &[s, d, n, l, e, x, t]);
+    }
+    Ok((s, d, n, l, e, x, t).into_pyobject(py)?.into_any().unbind())
+}
+
+/// report_columns_all's `as_json` result: (the JSON text of the columns, whether a duration is negative).
+fn columns_json(py: Python<'_>, cols: &[Vec<i64>; 7]) -> PyResult<PyObject> {
+    let size: usize = cols.iter().map(|c| c.len() * 8 + 8).sum();
+    let mut buf: Vec<u8> = Vec::with_capacity(size);
+    for (k, (key, col)) in ["s", "d", "n", "l", "e", "x", "i"].iter().zip(cols.iter()).enumerate() {
+        buf.extend_from_slice(if k == 0 { b"{\"" } else { b",\"" });
+        buf.extend_from_slice(key.as_bytes());
+        buf.extend_from_slice(b"\":[");
+        for (j, &v) in col.iter().enumerate() {
+            if j > 0 {
+                buf.push(b',');
+            }
+            crate::json::push_i64(&mut buf, v);
+        }
+        buf.push(b']');
+    }
+    buf.push(b'}');
+    let negative = cols[1].iter().any(|&d| d < 0);
+    Ok((pyo3::types::PyBytes::new(py, &buf), negative).into_pyobject(py)?.into_any().unbind())
 }
 
 /// report_on_lines(block, lines) -> positions: the positions of the events whose line is one
