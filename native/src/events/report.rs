@@ -12,7 +12,7 @@ use std::collections::{BinaryHeap, HashSet};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
-use super::{axis_times, Detail, EventBlock, Item, NONE};
+use super::{axis_times, item_in, Detail, EventBlock, Item, NONE};
 
 /// A duration as the report's `dd` holds it: the ns, -1 for none (a negative one stays).
 fn dd_of(b: &EventBlock, py: Python<'_>, i: usize) -> PyResult<i64> {
@@ -172,8 +172,9 @@ pub(crate) fn report_columns_all<'py>(
     let mut text_id = vec![-1i64; rows.details.len()];
     let (mut n, mut x, mut t) = (Vec::with_capacity(order.len()), Vec::with_capacity(order.len()),
                                  Vec::with_capacity(order.len()));
+    let map = block.item_map();
     for &i in &order {
-        match block.item(i) {
+        match item_in(&map, i) {
             Item::Row(r) => {
                 let nm = rows.name[r] as usize;
                 if name_id[nm] < 0 {
