@@ -11,6 +11,7 @@ the edge cases (out-of-range stamps and numbers, bounds, a broken install).
 from __future__ import annotations
 
 import json
+from pathlib import Path
 import random
 import subprocess
 import sys
@@ -904,6 +905,14 @@ def test_report_columns_all_are_the_python_columns(tmp_path: Path) -> None:
     got = report_columns_all(ev.block, order, times, [e.name for e in others], texts, x, nat.index, nat.items,
                              lambda d: _detail(d, ""))
     assert dict(zip("sdnlexi", got)) == want and nat.items == py.items and nat.index == py.index
+    # as_json: orjson's text of the same columns, the same table, and whether a duration is negative
+    import orjson
+
+    js = _Names()
+    js("already there")
+    text, negative = report_columns_all(ev.block, order, times, [e.name for e in others], texts, x, js.index,
+                                        js.items, lambda d: _detail(d, ""), as_json=True)
+    assert text == orjson.dumps(want) and js.items == py.items and negative == (min(want["d"]) < 0)
     assert {"device dev9, returned 0", "device dev36, returned 0", "pid 1, never returned", "pid 2, returned 0"} <= set(nat.items)
     with pytest.raises(ValueError):
         report_columns_all(ev.block, order, times, ["x"] * (len(others) + 1), texts, x, nat.index, nat.items,
@@ -984,3 +993,124 @@ def test_report_line_times_are_the_python_axis_times() -> None:
             assert report_line_times(host, kernel, h_off, k_off) == want
             assert report_line_times(host[:10], kernel, h_off, k_off) == _axis_times(host[:10], kernel, h_off, k_off)
     assert report_line_times(host, kernel, 0, None)[:4] == [2, 3, -2, -3]
+
+
+def test_process_json_is_orjsons_bytes(tmp_path: Path) -> None:
+    """The native JSON of a process event (json.rs write_process) is orjson's bytes of
+    event_dict, byte for byte; a value it would write otherwise (a tab or newline in a string,
+    a time of 10^15 ns or more, a bool for an int, an estimated start, another clock, another
+    detail type) is left to event_dict."""
+    import orjson
+
+    from bootlens.align import Alignment
+    from bootlens.model import ProcessDetail, Stamp, UnitDetail
+
+    al = Alignment(Clock.KERNEL, "kernel_start", (), offsets={Clock.KERNEL: 0})
+    det = ProcessDetail(12, 1, "sh", "/bin/busybox", False, 200_000, True, 3)
+    ev = Event(Kind.PROCESS, "busybox", Stamp(Clock.KERNEL, 1_500_000), 7_000, 10, 12, det)
+    fast_cases = [
+        (ev, 1_500_000),
+        (ev._replace(end_line_no=None, duration_ns=None), 0),
+        (ev._replace(end_line_no=10), 123_456_789_012),
+        (ev._replace(detail=det._replace(ppid=None, exe=None, exec_ns=None, kthread=True, exited=False)), 5),
+        (ev._replace(name='a "q" \\ é \u2028 \x7f', detail=det._replace(comm="ü\\\"")), 5),
+        (ev._replace(detail=det._replace(exec_ns=10**15 - 1, pid=2**40, forks=0)), 10**15 - 1),
+        (ev._replace(duration_ns=-5), -7),
+    ]
+    rnd = random.Random(14)
+    values = [0, 1, 5, 10, 1200, 1234, 9999, 10_000, 99_999, 10**15 - 1, -1, -7000, -10_000, -(10**15 - 1)]
+    values += [rnd.randrange(10 ** rnd.randint(1, 15)) * rnd.choice([1, -1]) for _ in range(2000)]
+    fast_cases += [(ev._replace(duration_ns=v, detail=det._replace(exec_ns=-v)), v) for v in values]
+    slow_cases = [
+        (ev._replace(name="a\tb"), 5),
+        (ev._replace(detail=det._replace(comm="x\ny")), 5),
+        (ev._replace(detail=det._replace(exec_ns=10**15)), 5),
+        (ev, 10**15),
+        (ev._replace(duration_ns=True), 5),
+        (ev._replace(detail=det._replace(forks=True)), 5),
+        (ev._replace(detail=det._replace(kthread=1)), 5),
+        (ev._replace(start=Stamp(Clock.KERNEL, 0, True, 5)), 5),
+        (ev._replace(start=Stamp(Clock.HOST, 0)), 5),
+        (ev._replace(start=None), 5),
+        (ev._replace(detail=UnitDetail("a", "b", "done", "x")), 5),
+        (ev._replace(kind=Kind.UNIT), 5),
+    ]
+    cases = fast_cases + slow_cases
+    out = native.dump_initcalls([e for e, _ in cases], [t for _, t in cases], Kind.INITCALL, Clock.KERNEL)
+    for (e, t), raw in zip(fast_cases, out):
+        assert raw == orjson.dumps(event_dict(e, al, t)), e
+    assert out[len(fast_cases):] == [None] * len(slow_cases)
+    # every process event of the corpus logs that have them, through analyze's own writer
+    from bootlens.analyze import analyze_paths
+
+    logs = [p for p in sorted(CORPUS.rglob("*.log")) if b"sched_process_" in p.read_bytes()]
+    assert logs
+    for log in logs:
+        for b in analyze_paths([str(log)]).boots:
+            evs = [e for e in b.boot.events if e.kind is Kind.PROCESS]
+            times = [b.alignment.to_axis(e.start) for e in evs]
+            got = native.dump_initcalls(evs, times, Kind.INITCALL, b.alignment.axis)
+            for e, t, raw in zip(evs, times, got):
+                if raw is not None:
+                    assert raw == orjson.dumps(event_dict(e, b.alignment, t)), (log, e)
+
+
+def test_report_process_texts() -> None:
+    """report_process_texts: a process's tooltip text (the words _detail had in Python, kept
+    here as the reference) and its exec time in us rounded as _us, for every shape of detail: no
+    parent, an empty or no exe, a kernel thread, no children, still running, ints past i64, a
+    bool for an int, a lone surrogate in a string; other details (a subclass too) are left to
+    Python (None, -1, their position in ``rest``)."""
+    from typing import NamedTuple
+
+    from bootlens.model import ProbeDetail, ProcessDetail
+    from bootlens.render.html import _detail, _texts_exec, _us
+
+    def reference(d: ProcessDetail) -> str:
+        parts = [f"pid {d.pid}", f"parent {d.ppid}" if d.ppid is not None else "",
+                 f"exec {d.exe}" if d.exe else "", "kernel thread" if d.kthread else "",
+                 f"{d.forks} children" if d.forks else "", "" if d.exited else "still running at the end"]
+        return ", ".join(p for p in parts if p)
+
+    class Sub(ProcessDetail):
+        pass
+
+    class Odd(NamedTuple):
+        pid: int
+
+    base = ProcessDetail(12, 1, "sh", "/bin/busybox", False, 1_499, True, 3)
+    procs = [base, base._replace(ppid=None), base._replace(exe=""), base._replace(exe=None),
+             base._replace(kthread=True, exited=False, forks=0), base._replace(pid=2**70, forks=-2**65),
+             base._replace(pid=True, ppid=False, forks=True), base._replace(exe="/bin/\udcff x"),
+             base._replace(exec_ns=None), base._replace(exec_ns=-1_500), base._replace(exec_ns=-1_499),
+             base._replace(exec_ns=500), base._replace(exec_ns=499), base._replace(exec_ns=0),
+             base._replace(exec_ns=2**62), base._replace(exe="é ü \u202e", ppid=-3)]
+    others = [ProbeDetail("dev0", None, 0), None, Sub(*base), Odd(1)]
+    dets = procs + others
+    texts, x, rest = native.report_process_texts(dets, ProcessDetail)
+    assert texts[:len(procs)] == [reference(d) for d in procs]
+    assert x[:len(procs)] == [-1 if d.exec_ns is None else _us(d.exec_ns) or 0 for d in procs]
+    assert texts[len(procs):] == [None] * len(others) and x[len(procs):] == [-1] * len(others)
+    assert rest == list(range(len(procs), len(dets)))
+    assert [_detail(d, "n") for d in procs] == [reference(d) for d in procs]
+    assert _detail(Sub(*base), "n") == reference(base)
+    t, xs = _texts_exec(dets, ["n"] * len(dets))
+    assert t == [reference(d) for d in procs] + ["device dev0, returned 0", "", reference(base), _detail(Odd(1), "n")]
+    assert xs == x[:len(procs)] + [-1, -1, 1, -1]
+
+
+def test_text_json() -> None:
+    """text_json: orjson's JSON array of lines that visible() leaves as they are (ASCII, no
+    control character but a tab or a newline), from a list or a TextColumn; None when a line
+    has anything else (the report then goes through visible())."""
+    import orjson
+
+    from bootlens.render.visible import visible
+
+    plain = ["", "a", 'q"uote\\back\tslash', "<script>&", "~ !", "x\ny"]
+    assert native.text_json(plain) == orjson.dumps(plain) and [visible(s) for s in plain] == plain
+    assert native.text_json([]) == b"[]"
+    for odd in ("\x7f", "\r", "\x00", "é", "\u202e", "\x1b[0m"):
+        assert native.text_json(["a", "b" + odd]) is None
+    lines = L.frame_text("[    0.000000] one \"two\"\n[    0.000001] \\three\tfour\nplain\n", "plain")
+    assert native.text_json(lines.text) == orjson.dumps(list(lines.text))

@@ -340,7 +340,7 @@ impl TextColumn {
 
 /// Call `f(i, bytes of line i)` for every line of `texts` (a TextColumn or a list of str), in
 /// order: a whole-column scan without a table of every line's span (40 bytes a line).
-fn each_line(texts: &Bound<'_, PyAny>, mut f: impl FnMut(usize, &[u8])) -> PyResult<()> {
+pub(crate) fn each_line(texts: &Bound<'_, PyAny>, mut f: impl FnMut(usize, &[u8])) -> PyResult<()> {
     if let Ok(col) = texts.downcast::<TextColumn>() {
         let col = col.borrow();
         let py = texts.py();

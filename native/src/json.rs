@@ -1,7 +1,9 @@
-//! JSON lines for the common event (a timed initcall), as render/jsonout.py event_dict writes it.
+//! JSON lines for the common events (a timed initcall, a process), as render/jsonout.py
+//! event_dict writes them.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
+use pyo3::sync::GILOnceCell;
+use pyo3::types::{PyBool, PyBytes, PyList, PyString, PyTuple, PyType};
 
 /// The decimal digits of v (no allocation, no fmt machinery: the JSON writer prints five
 /// numbers a row).
@@ -155,8 +157,9 @@ pub(crate) fn write_initcall_parts(buf: &mut Vec<u8>, name: &[u8], t: i64, dur: 
     buf.extend_from_slice(detail);
 }
 
-/// Append the JSON of an Event tuple when it is a timed initcall whose start is on the axis's
-/// own clock and not an estimate (true); else write nothing (false): the caller uses event_dict.
+/// Append the JSON of an Event tuple when it is a timed initcall or process whose start is on
+/// the axis's own clock and not an estimate (true); else write nothing (false): the caller uses
+/// event_dict.
 pub(crate) fn write_event<'py>(
     buf: &mut Vec<u8>,
     e: &Bound<'py, PyTuple>,
@@ -166,6 +169,9 @@ pub(crate) fn write_event<'py>(
 ) -> PyResult<bool> {
     // Event: kind, name, start, duration_ns, line_no, end_line_no, detail
     let kind = e.get_item(0)?;
+    if !kind.is(initcall_kind) {
+        return write_process(buf, e, t, axis_clock);
+    }
     let start = e.get_item(2)?;
     let end_line = e.get_item(5)?;
     let line = e.get_item(4)?;
@@ -204,11 +210,169 @@ pub(crate) fn write_event<'py>(
     Ok(true)
 }
 
+/// model.Kind.PROCESS and model.ProcessDetail, looked up once.
+static PROCESS_TYPES: GILOnceCell<(PyObject, Py<PyType>)> = GILOnceCell::new();
+
+/// A time in ns that json_secs writes as orjson writes ns / 1e9 (under 10^15 ns: exact).
+fn short_secs(v: &Bound<'_, PyAny>) -> Option<Option<i64>> {
+    if v.is_none() {
+        return Some(None);
+    }
+    if v.is_instance_of::<PyBool>() {
+        return None;
+    }
+    match v.extract::<i64>() {
+        Ok(ns) if ns.unsigned_abs() < 1_000_000_000_000_000 => Some(Some(ns)),
+        _ => None,
+    }
+}
+
+/// A str or None that json_str writes as orjson does: no byte under 0x20 (orjson writes \n, \t
+/// short), else None (the caller falls back to event_dict).
+fn plain_str<'py>(v: &Bound<'py, PyAny>) -> Option<Option<Bound<'py, PyString>>> {
+    if v.is_none() {
+        return Some(None);
+    }
+    let s = v.downcast::<PyString>().ok()?;
+    let text = s.to_str().ok()?;
+    if text.bytes().any(|c| c < 0x20) {
+        return None;
+    }
+    Some(Some(s.clone()))
+}
+
+/// An int that is not a bool (orjson writes a bool as true/false).
+fn plain_int(v: &Bound<'_, PyAny>) -> Option<Option<i64>> {
+    if v.is_none() {
+        return Some(None);
+    }
+    if v.is_instance_of::<PyBool>() {
+        return None;
+    }
+    v.extract::<i64>().ok().map(Some)
+}
+
+fn json_opt_str(out: &mut Vec<u8>, v: &Option<Bound<'_, PyString>>) -> PyResult<()> {
+    match v {
+        None => out.extend_from_slice(b"null"),
+        Some(s) => json_str(out, s.to_str()?),
+    }
+    Ok(())
+}
+
+/// Seconds from nanoseconds (under 10^15) as orjson writes ns / 1e9: json_secs's positional
+/// decimal from 10 us up, the exponent form under it (7000 ns: "7e-6", 1234 ns: "1.234e-6").
+fn orjson_secs(out: &mut Vec<u8>, ns: i64) {
+    let a = ns.unsigned_abs();
+    if a == 0 || a >= 10_000 {
+        return json_secs(out, ns);
+    }
+    if ns < 0 {
+        out.push(b'-');
+    }
+    let mut digits = Vec::with_capacity(4);
+    push_u64(&mut digits, a);
+    let exp = digits.len() as i64 - 1 - 9;
+    let used = digits.len() - digits.iter().rev().take_while(|&&c| c == b'0').count();
+    out.push(digits[0]);
+    if used > 1 {
+        out.push(b'.');
+        out.extend_from_slice(&digits[1..used]);
+    }
+    out.push(b'e');
+    push_i64(out, exp);
+}
+
+fn json_opt_secs(out: &mut Vec<u8>, v: Option<i64>) {
+    match v {
+        None => out.extend_from_slice(b"null"),
+        Some(ns) => orjson_secs(out, ns),
+    }
+}
+
+/// A value of a process's JSON object.
+enum Value<'a, 'py> {
+    Int(Option<i64>),
+    Str(&'a Option<Bound<'py, PyString>>),
+    Secs(Option<i64>),
+    Bool(bool),
+}
+
+/// Append the JSON of a process Event (a ProcessDetail), keys and order as render/jsonout.py
+/// event_dict, when its start is on the axis clock, not an estimate, and every value is one
+/// json.rs writes as orjson does (true); else nothing (false).
+fn write_process<'py>(buf: &mut Vec<u8>, e: &Bound<'py, PyTuple>, t: &Bound<'py, PyAny>, axis_clock: &Bound<'py, PyAny>)
+                      -> PyResult<bool> {
+    let py = e.py();
+    let kind = e.get_item(0)?;
+    let (process_kind, detail_type) = PROCESS_TYPES.get_or_try_init(py, || -> PyResult<_> {
+        let model = py.import("bootlens.model")?;
+        let kind = model.getattr("Kind")?.getattr("PROCESS")?.unbind();
+        let det = model.getattr("ProcessDetail")?.downcast_into::<PyType>()?.unbind();
+        Ok((kind, det))
+    })?;
+    if !kind.is(process_kind) || e.len() != 7 {
+        return Ok(false);
+    }
+    let det = e.get_item(6)?;
+    if !det.get_type().is(detail_type.bind(py)) {
+        return Ok(false);
+    }
+    let start = e.get_item(2)?;
+    if start.is_none() {
+        return Ok(false);
+    }
+    let st = start.downcast::<PyTuple>()?;
+    if !st.get_item(0)?.is(axis_clock) || st.get_item(2)?.is_truthy()? {
+        return Ok(false);
+    }
+    let det = det.downcast::<PyTuple>()?;
+    let bool_of = |v: Bound<'py, PyAny>| -> Option<bool> { v.downcast::<PyBool>().ok().map(|b| b.is_true()) };
+    // ProcessDetail: pid, ppid, comm, exe, kthread, exec_ns, exited, forks
+    let (Some(Some(t)), Some(name), Some(dur), Some(line), Some(end)) = (
+        short_secs(t), plain_str(&e.get_item(1)?), short_secs(&e.get_item(3)?),
+        plain_int(&e.get_item(4)?), plain_int(&e.get_item(5)?),
+    ) else {
+        return Ok(false);
+    };
+    let (Some(pid), Some(ppid), Some(comm), Some(exe), Some(kthread), Some(exec_ns), Some(exited), Some(forks)) = (
+        plain_int(&det.get_item(0)?), plain_int(&det.get_item(1)?), plain_str(&det.get_item(2)?),
+        plain_str(&det.get_item(3)?), bool_of(det.get_item(4)?), short_secs(&det.get_item(5)?),
+        bool_of(det.get_item(6)?), plain_int(&det.get_item(7)?),
+    ) else {
+        return Ok(false);
+    };
+    let end = end.filter(|&v| Some(v) != line); // written only when not the start line
+    buf.extend_from_slice(b"{\"kind\":\"process\"");
+    for (key, value) in [
+        ("name", Value::Str(&name)), ("start_s", Value::Secs(Some(t))), ("duration_s", Value::Secs(dur)),
+        ("line", Value::Int(line)), ("end_line", Value::Int(end)), ("pid", Value::Int(pid)),
+        ("ppid", Value::Int(ppid)), ("comm", Value::Str(&comm)), ("exe", Value::Str(&exe)),
+        ("kthread", Value::Bool(kthread)), ("exec_s", Value::Secs(exec_ns)), ("exited", Value::Bool(exited)),
+        ("forks", Value::Int(forks)),
+    ] {
+        if key == "end_line" && end.is_none() {
+            continue;
+        }
+        buf.extend_from_slice(b",\"");
+        buf.extend_from_slice(key.as_bytes());
+        buf.extend_from_slice(b"\":");
+        match value {
+            Value::Int(v) => json_opt_int(buf, v),
+            Value::Str(v) => json_opt_str(buf, v)?,
+            Value::Secs(v) => json_opt_secs(buf, v),
+            Value::Bool(v) => buf.extend_from_slice(if v { b"true" } else { b"false" }),
+        }
+    }
+    buf.push(b'}');
+    Ok(true)
+}
+
 /// dump_initcalls(events, times, initcall_kind, axis_clock) -> [bytes | None]
 ///
-/// The JSON object of each timed initcall event whose start is on the axis's own clock and not
-/// an estimate, keys and order as render/jsonout.py event_dict; None for every other event,
-/// which the caller renders in Python.
+/// The JSON object of each timed initcall or process event whose start is on the axis's own
+/// clock and not an estimate, keys and order as render/jsonout.py event_dict (a process's bytes
+/// are orjson's); None for every other event, which the caller renders in Python.
 #[pyfunction]
 pub(crate) fn dump_initcalls<'py>(
     py: Python<'py>,
@@ -227,3 +391,88 @@ pub(crate) fn dump_initcalls<'py>(
     Ok(out)
 }
 
+
+/// The escape of a line byte in text_json: 0 written as it is, 1 escaped (two bytes), 2 not
+/// plain (the line needs visible()).
+fn text_class(c: u8) -> u8 {
+    TEXT_CLASS[c as usize]
+}
+
+const TEXT_CLASS: [u8; 256] = {
+    let mut t = [2u8; 256];
+    let mut c = 0x20;
+    while c <= 0x7e {
+        t[c] = 0;
+        c += 1;
+    }
+    t[b'"' as usize] = 1;
+    t[b'\\' as usize] = 1;
+    t[b'\t' as usize] = 1;
+    t[b'\n' as usize] = 1;
+    t
+};
+
+/// text_json(texts) -> bytes | None: the JSON array of the lines of `texts` (a TextColumn or a
+/// list of str) as orjson writes it, when every line is ASCII with no control character but a
+/// tab or a newline (what render/visible.py `visible` leaves as it is); else None, and the caller
+/// goes through visible(). The report embeds a log's lines so (2M lines: no str made for each).
+/// Two passes: the exact size (and whether every line is plain), then the text written into
+/// the bytes object itself.
+#[pyfunction]
+pub(crate) fn text_json<'py>(py: Python<'py>, texts: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyBytes>>> {
+    let (mut size, mut lines, mut plain) = (2usize, 0usize, true);
+    crate::columns::each_line(texts, |_, line| {
+        lines += 1;
+        size += line.len() + 2;
+        let (mut escaped, mut odd) = (0usize, 0u8);
+        for &c in line {
+            let k = text_class(c);
+            escaped += (k & 1) as usize;
+            odd |= k & 2;
+        }
+        size += escaped;
+        plain &= odd == 0;
+    })?;
+    if !plain {
+        return Ok(None);
+    }
+    size += lines.saturating_sub(1); // the commas
+    let mut err: Option<PyErr> = None;
+    let out = PyBytes::new_with(py, size, |buf: &mut [u8]| {
+        let mut at = 0usize;
+        let mut put = |b: &[u8]| {
+            buf[at..at + b.len()].copy_from_slice(b);
+            at += b.len();
+        };
+        put(b"[");
+        if let Err(e) = crate::columns::each_line(texts, |i, line| {
+            if i > 0 {
+                put(b",");
+            }
+            put(b"\"");
+            let mut start = 0;
+            for (j, &c) in line.iter().enumerate() {
+                if text_class(c) != 0 {
+                    put(&line[start..j]);
+                    put(match c {
+                        b'"' => b"\\\"",
+                        b'\\' => b"\\\\",
+                        b'\t' => b"\\t",
+                        _ => b"\\n",
+                    });
+                    start = j + 1;
+                }
+            }
+            put(&line[start..]);
+            put(b"\"");
+        }) {
+            err = Some(e);
+        }
+        put(b"]");
+        Ok(())
+    })?;
+    match err {
+        Some(e) => Err(e),
+        None => Ok(Some(out)),
+    }
+}

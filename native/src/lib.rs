@@ -77,12 +77,14 @@ fn _scan(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(initcall::initcalls, m)?)?;
     m.add_function(wrap_pyfunction!(initcall::initcall_events, m)?)?;
     m.add_function(wrap_pyfunction!(json::dump_initcalls, m)?)?;
+    m.add_function(wrap_pyfunction!(json::text_json, m)?)?;
     m.add_function(wrap_pyfunction!(events::initcall_block, m)?)?;
     m.add_class::<events::EventBlock>()?;
     m.add_function(wrap_pyfunction!(events::report::report_lanes, m)?)?;
     m.add_function(wrap_pyfunction!(events::report::report_columns_all, m)?)?;
     m.add_function(wrap_pyfunction!(events::report::report_on_lines, m)?)?;
     m.add_function(wrap_pyfunction!(events::report::report_places, m)?)?;
+    m.add_function(wrap_pyfunction!(events::report::report_process_texts, m)?)?;
     m.add_function(wrap_pyfunction!(events::report::timed_at, m)?)?;
     m.add_function(wrap_pyfunction!(events::report::report_line_times, m)?)?;
     m.add_function(wrap_pyfunction!(ftrace::ftrace_graph, m)?)?;

@@ -12,7 +12,7 @@ use std::collections::{BinaryHeap, HashSet};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
-use super::{axis_times, Detail, EventBlock, Item, NONE};
+use super::{axis_times, item_in, Detail, EventBlock, Item, NONE};
 
 /// A duration as the report's `dd` holds it: the ns, -1 for none (a negative one stays).
 fn dd_of(b: &EventBlock, py: Python<'_>, i: usize) -> PyResult<i64> {
@@ -141,8 +141,13 @@ impl Names<'_, '_> {
 /// event by event); `x` a process's exec time or -1. The other events' names, texts and exec
 /// times are given (lists parallel to the block's other events); a row's text is made here once
 /// per distinct detail (`text_of(detail)` in Python for one whose strings Rust cannot hold).
+///
+/// With `as_json`: (bytes, negative) instead, the JSON text of the object {"s": s, "d": d, ...}
+/// as orjson writes it (no Python int made for the millions of values: the page embeds it as an
+/// orjson.Fragment) and whether a duration is negative (-1, an instant).
 #[pyfunction]
-#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+#[pyo3(signature = (block, order, times, other_names, other_texts, other_exec, index, items, text_of, as_json=false))]
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn report_columns_all<'py>(
     py: Python<'py>,
     block: PyRef<'py, EventBlock>,
@@ -154,7 +159,8 @@ pub(crate) fn report_columns_all<'py>(
     index: &Bound<'py, PyDict>,
     items: &Bound<'py, PyList>,
     text_of: &Bound<'py, PyAny>,
-) -> PyResult<(Vec<i64>, Vec<i64>, Vec<i64>, Vec<i64>, Vec<i64>, Vec<i64>, Vec<i64>)> {
+    as_json: bool,
+) -> PyResult<PyObject> {
     let no = block.others.len();
     if other_names.len() != no || other_texts.len() != no || other_exec.len() != no {
         return Err(pyo3::exceptions::PyValueError::new_err("report_columns_all: one name, text and exec per other event"));
@@ -166,8 +172,9 @@ pub(crate) fn report_columns_all<'py>(
     let mut text_id = vec![-1i64; rows.details.len()];
     let (mut n, mut x, mut t) = (Vec::with_capacity(order.len()), Vec::with_capacity(order.len()),
                                  Vec::with_capacity(order.len()));
+    let map = block.item_map();
     for &i in &order {
-        match block.item(i) {
+        match item_in(&map, i) {
             Item::Row(r) => {
                 let nm = rows.name[r] as usize;
                 if name_id[nm] < 0 {
@@ -192,7 +199,31 @@ pub(crate) fn report_columns_all<'py>(
             }
         }
     }
-    Ok((s, d, n, l, e, x, t))
+    if as_json {
+        return columns_json(py, &[s, d, n, l, e, x, t]);
+    }
+    Ok((s, d, n, l, e, x, t).into_pyobject(py)?.into_any().unbind())
+}
+
+/// report_columns_all's `as_json` result: (the JSON text of the columns, whether a duration is negative).
+fn columns_json(py: Python<'_>, cols: &[Vec<i64>; 7]) -> PyResult<PyObject> {
+    let size: usize = cols.iter().map(|c| c.len() * 8 + 8).sum();
+    let mut buf: Vec<u8> = Vec::with_capacity(size);
+    for (k, (key, col)) in ["s", "d", "n", "l", "e", "x", "i"].iter().zip(cols.iter()).enumerate() {
+        buf.extend_from_slice(if k == 0 { b"{\"" } else { b",\"" });
+        buf.extend_from_slice(key.as_bytes());
+        buf.extend_from_slice(b"\":[");
+        for (j, &v) in col.iter().enumerate() {
+            if j > 0 {
+                buf.push(b',');
+            }
+            crate::json::push_i64(&mut buf, v);
+        }
+        buf.push(b']');
+    }
+    buf.push(b'}');
+    let negative = cols[1].iter().any(|&d| d < 0);
+    Ok((pyo3::types::PyBytes::new(py, &buf), negative).into_pyobject(py)?.into_any().unbind())
 }
 
 /// report_on_lines(block, lines) -> positions: the positions of the events whose line is one
@@ -268,4 +299,105 @@ pub(crate) fn report_line_times<'py>(py: Python<'py>, host: &Bound<'py, PyAny>, 
         });
     }
     PyList::new(py, out)
+}
+
+/// One part of a tooltip text: Rust's when every value is a plain int or str, else Python's.
+enum Part<'py> {
+    Rust(String),
+    Py(Bound<'py, PyString>),
+}
+
+/// `prefix` then `str(v)` (what an f-string writes for an int or a str): in Rust for an i64 or
+/// a str Rust can hold (not a lone surrogate), else through Python's str().
+fn part<'py>(prefix: &str, v: &Bound<'py, PyAny>, suffix: &str) -> PyResult<Part<'py>> {
+    use pyo3::types::{PyBool, PyInt};
+    let mut s = String::with_capacity(prefix.len() + 12 + suffix.len());
+    s.push_str(prefix);
+    if v.is_exact_instance_of::<PyInt>() && !v.is_instance_of::<PyBool>() {
+        if let Ok(n) = v.extract::<i64>() {
+            s.push_str(&n.to_string());
+            s.push_str(suffix);
+            return Ok(Part::Rust(s));
+        }
+    } else if let Ok(t) = v.downcast_exact::<PyString>() {
+        if let Ok(t) = t.to_str() {
+            s.push_str(t);
+            s.push_str(suffix);
+            return Ok(Part::Rust(s));
+        }
+    }
+    let py = v.py();
+    let joined = PyString::new(py, prefix).add(v.str()?)?.add(PyString::new(py, suffix))?;
+    Ok(Part::Py(joined.downcast_into::<PyString>()?))
+}
+
+/// The tooltip text of one ProcessDetail (render/html.py `_detail`'s words for a process, written
+/// here only): "pid P, parent Q, exec E, kernel thread, N children, still running at the end",
+/// each part present as the detail says (a value's truthiness, as Python's `if`).
+fn process_text<'py>(d: &Bound<'py, PyTuple>) -> PyResult<Bound<'py, PyString>> {
+    // ProcessDetail: pid, ppid, comm, exe, kthread, exec_ns, exited, forks
+    let py = d.py();
+    let mut parts: Vec<Part<'py>> = Vec::with_capacity(6);
+    parts.push(part("pid ", &d.get_item(0)?, "")?);
+    let ppid = d.get_item(1)?;
+    if !ppid.is_none() {
+        parts.push(part("parent ", &ppid, "")?);
+    }
+    let exe = d.get_item(3)?;
+    if exe.is_truthy()? {
+        parts.push(part("exec ", &exe, "")?);
+    }
+    if d.get_item(4)?.is_truthy()? {
+        parts.push(Part::Rust("kernel thread".to_owned()));
+    }
+    let forks = d.get_item(7)?;
+    if forks.is_truthy()? {
+        parts.push(part("", &forks, " children")?);
+    }
+    if !d.get_item(6)?.is_truthy()? {
+        parts.push(Part::Rust("still running at the end".to_owned()));
+    }
+    if parts.iter().all(|p| matches!(p, Part::Rust(_))) {
+        let texts: Vec<&str> = parts.iter().map(|p| match p { Part::Rust(s) => s.as_str(), Part::Py(_) => "" }).collect();
+        return Ok(PyString::new(py, &texts.join(", ")));
+    }
+    let objs: Vec<Bound<'py, PyString>> = parts.into_iter().map(|p| match p {
+        Part::Rust(s) => PyString::new(py, &s),
+        Part::Py(s) => s,
+    }).collect();
+    Ok(PyString::new(py, ", ").call_method1("join", (objs,))?.downcast_into::<PyString>()?)
+}
+
+/// report_process_texts(details, cls) -> (texts, exec_us, rest): for each detail of exact type
+/// `cls` (model.ProcessDetail), its tooltip text (`process_text`) and its exec time from its
+/// start in us rounded as html.py `_us` (-1: it never exec'd); for any other detail None and -1,
+/// and its position in `rest` (render/html.py `_texts_exec` makes those in Python).
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+pub(crate) fn report_process_texts<'py>(
+    details: &Bound<'py, PyList>,
+    cls: &Bound<'py, pyo3::types::PyType>,
+) -> PyResult<(Vec<Option<Bound<'py, PyString>>>, Vec<i64>, Vec<usize>)> {
+    let n = details.len();
+    let (mut texts, mut xs, mut rest) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::new());
+    for (j, d) in details.iter().enumerate() {
+        if !d.get_type().is(cls) {
+            texts.push(None);
+            xs.push(-1);
+            rest.push(j);
+            continue;
+        }
+        let d = d.downcast_into::<PyTuple>()?;
+        texts.push(Some(process_text(&d)?));
+        let ex = d.get_item(5)?;
+        xs.push(if ex.is_none() {
+            -1
+        } else {
+            // (ns + 500) // 1000, (ns - 500) // 1000 below 0: floor division, as Python's
+            let ns = ex.extract::<i64>()? as i128;
+            let r = if ns >= 0 { ns + 500 } else { ns - 500 };
+            i64::try_from(r.div_euclid(1000)).map_err(|_| pyo3::exceptions::PyOverflowError::new_err("exec time"))?
+        });
+    }
+    Ok((texts, xs, rest))
 }

@@ -93,19 +93,13 @@ class _Names:
 
 
 def _detail_texts(dets: list[Any], names: list[str]) -> list[str]:
-    """:func:`_detail` of each of ``dets`` (``names``: their events' names). Probes and
-    processes have a detail each (a device, a pid): their texts are made by one comprehension
-    per type, not a call each."""
+    """:func:`_detail` of each of ``dets`` (``names``: their events' names). Probes have a
+    detail each (a device): their texts are made by one comprehension, not a call each (the
+    processes' natively, by :func:`_texts_exec`)."""
     out: list[str | None] = [None] * len(dets)
     probes = [j for j, d in enumerate(dets) if type(d) is ProbeDetail]
     for j, t in zip(probes, [f"device {d.device}" + (f", driver {d.driver}" if d.driver else "") + f", returned {d.ret}"
                              for d in map(dets.__getitem__, probes)]):
-        out[j] = t
-    procs = [j for j, d in enumerate(dets) if type(d) is ProcessDetail]
-    for j, t in zip(procs, [", ".join(filter(None, (
-            f"pid {d.pid}", f"parent {d.ppid}" if d.ppid is not None else "", f"exec {d.exe}" if d.exe else "",
-            "kernel thread" if d.kthread else "", f"{d.forks} children" if d.forks else "",
-            "" if d.exited else "still running at the end"))) for d in map(dets.__getitem__, procs)]):
         out[j] = t
     return [_detail(d, name) if t is None else t for t, d, name in zip(out, dets, names)]
 
@@ -118,11 +112,8 @@ def _detail(d: Any, name: str) -> str:
         return ", ".join(p for p in parts if p)
     if isinstance(d, ProbeDetail):
         return f"device {d.device}" + (f", driver {d.driver}" if d.driver else "") + f", returned {d.ret}"
-    if isinstance(d, ProcessDetail):
-        parts = [f"pid {d.pid}", f"parent {d.ppid}" if d.ppid is not None else "",
-                 f"exec {d.exe}" if d.exe else "", "kernel thread" if d.kthread else "",
-                 f"{d.forks} children" if d.forks else "", "" if d.exited else "still running at the end"]
-        return ", ".join(p for p in parts if p)
+    if isinstance(d, ProcessDetail):  # the words of a process's text: report.rs process_text
+        return cast(str, native_module().report_process_texts([ProcessDetail(*d)], ProcessDetail)[0][0])
     if isinstance(d, LoadDetail):
         return f"{d.size_bytes} bytes" + (f" at {d.rate}" if d.rate else "")
     if isinstance(d, UnitDetail):
@@ -252,8 +243,9 @@ def _place_walk(walk: Iterable[tuple[int, Event]], times: Sequence[int | None],
     return marks, mark_keys, unplaced, keys
 
 
-def boot_data(b: BootAnalysis, names: _Names, top: int = 25) -> dict[str, Any]:
-    """One boot as the viewer's columnar data.
+def boot_data(b: BootAnalysis, names: _Names, top: int = 25, raw: bool = False) -> dict[str, Any]:
+    """One boot as the viewer's columnar data (``raw``: the event columns of a native block as an
+    orjson.Fragment, their JSON text written natively, for the page; else lists).
 
     Built column by column: for a boot whose events are a native block, the block's rows are
     grouped, packed into lanes and written as columns natively (native/src/events/report.rs),
@@ -300,7 +292,7 @@ def boot_data(b: BootAnalysis, names: _Names, top: int = 25) -> dict[str, Any]:
             if key in other_keys:
                 other_order += flat if key not in block_keys else [i for i in flat if i in ok]
             order += flat
-        cols = _block_columns(block, order, times, [ok[i] for i in other_order], others, names)
+        cols, negative = _block_columns(block, order, times, [ok[i] for i in other_order], others, names, raw)
     else:
         kinds, enames, _, durs, line_nos, end_nos, dets = zip(*islice(events, n)) if n else ((),) * 7
         dd = [-1 if d is None else d for d in durs]  # duration, -1 for an instant
@@ -312,12 +304,13 @@ def boot_data(b: BootAnalysis, names: _Names, top: int = 25) -> dict[str, Any]:
                 order += lane
             row_out.append({"title": key[1], "kind": key[2], "paint": key[3], "lanes": lanes_out})
         cols = _columns(order, at, dd, enames, line_nos, end_nos, dets, names)
+        negative = min(cols["d"], default=0) < 0
 
     # what the legend shows for this boot: the colours and marks its timeline and stage bar draw
     legend = {"stage-" + s.name for s in b.stages
               if s.duration_ns is not None and (s.parent is None or s.start_ns is not None)}
     legend.update(key[3] for key in rows)
-    if min(cols["d"], default=0) < 0:  # -1: an instant (or a negative duration)
+    if negative:  # a duration of -1: an instant (or a negative duration)
         legend.add("instant")
     legend |= mark_keys
     legend.update(s.key for s in palette.STATES)
@@ -364,10 +357,22 @@ def boot_data(b: BootAnalysis, names: _Names, top: int = 25) -> dict[str, Any]:
         "chain": _chain_data(chain_, column_of),
         "silences": [{"s": _us(x.start_ns), "d": _us(x.duration_ns), "a": x.line_before, "b": x.line_after}
                      for x in b.silences],
-        "log": {"first": lines.first, "text": list(lines.text),
+        "log": {"first": lines.first, "text": _log_text(lines.text, raw),
                 "t": _line_times(lines.host, lines.kernel, al.offsets.get(Clock.HOST), al.offsets.get(Clock.KERNEL))},
         "samples": _samples(b),
     }
+
+
+def _log_text(text: Sequence[str], raw: bool) -> list[str] | orjson.Fragment:
+    """The log's lines for the page: with ``raw``, when no line has anything for
+    :func:`~.visible.visible` to escape (ASCII, no control character but a tab), their JSON
+    array written natively (json.rs text_json) as an orjson.Fragment, no str made a line;
+    else a list."""
+    if raw:
+        got = native_module().text_json(text)
+        if got is not None:
+            return orjson.Fragment(got)
+    return list(text)
 
 
 def _columns(order: list[int], times: Sequence[int], dd: list[int], enames: Sequence[str],
@@ -398,9 +403,20 @@ def _columns(order: list[int], times: Sequence[int], dd: list[int], enames: Sequ
 
 def _texts_exec(dets_o: list[Any], names_o: list[str]) -> tuple[list[str], list[int]]:
     """The detail text and the exec time column (a process's exec time from its start in us,
-    else -1) of events with details ``dets_o`` and names ``names_o``, in column order. A detail's
-    text is made once per distinct detail (most repeat: "pid 1, returned 0"), from the first
-    event that has it (a unit's text leaves out its event's name)."""
+    else -1) of events with details ``dets_o`` and names ``names_o``, in column order. A
+    process's (nearly every one distinct: its pid) are made natively, a text each (report.rs
+    report_process_texts); the other details' once per distinct detail (most repeat: "pid 1,
+    returned 0"), from the first event that has it (a unit's text leaves out its event's name)."""
+    texts, x, rest = native_module().report_process_texts(dets_o, ProcessDetail)
+    if rest:
+        texts_r, x_r = _texts_exec_py([dets_o[j] for j in rest], [names_o[j] for j in rest])
+        deque(map(texts.__setitem__, rest, texts_r), maxlen=0)
+        deque(map(x.__setitem__, rest, x_r), maxlen=0)
+    return texts, x
+
+
+def _texts_exec_py(dets_o: list[Any], names_o: list[str]) -> tuple[list[str], list[int]]:
+    """:func:`_texts_exec` of details that are not exactly ProcessDetail, in Python."""
     # a detail is its own key when no two of the detail types present can be equal tuples (their
     # widths differ): no (type, detail) pair per event, 70 MB for a million events
     types = set(map(type, dets_o)) - {type(None)}
@@ -418,10 +434,13 @@ def _texts_exec(dets_o: list[Any], names_o: list[str]) -> tuple[list[str], list[
 
 
 def _block_columns(block: Any, order: list[int], times: Sequence[int | None], other_order: list[int],
-                   others: list[Event], names: _Names) -> dict[str, list[int]]:
-    """:func:`_columns` of a boot whose events are a native block: the block's rows written
-    natively (report.rs report_columns_all), the other events' texts made here in their column
-    order (``other_order``: indices into ``others``)."""
+                   others: list[Event], names: _Names, raw: bool = False
+                   ) -> tuple[dict[str, list[int]] | orjson.Fragment, bool]:
+    """:func:`_columns` of a boot whose events are a native block, and whether a duration is
+    negative: the block's rows written natively (report.rs report_columns_all), the other events'
+    texts made here in their column order (``other_order``: indices into ``others``). ``raw``:
+    the columns as the JSON text orjson would write for them, an orjson.Fragment (at 1M events
+    the seven columns were 7M Python ints to make, check for escapes, serialise and free)."""
     report_columns_all = native_module().report_columns_all
 
     texts_o, x_o = _texts_exec([others[k].detail for k in other_order], [others[k].name for k in other_order])
@@ -430,8 +449,12 @@ def _block_columns(block: Any, order: list[int], times: Sequence[int | None], ot
     deque(map(texts.__setitem__, other_order, texts_o), maxlen=0)
     deque(map(x.__setitem__, other_order, x_o), maxlen=0)
     cols = report_columns_all(block, order, times, [e.name for e in others], texts, x, names.index, names.items,
-                              lambda d: _detail(d, ""))
-    return dict(zip("sdnlexi", cols))
+                              lambda d: _detail(d, ""), raw)
+    if raw:
+        text, negative = cols
+        return orjson.Fragment(text), negative
+    out = dict(zip("sdnlexi", cols))
+    return out, min(out["d"], default=0) < 0
 
 
 def _places(order: list[int], wanted: list[int], native: bool) -> list[int]:
@@ -550,9 +573,10 @@ def _total_over(g: Group) -> dict[str, Any] | None:
             "max": _us(s.max) if s else None}
 
 
-def report_data(groups: Sequence[Group], top: int = 25) -> dict[str, Any]:
+def report_data(groups: Sequence[Group], top: int = 25, raw: bool = False) -> dict[str, Any]:
     """Everything the page shows, as one JSON-able object. ``findings[i]`` are the advisor's
-    findings for ``boots[i]`` (docs/json.md, "bootlens advise --json", one finding each)."""
+    findings for ``boots[i]`` (docs/json.md, "bootlens advise --json", one finding each).
+    ``raw``: a native block's event columns as orjson.Fragments (:func:`boot_data`)."""
     from ..advise.context import context_for_group
     from ..advise.summary import advise_group
     from .advise_json import finding_dict, merged_dict
@@ -565,7 +589,7 @@ def report_data(groups: Sequence[Group], top: int = 25) -> dict[str, Any]:
     for gi, g in enumerate(groups):
         advice = advise_group(g, context_for_group(g))
         for pos, (b, ba) in enumerate(zip(g.analysis.boots, advice.boots)):
-            d = boot_data(b, names, top)
+            d = boot_data(b, names, top, raw)
             d["group"] = gi
             d["pos"] = pos  # its place among the input's boots (``index`` counts within its file)
             boots.append(d)
@@ -597,9 +621,10 @@ def _embed(obj: Any) -> bytes:
     orjson writes them: the page is written as bytes, and a report of a million events embeds
     100 MB that a decode and an encode would each copy."""
     raw = orjson.dumps(obj)
+    ascii_ = raw.isascii()  # then no U+2028/9 to look for (a slower search than a byte's)
     for a, b in ((b"<", b"\\u003c"), (b">", b"\\u003e"), (b"&", b"\\u0026"),
                  ("\u2028".encode(), b"\\u2028"), ("\u2029".encode(), b"\\u2029")):
-        if a in raw:
+        if (len(a) == 1 or not ascii_) and a in raw:
             raw = raw.replace(a, b)
     return raw
 
@@ -666,7 +691,7 @@ def render_html(groups: Sequence[Group], top: int = 25) -> bytes:
     body = _asset("report.html").replace("<!--legend-->", _legend_html())
     body = body.replace("<!--kft-->", _kft_html(groups))
     with no_cycle_collection():
-        return _page(title, body, report_data(groups, top), "report.js")
+        return _page(title, body, report_data(groups, top, raw=True), "report.js")
 
 
 @contextmanager

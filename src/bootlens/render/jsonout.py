@@ -365,7 +365,7 @@ def _write_events(b: BootAnalysis, out: BinaryIO, chunk: int) -> None:
     out.write(b"[\n")
     for start in range(0, len(placed), chunk):
         part = placed[start : start + chunk]
-        # timed initcalls serialised natively; everything else (None) by event_dict
+        # timed initcalls and processes serialised natively; everything else (None) by event_dict
         fast = native.dump_initcalls([e for e, _ in part], [t for _, t in part], Kind.INITCALL, al.axis)
         text = b",\n".join([f if f is not None else dumps(event_dict(e, al, t)) for f, (e, t) in zip(fast, part)])
         if start:
@@ -378,8 +378,9 @@ def _write_block_events(events: Events, times: Sequence[int | None], al: Alignme
                         chunk: int) -> None:
     """_write_events over an Events with a native block: the timed initcall rows on the axis
     clock are written from the columns (native/src/events.rs json_chunk, with json.rs's writer,
-    the same bytes dump_initcalls gives), every other event by event_dict; no Event is built
-    for the rows written natively."""
+    the same bytes dump_initcalls gives), and so are the process events on the axis clock (the
+    other events, json.rs write_process: orjson's bytes); every other event by event_dict. No
+    Event is built for the rows written natively."""
     block = events.block
     at_kernel = al.axis is Clock.KERNEL
     start, first = 0, True
