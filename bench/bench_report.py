@@ -83,7 +83,9 @@ def write_report(log: Path, out: Path) -> tuple[float, float, float]:
     """(wall s, CPU s, peak RSS MB) of ``bootlens report`` (CPU: the child's user+sys, os.wait4's
     rusage, the figure to quote on a machine others are using; RSS: its ru_maxrss)."""
     t = time.perf_counter()
-    p = subprocess.Popen(["bootlens", "report", str(log), "--marker", "ready=APP READY", "-o", str(out)],
+    script = Path(sys.executable).parent / "bootlens"  # this Python's console script (a venv's), else the PATH's
+    p = subprocess.Popen([str(script) if script.exists() else "bootlens", "report", str(log), "--marker",
+                          "ready=APP READY", "-o", str(out)],
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     assert p.stderr is not None
     err = p.stderr.read()
