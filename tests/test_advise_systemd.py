@@ -40,18 +40,32 @@ from bootlens.parsers import MarkerSpec, ParseOptions
 from bootlens.target import READY_MARKER, rootfs_files
 
 from conftest import needs_wild, wild_log
+from test_systemd_target import CAN_BUILD
 
 NAME = "qemu-x86_64-systemd"
 RULES = (SystemdAppOrder, WaitOnline, Maintenance, GettyBeforeApp, JournalFlush, RandomSeed, OffPath,
          ReadyViaJournald)
 READY = ParseOptions((MarkerSpec.parse(f"ready={READY_MARKER}"),))
-COLLECTED = Path(os.environ.get("BOOTLENS_SYSTEMD_BOOT", "/tmp/systemd-boot-1"))
+GIVEN = os.environ.get("BOOTLENS_SYSTEMD_BOOT")  # a boot made earlier (boot.rec + guest/), to iterate
+# the target's unit files: filled by _target_files (below) once the target is set up, so that a
+# fresh machine that can build it (CI) runs these tests instead of skipping them
 FILES = rootfs_files(NAME)
-needs_target = pytest.mark.skipif(not FILES, reason=f"{NAME} is not set up (bootlens target setup {NAME})")
-needs_collected = pytest.mark.skipif(not (COLLECTED / "boot.rec").is_file() or not (COLLECTED / "guest").is_dir(),
-                                     reason=f"no collected boot of {NAME} at {COLLECTED}")
-needs_qemu = pytest.mark.skipif(shutil.which("qemu-system-x86_64") is None or not FILES,
-                                reason=f"qemu-system-x86_64 and a set-up {NAME} needed")
+needs_target = pytest.mark.skipif(not FILES and not CAN_BUILD,
+                                  reason=f"{NAME} is not set up (bootlens target setup {NAME}) and cannot be built here")
+needs_qemu = pytest.mark.skipif(shutil.which("qemu-system-x86_64") is None or (not FILES and not CAN_BUILD),
+                                reason=f"qemu-system-x86_64 and a set-up (or buildable) {NAME} needed")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _target_files() -> None:
+    """Set the target up when it is not and can be (a few minutes the first time: mmdebstrap
+    builds its image), and fill FILES, which the tests marked needs_target read."""
+    if not FILES and CAN_BUILD:
+        r = subprocess.run([sys.executable, "-m", "bootlens.cli", "target", "setup", NAME], capture_output=True,
+                           timeout=3600)
+        assert r.returncode == 0, r.stderr.decode()[-2000:]
+        FILES.update(rootfs_files(NAME))
+        assert FILES
 
 
 def registry() -> RuleRegistry:
@@ -151,12 +165,11 @@ def test_rewrite_keeps_the_service_and_drops_the_late_order() -> None:
 # --- the reference target's real boot --------------------------------------------------------
 
 
-@needs_target
-@needs_collected
-def test_the_after_map_holds_the_guests_own_chain() -> None:
+@needs_qemu
+def test_the_after_map_holds_the_guests_own_chain(collected: Path) -> None:
     """Every link of the guest's `systemd-analyze critical-chain app.service` is, in the map built
     from the unit files, ordered after the link below it."""
-    chain = guest_chain(COLLECTED)
+    chain = guest_chain(collected)
     assert chain[0] == "app.service" and len(chain) >= 8
     uf = context_unit_files(ctx())
     after = after_map(uf, chain)
@@ -166,10 +179,9 @@ def test_the_after_map_holds_the_guests_own_chain() -> None:
         assert down in after[up], (up, down)
 
 
-@needs_target
-@needs_collected
-def test_replay_without_changes_is_the_measured_boot() -> None:
-    m = model(boot_of(COLLECTED / "boot.rec"), ctx())
+@needs_qemu
+def test_replay_without_changes_is_the_measured_boot(collected: Path) -> None:
+    m = model(boot_of(collected / "boot.rec"), ctx())
     assert m is not None and m.app is not None and m.app.name == "app.service" and m.ready is not None
     assert m.saving() == 0  # nothing dropped, nothing reordered: the measured ready time
     assert not m.chain.estimated  # walked over the unit files' After= map
@@ -178,10 +190,9 @@ def test_replay_without_changes_is_the_measured_boot() -> None:
             "systemd-networkd-wait-online.service"} <= names  # description-only and cut names resolved
 
 
-@needs_target
-@needs_collected
-def test_rules_on_the_reference_boot() -> None:
-    b = boot_of(COLLECTED / "boot.rec")
+@needs_qemu
+def test_rules_on_the_reference_boot(collected: Path) -> None:
+    b = boot_of(collected / "boot.rec")
     found = by_rule(advise(b, ctx(), registry()))
     m = model(b, ctx())
     assert m is not None and m.ready is not None and m.app is not None
@@ -200,7 +211,7 @@ def test_rules_on_the_reference_boot() -> None:
     (wait,) = found["systemd.wait_online"]
     assert wait.change.value == "systemd.mask=systemd-networkd-wait-online.service"
     unit = m.by["systemd-networkd-wait-online.service"]
-    guest = blame(COLLECTED)["systemd-networkd-wait-online.service"]
+    guest = blame(collected)["systemd-networkd-wait-online.service"]
     assert abs(unit.duration_ns / 1e9 - guest) <= max(0.05, 0.1 * guest)
     assert (wait.saving_ns is None) == (m.saving(drop=[unit.name]) == 0)
     maint = {f.change.value: f for f in found["systemd.maintenance"]}
@@ -246,12 +257,10 @@ def test_a_capture_that_ends_at_the_ready_line() -> None:
     assert "the capture ends there" in order.arithmetic
 
 
-@needs_target
-def test_volatile_journal_is_not_flagged_again() -> None:
+@needs_qemu
+def test_volatile_journal_is_not_flagged_again(collected: Path) -> None:
     """The rule reads journald's Storage= from the files: with the change laid over, no finding."""
-    if not (COLLECTED / "boot.rec").is_file():
-        pytest.skip(f"no collected boot at {COLLECTED}")
-    b = boot_of(COLLECTED / "boot.rec")
+    b = boot_of(collected / "boot.rec")
     files = {**FILES, "etc/systemd/journald.conf.d/50-bootlens-volatile.conf": b"[Journal]\nStorage=volatile\n"}
     assert not list(JournalFlush().check(b, Context(target=NAME, rootfs_files=files)))
 
@@ -289,6 +298,12 @@ def _boot(out: Path, *args: str) -> Path:
 def fresh_boot(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One real boot of the target with the guest's views collected (about 2 minutes)."""
     return _boot(tmp_path_factory.mktemp("systemd-boot"))
+
+
+@pytest.fixture(scope="module")
+def collected(request: pytest.FixtureRequest) -> Path:
+    """The boot the reference-boot tests read: $BOOTLENS_SYSTEMD_BOOT when given, else the fresh one."""
+    return Path(GIVEN) if GIVEN else Path(request.getfixturevalue("fresh_boot"))
 
 
 def _lay(changes: list[Finding], overlay: Path) -> Path:
