@@ -148,6 +148,7 @@ def report(inputs: tuple[str, ...], output: str | None, fmt: str, markers: tuple
     if out != "-":
         boots = sum(len(g.analysis.boots) for g in groups)
         click.echo(f"bootlens: {fmt} report of {boots} boot{'s' if boots != 1 else ''} -> {out}", err=True)
+    _exit_now()  # the analysis is not torn down object by object (exits.exit_now)
 
 
 @main.command()
