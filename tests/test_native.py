@@ -393,7 +393,8 @@ def test_events_merge_ties_by_parser_order() -> None:
     early = Event(Kind.MILESTONE, "early", None, None, 1)
     late = Event(Kind.MARKER, "late", None, None, 1)
     after = Event(Kind.MARKER, "after", None, None, 5)
-    merged = block.merged([early, late, after], [True, False, False])
+    # ranks: the parsers' places in the run (the rows' parser at 1, for every row kind)
+    merged = block.merged([early, late, after], [0, 2, 2], [1, 1, 1, 1])
     assert list(merged) == [early, built[0], late, after]
     assert merged.other_positions() == [0, 2, 3] and merged.row_count() == 1
 

@@ -118,8 +118,9 @@ def test_native_call_on_plain_lists() -> None:
 
     texts = ["sched_process_fork: comm=init pid=1 child_comm=sh child_pid=5", "other",
              "sched_process_exit: comm=sh pid=5 prio=120"]
-    events, refused, first_refused, orphans = native_module().process_events(
+    block, refused, first_refused, orphans = native_module().process_block(
         texts, [0, 2], [None, None, None], [10, None, 30], 100, NATIVE_TYPES)
+    events = list(block)  # the block's rows, each an Event when asked for
     assert PREFIX == "sched_process_"
     assert events == [Event(Kind.PROCESS, "sh", Stamp(Clock.HOST, 10), 20, 100, 102,
                             ProcessDetail(5, 1, "sh", None, False, None, True, 0))]

@@ -7,6 +7,10 @@
 //! (indexing, iteration), equal field by field to the one `initcall_events` builds. The passes
 //! `analyze --json` makes over every event (axis times, counts, the longest N, the initcall
 //! span of the stage table, the JSON writer) are loops over the columns here.
+//!
+//! The process events of the sched_process trace (process.rs) are rows too (kind 3, step 24b):
+//! their ProcessDetail's fields are columns of their own (`Procs`), the detail object built only
+//! with the row's Event. The process parser's block and the initcall parser's are `joined`.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -18,34 +22,96 @@ use pyo3::types::{PyBytes, PyList, PySlice, PyString, PyTuple, PyType};
 use crate::columns::{times_of, TimeColumn};
 use crate::fxhash::FxMap;
 use crate::initcall::{named_tuple, scan};
-use crate::json::{detail_json, name_json, write_event, write_initcall_parts};
+use crate::json::{detail_json, name_json, write_event, write_initcall_parts, write_process_parts, Process};
 
+pub(crate) mod procs; // the process tree's columns (advise/userspace.py)
 pub(crate) mod report; // the report's passes over the block (render/html.py)
 
-const NONE: i64 = i64::MIN; // an absent duration, end line or axis time (TimeColumn's None too)
+pub(crate) const NONE: i64 = i64::MIN; // an absent duration, end line or axis time (TimeColumn's None too)
 pub(crate) const INITCALL: u8 = 0;
 pub(crate) const PROBE: u8 = 1;
 pub(crate) const FIXUP: u8 = 2;
-const NO_CLOCK: u8 = 0; // the line carried no time: start is None
-const KERNEL: u8 = 1;
-const HOST: u8 = 2;
+pub(crate) const PROCESS: u8 = 3;
+pub(crate) const NO_NAME: u32 = u32::MAX; // an absent name id (a process that never exec'd)
+pub(crate) const NO_CLOCK: u8 = 0; // the line carried no time: start is None
+pub(crate) const KERNEL: u8 = 1;
+pub(crate) const HOST: u8 = 2;
 
-/// The Python types and enum members a row is built from (parsers/initcall.py NATIVE_TYPES).
-struct Types {
+/// The Python types and enum members a row is built from (model.BLOCK_TYPES: Event, Stamp,
+/// InitcallDetail, ProbeDetail, Kind.INITCALL, Kind.PROBE, Kind.FIXUP, Clock.KERNEL, Clock.HOST,
+/// ProcessDetail, Kind.PROCESS).
+pub(crate) struct Types {
     event: Py<PyType>,
     stamp: Py<PyType>,
-    kinds: [PyObject; 3],   // Kind.INITCALL, Kind.PROBE, Kind.FIXUP
+    process: Py<PyType>,    // ProcessDetail
+    kinds: [PyObject; 4],   // Kind.INITCALL, Kind.PROBE, Kind.FIXUP, Kind.PROCESS
     clocks: [PyObject; 2],  // Clock.KERNEL, Clock.HOST
 }
 
+impl Types {
+    pub(crate) fn of(types: &Bound<'_, PyTuple>) -> PyResult<Types> {
+        let ty = |i: usize| -> PyResult<Py<PyType>> { Ok(types.get_item(i)?.downcast_into::<PyType>()?.unbind()) };
+        let obj = |i: usize| -> PyResult<PyObject> { Ok(types.get_item(i)?.unbind()) };
+        Ok(Types {
+            event: ty(0)?,
+            stamp: ty(1)?,
+            process: ty(9)?,
+            kinds: [obj(4)?, obj(5)?, obj(6)?, obj(10)?],
+            clocks: [obj(7)?, obj(8)?],
+        })
+    }
+
+    fn clone_ref(&self, py: Python<'_>) -> Types {
+        Types {
+            event: self.event.clone_ref(py),
+            stamp: self.stamp.clone_ref(py),
+            process: self.process.clone_ref(py),
+            kinds: self.kinds.each_ref().map(|k| k.clone_ref(py)),
+            clocks: self.clocks.each_ref().map(|c| c.clone_ref(py)),
+        }
+    }
+}
+
+/// A process row's ProcessDetail, column by column (a row's `detail` is its index here).
+#[derive(Default)]
+pub(crate) struct Procs {
+    pub(crate) pid: Vec<i64>,
+    pub(crate) ppid: Vec<i64>,    // NONE: not known
+    pub(crate) comm: Vec<u32>,    // name ids
+    pub(crate) exe: Vec<u32>,     // name ids, NO_NAME: never exec'd
+    pub(crate) kthread: Vec<bool>,
+    pub(crate) exec_ns: Vec<i64>, // NONE: never exec'd (or not in the fork's clock)
+    pub(crate) exited: Vec<bool>,
+    pub(crate) forks: Vec<i64>,
+}
+
+/// One process as process.rs hands it over (`process_block`).
+pub(crate) struct ProcRow<'a> {
+    pub(crate) line: i64,
+    pub(crate) clock: u8, // NO_CLOCK, KERNEL, HOST
+    pub(crate) start: i64,
+    pub(crate) dur: i64,  // NONE
+    pub(crate) end: i64,  // NONE
+    pub(crate) name: &'a str,
+    pub(crate) pid: i64,
+    pub(crate) ppid: i64, // NONE
+    pub(crate) comm: &'a str,
+    pub(crate) exe: Option<&'a str>,
+    pub(crate) kthread: bool,
+    pub(crate) exec_ns: i64, // NONE
+    pub(crate) exited: bool,
+    pub(crate) forks: i64,
+}
+
 /// What a detail says, kept in Rust for the JSON writer (the Python object is in `objs`).
+#[derive(Clone)]
 enum Detail {
     Initcall { pid: Option<i64>, module: Option<String>, ret: Option<i64>, returned: bool },
     Probe,
 }
 
 /// The rows of one scan, column by column, in line order (stable: calls, probes, fixups).
-struct Rows {
+pub(crate) struct Rows {
     kind: Vec<u8>,
     clock: Vec<u8>,
     name: Vec<u32>,
@@ -58,6 +124,7 @@ struct Rows {
     name_objs: Vec<Py<PyString>>,
     details: Vec<Detail>,
     detail_objs: Vec<PyObject>,
+    procs: Procs,
     types: Types,
     /// JSON parts written once per name and per detail (json.rs name_json, detail_json; empty
     /// for a probe's detail), made at the first json_chunk
@@ -73,7 +140,74 @@ fn opt(v: i64) -> Option<i64> {
 }
 
 impl Rows {
-    fn event(&self, py: Python<'_>, r: usize) -> PyResult<PyObject> {
+    fn empty(types: Types) -> Rows {
+        Rows {
+            kind: Vec::new(),
+            clock: Vec::new(),
+            name: Vec::new(),
+            detail: Vec::new(),
+            start: Vec::new(),
+            dur: Vec::new(),
+            line: Vec::new(),
+            end: Vec::new(),
+            names: Vec::new(),
+            name_objs: Vec::new(),
+            details: Vec::new(),
+            detail_objs: Vec::new(),
+            procs: Procs::default(),
+            types,
+            json: once_cell::sync::OnceCell::new(),
+        }
+    }
+
+    /// Whether row r is a process row of a kernel thread (its ProcessDetail's kthread).
+    pub(crate) fn is_kthread(&self, r: usize) -> bool {
+        self.kind[r] == PROCESS && self.procs.kthread[self.detail[r] as usize]
+    }
+
+    /// The JSON fields of process row r, its start at axis time t.
+    fn process_json(&self, r: usize, t: i64) -> Process<'_> {
+        let (p, d) = (&self.procs, self.detail[r] as usize);
+        Process {
+            name: Some(self.name_str(self.name[r])),
+            t,
+            dur: opt(self.dur[r]),
+            line: Some(self.line[r]),
+            end: opt(self.end[r]),
+            pid: Some(p.pid[d]),
+            ppid: opt(p.ppid[d]),
+            comm: Some(self.name_str(p.comm[d])),
+            exe: (p.exe[d] != NO_NAME).then(|| self.name_str(p.exe[d])),
+            kthread: p.kthread[d],
+            exec_ns: opt(p.exec_ns[d]),
+            exited: p.exited[d],
+            forks: Some(p.forks[d]),
+        }
+    }
+
+    /// The name str of a name id.
+    pub(crate) fn name_str(&self, id: u32) -> &str {
+        &self.names[id as usize]
+    }
+
+    /// The detail object of row r: the shared one, or a process row's ProcessDetail built now.
+    fn detail_obj(&self, py: Python<'_>, r: usize) -> PyResult<PyObject> {
+        let d = self.detail[r] as usize;
+        if self.kind[r] != PROCESS {
+            return Ok(self.detail_objs[d].clone_ref(py));
+        }
+        let p = &self.procs;
+        let int = |v: i64| -> PyResult<PyObject> { Ok(v.into_pyobject(py)?.into_any().unbind()) };
+        let opt_int = |v: i64| -> PyResult<PyObject> { if v == NONE { Ok(py.None()) } else { int(v) } };
+        let flag = |v: bool| -> PyResult<PyObject> { Ok(v.into_pyobject(py)?.to_owned().into_any().unbind()) };
+        let exe = if p.exe[d] == NO_NAME { py.None() } else { self.name_objs[p.exe[d] as usize].clone_ref(py).into_any() };
+        named_tuple(py, self.types.process.bind(py), vec![
+            int(p.pid[d])?, opt_int(p.ppid[d])?, self.name_objs[p.comm[d] as usize].clone_ref(py).into_any(), exe,
+            flag(p.kthread[d])?, opt_int(p.exec_ns[d])?, flag(p.exited[d])?, int(p.forks[d])?,
+        ])
+    }
+
+    pub(crate) fn event(&self, py: Python<'_>, r: usize) -> PyResult<PyObject> {
         let t = &self.types;
         let int = |v: i64| -> PyResult<PyObject> { Ok(v.into_pyobject(py)?.into_any().unbind()) };
         let opt_int = |v: i64| -> PyResult<PyObject> { if v == NONE { Ok(py.None()) } else { int(v) } };
@@ -93,7 +227,7 @@ impl Rows {
             opt_int(self.dur[r])?,
             int(self.line[r])?,
             opt_int(self.end[r])?,
-            self.detail_objs[self.detail[r] as usize].clone_ref(py),
+            self.detail_obj(py, r)?,
         ])
     }
 }
@@ -102,7 +236,7 @@ impl Rows {
 /// `opos` holds the position of each other event in the whole sequence, ascending.
 #[pyclass(module = "bootlens._scan", sequence, frozen)]
 pub(crate) struct EventBlock {
-    rows: Arc<Rows>,
+    pub(crate) rows: Arc<Rows>,
     others: Vec<PyObject>,
     opos: Vec<usize>,
 }
@@ -269,31 +403,93 @@ impl EventBlock {
     }
 
     /// How many rows the columns hold (the rest are other events).
-    fn row_count(&self) -> usize {
+    pub(crate) fn row_count(&self) -> usize {
         self.rows.kind.len()
     }
 
-    /// merged(others, early) -> EventBlock: the same rows with these events merged in by line
-    /// number, as a stable sort of all of them would put them. `others` must be in line order
-    /// (a stable sort); on a line that also holds rows, an event with `early` set goes before
-    /// the rows (its parser ran before the initcall parser), the others after them.
-    fn merged(&self, others: Vec<PyObject>, early: Vec<bool>, py: Python<'_>) -> PyResult<EventBlock> {
+    /// merged(others, ranks, row_ranks) -> EventBlock: the same rows with these events merged in
+    /// by line number, as a stable sort of all of them in their parsers' order would put them.
+    /// `others` must be in line order (a stable sort); `ranks[k]` is the place of the parser of
+    /// other event k in the run, `row_ranks[kind]` that of the parser of the rows of each kind
+    /// (the rows on one line are in that order: `joined`). On a line that also holds rows, an
+    /// event goes after the rows whose parser ran before its own, before the others.
+    fn merged(&self, others: Vec<PyObject>, ranks: Vec<i64>, row_ranks: Vec<i64>, py: Python<'_>) -> PyResult<EventBlock> {
         if !self.others.is_empty() {
             return Err(pyo3::exceptions::PyValueError::new_err("merged: the block already holds other events"));
         }
+        if ranks.len() != others.len() || row_ranks.len() <= PROCESS as usize {
+            return Err(pyo3::exceptions::PyValueError::new_err("merged: a rank per other event and per row kind"));
+        }
         let lines: Vec<i64> = others.iter().map(|o| line_of(o.bind(py))).collect::<PyResult<_>>()?;
         let rows = &self.rows.line;
+        let kinds = &self.rows.kind;
         let mut opos = Vec::with_capacity(others.len());
         let mut r = 0usize;
         for (k, &ln) in lines.iter().enumerate() {
-            let before = early.get(k).copied().unwrap_or(false);
             // the rows that come before this event
-            while r < rows.len() && (rows[r] < ln || (rows[r] == ln && !before)) {
+            while r < rows.len() && (rows[r] < ln || (rows[r] == ln && row_ranks[kinds[r] as usize] < ranks[k])) {
                 r += 1;
             }
             opos.push(r + k);
         }
         Ok(self.with_others(others, opos))
+    }
+
+    /// joined(later) -> EventBlock: the rows of both blocks in one, in line order; on a line both
+    /// hold rows on, this block's first (its parser ran before `later`'s). Neither holds other
+    /// events yet (`merged` comes after).
+    fn joined(&self, later: PyRef<'_, EventBlock>, py: Python<'_>) -> PyResult<EventBlock> {
+        if !self.others.is_empty() || !later.others.is_empty() {
+            return Err(pyo3::exceptions::PyValueError::new_err("joined: a block already holds other events"));
+        }
+        let (a, b) = (&*self.rows, &*later.rows);
+        let mut rows = Rows::empty(a.types.clone_ref(py));
+        let n = a.kind.len() + b.kind.len();
+        for v in [&mut rows.start, &mut rows.dur, &mut rows.line, &mut rows.end] {
+            v.reserve_exact(n);
+        }
+        rows.kind.reserve_exact(n);
+        rows.clock.reserve_exact(n);
+        rows.name.reserve_exact(n);
+        rows.detail.reserve_exact(n);
+        let name_off = a.names.len() as u32;
+        let (det_off, proc_off) = (a.details.len() as u32, a.procs.pid.len() as u32);
+        let push = |rows: &mut Rows, src: &Rows, r: usize, offs: (u32, u32, u32)| {
+            rows.kind.push(src.kind[r]);
+            rows.clock.push(src.clock[r]);
+            rows.name.push(src.name[r] + offs.0);
+            rows.detail.push(src.detail[r] + if src.kind[r] == PROCESS { offs.2 } else { offs.1 });
+            rows.start.push(src.start[r]);
+            rows.dur.push(src.dur[r]);
+            rows.line.push(src.line[r]);
+            rows.end.push(src.end[r]);
+        };
+        let (mut i, mut j) = (0usize, 0usize);
+        while i < a.kind.len() || j < b.kind.len() {
+            if j >= b.kind.len() || (i < a.kind.len() && a.line[i] <= b.line[j]) {
+                push(&mut rows, a, i, (0, 0, 0));
+                i += 1;
+            } else {
+                push(&mut rows, b, j, (name_off, det_off, proc_off));
+                j += 1;
+            }
+        }
+        rows.names = a.names.iter().chain(b.names.iter()).cloned().collect();
+        rows.name_objs = a.name_objs.iter().chain(b.name_objs.iter()).map(|o| o.clone_ref(py)).collect();
+        rows.details = a.details.iter().chain(b.details.iter()).cloned().collect();
+        rows.detail_objs = a.detail_objs.iter().chain(b.detail_objs.iter()).map(|o| o.clone_ref(py)).collect();
+        let p = &mut rows.procs;
+        for (src, off) in [(&a.procs, 0u32), (&b.procs, name_off)] {
+            p.pid.extend_from_slice(&src.pid);
+            p.ppid.extend_from_slice(&src.ppid);
+            p.comm.extend(src.comm.iter().map(|&c| c + off));
+            p.exe.extend(src.exe.iter().map(|&e| if e == NO_NAME { NO_NAME } else { e + off }));
+            p.kthread.extend_from_slice(&src.kthread);
+            p.exec_ns.extend_from_slice(&src.exec_ns);
+            p.exited.extend_from_slice(&src.exited);
+            p.forks.extend_from_slice(&src.forks);
+        }
+        Ok(EventBlock { rows: Arc::new(rows), others: Vec::new(), opos: Vec::new() })
     }
 
     /// appended(events) -> EventBlock: these events added at the end (tuple concatenation).
@@ -336,22 +532,25 @@ impl EventBlock {
         Ok(TimeColumn { v })
     }
 
-    /// count(kind, timed=None) -> how many rows of this kind (0 initcall, 1 probe, 2 fixup);
-    /// timed True/False: only those with/without a duration.
-    #[pyo3(signature = (kind, timed=None))]
-    fn count(&self, kind: u8, timed: Option<bool>) -> usize {
+    /// count(kind, timed=None, kthread=None) -> how many rows of this kind (0 initcall, 1 probe,
+    /// 2 fixup, 3 process); timed True/False: only those with/without a duration; kthread
+    /// True/False: only the kernel threads / only the others (a row of another kind is none).
+    #[pyo3(signature = (kind, timed=None, kthread=None))]
+    fn count(&self, kind: u8, timed: Option<bool>, kthread: Option<bool>) -> usize {
         let rows = &self.rows;
         (0..rows.kind.len())
-            .filter(|&r| rows.kind[r] == kind && timed.map_or(true, |t| (rows.dur[r] != NONE) == t))
+            .filter(|&r| rows.kind[r] == kind && timed.map_or(true, |t| (rows.dur[r] != NONE) == t)
+                    && kthread.map_or(true, |k| rows.is_kthread(r) == k))
             .count()
     }
 
-    /// Positions of the rows of this kind.
-    fn positions(&self, kind: u8) -> PyResult<Vec<usize>> {
+    /// Positions of the rows of this kind (kthread: as `count`).
+    #[pyo3(signature = (kind, kthread=None))]
+    fn positions(&self, kind: u8, kthread: Option<bool>) -> PyResult<Vec<usize>> {
         let mut out = Vec::new();
         self.walk(|i, it| {
             if let Item::Row(r) = it {
-                if self.rows.kind[r] == kind {
+                if self.rows.kind[r] == kind && kthread.map_or(true, |k| self.rows.is_kthread(r) == k) {
                     out.push(i);
                 }
             }
@@ -362,7 +561,8 @@ impl EventBlock {
 
     /// top(kind, n) -> [(duration_ns, position)]: the n rows of this kind with the longest
     /// durations, longest first, ties to the earlier position (heapq.nlargest's order).
-    fn top(&self, kind: u8, n: usize) -> PyResult<Vec<(i64, usize)>> {
+    #[pyo3(signature = (kind, n, kthread=None))]
+    fn top(&self, kind: u8, n: usize, kthread: Option<bool>) -> PyResult<Vec<(i64, usize)>> {
         // longest first, ties to the earlier position: a total order, so keeping the n best seen
         // so far (a heap whose top is the worst of them) gives what a full sort's first n would,
         // without a list of every row (2.5M rows at 10M lines: 40 MB of fresh pages, 14k faults)
@@ -370,7 +570,8 @@ impl EventBlock {
         let mut best: BinaryHeap<Reverse<(i64, Reverse<usize>)>> = BinaryHeap::with_capacity(n.min(1 << 16) + 1);
         self.walk(|i, it| {
             if let Item::Row(r) = it {
-                if rows.kind[r] == kind && rows.dur[r] != NONE && n > 0 {
+                if rows.kind[r] == kind && rows.dur[r] != NONE && n > 0
+                    && kthread.map_or(true, |k| rows.is_kthread(r) == k) {
                     let key = (rows.dur[r], Reverse(i));
                     if best.len() < n {
                         best.push(Reverse(key));
@@ -446,7 +647,7 @@ impl EventBlock {
                     cols[2].push(opt_int(rows.dur[r])?);
                     cols[3].push(int(rows.line[r])?);
                     cols[4].push(opt_int(rows.end[r])?);
-                    cols[5].push(rows.detail_objs[rows.detail[r] as usize].clone_ref(py));
+                    cols[5].push(rows.detail_obj(py, r)?);
                 }
                 Item::Other(k) => {
                     let e = self.others[k].bind(py).downcast::<PyTuple>()?;
@@ -463,7 +664,7 @@ impl EventBlock {
 
     /// row_groups(times) -> (groups, unplaced): the report's timeline rows (render/html.py
     /// boot_data) of the block's rows with an axis time, as [(kind, pid, positions)]: kind 0
-    /// initcall, 1 probe, 2 fixup; pid the initcall's (None for the others and an initcall
+    /// initcall, 1 probe, 2 fixup, 3 process, 4 kernel thread (a process row); pid the initcall's (None for the others and an initcall
     /// without one); positions ascending, in the order the groups first occur. `unplaced`: the
     /// rows without an axis time. The positions past the end of `times` are left out.
     fn row_groups(&self, times: &Bound<'_, PyAny>) -> PyResult<(Vec<(u8, Option<i64>, Vec<usize>)>, usize)> {
@@ -481,11 +682,15 @@ impl EventBlock {
                     unplaced += 1;
                     return Ok(true);
                 }
-                let pid = match (rows.kind[r], &rows.details[rows.detail[r] as usize]) {
-                    (INITCALL, Detail::Initcall { pid, .. }) => *pid,
-                    _ => None,
+                let (kind, pid) = match rows.kind[r] {
+                    INITCALL => match &rows.details[rows.detail[r] as usize] {
+                        Detail::Initcall { pid, .. } => (INITCALL, *pid),
+                        Detail::Probe => (INITCALL, None),
+                    },
+                    PROCESS => (PROCESS + rows.is_kthread(r) as u8, None),
+                    k => (k, None),
                 };
-                let key = (rows.kind[r], pid);
+                let key = (kind, pid);
                 let g = *index.entry(key).or_insert_with(|| {
                     groups.push((key.0, key.1, Vec::new()));
                     groups.len() - 1
@@ -607,7 +812,18 @@ impl EventBlock {
             }
             let fast = rows.kind[r] == INITCALL && rows.clock[r] == axis && rows.end[r] != NONE
                 && rows.end[r] != rows.line[r];
-            if fast {
+            if rows.kind[r] == PROCESS && rows.clock[r] == axis {
+                // a process row: json.rs's writer of a process, unless a value needs event_dict
+                let at = buf.len();
+                if !buf.is_empty() {
+                    buf.extend_from_slice(b",\n");
+                }
+                if !write_process_parts(&mut buf, &rows.process_json(r, ts[i])) {
+                    buf.truncate(at);
+                    flush(&mut buf, &mut pieces);
+                    pieces.push(i.into_pyobject(py)?.into_any().unbind());
+                }
+            } else if fast {
                 if !buf.is_empty() {
                     buf.extend_from_slice(b",\n");
                 }
@@ -752,12 +968,7 @@ pub(crate) fn initcall_block<'py>(
     let r = scan(texts, candidates, split)?;
     let icd_t = types.get_item(2)?.downcast_into::<PyType>()?;
     let probe_t = types.get_item(3)?.downcast_into::<PyType>()?;
-    let t = Types {
-        event: types.get_item(0)?.downcast_into::<PyType>()?.unbind(),
-        stamp: types.get_item(1)?.downcast_into::<PyType>()?.unbind(),
-        kinds: [types.get_item(4)?.unbind(), types.get_item(5)?.unbind(), types.get_item(6)?.unbind()],
-        clocks: [types.get_item(7)?.unbind(), types.get_item(8)?.unbind()],
-    };
+    let t = Types::of(types)?;
     let kernel = axis_times(kernel)?;
     let host = axis_times(host)?;
     // (clock, ns - minus) of line i: printk time, else host time, else no time
@@ -787,6 +998,7 @@ pub(crate) fn initcall_block<'py>(
         name_objs: Vec::new(),
         details: Vec::new(),
         detail_objs: Vec::new(),
+        procs: Procs::default(),
         types: t,
         json: once_cell::sync::OnceCell::new(),
     };
@@ -884,4 +1096,40 @@ pub(crate) fn initcall_block<'py>(
     rows.detail_objs = tab.detail_objs;
     let block = EventBlock { rows: Arc::new(rows), others: Vec::new(), opos: Vec::new() };
     Ok((block, unfinished, r.bad, r.first_bad, r.out_of_range))
+}
+
+/// The process rows of process.rs's scan as a block (kind 3), in the order given (line order):
+/// one str per distinct name, comm and file name, the ProcessDetail's fields in `Procs`.
+pub(crate) fn rows_block(py: Python<'_>, types: Types, procs: &[ProcRow<'_>]) -> EventBlock {
+    let mut tab = Tables::default();
+    let mut rows = Rows::empty(types);
+    let n = procs.len();
+    for v in [&mut rows.start, &mut rows.dur, &mut rows.line, &mut rows.end] {
+        v.reserve_exact(n);
+    }
+    for p in procs {
+        let name = tab.name(py, p.name);
+        let comm = tab.name(py, p.comm);
+        let exe = p.exe.map_or(NO_NAME, |e| tab.name(py, e));
+        let d = &mut rows.procs;
+        rows.detail.push(d.pid.len() as u32);
+        d.pid.push(p.pid);
+        d.ppid.push(p.ppid);
+        d.comm.push(comm);
+        d.exe.push(exe);
+        d.kthread.push(p.kthread);
+        d.exec_ns.push(p.exec_ns);
+        d.exited.push(p.exited);
+        d.forks.push(p.forks);
+        rows.kind.push(PROCESS);
+        rows.clock.push(p.clock);
+        rows.name.push(name);
+        rows.start.push(p.start);
+        rows.dur.push(p.dur);
+        rows.line.push(p.line);
+        rows.end.push(p.end);
+    }
+    rows.names = tab.names;
+    rows.name_objs = tab.name_objs;
+    EventBlock { rows: Arc::new(rows), others: Vec::new(), opos: Vec::new() }
 }

@@ -252,14 +252,6 @@ fn plain_int(v: &Bound<'_, PyAny>) -> Option<Option<i64>> {
     v.extract::<i64>().ok().map(Some)
 }
 
-fn json_opt_str(out: &mut Vec<u8>, v: &Option<Bound<'_, PyString>>) -> PyResult<()> {
-    match v {
-        None => out.extend_from_slice(b"null"),
-        Some(s) => json_str(out, s.to_str()?),
-    }
-    Ok(())
-}
-
 /// Seconds from nanoseconds (under 10^15) as orjson writes ns / 1e9: json_secs's positional
 /// decimal from 10 us up, the exponent form under it (7000 ns: "7e-6", 1234 ns: "1.234e-6").
 fn orjson_secs(out: &mut Vec<u8>, ns: i64) {
@@ -291,11 +283,66 @@ fn json_opt_secs(out: &mut Vec<u8>, v: Option<i64>) {
 }
 
 /// A value of a process's JSON object.
-enum Value<'a, 'py> {
+enum Value<'a> {
     Int(Option<i64>),
-    Str(&'a Option<Bound<'py, PyString>>),
+    Str(Option<&'a str>),
     Secs(Option<i64>),
     Bool(bool),
+}
+
+/// The fields of a process's JSON object (`t`: its start on the axis, in ns): from a process
+/// Event (`write_process`) or from the process columns of an EventBlock (events.rs json_chunk).
+pub(crate) struct Process<'a> {
+    pub(crate) name: Option<&'a str>,
+    pub(crate) t: i64,
+    pub(crate) dur: Option<i64>,
+    pub(crate) line: Option<i64>,
+    pub(crate) end: Option<i64>,
+    pub(crate) pid: Option<i64>,
+    pub(crate) ppid: Option<i64>,
+    pub(crate) comm: Option<&'a str>,
+    pub(crate) exe: Option<&'a str>,
+    pub(crate) kthread: bool,
+    pub(crate) exec_ns: Option<i64>,
+    pub(crate) exited: bool,
+    pub(crate) forks: Option<i64>,
+}
+
+/// Append the JSON object of a process whose start is on the axis clock, keys and order as
+/// render/jsonout.py event_dict, when every value is one json.rs writes as orjson does (true: no
+/// str with a byte under 0x20, which orjson writes short, no time of 10^15 ns or more); else
+/// nothing (false). The one writer of a process's JSON.
+pub(crate) fn write_process_parts(buf: &mut Vec<u8>, p: &Process<'_>) -> bool {
+    let plain = |v: Option<&str>| v.map_or(true, |s| !s.bytes().any(|c| c < 0x20));
+    let short = |v: Option<i64>| v.map_or(true, |ns| ns.unsigned_abs() < 1_000_000_000_000_000);
+    if !(plain(p.name) && plain(p.comm) && plain(p.exe) && short(Some(p.t)) && short(p.dur) && short(p.exec_ns)) {
+        return false;
+    }
+    let end = p.end.filter(|&v| Some(v) != p.line); // written only when not the start line
+    buf.extend_from_slice(b"{\"kind\":\"process\"");
+    for (key, value) in [
+        ("name", Value::Str(p.name)), ("start_s", Value::Secs(Some(p.t))), ("duration_s", Value::Secs(p.dur)),
+        ("line", Value::Int(p.line)), ("end_line", Value::Int(end)), ("pid", Value::Int(p.pid)),
+        ("ppid", Value::Int(p.ppid)), ("comm", Value::Str(p.comm)), ("exe", Value::Str(p.exe)),
+        ("kthread", Value::Bool(p.kthread)), ("exec_s", Value::Secs(p.exec_ns)), ("exited", Value::Bool(p.exited)),
+        ("forks", Value::Int(p.forks)),
+    ] {
+        if key == "end_line" && end.is_none() {
+            continue;
+        }
+        buf.extend_from_slice(b",\"");
+        buf.extend_from_slice(key.as_bytes());
+        buf.extend_from_slice(b"\":");
+        match value {
+            Value::Int(v) => json_opt_int(buf, v),
+            Value::Str(None) => buf.extend_from_slice(b"null"),
+            Value::Str(Some(v)) => json_str(buf, v),
+            Value::Secs(v) => json_opt_secs(buf, v),
+            Value::Bool(v) => buf.extend_from_slice(if v { b"true" } else { b"false" }),
+        }
+    }
+    buf.push(b'}');
+    true
 }
 
 /// Append the JSON of a process Event (a ProcessDetail), keys and order as render/jsonout.py
@@ -342,30 +389,13 @@ fn write_process<'py>(buf: &mut Vec<u8>, e: &Bound<'py, PyTuple>, t: &Bound<'py,
     ) else {
         return Ok(false);
     };
-    let end = end.filter(|&v| Some(v) != line); // written only when not the start line
-    buf.extend_from_slice(b"{\"kind\":\"process\"");
-    for (key, value) in [
-        ("name", Value::Str(&name)), ("start_s", Value::Secs(Some(t))), ("duration_s", Value::Secs(dur)),
-        ("line", Value::Int(line)), ("end_line", Value::Int(end)), ("pid", Value::Int(pid)),
-        ("ppid", Value::Int(ppid)), ("comm", Value::Str(&comm)), ("exe", Value::Str(&exe)),
-        ("kthread", Value::Bool(kthread)), ("exec_s", Value::Secs(exec_ns)), ("exited", Value::Bool(exited)),
-        ("forks", Value::Int(forks)),
-    ] {
-        if key == "end_line" && end.is_none() {
-            continue;
-        }
-        buf.extend_from_slice(b",\"");
-        buf.extend_from_slice(key.as_bytes());
-        buf.extend_from_slice(b"\":");
-        match value {
-            Value::Int(v) => json_opt_int(buf, v),
-            Value::Str(v) => json_opt_str(buf, v)?,
-            Value::Secs(v) => json_opt_secs(buf, v),
-            Value::Bool(v) => buf.extend_from_slice(if v { b"true" } else { b"false" }),
-        }
+    fn text<'a>(v: &'a Option<Bound<'_, PyString>>) -> PyResult<Option<&'a str>> {
+        v.as_ref().map(|s| s.to_str()).transpose()
     }
-    buf.push(b'}');
-    Ok(true)
+    Ok(write_process_parts(buf, &Process {
+        name: text(&name)?, t, dur, line, end, pid, ppid, comm: text(&comm)?, exe: text(&exe)?, kthread,
+        exec_ns, exited, forks,
+    }))
 }
 
 /// dump_initcalls(events, times, initcall_kind, axis_clock) -> [bytes | None]

@@ -19,12 +19,12 @@
 //! ASCII) and counted, never read as 12.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyString, PyTuple, PyType};
+use pyo3::types::{PyList, PyTuple};
 
 use crate::columns::{gather, slices, times_of, LineBytes, TextColumn};
 use crate::fxhash::FxMap;
 use crate::index::IndexColumn;
-use crate::initcall::named_tuple;
+use crate::events::{rows_block, EventBlock, ProcRow, Types, NO_CLOCK, NONE};
 use crate::{bounded, PID_MAX};
 
 const KTHREADD: i64 = 2;
@@ -260,23 +260,50 @@ fn span(a: At, b: At) -> Option<i64> {
     }
 }
 
-/// The str of `v`, one object per distinct value.
-fn intern<'a>(py: Python<'_>, seen: &mut FxMap<&'a str, PyObject>, v: &'a str) -> PyObject {
-    if let Some(o) = seen.get(v) {
-        return o.clone_ref(py);
-    }
-    let o = PyString::new(py, v).into_any().unbind();
-    seen.insert(v, o.clone_ref(py));
-    o
+/// The process rows of a scan, in line order: the one place the events' fields are made from
+/// the processes tracked (name, kernel thread, spans).
+fn proc_rows<'a>(r: &Scan<'a>, self_exe: &str) -> Vec<ProcRow<'a>> {
+    let clock = |at: At| match at {
+        Some((c, v)) => (c + 1, v), // KERNEL 1, HOST 2
+        None => (NO_CLOCK, 0),
+    };
+    r.procs.iter().map(|p| {
+        let exe = p.exe.filter(|e| !e.is_empty());
+        let name = match exe {
+            // busybox's shell runs an applet by re-executing itself through /proc/self/exe and
+            // names the process after the applet: the comm at exit ("sleep", "mdev") says what ran.
+            Some(e) if e == self_exe && p.end.is_some() => p.comm,
+            Some(e) => e.rsplit('/').next().unwrap_or(e),
+            None => p.comm,
+        };
+        let (c, start) = clock(p.start);
+        ProcRow {
+            line: p.line,
+            clock: c,
+            start,
+            dur: span(p.start, p.end).unwrap_or(NONE),
+            end: p.end_line.unwrap_or(NONE),
+            name,
+            pid: p.pid,
+            ppid: p.ppid.unwrap_or(NONE),
+            comm: p.comm,
+            exe: p.exe,
+            kthread: p.kthread && p.exe.is_none(),
+            exec_ns: span(p.start, p.exec_at).unwrap_or(NONE),
+            exited: p.end.is_some(),
+            forks: p.forks,
+        }
+    }).collect()
 }
 
-/// The process events of the candidate lines (ascending indices into ``texts``, the lines
-/// starting with ``sched_process_``): (events in line order, pids refused, first line with one
-/// refused or -1, events for pids whose fork was not in the log).
-/// ``types``: (Event, Stamp, ProcessDetail, Kind.PROCESS, Clock.KERNEL, Clock.HOST, SELF_EXE), the
-/// last process.py's path of busybox's re-exec of itself.
+/// process_block(texts, candidates, kernel, host, first, types) -> (block, pids refused, first
+/// line with one refused or -1, events for pids whose fork was not in the log): the process
+/// events of the candidate lines (ascending indices into ``texts``, the lines starting with
+/// ``sched_process_``) as the rows of an EventBlock (kind 3, events.rs), in line order.
+/// ``types``: model.BLOCK_TYPES and then process.py's SELF_EXE, the path of busybox's re-exec
+/// of itself.
 #[pyfunction]
-pub(crate) fn process_events<'py>(
+pub(crate) fn process_block<'py>(
     py: Python<'py>,
     texts: &Bound<'py, PyAny>,
     candidates: &Bound<'py, PyAny>,
@@ -284,7 +311,7 @@ pub(crate) fn process_events<'py>(
     host: &Bound<'py, PyAny>,
     first: i64,
     types: &Bound<'py, PyTuple>,
-) -> PyResult<(Bound<'py, PyList>, usize, i64, usize)> {
+) -> PyResult<(EventBlock, usize, i64, usize)> {
     let owned: Vec<usize>;
     let idx: Box<dyn Iterator<Item = usize> + '_> = match candidates.downcast::<IndexColumn>() {
         Ok(c) => c.get().values(),
@@ -315,44 +342,7 @@ pub(crate) fn process_events<'py>(
         }
     };
     let r = scan_lines(cands.iter().copied(), &strs, &kernel, &host, first)?;
-
-    let event_t = types.get_item(0)?.downcast_into::<PyType>()?;
-    let stamp_t = types.get_item(1)?.downcast_into::<PyType>()?;
-    let detail_t = types.get_item(2)?.downcast_into::<PyType>()?;
-    let k_process = types.get_item(3)?.unbind();
-    let clocks = [types.get_item(4)?.unbind(), types.get_item(5)?.unbind()];
-    let self_exe: String = types.get_item(6)?.extract()?;
-    let none = || py.None();
-    let f = false.into_pyobject(py)?.to_owned().into_any().unbind();
-    let tru = true.into_pyobject(py)?.to_owned().into_any().unbind();
-    let flag = |v: bool| if v { tru.clone_ref(py) } else { f.clone_ref(py) };
-    let zero = 0i64.into_pyobject(py)?.into_any().unbind();
-    let int = |v: i64| -> PyResult<PyObject> { Ok(v.into_pyobject(py)?.into_any().unbind()) };
-    let opt = |v: Option<i64>| -> PyResult<PyObject> { v.map_or(Ok(none()), int) };
-    // one str per distinct comm, file name or name: a boot runs the same few programs again and again
-    let mut seen: FxMap<&str, PyObject> = FxMap::default();
-    let out = PyList::empty(py);
-    for p in &r.procs {
-        let start = match p.start {
-            Some((c, v)) => named_tuple(py, &stamp_t, vec![clocks[c as usize].clone_ref(py), int(v)?, f.clone_ref(py),
-                                                          zero.clone_ref(py)])?,
-            None => none(),
-        };
-        let exe = p.exe.filter(|e| !e.is_empty());
-        let name = match exe {
-            // busybox's shell runs an applet by re-executing itself through /proc/self/exe and
-            // names the process after the applet: the comm at exit ("sleep", "mdev") says what ran.
-            Some(e) if e == self_exe && p.end.is_some() => p.comm,
-            Some(e) => e.rsplit('/').next().unwrap_or(e),
-            None => p.comm,
-        };
-        let detail = named_tuple(py, &detail_t, vec![
-            int(p.pid)?, opt(p.ppid)?, intern(py, &mut seen, p.comm), p.exe.map_or_else(none, |e| intern(py, &mut seen, e)),
-            flag(p.kthread && p.exe.is_none()), opt(span(p.start, p.exec_at))?, flag(p.end.is_some()), int(p.forks)?,
-        ])?;
-        out.append(named_tuple(py, &event_t, vec![
-            k_process.clone_ref(py), intern(py, &mut seen, name), start, opt(span(p.start, p.end))?, int(p.line)?, opt(p.end_line)?, detail,
-        ])?)?;
-    }
-    Ok((out, r.refused, r.first_refused, r.orphans))
+    let self_exe: String = types.get_item(11)?.extract()?;
+    let block = rows_block(py, Types::of(types)?, &proc_rows(&r, &self_exe));
+    Ok((block, r.refused, r.first_refused, r.orphans))
 }

@@ -150,8 +150,7 @@ def analyze_boot(boot: Boot, top: int = 10, host_origin: str = "first_byte", rea
     events = Events.of(boot.events)  # the kind filters, counts and longest N over its columns
     times = al.times(events)
     stages, total = compute_stages(boot, al, times, ready_given)
-    procs, markers = events.of_kind(Kind.PROCESS), events.of_kind(Kind.MARKER)
-    user = [e for e in procs if e.detail is not None and not getattr(e.detail, "kthread", False)]
+    markers = events.of_kind(Kind.MARKER)
     timed = boot.lines.timed_count()
     counts = Counts(
         lines=len(boot.lines),
@@ -159,8 +158,8 @@ def analyze_boot(boot: Boot, top: int = 10, host_origin: str = "first_byte", rea
         initcalls=events.count(Kind.INITCALL, True),
         initcalls_unfinished=events.count(Kind.INITCALL, False),
         probes=events.count(Kind.PROBE),
-        processes=len(procs),
-        user_processes=len(user),
+        processes=events.count(Kind.PROCESS),
+        user_processes=events.count(Kind.PROCESS, kthread=False),  # with a detail, not a kernel thread's
         markers=len(markers),
         units=events.count(Kind.UNIT, True),
     )
@@ -187,7 +186,7 @@ def analyze_boot(boot: Boot, top: int = 10, host_origin: str = "first_byte", rea
         total=total,
         top_initcalls=events.top(Kind.INITCALL, top),
         top_probes=events.top(Kind.PROBE, top),
-        top_processes=_top(user, top),
+        top_processes=events.top(Kind.PROCESS, top, kthread=False),
         silences=silences(boot, al, min(top, 10)),
         counts=counts,
         partial_reasons=tuple(partial),

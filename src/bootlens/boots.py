@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from .errors import InputError
 from .lines import Lines, steps_back
-from .model import NS_PER_MS, Boot, Event, Events, EventSeq, Fact, InputStats, Kind
+from .model import BLOCK_KINDS, NS_PER_MS, Boot, Event, Events, EventSeq, Fact, InputStats, Kind
 from .parsers import ParseOptions, Registry, default_registry
 from .parsers.banners import RANK_KERNEL, find_banners
 
@@ -117,25 +117,26 @@ def parse_boot(
     """Run every parser that recognises something in these lines."""
     reg = registry if registry is not None else default_registry()
     events: list[Event] = []
+    ranks: list[int] = []  # the place in the run of each event's parser
     facts: list[Fact] = []
     warnings: list[str] = []
     found: list[tuple[float, str]] = []
-    block: Events | None = None  # a parser's columnar events (the initcall scan's), kept as they are
-    before_block = 0  # how many of `events` come from parsers that ran before the block's
-    for parser in reg.instances():
+    blocks: list[tuple[int, Events]] = []  # parsers' columnar events (the initcall and process scans'), kept
+    for rank, parser in enumerate(reg.instances()):
         confidence = parser.sniff(lines, options)
         if confidence <= 0:
             continue
         result = parser.parse(lines, options)
         if result.events or result.facts:
             found.append((confidence, parser.name))
-        if block is None and isinstance(result.events, Events) and result.events.block is not None:
-            block, before_block = result.events, len(events)
+        if isinstance(result.events, Events) and result.events.block is not None and not result.events.block.others():
+            blocks.append((rank, result.events))
         else:
             events.extend(result.events)
+            ranks += [rank] * len(result.events)
         facts.extend(result.facts)
         warnings.extend(result.warnings)
-    all_events = _in_line_order(events, block, before_block)
+    all_events = _in_line_order(events, ranks, blocks)
     facts.sort(key=lambda f: f.line_no)
     found.sort(key=lambda cf: -cf[0])
     if lines.has_kernel_time():
@@ -152,15 +153,24 @@ def parse_boot(
     )
 
 
-def _in_line_order(events: list[Event], block: Events | None, before_block: int) -> EventSeq:
+def _in_line_order(events: list[Event], ranks: list[int], blocks: list[tuple[int, Events]]) -> EventSeq:
     """Every parser's events in line order, as a stable sort of them in parser order would put
-    them: ``events`` merged into the block's rows (``before_block``: how many of them came from
-    parsers that ran before the block's, which go first on a line they share with a row)."""
-    early = [True] * before_block + [False] * (len(events) - before_block)
+    them: the blocks' rows joined (each parser's on a line after the rows of the parsers before
+    it), and ``events`` merged into them (``ranks``: the place in the run of each one's parser,
+    ``blocks`` with theirs)."""
     order = sorted(range(len(events)), key=[e.line_no for e in events].__getitem__)
-    if block is None:
+    if not blocks:
         return tuple(events[i] for i in order)
-    return Events(block.block.merged([events[i] for i in order], [early[i] for i in order]))
+    rank, first = blocks[0]
+    block = first.block
+    row_ranks = [rank] * len(BLOCK_KINDS)
+    for rank, more in blocks[1:]:
+        block = block.joined(more.block)
+    for rank, more in blocks:  # a kind's rows come from one parser
+        for kind, code in BLOCK_KINDS.items():
+            if more.count(kind):
+                row_ranks[code] = rank
+    return Events(block.merged([events[i] for i in order], [ranks[i] for i in order], row_ranks))
 
 
 def _has_boot(boot: Boot) -> bool:

@@ -230,8 +230,21 @@ class Event(NamedTuple):
     detail: Detail | None = None
 
 
-# The kinds the native initcall scan emits, by their code in native/src/events.rs.
-BLOCK_KINDS = {Kind.INITCALL: 0, Kind.PROBE: 1, Kind.FIXUP: 2}
+# The kinds the native scans keep as rows of a block (the initcall scan's, the process trace's),
+# by their code in native/src/events.rs.
+BLOCK_KINDS = {Kind.INITCALL: 0, Kind.PROBE: 1, Kind.FIXUP: 2, Kind.PROCESS: 3}
+# What a block builds its rows' Event objects from (events.rs Types), in this order.
+BLOCK_TYPES = (Event, Stamp, InitcallDetail, ProbeDetail, Kind.INITCALL, Kind.PROBE, Kind.FIXUP, Clock.KERNEL,
+               Clock.HOST, ProcessDetail, Kind.PROCESS)
+
+
+def _is_kthread(e: Event, kthread: bool | None) -> bool:
+    """Whether ``e`` passes a ``kthread`` filter: None all; True a kernel thread's process event,
+    False one with a detail that is not (an event without a detail is neither)."""
+    if kthread is None:
+        return True
+    d = e.detail
+    return d is not None and bool(getattr(d, "kthread", False)) == kthread
 
 
 class Events(Sequence[Event]):
@@ -242,7 +255,8 @@ class Events(Sequence[Event]):
     Stamp costs ~500) beside the boot's other events; an Event is built when one is asked for,
     equal to the one the scan would have built. The passes over every event that analyze and
     the JSON writer make (:meth:`count`, :meth:`top`, :meth:`of_kind`, axis times, the JSON of the
-    initcalls) run over the columns. Without a block (``Events.of(tuple)``) it wraps a tuple
+    initcalls) run over the columns. The process events of the sched_process trace are rows too
+    (kind 3, step 24b). Without a block (``Events.of(tuple)``) it wraps a tuple
     and the same methods are plain Python.
     """
 
@@ -312,6 +326,21 @@ class Events(Sequence[Event]):
             self._groups = groups
         return self._groups
 
+    def others_of(self, kind: Kind) -> list[tuple[int, Event]]:
+        """(position, event) of the events of one kind that are not rows of the block (all of
+        them without a block), in order."""
+        return list(self._others().get(kind, ()))
+
+    def positions(self, kind: Kind, kthread: bool | None = None) -> list[int]:
+        """The positions of the events of one kind (``kthread``: as :meth:`count`), ascending,
+        no Event built for a row."""
+        others = [i for i, e in self._others().get(kind, ()) if _is_kthread(e, kthread)]
+        code = BLOCK_KINDS.get(kind)
+        if self._block is None or code is None:
+            return others
+        rows: list[int] = self._block.positions(code, kthread)
+        return sorted(rows + others) if others else rows
+
     def located(self, kind: Kind) -> list[tuple[int, Event]]:
         """(position, event) of the events of one kind, in order: the block's position column
         for its kinds and the other events grouped by kind, so no Event is built for a row of
@@ -321,30 +350,32 @@ class Events(Sequence[Event]):
         if self._block is None or code is None or not self._block.count(code):
             return list(others)
         at = sorted(list(self._block.positions(code)) + [i for i, _ in others])
-        return [(i, self[i]) for i in at]
+        return list(zip(at, self._block.events_at(at)))
 
     def of_kind(self, kind: Kind) -> list[Event]:
         """The events of one kind, in order."""
         return [e for _, e in self.located(kind)]
 
-    def count(self, kind: Kind, timed: bool | None = None) -> int:
+    def count(self, kind: Kind, timed: bool | None = None, kthread: bool | None = None) -> int:
         """How many events of this kind; ``timed``: only those with (True) or without (False) a
-        duration."""
+        duration; ``kthread``: only kernel threads' process events (True), or only events with a
+        detail that are not (False: the user processes)."""
         n = sum(1 for _, e in self._others().get(kind, ())
-                if timed is None or (e.duration_ns is not None) == timed)
+                if (timed is None or (e.duration_ns is not None) == timed) and _is_kthread(e, kthread))
         code = BLOCK_KINDS.get(kind)
         if self._block is not None and code is not None:
-            n += self._block.count(code, timed)
+            n += self._block.count(code, timed, kthread)
         return int(n)
 
-    def top(self, kind: Kind, n: int) -> tuple[Event, ...]:
-        """The n longest events of this kind, longest first, ties to the earlier one."""
+    def top(self, kind: Kind, n: int, kthread: bool | None = None) -> tuple[Event, ...]:
+        """The n longest events of this kind (``kthread``: as :meth:`count`), longest first, ties
+        to the earlier one."""
         # as analyze's nlargest over durations (None and negative ones left out)
         best: list[tuple[int, int]] = [(-e.duration_ns, i) for i, e in self._others().get(kind, ())
-                                       if e.duration_ns is not None and e.duration_ns >= 0]
+                                       if e.duration_ns is not None and e.duration_ns >= 0 and _is_kthread(e, kthread)]
         code = BLOCK_KINDS.get(kind)
         if self._block is not None and code is not None:
-            best += [(-d, i) for d, i in self._block.top(code, n)]
+            best += [(-d, i) for d, i in self._block.top(code, n, kthread)]
         best.sort()
         return tuple(self[i] for _, i in best[:n])
 

@@ -12,7 +12,7 @@ use std::collections::{BinaryHeap, HashSet};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
-use super::{axis_times, item_in, Detail, EventBlock, Item, NONE};
+use super::{axis_times, item_in, Detail, EventBlock, Item, NONE, NO_NAME, PROCESS};
 
 /// A duration as the report's `dd` holds it: the ns, -1 for none (a negative one stays).
 fn dd_of(b: &EventBlock, py: Python<'_>, i: usize) -> PyResult<i64> {
@@ -175,6 +175,17 @@ pub(crate) fn report_columns_all<'py>(
     let map = block.item_map();
     for &i in &order {
         match item_in(&map, i) {
+            Item::Row(r) if rows.kind[r] == PROCESS => {
+                // a process row: its text made from its columns (each distinct, the pid)
+                let nm = rows.name[r] as usize;
+                if name_id[nm] < 0 {
+                    name_id[nm] = names.id(rows.name_objs[nm].bind(py).as_any())?;
+                }
+                n.push(name_id[nm]);
+                let (txt, ex) = process_row_text(&block, r);
+                t.push(names.id(PyString::new(py, &txt).as_any())?);
+                x.push(ex);
+            }
             Item::Row(r) => {
                 let nm = rows.name[r] as usize;
                 if name_id[nm] < 0 {
@@ -331,32 +342,64 @@ fn part<'py>(prefix: &str, v: &Bound<'py, PyAny>, suffix: &str) -> PyResult<Part
     Ok(Part::Py(joined.downcast_into::<PyString>()?))
 }
 
-/// The tooltip text of one ProcessDetail (render/html.py `_detail`'s words for a process, written
+/// The parts of a process's tooltip text (render/html.py `_detail`'s words for a process, written
 /// here only): "pid P, parent Q, exec E, kernel thread, N children, still running at the end",
-/// each part present as the detail says (a value's truthiness, as Python's `if`).
+/// each present as given (`exe` and `forks` when truthy, `ppid` when not None); `part(prefix,
+/// value, suffix)` writes one value.
+#[allow(clippy::too_many_arguments)]
+fn process_parts<'py, V>(pid: V, ppid: Option<V>, exe: Option<V>, kthread: bool, forks: Option<V>, exited: bool,
+                         part: impl Fn(&str, V, &str) -> PyResult<Part<'py>>) -> PyResult<Vec<Part<'py>>> {
+    let mut parts: Vec<Part<'py>> = Vec::with_capacity(6);
+    parts.push(part("pid ", pid, "")?);
+    if let Some(v) = ppid {
+        parts.push(part("parent ", v, "")?);
+    }
+    if let Some(v) = exe {
+        parts.push(part("exec ", v, "")?);
+    }
+    if kthread {
+        parts.push(Part::Rust("kernel thread".to_owned()));
+    }
+    if let Some(v) = forks {
+        parts.push(part("", v, " children")?);
+    }
+    if !exited {
+        parts.push(Part::Rust("still running at the end".to_owned()));
+    }
+    Ok(parts)
+}
+
+/// The text of process row r (`process_parts` of its columns) and its exec time from its start
+/// in us rounded as html.py `_us` (-1: it never exec'd).
+fn process_row_text(b: &EventBlock, r: usize) -> (String, i64) {
+    let rows = &b.rows;
+    let (p, d) = (&rows.procs, rows.detail[r] as usize);
+    let num = |v: i64| v.to_string();
+    let parts = process_parts(
+        num(p.pid[d]), (p.ppid[d] != NONE).then(|| num(p.ppid[d])),
+        (p.exe[d] != NO_NAME && !rows.name_str(p.exe[d]).is_empty()).then(|| rows.name_str(p.exe[d]).to_owned()),
+        p.kthread[d], (p.forks[d] != 0).then(|| num(p.forks[d])), p.exited[d],
+        |pre, v, suf| Ok(Part::Rust(format!("{}{}{}", pre, v, suf))),
+    ).unwrap_or_default();
+    let text = parts.iter().map(|q| match q { Part::Rust(s) => s.as_str(), Part::Py(_) => "" }).collect::<Vec<_>>().join(", ");
+    let ns = p.exec_ns[d];
+    let ex = if ns == NONE { -1 } else if ns >= 0 { (ns + 500).div_euclid(1000) } else { (ns - 500).div_euclid(1000) };
+    (text, ex)
+}
+
+/// The tooltip text of one ProcessDetail (`process_parts` of its fields), each part present as
+/// the detail says (a value's truthiness, as Python's `if`).
 fn process_text<'py>(d: &Bound<'py, PyTuple>) -> PyResult<Bound<'py, PyString>> {
     // ProcessDetail: pid, ppid, comm, exe, kthread, exec_ns, exited, forks
     let py = d.py();
-    let mut parts: Vec<Part<'py>> = Vec::with_capacity(6);
-    parts.push(part("pid ", &d.get_item(0)?, "")?);
     let ppid = d.get_item(1)?;
-    if !ppid.is_none() {
-        parts.push(part("parent ", &ppid, "")?);
-    }
     let exe = d.get_item(3)?;
-    if exe.is_truthy()? {
-        parts.push(part("exec ", &exe, "")?);
-    }
-    if d.get_item(4)?.is_truthy()? {
-        parts.push(Part::Rust("kernel thread".to_owned()));
-    }
     let forks = d.get_item(7)?;
-    if forks.is_truthy()? {
-        parts.push(part("", &forks, " children")?);
-    }
-    if !d.get_item(6)?.is_truthy()? {
-        parts.push(Part::Rust("still running at the end".to_owned()));
-    }
+    let parts = process_parts(
+        d.get_item(0)?, (!ppid.is_none()).then_some(ppid), exe.is_truthy()?.then_some(exe),
+        d.get_item(4)?.is_truthy()?, forks.is_truthy()?.then_some(forks), d.get_item(6)?.is_truthy()?,
+        |pre, v, suf| part(pre, &v, suf),
+    )?;
     if parts.iter().all(|p| matches!(p, Part::Rust(_))) {
         let texts: Vec<&str> = parts.iter().map(|p| match p { Part::Rust(s) => s.as_str(), Part::Py(_) => "" }).collect();
         return Ok(PyString::new(py, &texts.join(", ")));

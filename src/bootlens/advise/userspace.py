@@ -14,12 +14,15 @@ from __future__ import annotations
 import re
 import struct
 from abc import abstractmethod
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from operator import attrgetter
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import cast
+from itertools import compress
+from operator import lt
 
 from ..analyze import BootAnalysis
-from ..model import READY, Event, Kind, Milestone, ProcessDetail
+from ..lines import native_module
+from ..model import READY, Event, Events, Kind, Milestone, ProcessDetail
 from ..numbers import CPUS_MAX, to_int
 from ..parsers.process import SELF_EXE
 from .base import Context, Evidence, Finding, Rule
@@ -44,6 +47,7 @@ class Proc:
     detail: ProcessDetail
     start_ns: int  # fork, on the axis
     end_ns: int | None  # exit, on the axis; None when it had not exited when the log ended
+    index: int = field(default=-1, compare=False, repr=False)  # its place in its ProcTree (fork order)
 
     @property
     def name(self) -> str:
@@ -79,47 +83,122 @@ class Proc:
     def script_path(self) -> str | None:
         """The program this process runs, when it exec'd one of its own (a script or a binary,
         not busybox re-executing itself for an applet)."""
-        exe = self.detail.exe
-        if exe is None or exe == SELF_EXE or exe.rsplit("/", 1)[-1] == "busybox":
-            return None
-        return exe
+        return script_path(self.detail.exe)
+
+
+def script_path(exe: str | None) -> str | None:
+    """:attr:`Proc.script_path` of a process that exec'd ``exe``."""
+    if exe is None or exe == SELF_EXE or exe.rsplit("/", 1)[-1] == "busybox":
+        return None
+    return exe
+
+
+_ProcColumns = tuple[list[int], list[int], list[int | None], list[int], list[int | None], list[int], list[int | None],
+                     list[str], list[str | None]]
+
+
+def _proc_columns(ba: BootAnalysis) -> _ProcColumns:
+    """The boot's user-space processes that have an axis time, in log order, column by column:
+    (positions, start, end, pid, ppid, line, end_line, name, exe); end is start + duration when
+    the process exited. The process rows of a native block are read natively (report's
+    events/procs.rs process_columns); the other process events (all of them without a block: a
+    bootchart's, strace's, a plain tuple's) here."""
+    evs = Events.of(ba.boot.events)
+    times = ba.times if len(ba.times) == len(evs) else (None,) * len(evs)
+    cols: _ProcColumns = ([], [], [], [], [], [], [], [], [])
+    if evs.block is not None:
+        cols = cast(_ProcColumns, native_module().process_columns(evs.block, times))
+    others = evs.others_of(Kind.PROCESS)
+    if not others:
+        return cols
+    rows = list(zip(*cols))
+    for i, e in others:
+        det, t = e.detail, times[i]
+        if not isinstance(det, ProcessDetail) or det.kthread or t is None:
+            continue
+        end = None if e.duration_ns is None or not det.exited else t + e.duration_ns
+        rows.append((i, t, end, det.pid, det.ppid, e.line_no, e.end_line_no, e.name, det.exe))
+    rows.sort(key=lambda r: r[0])
+    return tuple(map(list, zip(*rows))) if rows else cols  # type: ignore[return-value]
 
 
 class ProcTree:
-    """The user-space processes of one boot that can be placed on its axis, in fork order."""
+    """The user-space processes of one boot that can be placed on its axis, in fork order.
+
+    Kept as columns (fork order, the links natively: events/procs.rs proc_links); a :class:`Proc`
+    is made for a process when a reader asks for it (one object a process, so ``is`` holds), and
+    the queries (:meth:`named`, :meth:`scripts`, :meth:`alive_at`, :meth:`with_exe`) read the
+    columns: a 1M-event boot has 200,000 processes, of which the rules look at a few."""
 
     def __init__(self, ba: BootAnalysis) -> None:
-        procs: list[Proc] = []
-        for e, t in kind_events(ba, Kind.PROCESS):  # the process events only, indexed once per boot
-            det = e.detail
-            if not isinstance(det, ProcessDetail) or det.kthread or t is None:
-                continue
-            end = None if e.duration_ns is None or not det.exited else t + e.duration_ns
-            procs.append(Proc(e, det, t, end))
-        procs.sort(key=attrgetter("start_ns", "event.line_no"))
-        self.procs: tuple[Proc, ...] = tuple(procs)
-        self._by_pid: dict[int, list[Proc]] = {}
-        self._children: dict[int, list[Proc]] = {}
-        for p in procs:
-            self._by_pid.setdefault(p.pid, []).append(p)
-        for p in procs:
-            parent = self.parent(p)
-            if parent is not None:
-                self._children.setdefault(id(parent), []).append(p)
+        pos, start, end, pid, ppid, line, end_line, name, exe = _proc_columns(ba)
+        order, parent, self._child_start, self._kids = native_module().proc_links(start, line, pid, ppid)
+        self._events = ba.boot.events
+        self._pos: list[int] = [pos[k] for k in order]
+        self._start: list[int] = [start[k] for k in order]
+        self._end: list[int | None] = [end[k] for k in order]
+        self._line: list[int] = [line[k] for k in order]
+        self._end_line: list[int | None] = [end_line[k] for k in order]
+        self._name: list[str] = [name[k] for k in order]
+        self._exe: list[str | None] = [exe[k] for k in order]
+        self._parent: list[int] = parent
+        self._made: list[Proc | None] = [None] * len(order)
+        self._all: tuple[Proc, ...] | None = None
+
+    def __len__(self) -> int:
+        return len(self._pos)
+
+    def _at(self, k: int) -> Proc:
+        """The k-th process in fork order, made once."""
+        p = self._made[k]
+        if p is None:
+            e = self._events[self._pos[k]]
+            assert isinstance(e.detail, ProcessDetail)
+            p = self._made[k] = Proc(e, e.detail, self._start[k], self._end[k], k)
+        return p
+
+    def _all_of(self, ks: Iterable[int]) -> list[Proc]:
+        return [self._at(k) for k in ks]
+
+    @property
+    def procs(self) -> tuple[Proc, ...]:
+        """Every process, in fork order (each made: the queries below read the columns)."""
+        if self._all is None:
+            self._all = tuple(self._all_of(range(len(self._pos))))
+        return self._all
+
+    def named(self, names: Collection[str]) -> list[Proc]:
+        """The processes whose name (what ran) is one of ``names``, in fork order."""
+        return self._all_of(compress(range(len(self._name)), map(names.__contains__, self._name)))
+
+    def with_exe(self, paths: Collection[str | None]) -> list[Proc]:
+        """The processes whose exec'd file is one of ``paths``, in fork order."""
+        return self._all_of(compress(range(len(self._exe)), map(paths.__contains__, self._exe)))
+
+    def scripts(self) -> list[Proc]:
+        """The processes running a program of their own (:attr:`Proc.script_path`), in fork order."""
+        own = {e for e in set(self._exe) if script_path(e) is not None}
+        return self.with_exe(own)
+
+    def alive_at(self, line_no: int) -> list[Proc]:
+        """The processes forked before line ``line_no`` that had not exited by it, in fork order."""
+        before = compress(range(len(self._line)), map(lt, self._line, [line_no] * len(self._line)))
+        ends = self._end_line
+        return [self._at(k) for k in before if (x := ends[k]) is None or x > line_no]
+
+    def parents_of(self, procs: Iterable[Proc]) -> list[Proc]:
+        """The processes that forked some of ``procs``, each once, in fork order."""
+        return self._all_of(sorted({q for p in procs if (q := self._parent[p.index]) >= 0}))
 
     def parent(self, p: Proc) -> Proc | None:
         """The process that forked p (the latest one with p's ppid that started before it)."""
-        if p.detail.ppid is None:
-            return None
-        found = None
-        for q in self._by_pid.get(p.detail.ppid, ()):
-            if q.start_ns <= p.start_ns and q is not p:
-                found = q
-        return found
+        q = self._parent[p.index]
+        return None if q < 0 else self._at(q)
 
     def children(self, p: Proc) -> list[Proc]:
         """The processes p forked, in fork order."""
-        return self._children.get(id(p), [])
+        k = p.index
+        return self._all_of(self._kids[self._child_start[k]:self._child_start[k + 1]])
 
     def script_of(self, p: Proc) -> Proc | None:
         """The nearest ancestor running a program of its own (the script that forked p, through
@@ -355,7 +434,7 @@ def app_process(tree: ProcTree, ba: BootAnalysis, files: Mapping[str, bytes]) ->
     if ready is not None:
         no = ready[0].line_no
         text = line_text(ba.boot, no).encode()
-        alive = [p for p in tree.procs if p.line_no < no and (p.end_line_no is None or p.end_line_no > no)]
+        alive = tree.alive_at(no)
         if text:
             for p in alive:
                 key = rootfs_key(p.exe) if p.exe else None
@@ -365,7 +444,7 @@ def app_process(tree: ProcTree, ba: BootAnalysis, files: Mapping[str, bytes]) ->
             return max(alive, key=lambda p: (p.start_ns, p.line_no))
         return None
     wanted = {path for action, path in inittab_programs(files) if action in ("once", "respawn")}
-    starts = [p for p in tree.procs if p.exe in wanted]
+    starts = tree.with_exe(wanted)
     return starts[-1] if starts else None
 
 

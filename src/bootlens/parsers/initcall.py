@@ -18,14 +18,13 @@ A ``calling`` line without a ``returned`` line is an initcall still running when
 from __future__ import annotations
 
 from ..lines import Lines, native_module
-from ..model import Clock, Event, Events, InitcallDetail, Kind, ParseResult, ProbeDetail, Stamp
+from ..model import BLOCK_TYPES, Events, ParseResult
 from . import REGISTRY
 from .base import ParseOptions, Parser
 
 # The formats above are parsed in Rust only (native/src/initcall.rs: the one implementation, see
 # docs/architecture.md); the native block builds Event objects from these types on demand.
-NATIVE_TYPES = (Event, Stamp, InitcallDetail, ProbeDetail, Kind.INITCALL, Kind.PROBE, Kind.FIXUP, Clock.KERNEL,
-                Clock.HOST)
+NATIVE_TYPES = BLOCK_TYPES
 NEEDLES = ("call", "usecs")  # the keyword index entries the candidate lines come from
 
 

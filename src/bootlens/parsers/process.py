@@ -7,23 +7,23 @@ a user-space process trace with no agent on the target.
     sched_process_exit: comm=busybox pid=79 prio=120
 
 Each pid becomes one process event from fork to exit (duration None if it had not exited when
-the log ended); a pid forked again after its exit is a new process.
+the log ended); a pid forked again after its exit is a new process. The events are the rows of a
+native block (kind 3 of native/src/events.rs, docs/architecture.md step 24b): an Event is built
+only when one is asked for.
 """
 
 from __future__ import annotations
 
-import gc
-
 from ..lines import Lines, native_module
-from ..model import Clock, Event, Kind, ParseResult, ProcessDetail, Stamp
+from ..model import BLOCK_TYPES, Events, ParseResult
 from ..numbers import Tally
 from . import REGISTRY
 from .base import ParseOptions, Parser
 
 # The format is parsed in Rust only (native/src/process.rs: the one implementation, see
-# docs/architecture.md step 19), which builds the Event objects from these types.
+# docs/architecture.md step 19), whose block builds the Event objects from these types.
 SELF_EXE = "/proc/self/exe"  # busybox's re-exec of itself: such a process is named after its comm at exit
-NATIVE_TYPES = (Event, Stamp, ProcessDetail, Kind.PROCESS, Clock.KERNEL, Clock.HOST, SELF_EXE)
+NATIVE_TYPES = (*BLOCK_TYPES, SELF_EXE)
 PREFIX = "sched_process_"  # the keyword index entry (lines.INDEX_PREFIXES) the candidate lines come from
 
 
@@ -45,21 +45,14 @@ class ProcessParser(Parser):
         return hits / 3
 
     def parse(self, lines: Lines, options: ParseOptions) -> ParseResult:
-        # the scan, the pid tracking and the events: native/src/process.rs. The cycle collector
-        # paused meanwhile: nothing built there makes a cycle, and every so many new objects the
-        # collector would walk every container alive, the whole model read so far.
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
-            events, refused, first_refused, orphans = native_module().process_events(
-                lines.text, lines.starting(PREFIX), lines.kernel, lines.host, lines.first, NATIVE_TYPES)
-        finally:
-            if collecting:
-                gc.enable()
+        # the scan, the pid tracking and the rows: native/src/process.rs, kept as columns
+        # (native/src/events.rs)
+        block, refused, first_refused, orphans = native_module().process_block(
+            lines.text, lines.starting(PREFIX), lines.kernel, lines.host, lines.first, NATIVE_TYPES)
         warnings: tuple[str, ...] = ()
         if orphans:
             warnings = (f"{orphans} process events for pids whose fork was not in the log",)
         tally = Tally("sched_process trace")
         for _ in range(refused):
             tally.refuse("pid", first_refused)  # the first call sets the line
-        return ParseResult(tuple(events), (), warnings + tally.warnings())
+        return ParseResult(Events(block) if len(block) else (), (), warnings + tally.warnings())

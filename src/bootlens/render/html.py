@@ -154,7 +154,7 @@ def _initcall_row(pid: int | None) -> tuple[int, str, str, str]:
     return (1 if pid == 1 else 2, f"initcalls · pid {pid}", "initcall", "initcall" if pid == 1 else "initcall_async")
 
 
-_BLOCK_ROWS = (Kind.INITCALL, Kind.PROBE, Kind.FIXUP)  # EventBlock.row_groups' kind codes
+_BLOCK_ROWS = (Kind.INITCALL, Kind.PROBE, Kind.FIXUP, Kind.PROCESS)  # EventBlock.row_groups' kind codes (4: kthreads)
 
 
 def _pack(items: list[tuple[int, int, int]]) -> list[list[tuple[int, int, int]]]:
@@ -267,8 +267,8 @@ def boot_data(b: BootAnalysis, names: _Names, top: int = 25, raw: bool = False) 
         # only. A row's order of indices does not matter: its lanes sort them by start.
         groups, unplaced = block.row_groups(times)
         for code, pid, at_ in groups:
-            k = _BLOCK_ROWS[code]
-            key = _initcall_row(pid) if k is Kind.INITCALL else _row_of(k, None)
+            k = _BLOCK_ROWS[min(code, 3)]
+            key = _initcall_row(pid) if k is Kind.INITCALL else _KTHREADS if code == 4 else _row_of(k, None)
             rows.setdefault(key, []).extend(at_)
             block_keys.add(key)
         others = block.others()

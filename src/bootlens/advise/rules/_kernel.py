@@ -248,7 +248,11 @@ def kthreads(ba: BootAnalysis, comm: str) -> list[Timed]:
 
 @per_boot
 def _kthreads(ba: BootAnalysis) -> tuple[Timed, ...]:
-    return tuple(t for t in events(ba, Kind.PROCESS) if isinstance(d := t.event.detail, ProcessDetail) and d.kthread)
+    # the kernel threads' positions from the process rows' columns: no Event for the others
+    evs = Events.of(ba.boot.events)
+    times = ba.times if len(ba.times) == len(evs) else None
+    return tuple(Timed(evs[i], None if times is None else times[i]) for i in evs.positions(Kind.PROCESS, kthread=True)
+                 if isinstance(evs[i].detail, ProcessDetail))
 
 
 def enclosing(calls: list[Timed], at: int | None) -> Timed | None:

@@ -134,7 +134,8 @@ def _runner(tree: ProcTree, app: Proc) -> tuple[Proc, list[Proc]] | None:
     """The process that ran the init scripts before the application (rcS) and those scripts, when
     the application started only after it had finished."""
     best: tuple[Proc, list[Proc]] | None = None
-    for p in tree.procs:
+    # the processes with two such scripts among their children: parents of scripts (fork order)
+    for p in tree.parents_of(s for s in tree.scripts() if s.end_ns is not None):
         if p is app or p.end_ns is None or p.end_ns > app.start_ns:
             continue
         scripts = [c for c in tree.children(p) if c.script_path is not None and c.end_ns is not None]

@@ -118,10 +118,10 @@ class Coldplug(ProcessRule):
     def _measured(self, boot: BootAnalysis, ctx: Context, tree: ProcTree) -> Iterable[Finding]:
         ready = ready_marker(boot)
         by_script: dict[int, tuple[Proc, list[Proc]]] = {}
-        for p in tree.procs:
+        for p in tree.named(COLDPLUG_NAMES):
             # mdev forked by a kernel thread is the hotplug helper, not the coldplug walk: the
             # tree holds user processes only, so its parent is not found
-            if p.name not in COLDPLUG_NAMES or p.end_ns is None or not tree.waited_for(p):
+            if p.end_ns is None or not tree.waited_for(p):
                 continue
             if ready is not None and p.end_ns > ready[1]:
                 continue
@@ -147,7 +147,7 @@ class Coldplug(ProcessRule):
                    f"{script.line_no} (shell start-up included) to its exit at line {script.end_line_no}: "
                    f"{secs(saving)}")
         elif dev.state is Devtmpfs.AVAILABLE and pl.change.kind is ChangeKind.OVERLAY:
-            mounts = sorted(p.duration_ns or 0 for p in tree.procs if p.name == "mount" and p.end_ns)
+            mounts = sorted(p.duration_ns or 0 for p in tree.named(("mount",)) if p.end_ns)
             cost = mounts[len(mounts) // 2] if mounts else 0
             saving = max(0, spans - cost)
             how += (f" - one mount instead ({secs(cost)}, the median mount process of this boot)" if mounts

@@ -106,9 +106,7 @@ class ForkHeavyScript(ProcessRule):
 
     def _measured(self, boot: BootAnalysis, ctx: Context, tree: ProcTree) -> Iterable[Finding]:
         ready = ready_marker(boot)
-        for script in tree.procs:
-            if script.script_path is None:
-                continue
+        for script in tree.scripts():
             kids = [p for p in tree.children(script) if _is_short(script, p) and p.end_ns is not None
                     and (ready is None or (p.end_ns or 0) <= ready[1])]
             if len(kids) >= MIN_FORKS:

@@ -42,8 +42,8 @@ class NeedlessSleep(ProcessRule):
     def _measured(self, boot: BootAnalysis, ctx: Context, tree: ProcTree) -> Iterable[Finding]:
         ready = ready_marker(boot)
         by_script: dict[int, tuple[Proc, list[Proc]]] = {}
-        for p in tree.procs:
-            if p.name not in SLEEP_NAMES or p.end_ns is None or not tree.waited_for(p):
+        for p in tree.named(SLEEP_NAMES):
+            if p.end_ns is None or not tree.waited_for(p):
                 continue
             if ready is not None and p.end_ns > ready[1]:
                 continue  # it ended after the application was ready: it delayed nothing measured
