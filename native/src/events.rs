@@ -24,7 +24,7 @@ use crate::fxhash::FxMap;
 use crate::initcall::{named_tuple, scan};
 use crate::json::{detail_json, name_json, write_event, write_initcall_parts, write_process_parts, Process};
 
-pub(crate) mod procs; // the process tree's columns (advise/userspace.py)
+pub(crate) mod procs; // the user-space process tree (advise/userspace.py)
 pub(crate) mod report; // the report's passes over the block (render/html.py)
 
 pub(crate) const NONE: i64 = i64::MIN; // an absent duration, end line or axis time (TimeColumn's None too)
@@ -321,7 +321,7 @@ fn item_in(map: &[i64], i: usize) -> Item {
 }
 
 /// A time column's values: borrowed from a TimeColumn (no copy of a 1M-line column), else read.
-enum Times<'py> {
+pub(crate) enum Times<'py> {
     Column(PyRef<'py, TimeColumn>),
     Read(Vec<i64>),
 }
@@ -337,7 +337,7 @@ impl std::ops::Deref for Times<'_> {
 }
 
 /// Read a time column (TimeColumn, list or tuple of int | None) as ns, NONE for None.
-fn axis_times<'py>(times: &Bound<'py, PyAny>) -> PyResult<Times<'py>> {
+pub(crate) fn axis_times<'py>(times: &Bound<'py, PyAny>) -> PyResult<Times<'py>> {
     if let Ok(c) = times.downcast::<TimeColumn>() {
         return Ok(Times::Column(c.try_borrow()?));
     }

@@ -89,8 +89,7 @@ fn _scan(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(events::report::report_line_times, m)?)?;
     m.add_function(wrap_pyfunction!(ftrace::ftrace_graph, m)?)?;
     m.add_function(wrap_pyfunction!(process::process_block, m)?)?;
-    m.add_function(wrap_pyfunction!(events::procs::process_columns, m)?)?;
-    m.add_function(wrap_pyfunction!(events::procs::proc_links, m)?)?;
+    m.add_function(wrap_pyfunction!(events::procs::process_tree, m)?)?;
     m.add("BOUNDS", (TIME_NS_MAX, PID_MAX, INT_MIN, INT_MAX))?;
     Ok(())
 }

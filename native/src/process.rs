@@ -19,12 +19,12 @@
 //! ASCII) and counted, never read as 12.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyTuple};
+use pyo3::types::PyTuple;
 
-use crate::columns::{gather, slices, times_of, LineBytes, TextColumn};
+use crate::columns::{gather, slices, LineBytes, TextColumn};
 use crate::fxhash::FxMap;
 use crate::index::IndexColumn;
-use crate::events::{rows_block, EventBlock, ProcRow, Types, NO_CLOCK, NONE};
+use crate::events::{axis_times, rows_block, EventBlock, ProcRow, Types, NO_CLOCK, NONE};
 use crate::{bounded, PID_MAX};
 
 const KTHREADD: i64 = 2;
@@ -320,8 +320,9 @@ pub(crate) fn process_block<'py>(
             Box::new(owned.iter().copied())
         }
     };
-    let kernel = times_of(kernel)?;
-    let host = times_of(host)?;
+    // the time columns borrowed, not copied (2 x 8 bytes a line of the whole log)
+    let kernel = axis_times(kernel)?;
+    let host = axis_times(host)?;
     let n = kernel.len().min(host.len());
     // the lines borrowed, as initcall.rs's scan does: a TextColumn's buffer, or a list's strs
     let col = match texts.downcast::<TextColumn>() {

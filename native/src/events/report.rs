@@ -173,6 +173,7 @@ pub(crate) fn report_columns_all<'py>(
     let (mut n, mut x, mut t) = (Vec::with_capacity(order.len()), Vec::with_capacity(order.len()),
                                  Vec::with_capacity(order.len()));
     let map = block.item_map();
+    let mut text = String::with_capacity(96); // a process row's text
     for &i in &order {
         match item_in(&map, i) {
             Item::Row(r) if rows.kind[r] == PROCESS => {
@@ -182,8 +183,8 @@ pub(crate) fn report_columns_all<'py>(
                     name_id[nm] = names.id(rows.name_objs[nm].bind(py).as_any())?;
                 }
                 n.push(name_id[nm]);
-                let (txt, ex) = process_row_text(&block, r);
-                t.push(names.id(PyString::new(py, &txt).as_any())?);
+                let ex = process_row_text(&block, r, &mut text);
+                t.push(names.id(PyString::new(py, &text).as_any())?);
                 x.push(ex);
             }
             Item::Row(r) => {
@@ -344,47 +345,66 @@ fn part<'py>(prefix: &str, v: &Bound<'py, PyAny>, suffix: &str) -> PyResult<Part
 
 /// The parts of a process's tooltip text (render/html.py `_detail`'s words for a process, written
 /// here only): "pid P, parent Q, exec E, kernel thread, N children, still running at the end",
-/// each present as given (`exe` and `forks` when truthy, `ppid` when not None); `part(prefix,
-/// value, suffix)` writes one value.
+/// each present as given (`exe` and `forks` when truthy, `ppid` when not None), handed to
+/// `emit(prefix, value, suffix)` in order (value None: the words alone).
 #[allow(clippy::too_many_arguments)]
-fn process_parts<'py, V>(pid: V, ppid: Option<V>, exe: Option<V>, kthread: bool, forks: Option<V>, exited: bool,
-                         part: impl Fn(&str, V, &str) -> PyResult<Part<'py>>) -> PyResult<Vec<Part<'py>>> {
-    let mut parts: Vec<Part<'py>> = Vec::with_capacity(6);
-    parts.push(part("pid ", pid, "")?);
+fn process_parts<V>(pid: V, ppid: Option<V>, exe: Option<V>, kthread: bool, forks: Option<V>, exited: bool,
+                    mut emit: impl FnMut(&str, Option<V>, &str) -> PyResult<()>) -> PyResult<()> {
+    emit("pid ", Some(pid), "")?;
     if let Some(v) = ppid {
-        parts.push(part("parent ", v, "")?);
+        emit("parent ", Some(v), "")?;
     }
     if let Some(v) = exe {
-        parts.push(part("exec ", v, "")?);
+        emit("exec ", Some(v), "")?;
     }
     if kthread {
-        parts.push(Part::Rust("kernel thread".to_owned()));
+        emit("kernel thread", None, "")?;
     }
     if let Some(v) = forks {
-        parts.push(part("", v, " children")?);
+        emit("", Some(v), " children")?;
     }
     if !exited {
-        parts.push(Part::Rust("still running at the end".to_owned()));
+        emit("still running at the end", None, "")?;
     }
-    Ok(parts)
+    Ok(())
 }
 
-/// The text of process row r (`process_parts` of its columns) and its exec time from its start
-/// in us rounded as html.py `_us` (-1: it never exec'd).
-fn process_row_text(b: &EventBlock, r: usize) -> (String, i64) {
+/// A value of a process row's text.
+enum Val<'a> {
+    Int(i64),
+    Str(&'a str),
+}
+
+/// The text of process row r (`process_parts` of its columns) written into `text` (cleared
+/// first), and its exec time from its start in us rounded as html.py `_us` (-1: it never exec'd).
+fn process_row_text(b: &EventBlock, r: usize, text: &mut String) -> i64 {
+    use std::fmt::Write;
     let rows = &b.rows;
     let (p, d) = (&rows.procs, rows.detail[r] as usize);
-    let num = |v: i64| v.to_string();
-    let parts = process_parts(
-        num(p.pid[d]), (p.ppid[d] != NONE).then(|| num(p.ppid[d])),
-        (p.exe[d] != NO_NAME && !rows.name_str(p.exe[d]).is_empty()).then(|| rows.name_str(p.exe[d]).to_owned()),
-        p.kthread[d], (p.forks[d] != 0).then(|| num(p.forks[d])), p.exited[d],
-        |pre, v, suf| Ok(Part::Rust(format!("{}{}{}", pre, v, suf))),
-    ).unwrap_or_default();
-    let text = parts.iter().map(|q| match q { Part::Rust(s) => s.as_str(), Part::Py(_) => "" }).collect::<Vec<_>>().join(", ");
+    let exe = if p.exe[d] == NO_NAME { "" } else { rows.name_str(p.exe[d]) };
+    text.clear();
+    let _ = process_parts(
+        Val::Int(p.pid[d]), (p.ppid[d] != NONE).then_some(Val::Int(p.ppid[d])),
+        (!exe.is_empty()).then_some(Val::Str(exe)), p.kthread[d], (p.forks[d] != 0).then_some(Val::Int(p.forks[d])),
+        p.exited[d],
+        |pre, v, suf| {
+            if !text.is_empty() {
+                text.push_str(", ");
+            }
+            text.push_str(pre);
+            match v {
+                Some(Val::Int(n)) => {
+                    let _ = write!(text, "{}", n);
+                }
+                Some(Val::Str(s)) => text.push_str(s),
+                None => {}
+            }
+            text.push_str(suf);
+            Ok(())
+        },
+    );
     let ns = p.exec_ns[d];
-    let ex = if ns == NONE { -1 } else if ns >= 0 { (ns + 500).div_euclid(1000) } else { (ns - 500).div_euclid(1000) };
-    (text, ex)
+    if ns == NONE { -1 } else if ns >= 0 { (ns + 500).div_euclid(1000) } else { (ns - 500).div_euclid(1000) }
 }
 
 /// The tooltip text of one ProcessDetail (`process_parts` of its fields), each part present as
@@ -395,10 +415,17 @@ fn process_text<'py>(d: &Bound<'py, PyTuple>) -> PyResult<Bound<'py, PyString>> 
     let ppid = d.get_item(1)?;
     let exe = d.get_item(3)?;
     let forks = d.get_item(7)?;
-    let parts = process_parts(
+    let mut parts: Vec<Part<'py>> = Vec::with_capacity(6);
+    process_parts(
         d.get_item(0)?, (!ppid.is_none()).then_some(ppid), exe.is_truthy()?.then_some(exe),
         d.get_item(4)?.is_truthy()?, forks.is_truthy()?.then_some(forks), d.get_item(6)?.is_truthy()?,
-        |pre, v, suf| part(pre, &v, suf),
+        |pre, v, suf| {
+            parts.push(match v {
+                Some(v) => part(pre, &v, suf)?,
+                None => Part::Rust(pre.to_owned()),
+            });
+            Ok(())
+        },
     )?;
     if parts.iter().all(|p| matches!(p, Part::Rust(_))) {
         let texts: Vec<&str> = parts.iter().map(|p| match p { Part::Rust(s) => s.as_str(), Part::Py(_) => "" }).collect();

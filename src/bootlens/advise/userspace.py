@@ -93,56 +93,52 @@ def script_path(exe: str | None) -> str | None:
     return exe
 
 
-_ProcColumns = tuple[list[int], list[int], list[int | None], list[int], list[int | None], list[int], list[int | None],
-                     list[str], list[str | None]]
+_Extra = tuple[list[int], list[int], list[int | None], list[int], list[int | None], list[int], list[int | None],
+               list[str], list[str | None]]
 
 
-def _proc_columns(ba: BootAnalysis) -> _ProcColumns:
-    """The boot's user-space processes that have an axis time, in log order, column by column:
-    (positions, start, end, pid, ppid, line, end_line, name, exe); end is start + duration when
-    the process exited. The process rows of a native block are read natively (report's
-    events/procs.rs process_columns); the other process events (all of them without a block: a
-    bootchart's, strace's, a plain tuple's) here."""
-    evs = Events.of(ba.boot.events)
-    times = ba.times if len(ba.times) == len(evs) else (None,) * len(evs)
-    cols: _ProcColumns = ([], [], [], [], [], [], [], [], [])
-    if evs.block is not None:
-        cols = cast(_ProcColumns, native_module().process_columns(evs.block, times))
-    others = evs.others_of(Kind.PROCESS)
-    if not others:
-        return cols
-    rows = list(zip(*cols))
-    for i, e in others:
+def _other_procs(evs: Events, times: Sequence[int | None]) -> _Extra:
+    """The boot's user-space process events that have an axis time and are not rows of its
+    native block (all of them without one: a bootchart's, strace's, a plain tuple's), in log
+    order, column by column as events/procs.rs process_tree takes them (which reads the block's
+    rows itself): (positions, start, end, pid, ppid, line, end_line, name, exe); end is start +
+    duration when the process exited."""
+    rows = []
+    for i, e in evs.others_of(Kind.PROCESS):
         det, t = e.detail, times[i]
         if not isinstance(det, ProcessDetail) or det.kthread or t is None:
             continue
         end = None if e.duration_ns is None or not det.exited else t + e.duration_ns
         rows.append((i, t, end, det.pid, det.ppid, e.line_no, e.end_line_no, e.name, det.exe))
-    rows.sort(key=lambda r: r[0])
-    return tuple(map(list, zip(*rows))) if rows else cols  # type: ignore[return-value]
+    return cast(_Extra, tuple(map(list, zip(*rows))) if rows else ([], [], [], [], [], [], [], [], []))
 
 
 class ProcTree:
     """The user-space processes of one boot that can be placed on its axis, in fork order.
 
-    Kept as columns (fork order, the links natively: events/procs.rs proc_links); a :class:`Proc`
-    is made for a process when a reader asks for it (one object a process, so ``is`` holds), and
-    the queries (:meth:`named`, :meth:`scripts`, :meth:`alive_at`, :meth:`with_exe`) read the
-    columns: a 1M-event boot has 200,000 processes, of which the rules look at a few."""
+    Kept as columns, put in fork order and linked natively (events/procs.rs process_tree); a
+    :class:`Proc` is made for a process when a reader asks for it (one object a process, so
+    ``is`` holds), and the queries (:meth:`named`, :meth:`scripts`, :meth:`alive_at`,
+    :meth:`with_exe`, :meth:`parents_of`) read the columns: a 1M-event boot has 200,000
+    processes, of which the rules look at a few."""
 
     def __init__(self, ba: BootAnalysis) -> None:
-        pos, start, end, pid, ppid, line, end_line, name, exe = _proc_columns(ba)
-        order, parent, self._child_start, self._kids = native_module().proc_links(start, line, pid, ppid)
-        self._events = ba.boot.events
-        self._pos: list[int] = [pos[k] for k in order]
-        self._start: list[int] = [start[k] for k in order]
-        self._end: list[int | None] = [end[k] for k in order]
-        self._line: list[int] = [line[k] for k in order]
-        self._end_line: list[int | None] = [end_line[k] for k in order]
-        self._name: list[str] = [name[k] for k in order]
-        self._exe: list[str | None] = [exe[k] for k in order]
-        self._parent: list[int] = parent
-        self._made: list[Proc | None] = [None] * len(order)
+        evs = Events.of(ba.boot.events)
+        times = ba.times if len(ba.times) == len(evs) else (None,) * len(evs)
+        self._pos: list[int]  # each process's position in the boot's events
+        self._start: list[int]
+        self._end: list[int | None]
+        self._line: list[int]
+        self._end_line: list[int | None]
+        self._name: list[str]
+        self._exe: list[str | None]
+        self._parent: list[int]  # -1: none
+        self._child_start: list[int]
+        self._kids: list[int]
+        (self._pos, self._start, self._end, self._line, self._end_line, self._name, self._exe, self._parent,
+         self._child_start, self._kids) = native_module().process_tree(evs.block, times, _other_procs(evs, times))
+        self._events = evs
+        self._made: list[Proc | None] = [None] * len(self._pos)
         self._all: tuple[Proc, ...] | None = None
 
     def __len__(self) -> int:
