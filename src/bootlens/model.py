@@ -312,6 +312,11 @@ class Events(Sequence[Event]):
             self._groups = groups
         return self._groups
 
+    def outside(self, kind: Kind) -> list[tuple[int, Event]]:
+        """(position, event) of the events of one kind outside the native block (all of them
+        without one), in order."""
+        return list(self._others().get(kind, ()))
+
     def located(self, kind: Kind) -> list[tuple[int, Event]]:
         """(position, event) of the events of one kind, in order: the block's position column
         for its kinds and the other events grouped by kind, so no Event is built for a row of
