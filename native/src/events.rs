@@ -39,7 +39,8 @@ struct Types {
     clocks: [PyObject; 2],  // Clock.KERNEL, Clock.HOST
 }
 
-/// What a detail says, kept in Rust for the JSON writer (the Python object is in `objs`).
+/// What a detail says, kept in Rust for the JSON writer and the advisor's queries (query.rs; the
+/// Python object is in `detail_objs`).
 enum Detail {
     Initcall { pid: Option<i64>, module: Option<String>, ret: Option<i64>, returned: bool },
     Probe { ret: i64 }, // ProbeDetail(device, driver, ret): the device and driver are names
