@@ -25,6 +25,7 @@ use crate::initcall::{named_tuple, scan};
 use crate::json::{detail_json, name_json, write_event, write_initcall_parts, write_process_parts, Process};
 
 pub(crate) mod procs; // the user-space process tree (advise/userspace.py)
+pub(crate) mod query; // the advisor's queries on the rows (advise/rules/_kernel.py)
 pub(crate) mod report; // the report's passes over the block (render/html.py)
 
 pub(crate) const NONE: i64 = i64::MIN; // an absent duration, end line or axis time (TimeColumn's None too)
@@ -103,11 +104,12 @@ pub(crate) struct ProcRow<'a> {
     pub(crate) forks: i64,
 }
 
-/// What a detail says, kept in Rust for the JSON writer (the Python object is in `objs`).
+/// What a detail says, kept in Rust for the JSON writer and the advisor's queries (query.rs; the
+/// Python object is in `detail_objs`).
 #[derive(Clone)]
 enum Detail {
     Initcall { pid: Option<i64>, module: Option<String>, ret: Option<i64>, returned: bool },
-    Probe,
+    Probe { ret: i64 }, // ProbeDetail(device, driver, ret): the device and driver are names
 }
 
 /// The rows of one scan, column by column, in line order (stable: calls, probes, fixups).
@@ -685,7 +687,7 @@ impl EventBlock {
                 let (kind, pid) = match rows.kind[r] {
                     INITCALL => match &rows.details[rows.detail[r] as usize] {
                         Detail::Initcall { pid, .. } => (INITCALL, *pid),
-                        Detail::Probe => (INITCALL, None),
+                        Detail::Probe { .. } => (INITCALL, None),
                     },
                     PROCESS => (PROCESS + rows.is_kthread(r) as u8, None),
                     k => (k, None),
@@ -764,7 +766,7 @@ impl EventBlock {
             let names = rows.names.iter().map(|n| name_json(n)).collect();
             let details = rows.details.iter().map(|d| match d {
                 Detail::Initcall { pid, module, ret, returned } => detail_json(*pid, module.as_deref(), *ret, *returned),
-                Detail::Probe => Vec::new(),
+                Detail::Probe { .. } => Vec::new(),
             }).collect();
             (names, details)
         });
@@ -938,7 +940,7 @@ impl Tables {
         let o = named_tuple(py, cls, vec![self.name_objs[dev as usize].clone_ref(py).into_any(), drv_o,
                                           int_or_none(py, Some(ret))?])?;
         let k = self.details.len() as u32;
-        self.details.push(Detail::Probe);
+        self.details.push(Detail::Probe { ret });
         self.detail_objs.push(o);
         self.probe_ids.insert(key, k);
         Ok(k)

@@ -86,6 +86,8 @@ fn _scan(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(events::report::report_places, m)?)?;
     m.add_function(wrap_pyfunction!(events::report::report_process_texts, m)?)?;
     m.add_function(wrap_pyfunction!(events::report::timed_at, m)?)?;
+    m.add_function(wrap_pyfunction!(events::query::pick, m)?)?;
+    m.add_class::<events::query::Picked>()?;
     m.add_function(wrap_pyfunction!(events::report::report_line_times, m)?)?;
     m.add_function(wrap_pyfunction!(ftrace::ftrace_graph, m)?)?;
     m.add_function(wrap_pyfunction!(process::process_block, m)?)?;

@@ -94,7 +94,7 @@ fn detail_text(py: Python<'_>, b: &EventBlock, id: usize) -> PyResult<Option<Str
             });
             Some(parts.join(", "))
         }
-        Detail::Probe => {
+        Detail::Probe { .. } => {
             // ProbeDetail(device, driver, ret)
             let o = b.rows.detail_objs[id].bind(py).downcast::<PyTuple>()?;
             let dev = o.get_item(0)?;

@@ -9,9 +9,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import partial
-from itertools import compress, repeat
-from operator import is_
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from ...analyze import BootAnalysis
 from ...lines import clip, native_module, stamp_at
@@ -132,33 +130,53 @@ class Timed(NamedTuple):
 class _ByKind:
     """The boot's events by kind: each kind's :class:`Timed` made once, when a rule first asks for
     it (a pass over all events per question was 1.3 us an event). The events of a kind are
-    found by a pass in C over the kinds (``compress``), and their Timed made by ``map`` without a
-    Python call each (``tuple.__new__`` on the (event, time) pairs is what ``Timed._make`` does)."""
+    found in the block's columns and Events' grouping of the others by kind, and their Timed
+    made by ``map`` without a Python call each (``tuple.__new__`` on the (event, time) pairs is
+    what ``Timed._make`` does)."""
 
     def __init__(self, ba: BootAnalysis) -> None:
         evs = ba.boot.events
         self._events = evs
+        self._grouped = Events.of(evs)  # its events outside the block by kind, grouped once
         self._times: Sequence[int | None] = ba.times if len(ba.times) == len(evs) else (None,) * len(evs)
-        # the native block's rows are found by kind in its columns; the kinds of every event are
-        # read (an Event built each) only without a block
+        # the native block's rows are found by kind in its columns, the other events (all of them
+        # without a block) by Events' grouping of them by kind
         self._block = evs.block if isinstance(evs, Events) else None
-        self._kinds: list[Kind] = [] if self._block is not None else [e.kind for e in evs]
-        self._other_kinds: list[Kind] | None = None
         self._timed: dict[Kind, tuple[Timed, ...]] = {}
+        self._located: dict[Kind, list[tuple[int, Timed]]] = {}
 
     def _positions(self, kind: Kind) -> list[int]:
         """The positions of the events of ``kind``, ascending."""
-        block = self._block
-        if block is None:
-            return list(compress(range(len(self._kinds)), map(is_, self._kinds, repeat(kind))))
-        if self._other_kinds is None:  # the other events' kinds, read once (a few thousand)
-            self._other_kinds = [e.kind for e in block.others()]
-        others = list(compress(block.other_positions(), map(is_, self._other_kinds, repeat(kind))))
+        others = [i for i, _ in self._grouped.others_of(kind)]
         code = BLOCK_KINDS.get(kind)
-        if code is None:
+        if self._block is None or code is None:
             return others
-        rows: list[int] = block.positions(code)
+        rows: list[int] = self._block.positions(code)
         return sorted(rows + others) if others else rows
+
+    def outside(self, kind: Kind, which: Callable[[list[tuple[int, Event]]], list[tuple[int, Event]]] | None = None
+                ) -> list[tuple[int, Timed]]:
+        """The events of ``kind`` outside the block (all of them without one), in log order, each
+        with its position: what :func:`pick` tests in Python. ``which``: a filter of the
+        (position, event) pairs, for a Timed made for those it keeps only (and not kept here)."""
+        got = self._located.get(kind) if which is None else None
+        if got is None:
+            times = self._times
+            evs = self._grouped.others_of(kind)
+            got = [(i, _new_timed((e, times[i]))) for i, e in (evs if which is None else which(evs))]
+            if which is None:
+                self._located[kind] = got
+        return got
+
+    @property
+    def block(self) -> Any:
+        """The native EventBlock, or None."""
+        return self._block
+
+    @property
+    def times(self) -> Sequence[int | None]:
+        """The axis time of each event (None: not placed)."""
+        return self._times
 
     def timed(self, kind: Kind) -> tuple[Timed, ...]:
         """The events of ``kind`` in log order, with their axis times."""
@@ -194,51 +212,177 @@ def of_kind(evs: Sequence[Event], kind: Kind) -> Sequence[Event]:
     return Events.of(evs).of_kind(kind)
 
 
-def initcalls(ba: BootAnalysis) -> list[Timed]:
-    """Initcalls that returned, in log order (a fresh list: the scan itself is done once)."""
-    return [t for t, _ in initcall_rows(ba)]
+class Among(NamedTuple):
+    """The values a field of :class:`Query` may have (with ``negate``: may not have)."""
+
+    values: frozenset[object]
+    negate: bool = False
+
+    def allows(self, v: object) -> bool:
+        """True if ``v`` passes."""
+        return (v in self.values) != self.negate
 
 
-@per_boot
-def initcall_rows(ba: BootAnalysis) -> tuple[tuple[Timed, InitcallDetail], ...]:
-    """Initcalls that returned, in log order, each with its detail (typed, for the rules)."""
-    return tuple((t, d) for t in _by_kind(ba).timed(Kind.INITCALL)
-                 if isinstance(d := t.event.detail, InitcallDetail) and d.returned)
+def among(*values: object) -> Among:
+    """A field that is one of ``values``."""
+    return Among(frozenset(values))
 
 
-@per_boot
-def probe_rows(ba: BootAnalysis) -> tuple[tuple[Timed, ProbeDetail], ...]:
-    """Device probes, in log order, each with its detail (typed, for the rules)."""
-    return tuple((t, d) for t in _by_kind(ba).timed(Kind.PROBE) if isinstance(d := t.event.detail, ProbeDetail))
+def other_than(*values: object) -> Among:
+    """A field that is none of ``values``."""
+    return Among(frozenset(values), True)
 
 
-def initcall_detail(t: Timed) -> InitcallDetail:
-    """The initcall detail of an initcall event (the parser always sets it)."""
-    d = t.event.detail
-    assert isinstance(d, InitcallDetail)
-    return d
+DETAIL_OF: dict[Kind, type[InitcallDetail] | type[ProbeDetail]] = {
+    Kind.INITCALL: InitcallDetail, Kind.PROBE: ProbeDetail, Kind.FIXUP: ProbeDetail}
+_FIELDS = ("pid", "module", "ret", "returned")  # of a detail, as Query names them
 
 
-def probe_detail(t: Timed) -> ProbeDetail:
-    """The probe detail of a probe event (the parser always sets it)."""
-    d = t.event.detail
-    assert isinstance(d, ProbeDetail)
-    return d
+class Query(NamedTuple):
+    """Which events of one kind a rule asks about: those whose detail is the kind's
+    (:data:`DETAIL_OF`) and that pass every filter given. ``pid``, ``module``, ``ret``,
+    ``returned``: the detail's field (a probe's has only ``ret``); ``names``: the event's name;
+    ``name_has``: a substring of its name; ``min_ns``: its duration (0 when it has none) at least
+    this; ``starts``: (a, b), its axis time ``a <= t < b``. :meth:`test` is the filter in Python;
+    native/src/events/query.rs ``pick`` runs the same one over a native block's columns."""
+
+    kind: Kind
+    pid: Among | None = None
+    module: Among | None = None
+    ret: Among | None = None
+    returned: Among | None = None
+    names: Among | None = None
+    name_has: str | None = None
+    min_ns: int | None = None
+    starts: tuple[int, int] | None = None
+
+    def fields(self) -> list[tuple[str, Among]]:
+        """The detail fields filtered on (ValueError for one the kind's detail does not have)."""
+        got = [(f, a) for f in _FIELDS if (a := getattr(self, f)) is not None]
+        have = DETAIL_OF[self.kind]._fields
+        if any(f not in have for f, _ in got) or (self.kind is not Kind.INITCALL and len(got) > (self.ret is not None)):
+            raise ValueError(f"{self.kind}: its detail has only {have} (and a probe's only ret here)")
+        return got
+
+    def test(self, t: Timed, fields: list[tuple[str, Among]] | None = None) -> bool:
+        """True if the event passes (the Python filter: the events outside a native block);
+        ``fields``: :meth:`fields`, when the caller tests many."""
+        e, d = t.event, t.event.detail
+        if e.kind is not self.kind or not isinstance(d, DETAIL_OF[self.kind]):
+            return False
+        if any(not a.allows(getattr(d, f)) for f, a in (self.fields() if fields is None else fields)):
+            return False
+        if (self.names is not None and not self.names.allows(e.name)) or (
+                self.name_has is not None and self.name_has not in e.name):
+            return False
+        if self.min_ns is not None and (e.duration_ns or 0) < self.min_ns:
+            return False
+        return self.starts is None or (t.start is not None and self.starts[0] <= t.start < self.starts[1])
 
 
-def main_thread_initcalls(ba: BootAnalysis) -> list[Timed]:
-    """Built-in initcalls run on the init thread (``@ 1``): the path user space waits for."""
-    return list(_main_thread_initcalls(ba))
+class Picked:
+    """The events a :class:`Query` picked, in log order. A native block's rows stay its columns
+    (``bootlens._scan.Picked``; an Event is built only for a row a rule reads), the events
+    outside the block (all of them without one) are tested in Python: the answers below join
+    the two, as if all were one list in log order."""
+
+    __slots__ = ("_native", "_others")
+
+    def __init__(self, native: Any, others: list[tuple[int, Timed]]) -> None:
+        self._native = native  # bootlens._scan.Picked, or None
+        self._others = others  # (position, Timed) outside the block
+
+    def __len__(self) -> int:
+        return (len(self._native) if self._native is not None else 0) + len(self._others)
+
+    def _rows(self, places: list[int] | None = None) -> list[tuple[int, Timed]]:
+        """(position, Timed) of the native rows (those at ``places`` in the pick only)."""
+        if self._native is None:
+            return []
+        return list(zip(self._native.positions(places), self._native.timed(Timed, places)))
+
+    def located(self) -> list[tuple[int, Timed]]:
+        """All of them with their positions, in log order."""
+        return sorted(self._rows() + self._others, key=_position) if self._others else self._rows()
+
+    def timed(self) -> list[Timed]:
+        """All of them, in log order."""
+        return [t for _, t in self.located()]
+
+    def first(self) -> Timed | None:
+        """The first in log order."""
+        rows = self._rows([0]) if self._native is not None and len(self._native) else []
+        return min(rows + self._others[:1], key=_position, default=(0, None))[1]
+
+    def keep(self, names: set[str]) -> Picked:
+        """Those of them named one of ``names``."""
+        return Picked(self._native.keep(names) if self._native is not None else None,
+                      [(i, t) for i, t in self._others if t.event.name in names])
+
+    def names(self) -> set[str]:
+        """Their names."""
+        got = set(self._native.names()) if self._native is not None else set()
+        got.update(t.event.name for _, t in self._others)
+        return got
+
+    def total(self) -> int:
+        """The sum of their durations (0 for one without)."""
+        own: int = self._native.total() if self._native is not None else 0
+        return own + sum(t.duration for _, t in self._others)
+
+    def longest(self, n: int) -> list[Timed]:
+        """The ``n`` longest (a duration of 0 when none), longest first, ties to the earlier one."""
+        rows = self._rows(self._native.longest(n)) if self._native is not None else []
+        return [t for _, t in sorted(rows + self._others, key=lambda pt: (-pt[1].duration, pt[0]))[:n]]
+
+    def enclosing(self, ats: Sequence[int | None]) -> list[Timed | None]:
+        """For each axis time, the innermost of these running then, as :class:`Enclosing` finds it
+        (of equal durations the first in log order), or None."""
+        mine = Enclosing([t for _, t in self._others])
+        found: list[tuple[int, int, Timed] | None] = []  # (duration, position, Timed)
+        for at in ats:
+            k = mine.place(at)
+            found.append(None if k is None else (self._others[k][1].duration, self._others[k][0], self._others[k][1]))
+        if self._native is not None:
+            native = self._native.enclosing(list(ats))
+            places = sorted({f[0] for f in native if f is not None})
+            timed = dict(zip(places, self._native.timed(Timed, places)))
+            for j, f in enumerate(native):
+                if f is not None and (found[j] is None or (f[2], f[1]) < found[j][:2]):  # type: ignore[index]
+                    found[j] = (f[2], f[1], timed[f[0]])
+        return [f[2] if f is not None else None for f in found]
 
 
-@per_boot
-def _main_thread_initcalls(ba: BootAnalysis) -> tuple[Timed, ...]:
-    return tuple(t for t, d in initcall_rows(ba) if d.pid == MAIN_PID and d.module is None)
+def _position(pt: tuple[int, Timed]) -> int:
+    return pt[0]
+
+
+def pick(ba: BootAnalysis, q: Query) -> Picked:
+    """The boot's events that pass ``q``: a native block's rows filtered over its columns
+    (query.rs ``pick``), the other events by :meth:`Query.test`."""
+    bk = _by_kind(ba)
+    fields = q.fields()
+    others = [(i, t) for i, t in bk.outside(q.kind) if q.test(t, fields)]
+    code = BLOCK_KINDS.get(q.kind)
+    if bk.block is None or code is None:
+        return Picked(None, others)
+    args = {f: (a.negate, list(a.values)) for f, a in fields}
+    if q.names is not None:
+        args["names"] = (q.names.negate, list(q.names.values))
+    rows = native_module().pick(bk.block, code, bk.times, name_has=q.name_has, min_ns=q.min_ns, starts=q.starts,
+                                **args)
+    return Picked(rows, others)
+
+
+def picked(ba: BootAnalysis, *queries: Query) -> list[Timed]:
+    """The events any of ``queries`` picks, in log order, each once."""
+    found = {i: t for q in queries for i, t in pick(ba, q).located()}
+    return [found[i] for i in sorted(found)]
 
 
 def first_initcall(ba: BootAnalysis, name: str) -> Timed | None:
     """The first returned initcall called ``name``."""
-    return next((t for t in initcalls(ba) if t.event.name == name), None)
+    return pick(ba, Query(Kind.INITCALL, returned=among(True), names=among(name))).first()
 
 
 def kthreads(ba: BootAnalysis, comm: str) -> list[Timed]:
@@ -292,16 +436,25 @@ class Enclosing:
         self._reach = reach  # the latest end among calls 0..j
 
     def __call__(self, at: int | None) -> Timed | None:
+        j = self._find(at)
+        return None if j is None else self._calls[j]
+
+    def place(self, at: int | None) -> int | None:
+        """The place in ``calls`` of the one running at ``at``, or None."""
+        j = self._find(at)
+        return None if j is None else self._order[j]
+
+    def _find(self, at: int | None) -> int | None:
         if at is None:
             return None
         best: tuple[int, int] | None = None
-        found: Timed | None = None
+        found: int | None = None
         j = bisect_right(self._starts, at) - 1
         while j >= 0 and self._reach[j] > at:
             if self._ends[j] > at:
                 key = (self._calls[j].duration, self._order[j])
                 if best is None or key < best:
-                    best, found = key, self._calls[j]
+                    best, found = key, j
             j -= 1
         return found
 

@@ -21,10 +21,10 @@ is no node to disable.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
 from ...analyze import BootAnalysis
-from ...model import ProbeDetail
+from ...model import Kind
 from .. import REGISTRY
 from ..base import Change, ChangeKind, Confidence, Context, Finding, Rule
 from . import _kernel as K
@@ -56,13 +56,13 @@ class AbsentHardware(Rule):
 
     def _initcalls(self, boot: BootAnalysis) -> Iterable[Finding]:
         already = set((K.arg(boot, "initcall_blacklist") or "").split(","))
-        rows = K.initcall_rows(boot)
+        returned = K.Query(Kind.INITCALL, returned=K.among(True))
         absent = (-ENODEV, -ENXIO)
-        # the blacklist matches names: a name shared with an initcall that succeeded is not safe
-        succeeded = {t.event.name for t, d in rows if d.ret not in absent}
-        failed = [t for t, d in rows
-                  if d.ret in absent and d.module is None
-                  and t.event.name not in already and t.event.name not in succeeded]
+        failed = K.pick(boot, returned._replace(ret=K.among(*absent), module=K.among(None))).timed()
+        if failed:
+            # the blacklist matches names: a name shared with an initcall that succeeded is not safe
+            succeeded = K.pick(boot, returned._replace(ret=K.other_than(*absent))).names()
+            failed = [t for t in failed if t.event.name not in already and t.event.name not in succeeded]
         total = sum(t.duration for t in failed)
         if total < MIN_SAVING_NS:
             return
@@ -108,26 +108,23 @@ class AbsentHardware(Rule):
         )
 
     def _probes(self, boot: BootAnalysis) -> Iterable[Finding]:
-        absent: list[K.Timed] = []
-        deferred: list[K.Timed] = []
-        rows = K.probe_rows(boot)
-        functions = {name: _FUNCTION.fullmatch(name) for name in {t.event.name for t, _ in rows}}
-        working = working_devices(boot, rows, functions)
-        parents = {_parent(w, functions) for w in working}
-        for t, d in rows:
-            ret = abs(d.ret)
-            if ret in (ENODEV, ENXIO):
-                if not working_family(t.event.name, working, parents):
-                    absent.append(t)
-            elif ret == EPROBE_DEFER:
-                deferred.append(t)
-        total = sum(t.duration for t in absent)
+        probes = K.Query(Kind.PROBE)
+        absent = K.pick(boot, probes._replace(ret=K.among(ENODEV, ENXIO, -ENODEV, -ENXIO)))
+        tried = absent.names()
+        if tried:  # less those of devices that work, or of a device with a function that works
+            # every form of _FUNCTION has a colon: the names without one are no function
+            functions = {n: _FUNCTION.fullmatch(n) for n in K.pick(boot, probes._replace(name_has=":")).names()}
+            working = working_devices(boot, functions)
+            # the parents of the working functions: asked only about a failed name with a colon
+            parents = {_parent(w, functions) for w in working if ":" in w} if any(":" in n for n in tried) else set()
+            absent = absent.keep({n for n in tried if not working_family(n, working, parents)})
+        total = absent.total()
         if total >= MIN_SAVING_NS:
-            absent.sort(key=lambda t: -t.duration)
-            terms = " + ".join(f"{t.event.name} {K.ms(t.duration)}" for t in absent[:5])
+            longest = absent.longest(5)
+            terms = " + ".join(f"{t.event.name} {K.ms(t.duration)}" for t in longest)
             if len(absent) > 5:
                 terms += f" + {len(absent) - 5} more"
-            devices = ", ".join(sorted({t.event.name for t in absent}))
+            devices = ", ".join(sorted(absent.names()))
             yield Finding(
                 rule=self.id,
                 title=f"{len(absent)} device probes found no hardware ({K.ms(total)})",
@@ -140,11 +137,12 @@ class AbsentHardware(Rule):
                 change=Change(ChangeKind.MANUAL, f"disable: {devices}",
                               "set status = \"disabled\" on these devices' device-tree nodes, or remove "
                               "the drivers that probe them from the kernel config"),
-                evidence=K.event_evidence(boot, absent[:4]),
+                evidence=K.event_evidence(boot, longest[:4]),
             )
-        wasted = sum(t.duration for t in deferred)
+        deferred = K.pick(boot, probes._replace(ret=K.among(EPROBE_DEFER, -EPROBE_DEFER)))
+        wasted = deferred.total()
         if wasted >= MIN_SAVING_NS:
-            devs = sorted({t.event.name for t in deferred})
+            devs = sorted(deferred.names())
             yield Finding(
                 rule=self.id,
                 title=f"{len(deferred)} probes were deferred (-EPROBE_DEFER) and must run again ({K.ms(wasted)})",
@@ -160,20 +158,21 @@ class AbsentHardware(Rule):
                               "make the suppliers these devices wait for (clocks, regulators, GPIO, PHYs) "
                               "built-in and probed before them: keep fw_devlink=on (the default since "
                               "5.x) so the driver core orders probes by device-tree links"),
-                evidence=K.event_evidence(boot, deferred[:4]),
+                evidence=K.event_evidence(boot, deferred.timed()[:4]),
             )
 
 
-def working_devices(boot: BootAnalysis, probes: Sequence[tuple[K.Timed, ProbeDetail]],
-                    functions: dict[str, re.Match[str] | None]) -> set[str]:
+def working_devices(boot: BootAnalysis, functions: dict[str, re.Match[str] | None]) -> set[str]:
     """Devices the log shows working: a probe of them returned 0, or a driver prints about them
     (``rtw_8821cs mmc3:0001:1: Firmware version ...``: the second word, with its colon, names the
-    device a bound driver talks to). ``functions``: each probed name's :data:`_FUNCTION` match."""
-    out = {t.event.name for t, d in probes if d.ret == 0}
-    failed = {t.event.name for t, d in probes if d.ret != 0}
+    device a bound driver talks to). ``functions``: the :data:`_FUNCTION` match of each probed
+    name that has a colon (no other name can match)."""
+    probes = K.Query(Kind.PROBE)
+    out = K.pick(boot, probes._replace(ret=K.among(0))).names()
     families = {m[0] for m in functions.values() if m is not None}
     if families:
         # only the functions of the cards and buses whose probes failed are worth a look
+        failed = K.pick(boot, probes._replace(ret=K.other_than(0))).names()
         texts = boot.boot.lines.text
         for name in families:
             parent = _parent(name)
@@ -188,6 +187,8 @@ def working_devices(boot: BootAnalysis, probes: Sequence[tuple[K.Timed, ProbeDet
 def _parent(name: str, functions: dict[str, re.Match[str] | None] | None = None) -> str:
     """The device ``name`` is a function of (``mmc3:0001:1`` -> ``mmc3``), or ``name``;
     ``functions``: :data:`_FUNCTION` matches already made, by name."""
+    if ":" not in name:  # every form of _FUNCTION has one
+        return name
     m = functions[name] if functions is not None and name in functions else _FUNCTION.fullmatch(name)
     return next(g for g in m.groups() if g) if m is not None else name
 
@@ -195,13 +196,17 @@ def _parent(name: str, functions: dict[str, re.Match[str] | None] | None = None)
 def working_family(name: str, working: set[str], parents: set[str] | None = None) -> bool:
     """True if ``name`` works, or is a function (or a ``PARENT:child``) of a device that works.
 
-    ``parents``: ``{_parent(w) for w in working}``, computed once by a caller that asks for many
-    names (a log of thousands of failed probes would otherwise cost working x failed steps).
+    ``parents``: the parents of the working devices that have a colon (``{_parent(w) for w in
+    working if ":" in w}``: one without is its own parent), computed once by a caller that asks
+    for many names (a log of thousands of failed probes would otherwise cost working x failed
+    steps).
     """
     if name in working:
         return True
+    if ":" not in name:  # its own parent, and no PARENT: in it
+        return False
     if parents is None:
-        parents = {_parent(w) for w in working}
+        parents = {_parent(w) for w in working if ":" in w}
     parent = _parent(name)
     # name is not in working, so a working device with the same parent is another function
     if parent != name and (parent in working or parent in parents):

@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterable
 
 from ...analyze import BootAnalysis
+from ...model import Kind, ProbeDetail
 from .. import REGISTRY
 from ..base import Change, ChangeKind, Confidence, Context, Finding, Rule
 from . import _kernel as K
@@ -26,6 +27,7 @@ MIN_PROBE_NS = 10_000_000  # shorter probes are not worth a change in probe orde
 # dev_printk names the bus, not a driver, for a device no driver has bound yet
 BUSES = frozenset({"platform", "amba", "pci", "pci_bus", "i2c", "spi", "usb", "serio", "pnp", "acpi", "virtio",
                    "mdio_bus", "scsi", "sd", "mmc", "sdio", "hid", "input", "cpu", "soc", "regulator"})
+LONG = K.Query(Kind.PROBE, ret=K.among(0), min_ns=MIN_PROBE_NS)  # the probes that succeeded and are long
 TRADEOFF = ("devices appear later and in a less fixed order: names given by probe order (ttyS1, mmcblk1, "
             "spi/i2c bus numbers) can change between boots, and a later initcall that expects the device "
             "to exist will not find it; the kernel still waits for all async probes before starting "
@@ -64,19 +66,26 @@ class AsyncProbe(Rule):
     def needles_of(self, boot: BootAnalysis) -> Iterable[str]:
         """The messages of every device whose probe is long enough to matter (driver_of,
         is_console): one pass for all of them, not one grep per device."""
-        for t, d in K.probe_rows(boot):
-            if d.ret == 0 and (t.event.duration_ns or 0) >= MIN_PROBE_NS:
-                yield f" {d.device}: "
-                yield f"{d.device}: "
+        for t in K.pick(boot, LONG).timed():
+            d = t.event.detail
+            assert isinstance(d, ProbeDetail)
+            yield f" {d.device}: "
+            yield f"{d.device}: "
 
     def check(self, boot: BootAnalysis, ctx: Context) -> Iterable[Finding]:
-        main = K.main_thread_initcalls(boot)
         already = set((K.arg(boot, "driver_async_probe") or "").split(","))
-        on_main = K.Enclosing(main)
+        long = K.pick(boot, LONG).timed()
+        if not long:
+            return
+        # the built-in initcalls of the init thread (``@ 1``): the path user space waits for
+        main = K.pick(boot, K.Query(Kind.INITCALL, returned=K.among(True), pid=K.among(K.MAIN_PID),
+                                    module=K.among(None)))
         picked: list[tuple[K.Timed, str | None, int | None]] = []
-        for t, d in K.probe_rows(boot):
-            if d.ret != 0 or (t.event.duration_ns or 0) < MIN_PROBE_NS or on_main(t.start) is None:
-                continue  # failed, short, or not on the init thread (already async)
+        for t, host in zip(long, main.enclosing([t.start for t in long])):
+            d = t.event.detail
+            assert isinstance(d, ProbeDetail)
+            if host is None:
+                continue  # not on the init thread (already async)
             if is_console(boot, d.device):
                 continue
             drv, drv_line = driver_of(boot, d.device, d.driver)

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ...analyze import BootAnalysis
+from ...model import Kind
 from .. import REGISTRY
 from ..base import Change, ChangeKind, Confidence, Context, Finding, Rule
 from . import _kernel as K
@@ -103,10 +104,9 @@ class CryptoSelftests(Rule):
         floor = min(t.duration for t in threads)
         n = len(threads)
         saving = max(0, total - n * floor)
-        host_of = K.Enclosing(K.initcalls(boot))
+        hosts = K.pick(boot, K.Query(Kind.INITCALL, returned=K.among(True))).enclosing([t.start for t in threads])
         where: dict[str, list[int]] = {}
-        for t in threads:
-            host = host_of(t.start)
+        for t, host in zip(threads, hosts):
             label = f"during {host.event.name}" if host is not None else "with no initcall seen running"
             where.setdefault(label, []).append(t.duration)
         parts = sorted(where.items(), key=lambda kv: -sum(kv[1]))

@@ -83,8 +83,12 @@ class SlowInitcalls(Rule):
     needles = ("more seconds for network", "Sending DHCP requests", "IP-Config: Got DHCP answer")
 
     def check(self, boot: BootAnalysis, ctx: Context) -> Iterable[Finding]:
-        rows = [(t, d) for t, d in K.initcall_rows(boot) if d.pid in (K.MAIN_PID, None)]
-        calls = [t for t, _ in rows]
+        # the initcalls on the init thread (or on no thread named) this rule can say something
+        # about: the known ones by name, and the others of 10 ms or more (own time is at most that)
+        on_main = K.Query(Kind.INITCALL, returned=K.among(True), pid=K.among(K.MAIN_PID, None))
+        known = ("ip_auto_config", *REMEDIES)
+        calls = K.picked(boot, on_main._replace(names=K.among(*known)),
+                         on_main._replace(names=K.other_than(*known, *OWNED), module=K.among(None), min_ns=MIN_NS))
         tests = K.kthreads(boot, "cryptomgr_test")
         own: dict[int, int] = {}  # line_no -> the initcall's time less test threads inside it
         if tests:
@@ -94,16 +98,16 @@ class SlowInitcalls(Rule):
         else:  # no test thread: an initcall's own time is its time (a sum per call cost 2 us)
             own.update([(t.event.line_no, max(0, t.event.duration_ns or 0)) for t in calls])
         generic: list[K.Timed] = []
-        for t, d in rows:
+        for t in calls:
             name = t.event.name
             if name == "ip_auto_config":
                 f = self._ipconfig(boot, t)
                 if f is not None:
                     yield f
-            elif name in REMEDIES and t.duration >= MIN_NS // 10:
-                yield self._known(boot, t, REMEDIES[name])
-            elif (name not in OWNED and own[t.event.line_no] >= MIN_NS
-                  and d.module is None):
+            elif name in REMEDIES:
+                if t.duration >= MIN_NS // 10:
+                    yield self._known(boot, t, REMEDIES[name])
+            elif own[t.event.line_no] >= MIN_NS:
                 generic.append(t)
         if generic:
             yield self._generic(boot, generic, own)
@@ -176,15 +180,15 @@ class SlowInitcalls(Rule):
     def _generic(self, boot: BootAnalysis, generic: list[K.Timed], own: dict[int, int]) -> Finding:
         generic.sort(key=lambda t: -own[t.event.line_no])
         top = generic[:GENERIC_MAX]
-        probes = list(K.events(boot, Kind.PROBE))
 
         def describe(t: K.Timed) -> str:
             mine = own[t.event.line_no]
             out = f"{t.event.name} {K.ms(mine)}"
             if mine < t.duration:
                 out += f" (of {K.ms(t.duration)}, the rest crypto test threads)"
-            inside = [p for p in probes if K.enclosing([t], p.start) is not None]
-            big = max(inside, key=lambda p: p.duration, default=None)
+            big = None  # the longest probe that started while it ran
+            if t.start is not None and t.end is not None:
+                big = next(iter(K.pick(boot, K.Query(Kind.PROBE, starts=(t.start, t.end))).longest(1)), None)
             if big is not None and 2 * big.duration >= mine:
                 out += f" (mostly the probe of {big.event.name}, {K.ms(big.duration)})"
             return out
