@@ -13,6 +13,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
 use super::{axis_times, item_in, Detail, EventBlock, Item, NONE};
+use crate::page::JsonPiece;
 
 /// A duration as the report's `dd` holds it: the ns, -1 for none (a negative one stays).
 fn dd_of(b: &EventBlock, py: Python<'_>, i: usize) -> PyResult<i64> {
@@ -142,9 +143,9 @@ impl Names<'_, '_> {
 /// times are given (lists parallel to the block's other events); a row's text is made here once
 /// per distinct detail (`text_of(detail)` in Python for one whose strings Rust cannot hold).
 ///
-/// With `as_json`: (bytes, negative) instead, the JSON text of the object {"s": s, "d": d, ...}
-/// as orjson writes it (no Python int made for the millions of values: the page embeds it as an
-/// orjson.Fragment) and whether a duration is negative (-1, an instant).
+/// With `as_json`: (piece, negative) instead: a page.rs JsonPiece that writes the object {"s": s,
+/// "d": d, ...} as orjson would (no Python int made for the millions of values, and no buffer of
+/// their JSON: the page writes it to its file) and whether a duration is negative (-1, an instant).
 #[pyfunction]
 #[pyo3(signature = (block, order, times, other_names, other_texts, other_exec, index, items, text_of, as_json=false))]
 #[allow(clippy::too_many_arguments)]
@@ -200,30 +201,16 @@ pub(crate) fn report_columns_all<'py>(
         }
     }
     if as_json {
-        return columns_json(py, &[s, d, n, l, e, x, t]);
+        return columns_json(py, [s, d, n, l, e, x, t]);
     }
     Ok((s, d, n, l, e, x, t).into_pyobject(py)?.into_any().unbind())
 }
 
-/// report_columns_all's `as_json` result: (the JSON text of the columns, whether a duration is negative).
-fn columns_json(py: Python<'_>, cols: &[Vec<i64>; 7]) -> PyResult<PyObject> {
-    let size: usize = cols.iter().map(|c| c.len() * 8 + 8).sum();
-    let mut buf: Vec<u8> = Vec::with_capacity(size);
-    for (k, (key, col)) in ["s", "d", "n", "l", "e", "x", "i"].iter().zip(cols.iter()).enumerate() {
-        buf.extend_from_slice(if k == 0 { b"{\"" } else { b",\"" });
-        buf.extend_from_slice(key.as_bytes());
-        buf.extend_from_slice(b"\":[");
-        for (j, &v) in col.iter().enumerate() {
-            if j > 0 {
-                buf.push(b',');
-            }
-            crate::json::push_i64(&mut buf, v);
-        }
-        buf.push(b']');
-    }
-    buf.push(b'}');
+/// report_columns_all's `as_json` result: (a page JsonPiece of the columns, whether a duration is negative).
+fn columns_json(py: Python<'_>, cols: [Vec<i64>; 7]) -> PyResult<PyObject> {
     let negative = cols[1].iter().any(|&d| d < 0);
-    Ok((pyo3::types::PyBytes::new(py, &buf), negative).into_pyobject(py)?.into_any().unbind())
+    let named = ["s", "d", "n", "l", "e", "x", "i"].into_iter().zip(cols).collect();
+    (JsonPiece::columns(named), negative).into_pyobject(py).map(|t| t.into_any().unbind())
 }
 
 /// report_on_lines(block, lines) -> positions: the positions of the events whose line is one
@@ -280,25 +267,27 @@ pub(crate) fn timed_at(py: Python<'_>, block: PyRef<'_, EventBlock>, positions: 
 /// report_line_times(host, kernel, host_offset, kernel_offset) -> [int | None]: each log line's
 /// time on the boot's axis in us (render/html.py `_axis_times`, its Python reference): its host
 /// time when the axis places host times, else its kernel time, rounded half away from zero;
-/// None for a line with neither. The columns' common length.
+/// None for a line with neither. The columns' common length. With `as_json`: a page.rs JsonPiece
+/// of the list instead (2M lines: no int made a line).
 #[pyfunction]
-#[pyo3(signature = (host, kernel, h_off, k_off))]
+#[pyo3(signature = (host, kernel, h_off, k_off, as_json=false))]
 pub(crate) fn report_line_times<'py>(py: Python<'py>, host: &Bound<'py, PyAny>, kernel: &Bound<'py, PyAny>,
-                                     h_off: Option<i64>, k_off: Option<i64>) -> PyResult<Bound<'py, PyList>> {
+                                     h_off: Option<i64>, k_off: Option<i64>, as_json: bool) -> PyResult<PyObject> {
     let (h, k) = (axis_times(host)?, axis_times(kernel)?);
     let n = h.len().min(k.len());
     let us = |v: i64| if v >= 0 { (v + 500).div_euclid(1000) } else { (v - 500).div_euclid(1000) };
     let at = |v: i64, off: Option<i64>| if v == NONE { None } else { off.map(|o| us(v + o)) };
-    let mut out: Vec<Option<i64>> = Vec::with_capacity(n);
-    for i in 0..n {
-        out.push(match (h_off, k_off) {
-            (None, None) => None,
-            (Some(_), None) => at(h[i], h_off),
-            (None, Some(_)) => at(k[i], k_off),
-            (Some(_), Some(_)) => at(h[i], h_off).or_else(|| at(k[i], k_off)),
-        });
+    let out = (0..n).map(|i| match (h_off, k_off) {
+        (None, None) => None,
+        (Some(_), None) => at(h[i], h_off),
+        (None, Some(_)) => at(k[i], k_off),
+        (Some(_), Some(_)) => at(h[i], h_off).or_else(|| at(k[i], k_off)),
+    });
+    if as_json {
+        let v = out.map(|t| t.unwrap_or(NONE)).collect();
+        return Ok(Bound::new(py, JsonPiece::ints(v))?.into_any().unbind());
     }
-    PyList::new(py, out)
+    Ok(PyList::new(py, out.collect::<Vec<Option<i64>>>())?.into_any().unbind())
 }
 
 /// One part of a tooltip text: Rust's when every value is a plain int or str, else Python's.
