@@ -902,7 +902,7 @@ def test_report_columns_all_are_the_python_columns(tmp_path: Path) -> None:
     want = _columns(order, times, dd, enames, line_nos, end_nos, dets, py)
     others = ev.block.others()
     texts, x = _texts_exec([e.detail for e in others], [e.name for e in others])
-    got = report_columns_all(ev.block, order, times, [e.name for e in others], texts, x, nat.index, nat.items,
+    got = report_columns_all(ev.block, order, times, [e.name for e in others], texts, x, nat.items,
                              lambda d: _detail(d, ""))
     assert dict(zip("sdnlexi", got)) == want and nat.items == py.items and nat.index == py.index
     # as_json: a page piece of orjson's text of the same columns, the same table, and whether a
@@ -911,13 +911,22 @@ def test_report_columns_all_are_the_python_columns(tmp_path: Path) -> None:
 
     js = _Names()
     js("already there")
-    piece, negative = report_columns_all(ev.block, order, times, [e.name for e in others], texts, x, js.index,
-                                         js.items, lambda d: _detail(d, ""), as_json=True)
+    piece, negative = report_columns_all(ev.block, order, times, [e.name for e in others], texts, x, js.items,
+                                         lambda d: _detail(d, ""), as_json=True)
     assert bytes(piece) == orjson.dumps(want) and js.items == py.items and negative == (min(want["d"]) < 0)
     assert {"device dev9, returned 0", "device dev36, returned 0", "pid 1, never returned", "pid 2, returned 0"} <= set(nat.items)
     with pytest.raises(ValueError):
-        report_columns_all(ev.block, order, times, ["x"] * (len(others) + 1), texts, x, nat.index, nat.items,
-                           lambda d: "")
+        report_columns_all(ev.block, order, times, ["x"] * (len(others) + 1), texts, x, nat.items, lambda d: "")
+    # the table is looked up natively, not in _Names.index (which catches up when asked): a second
+    # boot's strings already there keep their places; a str with a lone surrogate (no UTF-8) is
+    # one string too, and other strings given twice are stored once
+    again = report_columns_all(ev.block, order, times, [e.name for e in others], texts, x, nat.items,
+                               lambda d: _detail(d, ""))
+    assert again == got and nat.items == py.items
+    odd = ["\udcff", "\udcff", ev[0].name, "already there"][:len(others)] + ["\udcfe"] * max(0, len(others) - 4)
+    report_columns_all(ev.block, order, times, odd, odd, x, nat.items, lambda d: _detail(d, ""))
+    assert nat.items[:len(py.items)] == py.items and set(nat.items[len(py.items):]) == set(odd) - set(py.items)
+    assert len(set(nat.items)) == len(nat.items) and nat.index == {s: k for k, s in enumerate(nat.items)}
 
 
 def test_report_on_lines_and_places(tmp_path: Path) -> None:

@@ -10,9 +10,10 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashSet};
 
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 
 use super::{axis_times, item_in, Detail, EventBlock, Item, NONE};
+use crate::fxhash::FxMap;
 use crate::page::JsonPiece;
 
 /// A duration as the report's `dd` holds it: the ns, -1 for none (a negative one stays).
@@ -115,31 +116,111 @@ fn detail_text(py: Python<'_>, b: &EventBlock, id: usize) -> PyResult<Option<Str
     })
 }
 
-/// The string table of the report (render/html.py `_Names`): `index` maps a string to its
-/// place in `items`; a string not in it yet is appended.
-struct Names<'a, 'py> {
-    index: &'a Bound<'py, PyDict>,
-    items: &'a Bound<'py, PyList>,
+/// The string table of the report (render/html.py `_Names`): `items`, each string once, in
+/// order; a string not in it yet is appended. Looked up in a map of the strings' UTF-8 made here
+/// (not in `_Names.index`, a Python dict, which `_Names` brings up to date itself when asked:
+/// at 1M events its lookups, cache misses in a dict of 600,000 strings, were a third of
+/// report_columns_all).
+struct Names<'py> {
+    items: Bound<'py, PyList>,
+    /// each string's bytes (borrowed from an object of `keep`) -> its place in `items`
+    map: FxMap<Key, i64>,
+    /// the objects whose bytes the map's keys are, held as long as the map (dropped after it:
+    /// fields drop in order)
+    keep: Vec<Bound<'py, PyAny>>,
 }
 
-impl Names<'_, '_> {
-    fn id(&self, s: &Bound<'_, PyAny>) -> PyResult<i64> {
-        if let Some(v) = self.index.get_item(s)? {
-            return v.extract();
+/// A string of the table: its bytes and their hash, mixed so that every byte reaches its low
+/// bits, which pick the bucket (FxHash's last product alone leaves a word's upper bytes out of
+/// them: names that differ in a middle digit, "drv123_init+0x0/0x245", fell into few buckets).
+/// The table rehashes from the hash kept here, without reading the string again.
+#[derive(Clone, Copy)]
+struct Key {
+    hash: u64,
+    bytes: &'static [u8],
+}
+
+impl Key {
+    fn new(bytes: &'static [u8]) -> Key {
+        use std::hash::Hasher;
+        let mut f = crate::fxhash::Fx::default();
+        f.write(bytes);
+        let mut h = f.finish() ^ bytes.len() as u64;
+        // murmur3's finaliser
+        h = (h ^ (h >> 33)).wrapping_mul(0xff51_afd7_ed55_8ccd);
+        h = (h ^ (h >> 33)).wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+        Key { hash: h ^ (h >> 33), bytes }
+    }
+}
+
+impl PartialEq for Key {
+    fn eq(&self, o: &Key) -> bool {
+        self.hash == o.hash && self.bytes == o.bytes
+    }
+}
+
+impl Eq for Key {}
+
+impl std::hash::Hash for Key {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        state.write_u64(self.hash);
+    }
+}
+
+impl<'py> Names<'py> {
+    fn new(items: &Bound<'py, PyList>) -> PyResult<Self> {
+        let mut t = Names { items: items.clone(), map: FxMap::default(), keep: Vec::new() };
+        for (k, s) in items.iter().enumerate() {
+            let (key, made) = Self::key(&s)?;
+            if !t.map.contains_key(&key) {
+                t.put(&s, key, made, k as i64);
+            }
+        }
+        Ok(t)
+    }
+
+    /// The key of `s`: its UTF-8 (a str with a lone surrogate, which has none, as "surrogatepass"
+    /// encodes it, never valid UTF-8, so never another string's: the bytes object made is
+    /// returned, for `keep`). Borrowed: valid while `s` (or the bytes) is alive.
+    fn key(s: &Bound<'py, PyAny>) -> PyResult<(Key, Option<Bound<'py, PyAny>>)> {
+        let (bytes, made): (&[u8], Option<Bound<'py, PyAny>>) = match s.downcast::<PyString>()?.to_str() {
+            Ok(t) => (t.as_bytes(), None),
+            Err(_) => {
+                let b = s.call_method1("encode", ("utf-8", "surrogatepass"))?;
+                let bytes: &[u8] = b.downcast::<PyBytes>()?.as_bytes();
+                // SAFETY: the bytes object's buffer lives as long as it, returned with the key
+                (unsafe { std::mem::transmute::<&[u8], &[u8]>(bytes) }, Some(b))
+            }
+        };
+        // SAFETY: a str's UTF-8 (its own data, or the copy it caches) lives as long as the str;
+        // a key put in the map has its object in `keep`, which is dropped after the map
+        Ok((Key::new(unsafe { std::mem::transmute::<&[u8], &'static [u8]>(bytes) }), made))
+    }
+
+    /// Put `s` in the map at place `k` (not there yet), keeping what its key borrows.
+    fn put(&mut self, s: &Bound<'py, PyAny>, key: Key, made: Option<Bound<'py, PyAny>>, k: i64) {
+        self.keep.push(made.unwrap_or_else(|| s.clone()));
+        self.map.insert(key, k);
+    }
+
+    fn id(&mut self, s: &Bound<'py, PyAny>) -> PyResult<i64> {
+        let (key, made) = Self::key(s)?;
+        if let Some(&k) = self.map.get(&key) {
+            return Ok(k);
         }
         let k = self.items.len() as i64;
         self.items.append(s)?;
-        self.index.set_item(s, k)?;
+        self.put(s, key, made, k);
         Ok(k)
     }
 }
 
-/// report_columns_all(block, order, times, other_names, other_texts, other_exec, index, items,
-/// text_of) -> (s, d, n, l, e, x, i): the report's event columns of the events at `order` (each
-/// with an axis time), as render/html.py `_columns` makes them: `s d l e` as
-/// EventBlock.report_columns; `n` and `i` the places of the event's name and detail text in the
-/// string table (`index` and `items`, which gain the strings not in them yet, name then text,
-/// event by event); `x` a process's exec time or -1. The other events' names, texts and exec
+/// report_columns_all(block, order, times, other_names, other_texts, other_exec, items, text_of)
+/// -> (s, d, n, l, e, x, i): the report's event columns of the events at `order` (each with an
+/// axis time), as render/html.py `_columns` makes them: `s d l e` as EventBlock.report_columns;
+/// `n` and `i` the places of the event's name and detail text in the string table (`items`,
+/// each string once, which gains the strings not in it yet, name then text, event by event); `x`
+/// a process's exec time or -1. The other events' names, texts and exec
 /// times are given (lists parallel to the block's other events); a row's text is made here once
 /// per distinct detail (`text_of(detail)` in Python for one whose strings Rust cannot hold).
 ///
@@ -147,7 +228,7 @@ impl Names<'_, '_> {
 /// "d": d, ...} as orjson would (no Python int made for the millions of values, and no buffer of
 /// their JSON: the page writes it to its file) and whether a duration is negative (-1, an instant).
 #[pyfunction]
-#[pyo3(signature = (block, order, times, other_names, other_texts, other_exec, index, items, text_of, as_json=false))]
+#[pyo3(signature = (block, order, times, other_names, other_texts, other_exec, items, text_of, as_json=false))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn report_columns_all<'py>(
     py: Python<'py>,
@@ -157,7 +238,6 @@ pub(crate) fn report_columns_all<'py>(
     other_names: &Bound<'py, PyList>,
     other_texts: &Bound<'py, PyList>,
     other_exec: Vec<i64>,
-    index: &Bound<'py, PyDict>,
     items: &Bound<'py, PyList>,
     text_of: &Bound<'py, PyAny>,
     as_json: bool,
@@ -166,15 +246,23 @@ pub(crate) fn report_columns_all<'py>(
     if other_names.len() != no || other_texts.len() != no || other_exec.len() != no {
         return Err(pyo3::exceptions::PyValueError::new_err("report_columns_all: one name, text and exec per other event"));
     }
-    let (s, d, l, e) = block.report_columns(py, order.clone(), times)?;
+    let ts = axis_times(times)?;
     let rows = &block.rows;
-    let names = Names { index, items };
+    let mut names = Names::new(items)?;
     let mut name_id = vec![-1i64; rows.names.len()];
     let mut text_id = vec![-1i64; rows.details.len()];
-    let (mut n, mut x, mut t) = (Vec::with_capacity(order.len()), Vec::with_capacity(order.len()),
-                                 Vec::with_capacity(order.len()));
+    let mut cols: [Vec<i64>; 7] = Default::default();
+    for c in cols.iter_mut() {
+        c.reserve_exact(order.len());
+    }
+    let [s, d, n, l, e, x, t] = &mut cols;
     let map = block.item_map();
     for &i in &order {
+        let [a, b, c, f] = block.report_numbers(py, &map, &ts, i, item_in(&map, i))?;
+        s.push(a);
+        d.push(b);
+        l.push(c);
+        e.push(f);
         match item_in(&map, i) {
             Item::Row(r) => {
                 let nm = rows.name[r] as usize;
@@ -201,8 +289,9 @@ pub(crate) fn report_columns_all<'py>(
         }
     }
     if as_json {
-        return columns_json(py, [s, d, n, l, e, x, t]);
+        return columns_json(py, cols);
     }
+    let [s, d, n, l, e, x, t] = cols;
     Ok((s, d, n, l, e, x, t).into_pyobject(py)?.into_any().unbind())
 }
 
