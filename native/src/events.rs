@@ -126,6 +126,12 @@ impl EventBlock {
         }
     }
 
+    /// A reader of items at positions mostly ascending (a row's, from row_groups): each found
+    /// from the last one's place in `opos`, not by a binary search of it.
+    fn walker(&self) -> Walker<'_> {
+        Walker { opos: &self.opos, k: 0, last: 0 }
+    }
+
     fn get(&self, py: Python<'_>, i: usize) -> PyResult<PyObject> {
         match self.item(i) {
             Item::Row(r) => self.rows.event(py, r),
@@ -199,6 +205,38 @@ impl EventBlock {
         let us = |v: i64| if v >= 0 { (v + 500).div_euclid(1000) } else { (v - 500).div_euclid(1000) };
         Ok([us(ts[i]), if dur == NONE || dur < 0 { -1 } else { (dur + 500).div_euclid(1000) }, line,
             if end == NONE { 0 } else { end }])
+    }
+}
+
+/// EventBlock::walker's state: `k`, how many other events come before position `last`.
+struct Walker<'a> {
+    opos: &'a [usize],
+    k: usize,
+    last: usize,
+}
+
+impl Walker<'_> {
+    /// The item at position `i`: `EventBlock::item`'s answer, in a few steps from the last one
+    /// for ascending positions (a binary search past 8 other events, or going back).
+    fn item(&mut self, i: usize) -> Item {
+        if i < self.last {
+            self.k = 0;
+        }
+        let mut steps = 0;
+        while self.k < self.opos.len() && self.opos[self.k] < i {
+            if steps == 8 {
+                self.k += self.opos[self.k..].partition_point(|&p| p < i);
+                break;
+            }
+            self.k += 1;
+            steps += 1;
+        }
+        self.last = i;
+        if self.k < self.opos.len() && self.opos[self.k] == i {
+            Item::Other(self.k)
+        } else {
+            Item::Row(i - self.k)
+        }
     }
 }
 

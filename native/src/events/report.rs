@@ -16,9 +16,10 @@ use super::{axis_times, item_in, Detail, EventBlock, Item, NONE};
 use crate::fxhash::FxMap;
 use crate::page::JsonPiece;
 
-/// A duration as the report's `dd` holds it: the ns, -1 for none (a negative one stays).
-fn dd_of(b: &EventBlock, py: Python<'_>, i: usize) -> PyResult<i64> {
-    Ok(match b.item(i) {
+/// A duration as the report's `dd` holds it: the ns, -1 for none (a negative one stays), of the
+/// event at position `i`, item `it` of the block.
+fn dd_of(b: &EventBlock, py: Python<'_>, it: Item) -> PyResult<i64> {
+    Ok(match it {
         Item::Row(r) => {
             let d = b.rows.dur[r];
             if d == NONE { -1 } else { d }
@@ -41,11 +42,12 @@ pub(crate) fn report_lanes(py: Python<'_>, block: PyRef<'_, EventBlock>, positio
                            times: &Bound<'_, PyAny>, one_thread: bool) -> PyResult<(Vec<usize>, Vec<usize>)> {
     let ts = axis_times(times)?;
     let mut items: Vec<(i64, i64, usize)> = Vec::with_capacity(positions.len());
+    let mut walk = block.walker();
     for &i in &positions {
         if i >= ts.len() || i >= block.len() || ts[i] == NONE {
             return Err(pyo3::exceptions::PyValueError::new_err("report_lanes: an event without an axis time"));
         }
-        items.push((ts[i], dd_of(&block, py, i)?, i));
+        items.push((ts[i], dd_of(&block, py, walk.item(i))?, i));
     }
     items.sort_unstable();  // a total order: the position breaks every tie
     if one_thread {
