@@ -316,7 +316,8 @@ def test_the_page_in_pieces_is_the_page(tmp_path: Path) -> None:
     src.write_text("\n".join(lines) + "\n")
     groups = analyze_inputs([str(src)])
     pieces = render_html_pieces(groups)
-    assert sum(not isinstance(p, bytes) for p in pieces) == 3  # the event columns, the log's lines and times
+    # the string table, the event columns, the log's lines and their times
+    assert sum(not isinstance(p, bytes) for p in pieces) == 4
     out = tmp_path / "r.html"
     write_output(str(out), pieces)
     assert out.read_bytes() == render_html(groups) and b"\\u003cb\\u003e\\u0026amp;" in out.read_bytes()

@@ -375,10 +375,10 @@ def boot_data(b: BootAnalysis, names: _Names, top: int = 25, raw: bool = False) 
 
 
 def _log_text(text: Sequence[str], raw: bool) -> list[str] | JsonPiece:
-    """The log's lines for the page: with ``raw``, when no line has anything for
-    :func:`~.visible.visible` to escape (ASCII, no control character but a tab), a piece that
-    writes their JSON array natively when the page is written (page.rs text_piece), no str made
-    a line; else a list."""
+    """The log's lines (or the string table's strings) for the page: with ``raw``, when no line
+    has anything for :func:`~.visible.visible` to escape (ASCII, no control character but a tab
+    or a newline), a piece that writes their JSON array natively when the page is written
+    (page.rs text_piece), no str made a line, none checked by visible_data; else a list."""
     if raw:
         got = native_module().text_piece(text)
         if got is not None:
@@ -621,7 +621,7 @@ def report_data(groups: Sequence[Group], top: int = 25, raw: bool = False) -> di
         "generator": f"bootlens {__version__}",
         "inputs": [{"name": g.name, "folder": g.folder, "boots": len(g.analysis.boots), "total": _total_over(g)}
                    for g in groups],
-        "names": names.items,
+        "names": _log_text(names.items, raw),
         "boots": boots,
         "stats": stats,
         "findings": findings,
