@@ -15,6 +15,7 @@ from pathlib import Path
 import random
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 from conftest import CORPUS, GOLDEN
@@ -1142,6 +1143,25 @@ def test_text_piece() -> None:
     f = io.BytesIO()
     native.text_piece(many).write_to(f)
     assert f.getvalue() == bytes(native.text_piece(many)) == _page_escaped(orjson.dumps(many))
+    # each chunk is lent as a view, released once written: a file that kept it cannot read the
+    # buffer written over after; a file that wrote less than it was given is an error
+    kept: list[Any] = []
+
+    class Keeper:
+        def write(self, b: Any) -> int:
+            kept.append(b)
+            return len(b)
+
+    class Short:
+        def write(self, b: Any) -> int:
+            return len(b) - 1
+
+    native.text_piece(many).write_to(Keeper())
+    assert len(kept) > 1
+    with pytest.raises(ValueError):
+        bytes(kept[0])
+    with pytest.raises(OSError):
+        native.text_piece(many).write_to(Short())
     changed = ["a", "b"]
     piece = native.text_piece(changed)
     changed[1] = "\u202e"  # not plain any more: the piece says so, it does not write it unescaped

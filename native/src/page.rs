@@ -219,11 +219,25 @@ fn ints_json(buf: &mut Vec<u8>, v: &[i64], flush: &mut dyn FnMut(&mut Vec<u8>) -
 
 #[pymethods]
 impl JsonPiece {
-    /// write_to(file): write the JSON text with `file.write`, a megabyte at a time.
+    /// write_to(file): write the JSON text with `file.write`, a megabyte at a time, each handed
+    /// over as a memoryview of the buffer it was written in (no copy of it made), released once
+    /// written: a file that kept the view could not read the buffer written over after.
     fn write_to(&self, py: Python<'_>, file: &Bound<'_, PyAny>) -> PyResult<()> {
         let write = file.getattr("write")?;
         let mut flush = |b: &mut Vec<u8>| -> PyResult<()> {
-            write.call1((PyBytes::new(py, b),))?;
+            // SAFETY: a read-only view of b's bytes, which neither move nor change until the
+            // view is released below (or dropped, on an error: then nothing writes b again)
+            let view = unsafe {
+                let v = pyo3::ffi::PyMemoryView_FromMemory(b.as_mut_ptr().cast(), b.len() as pyo3::ffi::Py_ssize_t,
+                                                           pyo3::ffi::PyBUF_READ);
+                Bound::from_owned_ptr_or_err(py, v)?
+            };
+            let done = write.call1((&view,));
+            view.call_method0("release")?;
+            let n = done?;
+            if !n.is_none() && n.extract::<usize>()? != b.len() {  // a raw file may write less
+                return Err(pyo3::exceptions::PyOSError::new_err("JsonPiece: a short write"));
+            }
             b.clear();
             Ok(())
         };

@@ -368,13 +368,13 @@ def boot_data(b: BootAnalysis, names: _Names, top: int = 25, raw: bool = False) 
         "chain": _chain_data(chain_, column_of),
         "silences": [{"s": _us(x.start_ns), "d": _us(x.duration_ns), "a": x.line_before, "b": x.line_after}
                      for x in b.silences],
-        "log": {"first": lines.first, "text": _log_text(lines.text, raw),
+        "log": {"first": lines.first, "text": _page_strings(lines.text, raw),
                 "t": _line_times(lines.host, lines.kernel, al.offsets.get(Clock.HOST), al.offsets.get(Clock.KERNEL), raw)},
         "samples": _samples(b),
     }
 
 
-def _log_text(text: Sequence[str], raw: bool) -> list[str] | JsonPiece:
+def _page_strings(text: Sequence[str], raw: bool) -> list[str] | JsonPiece:
     """The log's lines (or the string table's strings) for the page: with ``raw``, when no line
     has anything for :func:`~.visible.visible` to escape (ASCII, no control character but a tab
     or a newline), a piece that writes their JSON array natively when the page is written
@@ -621,7 +621,7 @@ def report_data(groups: Sequence[Group], top: int = 25, raw: bool = False) -> di
         "generator": f"bootlens {__version__}",
         "inputs": [{"name": g.name, "folder": g.folder, "boots": len(g.analysis.boots), "total": _total_over(g)}
                    for g in groups],
-        "names": _log_text(names.items, raw),
+        "names": _page_strings(names.items, raw),
         "boots": boots,
         "stats": stats,
         "findings": findings,
@@ -708,9 +708,9 @@ def _legend_html() -> str:
 def _page(title: str, body: str, data: Any, js_name: str) -> list[Piece]:
     """A self-contained page, in pieces (:func:`_embed_pieces`): our stylesheet and one script of
     ours (allowed by its hash), the data as inert JSON, and a policy that allows no network
-    access at all. Every string of the
-    data is for display, so every one is made :func:`~.visible.visible` here: a U+202E in a log
-    line shows as ``\\u202e``, it does not turn the line around."""
+    access at all. Every string of the data is for display, so every one is made
+    :func:`~.visible.visible` here (a piece's strings are those it leaves as they are): a U+202E
+    in a log line shows as ``\\u202e``, it does not turn the line around."""
     from html import escape
 
     js = _asset("table.js") + "\n" + _asset(js_name)
