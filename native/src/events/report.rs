@@ -100,20 +100,23 @@ fn detail_text(py: Python<'_>, b: &EventBlock, id: usize) -> PyResult<Option<Str
         }
         Detail::Probe => {
             // ProbeDetail(device, driver, ret)
+            // written into one String (200,000 probes at 1M events: no String a part)
             let o = b.rows.detail_objs[id].bind(py).downcast::<PyTuple>()?;
-            let dev = o.get_item(0)?;
-            let drv = o.get_item(1)?;
-            let (dev, drv) = match (dev.downcast::<PyString>()?.to_str(), drv.is_none()) {
-                (Ok(d), true) => (d.to_string(), String::new()),
-                (Ok(d), false) => match drv.downcast::<PyString>()?.to_str() {
-                    Ok(v) => (d.to_string(), v.to_string()),
-                    Err(_) => return Ok(None),
-                },
-                (Err(_), _) => return Ok(None),
-            };
+            let (dev, drv) = (o.get_item(0)?, o.get_item(1)?);
+            let Ok(dev) = dev.downcast::<PyString>()?.to_str() else { return Ok(None) };
+            let mut text = String::with_capacity(dev.len() + 40);
+            text.push_str("device ");
+            text.push_str(dev);
+            if !drv.is_none() {
+                let Ok(drv) = drv.downcast::<PyString>()?.to_str() else { return Ok(None) };
+                if !drv.is_empty() {
+                    text.push_str(", driver ");
+                    text.push_str(drv);
+                }
+            }
             let ret: i64 = o.get_item(2)?.extract()?;
-            let drv = if drv.is_empty() { String::new() } else { format!(", driver {}", drv) };
-            Some(format!("device {}{}, returned {}", dev, drv, ret))
+            let _ = std::fmt::Write::write_fmt(&mut text, format_args!(", returned {}", ret)); // to a String: no error
+            Some(text)
         }
     })
 }
