@@ -113,7 +113,7 @@ enum Part {
     /// a JSON array of integers, NONE as null (report.rs report_line_times)
     Ints(Vec<i64>),
     /// a JSON array of strings: the lines of a TextColumn or a list of str, every one plain
-    /// (`line_class` 0 or 1 throughout: checked when made, by `text_piece`)
+    /// (LINE_CLASS 0 or 1 throughout: checked when made, by `text_piece`)
     Lines(Py<PyAny>),
 }
 
@@ -160,28 +160,24 @@ impl JsonPiece {
                         buf.push(b',');
                     }
                     buf.push(b'"');
+                    // the common line has nothing to escape: found branch-free (vectorised), copied whole
                     if !line.iter().fold(false, |a, &c| a | special(c)) {
-                        // the common line, nothing to escape: found branch-free (vectorised), copied whole
                         buf.extend_from_slice(line);
-                        buf.push(b'"');
-                        if buf.len() >= CHUNK {
-                            err = flush(buf).err();
-                        }
-                        return;
-                    }
-                    let mut start = 0;
-                    for (j, &c) in line.iter().enumerate() {
-                        if LINE_CLASS[c as usize] != 0 {
-                            if LINE_CLASS[c as usize] == 2 {  // the lines changed since text_piece
-                                err = Some(pyo3::exceptions::PyValueError::new_err("JsonPiece: a line not plain"));
-                                return;
+                    } else {
+                        let mut start = 0;
+                        for (j, &c) in line.iter().enumerate() {
+                            if LINE_CLASS[c as usize] != 0 {
+                                if LINE_CLASS[c as usize] == 2 {  // the lines changed since text_piece
+                                    err = Some(pyo3::exceptions::PyValueError::new_err("JsonPiece: a line not plain"));
+                                    return;
+                                }
+                                buf.extend_from_slice(&line[start..j]);
+                                buf.extend_from_slice(line_escape(c));
+                                start = j + 1;
                             }
-                            buf.extend_from_slice(&line[start..j]);
-                            buf.extend_from_slice(line_escape(c));
-                            start = j + 1;
                         }
+                        buf.extend_from_slice(&line[start..]);
                     }
-                    buf.extend_from_slice(&line[start..]);
                     buf.push(b'"');
                     if buf.len() >= CHUNK {
                         err = flush(buf).err();
