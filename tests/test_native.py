@@ -15,6 +15,7 @@ from pathlib import Path
 import random
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 from conftest import CORPUS, GOLDEN
@@ -875,7 +876,7 @@ def test_report_lanes_are_the_python_lanes(tmp_path: Path) -> None:
     rng = random.Random(17)
     many = 0
     for key in ((1, "initcalls", "initcall", "initcall"), (2, "initcalls · pid 2", "initcall", "initcall_async")):
-        for idx in (placed, rng.sample(placed, len(placed) // 2), placed[:1], []):
+        for idx in (placed, rng.sample(placed, len(placed) // 2), sorted(rng.sample(placed, 40)), placed[:1], []):
             want = _lanes(key, list(idx), times, dd)
             flat, lens = report_lanes(ev.block, list(idx), times, key[1] != "initcalls")
             assert [len(x) for x in want] == lens and [i for x in want for i in x] == flat
@@ -903,21 +904,31 @@ def test_report_columns_all_are_the_python_columns(tmp_path: Path) -> None:
     want = _columns(order, times, dd, enames, line_nos, end_nos, dets, py)
     others = ev.block.others()
     texts, x = _texts_exec([e.detail for e in others], [e.name for e in others])
-    got = report_columns_all(ev.block, order, times, [e.name for e in others], texts, x, nat.index, nat.items,
+    got = report_columns_all(ev.block, order, times, [e.name for e in others], texts, x, nat.items,
                              lambda d: _detail(d, ""))
     assert dict(zip("sdnlexi", got)) == want and nat.items == py.items and nat.index == py.index
-    # as_json: orjson's text of the same columns, the same table, and whether a duration is negative
+    # as_json: a page piece of orjson's text of the same columns, the same table, and whether a
+    # duration is negative
     import orjson
 
     js = _Names()
     js("already there")
-    text, negative = report_columns_all(ev.block, order, times, [e.name for e in others], texts, x, js.index,
-                                        js.items, lambda d: _detail(d, ""), as_json=True)
-    assert text == orjson.dumps(want) and js.items == py.items and negative == (min(want["d"]) < 0)
+    piece, negative = report_columns_all(ev.block, order, times, [e.name for e in others], texts, x, js.items,
+                                         lambda d: _detail(d, ""), as_json=True)
+    assert bytes(piece) == orjson.dumps(want) and js.items == py.items and negative == (min(want["d"]) < 0)
     assert {"device dev9, returned 0", "device dev36, returned 0", "pid 1, never returned", "pid 2, returned 0"} <= set(nat.items)
     with pytest.raises(ValueError):
-        report_columns_all(ev.block, order, times, ["x"] * (len(others) + 1), texts, x, nat.index, nat.items,
-                           lambda d: "")
+        report_columns_all(ev.block, order, times, ["x"] * (len(others) + 1), texts, x, nat.items, lambda d: "")
+    # the table is looked up natively, not in _Names.index (which catches up when asked): a second
+    # boot's strings already there keep their places; a str with a lone surrogate (no UTF-8) is
+    # one string too, and other strings given twice are stored once
+    again = report_columns_all(ev.block, order, times, [e.name for e in others], texts, x, nat.items,
+                               lambda d: _detail(d, ""))
+    assert again == got and nat.items == py.items
+    odd = ["\udcff", "\udcff", ev[0].name, "already there"][:len(others)] + ["\udcfe"] * max(0, len(others) - 4)
+    report_columns_all(ev.block, order, times, odd, odd, x, nat.items, lambda d: _detail(d, ""))
+    assert nat.items[:len(py.items)] == py.items and set(nat.items[len(py.items):]) == set(odd) - set(py.items)
+    assert len(set(nat.items)) == len(nat.items) and nat.index == {s: k for k, s in enumerate(nat.items)}
 
 
 def test_report_on_lines_and_places(tmp_path: Path) -> None:
@@ -976,6 +987,8 @@ def test_report_line_times_are_the_python_axis_times() -> None:
     """report_line_times (each log line's axis time in the report, natively) gives render/html.py's
     _axis_times for every case of offsets: host or kernel times alone, both (host first), none,
     times below the origin rounded away from zero, lines without a time, unequal lengths."""
+    import orjson
+
     from bootlens._scan import report_line_times
     from bootlens.parsers import ParseOptions
     from bootlens.render.html import _axis_times
@@ -992,6 +1005,7 @@ def test_report_line_times_are_the_python_axis_times() -> None:
         for k_off in (None, 0, 1_234_499):
             want = _axis_times(host, kernel, h_off, k_off)
             assert report_line_times(host, kernel, h_off, k_off) == want
+            assert bytes(report_line_times(host, kernel, h_off, k_off, True)) == orjson.dumps(want)  # a page piece
             assert report_line_times(host[:10], kernel, h_off, k_off) == _axis_times(host[:10], kernel, h_off, k_off)
     assert report_line_times(host, kernel, 0, None)[:4] == [2, 3, -2, -3]
 
@@ -1100,18 +1114,70 @@ def test_report_process_texts() -> None:
     assert xs == x[:len(procs)] + [-1, -1, 1, -1]
 
 
-def test_text_json() -> None:
-    """text_json: orjson's JSON array of lines that visible() leaves as they are (ASCII, no
-    control character but a tab or a newline), from a list or a TextColumn; None when a line
-    has anything else (the report then goes through visible())."""
+def _page_escaped(raw: bytes) -> bytes:
+    """The page's escapes made by replace passes (render/html.py _embed's before page.rs)."""
+    for a, b in ((b"<", b"\\u003c"), (b">", b"\\u003e"), (b"&", b"\\u0026"),
+                 ("\u2028".encode(), b"\\u2028"), ("\u2029".encode(), b"\\u2029")):
+        raw = raw.replace(a, b)
+    return raw
+
+
+def test_text_piece() -> None:
+    """text_piece: a page piece of orjson's JSON array, with the page's escapes, of lines that
+    visible() leaves as they are (ASCII, no control character but a tab or a newline), from a
+    list or a TextColumn, the same as bytes or written to a file a chunk at a time; None when a
+    line has anything else (the report then goes through visible())."""
+    import io
+
     import orjson
 
     from bootlens.render.visible import visible
 
     plain = ["", "a", 'q"uote\\back\tslash', "<script>&", "~ !", "x\ny"]
-    assert native.text_json(plain) == orjson.dumps(plain) and [visible(s) for s in plain] == plain
-    assert native.text_json([]) == b"[]"
+    assert bytes(native.text_piece(plain)) == _page_escaped(orjson.dumps(plain)) and [visible(s) for s in plain] == plain
+    assert bytes(native.text_piece([])) == b"[]"
     for odd in ("\x7f", "\r", "\x00", "é", "\u202e", "\x1b[0m"):
-        assert native.text_json(["a", "b" + odd]) is None
-    lines = L.frame_text("[    0.000000] one \"two\"\n[    0.000001] \\three\tfour\nplain\n", "plain")
-    assert native.text_json(lines.text) == orjson.dumps(list(lines.text))
+        assert native.text_piece(["a", "b" + odd]) is None
+    lines = L.frame_text("[    0.000000] one \"two\" <b>\n[    0.000001] \\three\tfour&\nplain\n", "plain")
+    assert bytes(native.text_piece(lines.text)) == _page_escaped(orjson.dumps(list(lines.text)))
+    many = [f"line {i} <{i % 7}> & more text to pass a megabyte" for i in range(60_000)]
+    f = io.BytesIO()
+    native.text_piece(many).write_to(f)
+    assert f.getvalue() == bytes(native.text_piece(many)) == _page_escaped(orjson.dumps(many))
+    # each chunk is lent as a view, released once written: a file that kept it cannot read the
+    # buffer written over after; a file that wrote less than it was given is an error
+    kept: list[Any] = []
+
+    class Keeper:
+        def write(self, b: Any) -> int:
+            kept.append(b)
+            return len(b)
+
+    class Short:
+        def write(self, b: Any) -> int:
+            return len(b) - 1
+
+    native.text_piece(many).write_to(Keeper())
+    assert len(kept) > 1
+    with pytest.raises(ValueError):
+        bytes(kept[0])
+    with pytest.raises(OSError):
+        native.text_piece(many).write_to(Short())
+    changed = ["a", "b"]
+    piece = native.text_piece(changed)
+    changed[1] = "\u202e"  # not plain any more: the piece says so, it does not write it unescaped
+    with pytest.raises(ValueError):
+        bytes(piece)
+
+
+def test_page_escape_is_the_replace_passes() -> None:
+    """page_escape: the page's escapes of orjson's text in one pass, as the replace passes made
+    them, for every character near the ones escaped (U+2020..U+2030 share U+2028's first bytes)."""
+    import orjson
+
+    rng = random.Random(11)
+    alphabet = "ab<>&\"\\\u2028\u2029\u2020\u2027\u202a\u2030\u0080é€😀"
+    for _ in range(400):
+        raw = orjson.dumps(["".join(rng.choice(alphabet) for _ in range(rng.randrange(12))) for _ in range(3)])
+        assert native.page_escape(raw) == _page_escaped(raw)
+    assert native.page_escape(b"") == b"" and native.page_escape(b"\xe2\x80") == b"\xe2\x80"

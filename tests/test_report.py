@@ -297,6 +297,45 @@ def test_embedded_json_cannot_close_its_script_element() -> None:
     assert orjson.loads(raw) == {"a": "</script><!-- <script>", "b": "\u2028\u2029&"}
 
 
+def test_the_page_in_pieces_is_the_page(tmp_path: Path) -> None:
+    """render_html_pieces written by write_output (the big values writing themselves) is
+    render_html's page, byte for byte, to a file and to standard output; a write that fails
+    part way leaves no file behind, and says so in one line."""
+    import errno
+
+    from bootlens.cli.exits import write_output
+    from bootlens.render.html import render_html_pieces
+
+    src = tmp_path / "boot.log"
+    lines = []
+    for i in range(3_000):
+        t = 1.0 + i * 0.001
+        lines.append(f"[{t:12.6f}] calling  fn_{i}+0x0/0x40 @ {1 + i % 3}")
+        lines.append(f"[{t + 0.0004:12.6f}] <b>&amp;</b> \"quoted\" \\ line {i}")
+        lines.append(f"[{t + 0.0005:12.6f}] initcall fn_{i}+0x0/0x40 returned 0 after 400 usecs")
+    src.write_text("\n".join(lines) + "\n")
+    groups = analyze_inputs([str(src)])
+    pieces = render_html_pieces(groups)
+    # the string table, the event columns, the log's lines and their times
+    assert sum(not isinstance(p, bytes) for p in pieces) == 4
+    out = tmp_path / "r.html"
+    write_output(str(out), pieces)
+    assert out.read_bytes() == render_html(groups) and b"\\u003cb\\u003e\\u0026amp;" in out.read_bytes()
+    cmd = [sys.executable, "-m", "bootlens", "report", str(src), "-o"]
+    subprocess.run([*cmd, str(out)], capture_output=True, check=True)
+    piped = subprocess.run([*cmd, "-"], capture_output=True, check=True)
+    assert piped.stdout == out.read_bytes()
+
+    class Failing:
+        def write_to(self, f: Any) -> None:
+            f.write(b"x" * 100_000)
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    with pytest.raises(SystemExit) as ex:
+        write_output(str(out), [b"<!DOCTYPE html>", Failing(), b"</html>"])
+    assert ex.value.code == 2 and not out.exists()
+
+
 def test_report_size_grows_linearly_with_events(tmp_path: Path) -> None:
     def log(n: int) -> Path:
         lines = []

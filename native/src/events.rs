@@ -262,6 +262,12 @@ impl EventBlock {
         }
     }
 
+    /// A reader of items at positions mostly ascending (a row's, from row_groups): each found
+    /// from the last one's place in `opos`, not by a binary search of it.
+    fn walker(&self) -> Walker<'_> {
+        Walker { opos: &self.opos, k: 0, last: 0 }
+    }
+
     fn get(&self, py: Python<'_>, i: usize) -> PyResult<PyObject> {
         match self.item(i) {
             Item::Row(r) => self.rows.event(py, r),
@@ -313,6 +319,60 @@ impl EventBlock {
 
     fn with_others(&self, others: Vec<PyObject>, opos: Vec<usize>) -> EventBlock {
         EventBlock { rows: Arc::clone(&self.rows), others, opos }
+    }
+}
+
+impl EventBlock {
+    /// report_columns's numbers of the event at position `i` (`it`, its item in `map`, an
+    /// `item_map`; `ts`: the axis times): [start, duration, line, end line].
+    fn report_numbers(&self, py: Python<'_>, map: &[i64], ts: &[i64], i: usize, it: Item) -> PyResult<[i64; 4]> {
+        if i >= ts.len() || i >= map.len() || ts[i] == NONE {
+            return Err(pyo3::exceptions::PyValueError::new_err("report_columns: an event without an axis time"));
+        }
+        let rows = &self.rows;
+        let opt = |o: Bound<'_, PyAny>| -> PyResult<i64> { if o.is_none() { Ok(NONE) } else { o.extract::<i64>() } };
+        let (dur, line, end) = match it {
+            Item::Row(r) => (rows.dur[r], rows.line[r], rows.end[r]),
+            Item::Other(k) => {
+                let ev = self.others[k].bind(py).downcast::<PyTuple>()?;
+                (opt(ev.get_item(3)?)?, ev.get_item(4)?.extract::<i64>()?, opt(ev.get_item(5)?)?)
+            }
+        };
+        let us = |v: i64| if v >= 0 { (v + 500).div_euclid(1000) } else { (v - 500).div_euclid(1000) };
+        Ok([us(ts[i]), if dur == NONE || dur < 0 { -1 } else { (dur + 500).div_euclid(1000) }, line,
+            if end == NONE { 0 } else { end }])
+    }
+}
+
+/// EventBlock::walker's state: `k`, how many other events come before position `last`.
+struct Walker<'a> {
+    opos: &'a [usize],
+    k: usize,
+    last: usize,
+}
+
+impl Walker<'_> {
+    /// The item at position `i`: `EventBlock::item`'s answer, in a few steps from the last one
+    /// for ascending positions (a binary search past 8 other events, or going back).
+    fn item(&mut self, i: usize) -> Item {
+        if i < self.last {
+            self.k = 0;
+        }
+        let mut steps = 0;
+        while self.k < self.opos.len() && self.opos[self.k] < i {
+            if steps == 8 {
+                self.k += self.opos[self.k..].partition_point(|&p| p < i);
+                break;
+            }
+            self.k += 1;
+            steps += 1;
+        }
+        self.last = i;
+        if self.k < self.opos.len() && self.opos[self.k] == i {
+            Item::Other(self.k)
+        } else {
+            Item::Row(i - self.k)
+        }
     }
 }
 
@@ -711,28 +771,16 @@ impl EventBlock {
     fn report_columns(&self, py: Python<'_>, order: Vec<usize>, times: &Bound<'_, PyAny>)
                       -> PyResult<(Vec<i64>, Vec<i64>, Vec<i64>, Vec<i64>)> {
         let ts = axis_times(times)?;
-        let rows = &self.rows;
-        let us = |v: i64| if v >= 0 { (v + 500).div_euclid(1000) } else { (v - 500).div_euclid(1000) };
         let n = order.len();
         let (mut s, mut d, mut l, mut e) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n),
                                             Vec::with_capacity(n));
-        let opt = |o: Bound<'_, PyAny>| -> PyResult<i64> { if o.is_none() { Ok(NONE) } else { o.extract::<i64>() } };
         let map = self.item_map();
         for &i in &order {
-            if i >= ts.len() || i >= self.len() || ts[i] == NONE {
-                return Err(pyo3::exceptions::PyValueError::new_err("report_columns: an event without an axis time"));
-            }
-            let (dur, line, end) = match item_in(&map, i) {
-                Item::Row(r) => (rows.dur[r], rows.line[r], rows.end[r]),
-                Item::Other(k) => {
-                    let ev = self.others[k].bind(py).downcast::<PyTuple>()?;
-                    (opt(ev.get_item(3)?)?, ev.get_item(4)?.extract::<i64>()?, opt(ev.get_item(5)?)?)
-                }
-            };
-            s.push(us(ts[i]));
-            d.push(if dur == NONE || dur < 0 { -1 } else { (dur + 500).div_euclid(1000) });
-            l.push(line);
-            e.push(if end == NONE { 0 } else { end });
+            let [a, b, c, f] = self.report_numbers(py, &map, &ts, i, item_in(&map, i))?;
+            s.push(a);
+            d.push(b);
+            l.push(c);
+            e.push(f);
         }
         Ok((s, d, l, e))
     }

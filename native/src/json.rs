@@ -10,16 +10,34 @@ use pyo3::types::{PyBool, PyBytes, PyList, PyString, PyTuple, PyType};
 pub(crate) fn push_u64(out: &mut Vec<u8>, mut v: u64) {
     let mut d = [0u8; 20];
     let mut p = d.len();
-    loop {
+    while v >= 100 {  // two digits a division (the page's columns: 7M numbers at 1M events)
+        let r = (v % 100) as usize * 2;
+        v /= 100;
+        p -= 2;
+        d[p..p + 2].copy_from_slice(&DIGIT_PAIRS[r..r + 2]);
+    }
+    if v >= 10 {
+        let r = v as usize * 2;
+        p -= 2;
+        d[p..p + 2].copy_from_slice(&DIGIT_PAIRS[r..r + 2]);
+    } else {
         p -= 1;
-        d[p] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
+        d[p] = b'0' + v as u8;
     }
     out.extend_from_slice(&d[p..]);
 }
+
+/// "00", "01", ... "99".
+const DIGIT_PAIRS: [u8; 200] = {
+    let mut t = [0u8; 200];
+    let mut i = 0;
+    while i < 100 {
+        t[2 * i] = b'0' + (i / 10) as u8;
+        t[2 * i + 1] = b'0' + (i % 10) as u8;
+        i += 1;
+    }
+    t
+};
 
 /// An i64 as Python's str(int) prints it.
 pub(crate) fn push_i64(out: &mut Vec<u8>, v: i64) {
@@ -419,90 +437,4 @@ pub(crate) fn dump_initcalls<'py>(
         out.push(if fast { Some(PyBytes::new(py, &buf)) } else { None });
     }
     Ok(out)
-}
-
-
-/// The escape of a line byte in text_json: 0 written as it is, 1 escaped (two bytes), 2 not
-/// plain (the line needs visible()).
-fn text_class(c: u8) -> u8 {
-    TEXT_CLASS[c as usize]
-}
-
-const TEXT_CLASS: [u8; 256] = {
-    let mut t = [2u8; 256];
-    let mut c = 0x20;
-    while c <= 0x7e {
-        t[c] = 0;
-        c += 1;
-    }
-    t[b'"' as usize] = 1;
-    t[b'\\' as usize] = 1;
-    t[b'\t' as usize] = 1;
-    t[b'\n' as usize] = 1;
-    t
-};
-
-/// text_json(texts) -> bytes | None: the JSON array of the lines of `texts` (a TextColumn or a
-/// list of str) as orjson writes it, when every line is ASCII with no control character but a
-/// tab or a newline (what render/visible.py `visible` leaves as it is); else None, and the caller
-/// goes through visible(). The report embeds a log's lines so (2M lines: no str made for each).
-/// Two passes: the exact size (and whether every line is plain), then the text written into
-/// the bytes object itself.
-#[pyfunction]
-pub(crate) fn text_json<'py>(py: Python<'py>, texts: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyBytes>>> {
-    let (mut size, mut lines, mut plain) = (2usize, 0usize, true);
-    crate::columns::each_line(texts, |_, line| {
-        lines += 1;
-        size += line.len() + 2;
-        let (mut escaped, mut odd) = (0usize, 0u8);
-        for &c in line {
-            let k = text_class(c);
-            escaped += (k & 1) as usize;
-            odd |= k & 2;
-        }
-        size += escaped;
-        plain &= odd == 0;
-    })?;
-    if !plain {
-        return Ok(None);
-    }
-    size += lines.saturating_sub(1); // the commas
-    let mut err: Option<PyErr> = None;
-    let out = PyBytes::new_with(py, size, |buf: &mut [u8]| {
-        let mut at = 0usize;
-        let mut put = |b: &[u8]| {
-            buf[at..at + b.len()].copy_from_slice(b);
-            at += b.len();
-        };
-        put(b"[");
-        if let Err(e) = crate::columns::each_line(texts, |i, line| {
-            if i > 0 {
-                put(b",");
-            }
-            put(b"\"");
-            let mut start = 0;
-            for (j, &c) in line.iter().enumerate() {
-                if text_class(c) != 0 {
-                    put(&line[start..j]);
-                    put(match c {
-                        b'"' => b"\\\"",
-                        b'\\' => b"\\\\",
-                        b'\t' => b"\\t",
-                        _ => b"\\n",
-                    });
-                    start = j + 1;
-                }
-            }
-            put(&line[start..]);
-            put(b"\"");
-        }) {
-            err = Some(e);
-        }
-        put(b"]");
-        Ok(())
-    })?;
-    match err {
-        Some(e) => Err(e),
-        None => Ok(Some(out)),
-    }
 }

@@ -15,6 +15,7 @@ mod ftrace_line;
 mod index;
 mod initcall;
 mod json;
+mod page;
 mod process;
 
 /// Count ASCII digits starting at `p`.
@@ -77,7 +78,9 @@ fn _scan(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(initcall::initcalls, m)?)?;
     m.add_function(wrap_pyfunction!(initcall::initcall_events, m)?)?;
     m.add_function(wrap_pyfunction!(json::dump_initcalls, m)?)?;
-    m.add_function(wrap_pyfunction!(json::text_json, m)?)?;
+    m.add_function(wrap_pyfunction!(page::text_piece, m)?)?;
+    m.add_function(wrap_pyfunction!(page::page_escape, m)?)?;
+    m.add_class::<page::JsonPiece>()?;
     m.add_function(wrap_pyfunction!(events::initcall_block, m)?)?;
     m.add_class::<events::EventBlock>()?;
     m.add_function(wrap_pyfunction!(events::report::report_lanes, m)?)?;

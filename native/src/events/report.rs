@@ -10,13 +10,16 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashSet};
 
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 
 use super::{axis_times, item_in, Detail, EventBlock, Item, NONE, NO_NAME, PROCESS};
+use crate::fxhash::FxMap;
+use crate::page::JsonPiece;
 
-/// A duration as the report's `dd` holds it: the ns, -1 for none (a negative one stays).
-fn dd_of(b: &EventBlock, py: Python<'_>, i: usize) -> PyResult<i64> {
-    Ok(match b.item(i) {
+/// A duration as the report's `dd` holds it: the ns, -1 for none (a negative one stays), of the
+/// event at position `i`, item `it` of the block.
+fn dd_of(b: &EventBlock, py: Python<'_>, it: Item) -> PyResult<i64> {
+    Ok(match it {
         Item::Row(r) => {
             let d = b.rows.dur[r];
             if d == NONE { -1 } else { d }
@@ -39,11 +42,12 @@ pub(crate) fn report_lanes(py: Python<'_>, block: PyRef<'_, EventBlock>, positio
                            times: &Bound<'_, PyAny>, one_thread: bool) -> PyResult<(Vec<usize>, Vec<usize>)> {
     let ts = axis_times(times)?;
     let mut items: Vec<(i64, i64, usize)> = Vec::with_capacity(positions.len());
+    let mut walk = block.walker();
     for &i in &positions {
         if i >= ts.len() || i >= block.len() || ts[i] == NONE {
             return Err(pyo3::exceptions::PyValueError::new_err("report_lanes: an event without an axis time"));
         }
-        items.push((ts[i], dd_of(&block, py, i)?, i));
+        items.push((ts[i], dd_of(&block, py, walk.item(i))?, i));
     }
     items.sort_unstable();  // a total order: the position breaks every tie
     if one_thread {
@@ -96,57 +100,140 @@ fn detail_text(py: Python<'_>, b: &EventBlock, id: usize) -> PyResult<Option<Str
         }
         Detail::Probe { .. } => {
             // ProbeDetail(device, driver, ret)
+            // written into one String (200,000 probes at 1M events: no String a part)
             let o = b.rows.detail_objs[id].bind(py).downcast::<PyTuple>()?;
-            let dev = o.get_item(0)?;
-            let drv = o.get_item(1)?;
-            let (dev, drv) = match (dev.downcast::<PyString>()?.to_str(), drv.is_none()) {
-                (Ok(d), true) => (d.to_string(), String::new()),
-                (Ok(d), false) => match drv.downcast::<PyString>()?.to_str() {
-                    Ok(v) => (d.to_string(), v.to_string()),
-                    Err(_) => return Ok(None),
-                },
-                (Err(_), _) => return Ok(None),
-            };
+            let (dev, drv) = (o.get_item(0)?, o.get_item(1)?);
+            let Ok(dev) = dev.downcast::<PyString>()?.to_str() else { return Ok(None) };
+            let mut text = String::with_capacity(dev.len() + 40);
+            text.push_str("device ");
+            text.push_str(dev);
+            if !drv.is_none() {
+                let Ok(drv) = drv.downcast::<PyString>()?.to_str() else { return Ok(None) };
+                if !drv.is_empty() {
+                    text.push_str(", driver ");
+                    text.push_str(drv);
+                }
+            }
             let ret: i64 = o.get_item(2)?.extract()?;
-            let drv = if drv.is_empty() { String::new() } else { format!(", driver {}", drv) };
-            Some(format!("device {}{}, returned {}", dev, drv, ret))
+            let _ = std::fmt::Write::write_fmt(&mut text, format_args!(", returned {}", ret)); // to a String: no error
+            Some(text)
         }
     })
 }
 
-/// The string table of the report (render/html.py `_Names`): `index` maps a string to its
-/// place in `items`; a string not in it yet is appended.
-struct Names<'a, 'py> {
-    index: &'a Bound<'py, PyDict>,
-    items: &'a Bound<'py, PyList>,
+/// The string table of the report (render/html.py `_Names`): `items`, each string once, in
+/// order; a string not in it yet is appended. Looked up in a map of the strings' UTF-8 made here
+/// (not in `_Names.index`, a Python dict, which `_Names` brings up to date itself when asked:
+/// at 1M events its lookups, cache misses in a dict of 600,000 strings, were a third of
+/// report_columns_all).
+struct Names<'py> {
+    items: Bound<'py, PyList>,
+    /// each string's bytes (borrowed from an object of `keep`) -> its place in `items`
+    map: FxMap<Key, i64>,
+    /// the objects whose bytes the map's keys are, held as long as the map (dropped after it:
+    /// fields drop in order)
+    keep: Vec<Bound<'py, PyAny>>,
 }
 
-impl Names<'_, '_> {
-    fn id(&self, s: &Bound<'_, PyAny>) -> PyResult<i64> {
-        if let Some(v) = self.index.get_item(s)? {
-            return v.extract();
+/// A string of the table: its bytes and their hash, mixed so that every byte reaches its low
+/// bits, which pick the bucket (FxHash's last product alone leaves a word's upper bytes out of
+/// them: names that differ in a middle digit, "drv123_init+0x0/0x245", fell into few buckets).
+/// The table rehashes from the hash kept here, without reading the string again.
+#[derive(Clone, Copy)]
+struct Key {
+    hash: u64,
+    bytes: &'static [u8],
+}
+
+impl Key {
+    fn new(bytes: &'static [u8]) -> Key {
+        use std::hash::Hasher;
+        let mut f = crate::fxhash::Fx::default();
+        f.write(bytes);
+        let mut h = f.finish() ^ bytes.len() as u64;
+        // murmur3's finaliser
+        h = (h ^ (h >> 33)).wrapping_mul(0xff51_afd7_ed55_8ccd);
+        h = (h ^ (h >> 33)).wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+        Key { hash: h ^ (h >> 33), bytes }
+    }
+}
+
+impl PartialEq for Key {
+    fn eq(&self, o: &Key) -> bool {
+        self.hash == o.hash && self.bytes == o.bytes
+    }
+}
+
+impl Eq for Key {}
+
+impl std::hash::Hash for Key {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        state.write_u64(self.hash);
+    }
+}
+
+impl<'py> Names<'py> {
+    fn new(items: &Bound<'py, PyList>) -> PyResult<Self> {
+        let mut t = Names { items: items.clone(), map: FxMap::default(), keep: Vec::new() };
+        for (k, s) in items.iter().enumerate() {
+            let (key, made) = Self::key(&s)?;
+            if !t.map.contains_key(&key) {
+                t.put(&s, key, made, k as i64);
+            }
+        }
+        Ok(t)
+    }
+
+    /// The key of `s`: its UTF-8 (a str with a lone surrogate, which has none, as "surrogatepass"
+    /// encodes it, never valid UTF-8, so never another string's: the bytes object made is
+    /// returned, for `keep`). Borrowed: valid while `s` (or the bytes) is alive.
+    fn key(s: &Bound<'py, PyAny>) -> PyResult<(Key, Option<Bound<'py, PyAny>>)> {
+        let (bytes, made): (&[u8], Option<Bound<'py, PyAny>>) = match s.downcast::<PyString>()?.to_str() {
+            Ok(t) => (t.as_bytes(), None),
+            Err(_) => {
+                let b = s.call_method1("encode", ("utf-8", "surrogatepass"))?;
+                let bytes: &[u8] = b.downcast::<PyBytes>()?.as_bytes();
+                // SAFETY: the bytes object's buffer lives as long as it, returned with the key
+                (unsafe { std::mem::transmute::<&[u8], &[u8]>(bytes) }, Some(b))
+            }
+        };
+        // SAFETY: a str's UTF-8 (its own data, or the copy it caches) lives as long as the str;
+        // a key put in the map has its object in `keep`, which is dropped after the map
+        Ok((Key::new(unsafe { std::mem::transmute::<&[u8], &'static [u8]>(bytes) }), made))
+    }
+
+    /// Put `s` in the map at place `k` (not there yet), keeping what its key borrows.
+    fn put(&mut self, s: &Bound<'py, PyAny>, key: Key, made: Option<Bound<'py, PyAny>>, k: i64) {
+        self.keep.push(made.unwrap_or_else(|| s.clone()));
+        self.map.insert(key, k);
+    }
+
+    fn id(&mut self, s: &Bound<'py, PyAny>) -> PyResult<i64> {
+        let (key, made) = Self::key(s)?;
+        if let Some(&k) = self.map.get(&key) {
+            return Ok(k);
         }
         let k = self.items.len() as i64;
         self.items.append(s)?;
-        self.index.set_item(s, k)?;
+        self.put(s, key, made, k);
         Ok(k)
     }
 }
 
-/// report_columns_all(block, order, times, other_names, other_texts, other_exec, index, items,
-/// text_of) -> (s, d, n, l, e, x, i): the report's event columns of the events at `order` (each
-/// with an axis time), as render/html.py `_columns` makes them: `s d l e` as
-/// EventBlock.report_columns; `n` and `i` the places of the event's name and detail text in the
-/// string table (`index` and `items`, which gain the strings not in them yet, name then text,
-/// event by event); `x` a process's exec time or -1. The other events' names, texts and exec
+/// report_columns_all(block, order, times, other_names, other_texts, other_exec, items, text_of)
+/// -> (s, d, n, l, e, x, i): the report's event columns of the events at `order` (each with an
+/// axis time), as render/html.py `_columns` makes them: `s d l e` as EventBlock.report_columns;
+/// `n` and `i` the places of the event's name and detail text in the string table (`items`,
+/// each string once, which gains the strings not in it yet, name then text, event by event); `x`
+/// a process's exec time or -1. The other events' names, texts and exec
 /// times are given (lists parallel to the block's other events); a row's text is made here once
 /// per distinct detail (`text_of(detail)` in Python for one whose strings Rust cannot hold).
 ///
-/// With `as_json`: (bytes, negative) instead, the JSON text of the object {"s": s, "d": d, ...}
-/// as orjson writes it (no Python int made for the millions of values: the page embeds it as an
-/// orjson.Fragment) and whether a duration is negative (-1, an instant).
+/// With `as_json`: (piece, negative) instead: a page.rs JsonPiece that writes the object {"s": s,
+/// "d": d, ...} as orjson would (no Python int made for the millions of values, and no buffer of
+/// their JSON: the page writes it to its file) and whether a duration is negative (-1, an instant).
 #[pyfunction]
-#[pyo3(signature = (block, order, times, other_names, other_texts, other_exec, index, items, text_of, as_json=false))]
+#[pyo3(signature = (block, order, times, other_names, other_texts, other_exec, items, text_of, as_json=false))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn report_columns_all<'py>(
     py: Python<'py>,
@@ -156,7 +243,6 @@ pub(crate) fn report_columns_all<'py>(
     other_names: &Bound<'py, PyList>,
     other_texts: &Bound<'py, PyList>,
     other_exec: Vec<i64>,
-    index: &Bound<'py, PyDict>,
     items: &Bound<'py, PyList>,
     text_of: &Bound<'py, PyAny>,
     as_json: bool,
@@ -165,16 +251,24 @@ pub(crate) fn report_columns_all<'py>(
     if other_names.len() != no || other_texts.len() != no || other_exec.len() != no {
         return Err(pyo3::exceptions::PyValueError::new_err("report_columns_all: one name, text and exec per other event"));
     }
-    let (s, d, l, e) = block.report_columns(py, order.clone(), times)?;
+    let ts = axis_times(times)?;
     let rows = &block.rows;
-    let names = Names { index, items };
+    let mut names = Names::new(items)?;
     let mut name_id = vec![-1i64; rows.names.len()];
     let mut text_id = vec![-1i64; rows.details.len()];
-    let (mut n, mut x, mut t) = (Vec::with_capacity(order.len()), Vec::with_capacity(order.len()),
-                                 Vec::with_capacity(order.len()));
+    let mut cols: [Vec<i64>; 7] = Default::default();
+    for c in cols.iter_mut() {
+        c.reserve_exact(order.len());
+    }
+    let [s, d, n, l, e, x, t] = &mut cols;
     let map = block.item_map();
     let mut text = String::with_capacity(96); // a process row's text
     for &i in &order {
+        let [a, b, c, f] = block.report_numbers(py, &map, &ts, i, item_in(&map, i))?;
+        s.push(a);
+        d.push(b);
+        l.push(c);
+        e.push(f);
         match item_in(&map, i) {
             Item::Row(r) if rows.kind[r] == PROCESS => {
                 // a process row: its text made from its columns (each distinct, the pid)
@@ -212,30 +306,17 @@ pub(crate) fn report_columns_all<'py>(
         }
     }
     if as_json {
-        return columns_json(py, &[s, d, n, l, e, x, t]);
+        return columns_json(py, cols);
     }
+    let [s, d, n, l, e, x, t] = cols;
     Ok((s, d, n, l, e, x, t).into_pyobject(py)?.into_any().unbind())
 }
 
-/// report_columns_all's `as_json` result: (the JSON text of the columns, whether a duration is negative).
-fn columns_json(py: Python<'_>, cols: &[Vec<i64>; 7]) -> PyResult<PyObject> {
-    let size: usize = cols.iter().map(|c| c.len() * 8 + 8).sum();
-    let mut buf: Vec<u8> = Vec::with_capacity(size);
-    for (k, (key, col)) in ["s", "d", "n", "l", "e", "x", "i"].iter().zip(cols.iter()).enumerate() {
-        buf.extend_from_slice(if k == 0 { b"{\"" } else { b",\"" });
-        buf.extend_from_slice(key.as_bytes());
-        buf.extend_from_slice(b"\":[");
-        for (j, &v) in col.iter().enumerate() {
-            if j > 0 {
-                buf.push(b',');
-            }
-            crate::json::push_i64(&mut buf, v);
-        }
-        buf.push(b']');
-    }
-    buf.push(b'}');
+/// report_columns_all's `as_json` result: (a page JsonPiece of the columns, whether a duration is negative).
+fn columns_json(py: Python<'_>, cols: [Vec<i64>; 7]) -> PyResult<PyObject> {
     let negative = cols[1].iter().any(|&d| d < 0);
-    Ok((pyo3::types::PyBytes::new(py, &buf), negative).into_pyobject(py)?.into_any().unbind())
+    let named = ["s", "d", "n", "l", "e", "x", "i"].into_iter().zip(cols).collect();
+    (JsonPiece::columns(named), negative).into_pyobject(py).map(|t| t.into_any().unbind())
 }
 
 /// report_on_lines(block, lines) -> positions: the positions of the events whose line is one
@@ -292,25 +373,27 @@ pub(crate) fn timed_at(py: Python<'_>, block: PyRef<'_, EventBlock>, positions: 
 /// report_line_times(host, kernel, host_offset, kernel_offset) -> [int | None]: each log line's
 /// time on the boot's axis in us (render/html.py `_axis_times`, its Python reference): its host
 /// time when the axis places host times, else its kernel time, rounded half away from zero;
-/// None for a line with neither. The columns' common length.
+/// None for a line with neither. The columns' common length. With `as_json`: a page.rs JsonPiece
+/// of the list instead (2M lines: no int made a line).
 #[pyfunction]
-#[pyo3(signature = (host, kernel, h_off, k_off))]
+#[pyo3(signature = (host, kernel, h_off, k_off, as_json=false))]
 pub(crate) fn report_line_times<'py>(py: Python<'py>, host: &Bound<'py, PyAny>, kernel: &Bound<'py, PyAny>,
-                                     h_off: Option<i64>, k_off: Option<i64>) -> PyResult<Bound<'py, PyList>> {
+                                     h_off: Option<i64>, k_off: Option<i64>, as_json: bool) -> PyResult<PyObject> {
     let (h, k) = (axis_times(host)?, axis_times(kernel)?);
     let n = h.len().min(k.len());
     let us = |v: i64| if v >= 0 { (v + 500).div_euclid(1000) } else { (v - 500).div_euclid(1000) };
     let at = |v: i64, off: Option<i64>| if v == NONE { None } else { off.map(|o| us(v + o)) };
-    let mut out: Vec<Option<i64>> = Vec::with_capacity(n);
-    for i in 0..n {
-        out.push(match (h_off, k_off) {
-            (None, None) => None,
-            (Some(_), None) => at(h[i], h_off),
-            (None, Some(_)) => at(k[i], k_off),
-            (Some(_), Some(_)) => at(h[i], h_off).or_else(|| at(k[i], k_off)),
-        });
+    let out = (0..n).map(|i| match (h_off, k_off) {
+        (None, None) => None,
+        (Some(_), None) => at(h[i], h_off),
+        (None, Some(_)) => at(k[i], k_off),
+        (Some(_), Some(_)) => at(h[i], h_off).or_else(|| at(k[i], k_off)),
+    });
+    if as_json {
+        let v = out.map(|t| t.unwrap_or(NONE)).collect();
+        return Ok(Bound::new(py, JsonPiece::ints(v))?.into_any().unbind());
     }
-    PyList::new(py, out)
+    Ok(PyList::new(py, out.collect::<Vec<Option<i64>>>())?.into_any().unbind())
 }
 
 /// One part of a tooltip text: Rust's when every value is a plain int or str, else Python's.

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import click
@@ -131,9 +131,9 @@ def report(inputs: tuple[str, ...], output: str | None, fmt: str, markers: tuple
         setup = logic_setup(channels, aligns, align_bound)
         groups = with_capture(analyze_inputs(list(inputs), opts, top, logic=setup), setup)
         if fmt == "html":
-            from ..render.html import render_html
+            from ..render.html import render_html_pieces
 
-            data = render_html(groups)
+            data: bytes | Sequence[Any] = render_html_pieces(groups)
         elif fmt == "svg":
             from ..render.svg import render_svg
 

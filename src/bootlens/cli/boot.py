@@ -223,9 +223,9 @@ def run_cmd(name: str, repeat: int, append: str, cmdline: str | None, overlay: s
         store_hook(db, _with_target(labels, name), Group(str(folder), result, True), "run", str(folder))
     if report_path and result.boots:
         from ..inputs import Group
-        from ..render.html import render_html
+        from ..render.html import render_html_pieces
 
-        _write_output(report_path, render_html([Group(str(folder), result, True)]))
+        _write_output(report_path, render_html_pieces([Group(str(folder), result, True)]))
     if as_json:
         from ..render.jsonout import write_json
 

@@ -15,7 +15,8 @@ from ..errors import BootlensError, UsageError
 
 TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 23)
 if TYPE_CHECKING:
-    from typing import NoReturn
+    from collections.abc import Sequence
+    from typing import Any, NoReturn
 
 # Exit codes (README, "Exit codes"): 0 done; 1 a bug (a traceback); 2 an error (bad input or
 # option, a console or target that cannot be used); 3 a boot never reached its ready marker
@@ -74,17 +75,39 @@ def release_closed_outputs() -> bool:
     return closed
 
 
-def write_output(path: str, data: bytes) -> None:
-    """Write bytes to a file, or to standard output for '-'; a failure is a one-line error."""
+def write_output(path: str, data: bytes | Sequence[Any]) -> None:
+    """Write bytes to a file, or to standard output for '-'; a failure is a one-line error.
+    ``data``: bytes, or pieces written one after another: bytes, or objects that write
+    themselves (``write_to(file)``: a page's big values, render/html.py ``JsonPiece``), so that
+    a page of 186 MB is never joined into one buffer. A file a failed write left partly written
+    is removed: nothing is left that looks like a whole report."""
+    pieces = [data] if isinstance(data, bytes) else data
     if path == "-":
-        sys.stdout.buffer.write(data)
+        _write_pieces(sys.stdout.buffer, pieces)
         sys.stdout.buffer.flush()
         return
     try:
         with open(path, "wb") as f:
-            f.write(data)
+            try:
+                _write_pieces(f, pieces)
+                f.flush()  # here, not in close(): a failure is caught below
+            except OSError:
+                import stat
+
+                if stat.S_ISREG(os.fstat(f.fileno()).st_mode):  # not a device, a pipe (/dev/full)
+                    os.unlink(path)
+                raise
     except OSError as e:
         fail(UsageError(f"{path}: cannot write: {e.strerror}"))
+
+
+def _write_pieces(f: Any, pieces: Sequence[Any]) -> None:
+    """Each of ``pieces`` written to ``f`` in turn (a piece that writes itself calls f.write too)."""
+    for p in pieces:
+        if isinstance(p, bytes):
+            f.write(p)
+        else:
+            p.write_to(f)
 
 
 def exit_now() -> None:

@@ -45,7 +45,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from operator import le
 from importlib import resources
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import orjson
 
@@ -71,11 +71,21 @@ def _us(ns: int | None) -> int | None:
 
 
 class _Names:
-    """A string table: each distinct string stored once."""
+    """A string table: each distinct string stored once, in ``items``. Natively (report.rs
+    report_columns_all) strings are only appended to ``items``: ``index`` catches up when asked
+    (a report of one boot never asks: at 1M events, 600,000 strings never put in a dict)."""
 
     def __init__(self) -> None:
-        self.index: dict[str, int] = {"": 0}
+        self._index: dict[str, int] = {"": 0}
         self.items: list[str] = [""]
+
+    @property
+    def index(self) -> dict[str, int]:
+        """Each string's place in ``items``."""
+        index, items = self._index, self.items
+        if len(index) != len(items):
+            index.update(zip(islice(items, len(index), None), range(len(index), len(items))))
+        return index
 
     def __call__(self, s: str) -> int:
         i = self.index.get(s)
@@ -244,8 +254,9 @@ def _place_walk(walk: Iterable[tuple[int, Event]], times: Sequence[int | None],
 
 
 def boot_data(b: BootAnalysis, names: _Names, top: int = 25, raw: bool = False) -> dict[str, Any]:
-    """One boot as the viewer's columnar data (``raw``: the event columns of a native block as an
-    orjson.Fragment, their JSON text written natively, for the page; else lists).
+    """One boot as the viewer's columnar data (``raw``: the event columns of a native block, the
+    log's lines and their times as page pieces, :class:`JsonPiece`, whose JSON text is written
+    natively when the page is, for the page only; else lists).
 
     Built column by column: for a boot whose events are a native block, the block's rows are
     grouped, packed into lanes and written as columns natively (native/src/events/report.rs),
@@ -357,21 +368,21 @@ def boot_data(b: BootAnalysis, names: _Names, top: int = 25, raw: bool = False) 
         "chain": _chain_data(chain_, column_of),
         "silences": [{"s": _us(x.start_ns), "d": _us(x.duration_ns), "a": x.line_before, "b": x.line_after}
                      for x in b.silences],
-        "log": {"first": lines.first, "text": _log_text(lines.text, raw),
-                "t": _line_times(lines.host, lines.kernel, al.offsets.get(Clock.HOST), al.offsets.get(Clock.KERNEL))},
+        "log": {"first": lines.first, "text": _page_strings(lines.text, raw),
+                "t": _line_times(lines.host, lines.kernel, al.offsets.get(Clock.HOST), al.offsets.get(Clock.KERNEL), raw)},
         "samples": _samples(b),
     }
 
 
-def _log_text(text: Sequence[str], raw: bool) -> list[str] | orjson.Fragment:
-    """The log's lines for the page: with ``raw``, when no line has anything for
-    :func:`~.visible.visible` to escape (ASCII, no control character but a tab), their JSON
-    array written natively (json.rs text_json) as an orjson.Fragment, no str made a line;
-    else a list."""
+def _page_strings(text: Sequence[str], raw: bool) -> list[str] | JsonPiece:
+    """The log's lines (or the string table's strings) for the page: with ``raw``, when no line
+    has anything for :func:`~.visible.visible` to escape (ASCII, no control character but a tab
+    or a newline), a piece that writes their JSON array natively when the page is written
+    (page.rs text_piece), no str made a line, none checked by visible_data; else a list."""
     if raw:
-        got = native_module().text_json(text)
+        got = native_module().text_piece(text)
         if got is not None:
-            return orjson.Fragment(got)
+            return cast(JsonPiece, got)
     return list(text)
 
 
@@ -435,12 +446,13 @@ def _texts_exec_py(dets_o: list[Any], names_o: list[str]) -> tuple[list[str], li
 
 def _block_columns(block: Any, order: list[int], times: Sequence[int | None], other_order: list[int],
                    others: list[Event], names: _Names, raw: bool = False
-                   ) -> tuple[dict[str, list[int]] | orjson.Fragment, bool]:
+                   ) -> tuple[dict[str, list[int]] | JsonPiece, bool]:
     """:func:`_columns` of a boot whose events are a native block, and whether a duration is
     negative: the block's rows written natively (report.rs report_columns_all), the other events'
     texts made here in their column order (``other_order``: indices into ``others``). ``raw``:
-    the columns as the JSON text orjson would write for them, an orjson.Fragment (at 1M events
-    the seven columns were 7M Python ints to make, check for escapes, serialise and free)."""
+    the columns as a page piece that writes the JSON text orjson would write for them (at 1M
+    events the seven columns were 7M Python ints to make, check for escapes, serialise and
+    free; then 41 MB of JSON copied into the page)."""
     report_columns_all = native_module().report_columns_all
 
     texts_o, x_o = _texts_exec([others[k].detail for k in other_order], [others[k].name for k in other_order])
@@ -448,11 +460,11 @@ def _block_columns(block: Any, order: list[int], times: Sequence[int | None], ot
     x = [-1] * len(others)
     deque(map(texts.__setitem__, other_order, texts_o), maxlen=0)
     deque(map(x.__setitem__, other_order, x_o), maxlen=0)
-    cols = report_columns_all(block, order, times, [e.name for e in others], texts, x, names.index, names.items,
+    cols = report_columns_all(block, order, times, [e.name for e in others], texts, x, names.items,
                               lambda d: _detail(d, ""), raw)
     if raw:
-        text, negative = cols
-        return orjson.Fragment(text), negative
+        piece, negative = cols
+        return cast(JsonPiece, piece), negative
     out = dict(zip("sdnlexi", cols))
     return out, min(out["d"], default=0) < 0
 
@@ -501,13 +513,13 @@ def _positions(events: Sequence[Event], n: int, wanted: list[Event], block: Any 
     return out
 
 
-def _line_times(host: Sequence[int | None], kernel: Sequence[int | None], h_off: int | None, k_off: int | None
-                ) -> list[int | None]:
+def _line_times(host: Sequence[int | None], kernel: Sequence[int | None], h_off: int | None, k_off: int | None,
+                raw: bool = False) -> list[int | None] | JsonPiece:
     """:func:`_axis_times` natively (report.rs report_line_times): a million lines' times without
-    a Python step each."""
+    a Python step each; with ``raw``, as a page piece (no int made a line)."""
     report_line_times = native_module().report_line_times
 
-    return cast("list[int | None]", report_line_times(host, kernel, h_off, k_off))
+    return cast("list[int | None] | JsonPiece", report_line_times(host, kernel, h_off, k_off, raw))
 
 
 def _axis_times(host: Sequence[int | None], kernel: Sequence[int | None], h_off: int | None, k_off: int | None
@@ -576,7 +588,8 @@ def _total_over(g: Group) -> dict[str, Any] | None:
 def report_data(groups: Sequence[Group], top: int = 25, raw: bool = False) -> dict[str, Any]:
     """Everything the page shows, as one JSON-able object. ``findings[i]`` are the advisor's
     findings for ``boots[i]`` (docs/json.md, "bootlens advise --json", one finding each).
-    ``raw``: a native block's event columns as orjson.Fragments (:func:`boot_data`)."""
+    ``raw``: a native block's event columns, the log's lines and times as page pieces
+    (:func:`boot_data`)."""
     from ..advise.context import context_for_group
     from ..advise.summary import advise_group
     from .advise_json import finding_dict, merged_dict
@@ -608,7 +621,7 @@ def report_data(groups: Sequence[Group], top: int = 25, raw: bool = False) -> di
         "generator": f"bootlens {__version__}",
         "inputs": [{"name": g.name, "folder": g.folder, "boots": len(g.analysis.boots), "total": _total_over(g)}
                    for g in groups],
-        "names": names.items,
+        "names": _page_strings(names.items, raw),
         "boots": boots,
         "stats": stats,
         "findings": findings,
@@ -616,17 +629,50 @@ def report_data(groups: Sequence[Group], top: int = 25, raw: bool = False) -> di
     }
 
 
+class JsonPiece(Protocol):
+    """A big value of the page's data kept natively until the page is written (page.rs
+    JsonPiece): its JSON text, orjson's with the page's escapes, written to a file a megabyte at
+    a time, or as bytes."""
+
+    def write_to(self, file: Any) -> None: ...
+
+    def __bytes__(self) -> bytes: ...
+
+
+Piece = bytes | JsonPiece  # a piece of a page: its bytes, or a value that writes itself
+
+
+def _embed_pieces(obj: Any) -> list[Piece]:
+    """JSON safe inside a <script> element (no '<' can close it or open a comment), in pieces:
+    what orjson writes for ``obj`` around its :class:`JsonPiece` values, escaped here
+    (page.rs page_escape), and those values, which write their own text with the same escapes.
+    At a million events the pieces are most of the page's 186 MB: it is written piece by piece
+    (:func:`bootlens.cli.exits.write_output`), never copied whole to serialise, escape or join."""
+    held: list[JsonPiece] = []
+
+    def hold(o: Any) -> orjson.Fragment:
+        if not hasattr(o, "write_to"):
+            raise TypeError(f"Type is not JSON serializable: {type(o).__name__}")
+        held.append(o)
+        return orjson.Fragment(b"\0")  # orjson writes no NUL byte of its own: a NUL in a string is \u0000
+
+    raw = orjson.dumps(obj, default=hold)
+    escape = native_module().page_escape
+    parts = raw.split(b"\0") if held else [raw]
+    out: list[Piece] = [escape(parts[0])]
+    for p, text in zip(held, parts[1:]):
+        out += [p, escape(text)]
+    return out
+
+
 def _embed(obj: Any) -> bytes:
-    """JSON safe inside a <script> element: no '<' can close it or open a comment. Bytes, as
-    orjson writes them: the page is written as bytes, and a report of a million events embeds
-    100 MB that a decode and an encode would each copy."""
-    raw = orjson.dumps(obj)
-    ascii_ = raw.isascii()  # then no U+2028/9 to look for (a slower search than a byte's)
-    for a, b in ((b"<", b"\\u003c"), (b">", b"\\u003e"), (b"&", b"\\u0026"),
-                 ("\u2028".encode(), b"\\u2028"), ("\u2029".encode(), b"\\u2029")):
-        if (len(a) == 1 or not ascii_) and a in raw:
-            raw = raw.replace(a, b)
-    return raw
+    """:func:`_embed_pieces` as one bytes object."""
+    return _joined(_embed_pieces(obj))
+
+
+def _joined(pieces: Sequence[Piece]) -> bytes:
+    """A page's pieces as one bytes object."""
+    return b"".join(p if isinstance(p, bytes) else bytes(p) for p in pieces)
 
 
 def _asset(name: str) -> str:
@@ -659,11 +705,12 @@ def _legend_html() -> str:
     return "".join(out)
 
 
-def _page(title: str, body: str, data: Any, js_name: str) -> bytes:
-    """A self-contained page: our stylesheet and one script of ours (allowed by its hash), the
-    data as inert JSON, and a policy that allows no network access at all. Every string of the
-    data is for display, so every one is made :func:`~.visible.visible` here: a U+202E in a log
-    line shows as ``\\u202e``, it does not turn the line around."""
+def _page(title: str, body: str, data: Any, js_name: str) -> list[Piece]:
+    """A self-contained page, in pieces (:func:`_embed_pieces`): our stylesheet and one script of
+    ours (allowed by its hash), the data as inert JSON, and a policy that allows no network
+    access at all. Every string of the data is for display, so every one is made
+    :func:`~.visible.visible` here (a piece's strings are those it leaves as they are): a U+202E
+    in a log line shows as ``\\u202e``, it does not turn the line around."""
     from html import escape
 
     js = _asset("table.js") + "\n" + _asset(js_name)
@@ -680,11 +727,17 @@ def _page(title: str, body: str, data: Any, js_name: str) -> bytes:
         "\n<script type=\"application/json\" id=\"bootlens-data\">",
     ))
     tail = f"</script>\n<script>{js}</script>\n</body></html>\n"
-    return b"".join((head.encode(), _embed(visible_data(data)), tail.encode()))
+    return [head.encode(), *_embed_pieces(visible_data(data)), tail.encode()]
 
 
 def render_html(groups: Sequence[Group], top: int = 25) -> bytes:
     """The report page for these inputs."""
+    return _joined(render_html_pieces(groups, top))
+
+
+def render_html_pieces(groups: Sequence[Group], top: int = 25) -> list[Piece]:
+    """The report page for these inputs in pieces, for :func:`bootlens.cli.exits.write_output`
+    to write one after another (at a million events no 186 MB page is joined)."""
     title = "bootlens report"
     if groups:
         title += " · " + ", ".join(g.name for g in groups[:3])
@@ -729,4 +782,4 @@ def render_compare_html(c: Comparison) -> bytes:
     from .compare_json import compare_json_obj
 
     title = "bootlens compare · " + " vs ".join(i.name for i in c.inputs[:4])
-    return _page(title, _asset("compare.html"), compare_json_obj(c), "compare.js")
+    return _joined(_page(title, _asset("compare.html"), compare_json_obj(c), "compare.js"))
