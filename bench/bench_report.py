@@ -7,7 +7,7 @@ What it measures
        processes from sched tp_printk fork/exec/exit lines, then ``Run /init`` and ``APP READY``.
     2. Writes the report with ``bootlens report`` (timed) and prints its size; repeats that for
        a quarter and a half of the events to show the size per event is constant (linear), with
-       wall and CPU time (the child's rusage) of each build; at 1M events, the issue-14 bar
+       wall and CPU time (the child's rusage) of each size's build, medians of ``--builds`` (3); at 1M events, the issue-14 bar
        (build <= 2.5 s). ``--no-browser`` stops here.
     3. Opens the report in headless Chromium (Debian's /usr/bin/chromium, driven by Playwright)
        ``--runs`` times and prints, per run, the time from navigation to the page's ready flag
@@ -84,9 +84,12 @@ def write_report(log: Path, out: Path) -> tuple[float, float, float]:
     rusage, the figure to quote on a machine others are using; RSS: its ru_maxrss)."""
     t = time.perf_counter()
     script = Path(sys.executable).parent / "bootlens"  # this Python's console script (a venv's), else the PATH's
+    # without PYTHONDONTWRITEBYTECODE (as bench_anchors' child_env): with it Python compiles every
+    # module from source on every run (~0.1 s of the report's rules and renderers), which no user pays
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     p = subprocess.Popen([str(script) if script.exists() else "bootlens", "report", str(log), "--marker",
                           "ready=APP READY", "-o", str(out)],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     assert p.stderr is not None
     err = p.stderr.read()
     _, status, ru = os.wait4(p.pid, 0)
@@ -137,6 +140,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--events", type=int, default=100_000)
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--builds", type=int, default=3, help="report builds per size (medians of wall, CPU and RSS)")
     ap.add_argument("--no-browser", action="store_true", help="only write the reports (time, size, linearity)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="bootlens-bench-report-") as tmp:
@@ -146,12 +150,14 @@ def main() -> int:
         for n in (args.events // 4, args.events // 2, args.events):
             log, out = d / f"boot-{n}.log", d / f"report-{n}.html"
             make_log(log, n)
-            secs, cpu, rss = write_report(log, out)
+            builds = [write_report(log, out) for _ in range(max(1, args.builds))]
+            secs, cpu, rss = (statistics.median(b[k] for b in builds) for k in range(3))
             size = out.stat().st_size
             sizes.append((n, size))
             times.append((n, secs, cpu))
             print(f"{n:>7} events: log {log.stat().st_size / 1e6:6.2f} MB, report {size / 1e6:6.2f} MB "
-                  f"({size / n:.0f} bytes/event), written in {secs:.2f} s wall, {cpu:.2f} s CPU, peak RSS {rss:.0f} MB")
+                  f"({size / n:.0f} bytes/event), written in {secs:.2f} s wall, {cpu:.2f} s CPU, peak RSS {rss:.0f} MB "
+                  f"(medians of {len(builds)} builds; CPU {', '.join(f'{b[1]:.2f}' for b in builds)})")
         (n1, s1), (n2, s2), (n3, s3) = sizes
         print(f"size per added event: {(s2 - s1) / (n2 - n1):.0f} bytes ({n1}->{n2}), "
               f"{(s3 - s2) / (n3 - n2):.0f} bytes ({n2}->{n3}): linear")

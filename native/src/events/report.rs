@@ -135,10 +135,9 @@ struct Names<'py> {
     keep: Vec<Bound<'py, PyAny>>,
 }
 
-/// A string of the table: its bytes and their hash, mixed so that every byte reaches its low
-/// bits, which pick the bucket (FxHash's last product alone leaves a word's upper bytes out of
-/// them: names that differ in a middle digit, "drv123_init+0x0/0x245", fell into few buckets).
-/// The table rehashes from the hash kept here, without reading the string again.
+/// A string of the table: its bytes and their hash (FxHash, which mixes every byte into the low
+/// bits that pick the bucket: fxhash.rs). The table rehashes from the hash kept here, without
+/// reading the string again.
 #[derive(Clone, Copy)]
 struct Key {
     hash: u64,
@@ -150,11 +149,8 @@ impl Key {
         use std::hash::Hasher;
         let mut f = crate::fxhash::Fx::default();
         f.write(bytes);
-        let mut h = f.finish() ^ bytes.len() as u64;
-        // murmur3's finaliser
-        h = (h ^ (h >> 33)).wrapping_mul(0xff51_afd7_ed55_8ccd);
-        h = (h ^ (h >> 33)).wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-        Key { hash: h ^ (h >> 33), bytes }
+        f.write_usize(bytes.len());
+        Key { hash: f.finish(), bytes }
     }
 }
 
