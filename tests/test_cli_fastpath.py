@@ -204,6 +204,8 @@ def test_the_fast_path_imports_no_click(tmp_path: Path) -> None:
     # nor typing (the modules on the path take TYPE_CHECKING as a constant of their own) nor
     # orjson (jsonbytes writes a small document): ~25 ms of start-up (docs/architecture.md step 23)
     assert not {"typing", "orjson"} & mods
+    # nor contextlib (analyze.paused_gc is a class) nor heapq (a block's top is native): ~1.5 ms
+    assert not {"contextlib", "heapq"} & mods
     p = bootlens(dump + FAST, "analyze", "--top", "0", "boot.log", cwd=tmp_path)
     assert p.returncode == 2 and "click" in p.stderr.decode().rsplit("MODULES ", 1)[1].split()
 
