@@ -67,8 +67,8 @@ impl Types {
             event: self.event.clone_ref(py),
             stamp: self.stamp.clone_ref(py),
             process: self.process.clone_ref(py),
-            kinds: self.kinds.each_ref().map(|k| k.clone_ref(py)),
-            clocks: self.clocks.each_ref().map(|c| c.clone_ref(py)),
+            kinds: std::array::from_fn(|i| self.kinds[i].clone_ref(py)),
+            clocks: std::array::from_fn(|i| self.clocks[i].clone_ref(py)),
         }
     }
 }
