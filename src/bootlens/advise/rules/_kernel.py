@@ -154,18 +154,13 @@ class _ByKind:
         rows: list[int] = self._block.positions(code)
         return sorted(rows + others) if others else rows
 
-    def outside(self, kind: Kind, which: Callable[[list[tuple[int, Event]]], list[tuple[int, Event]]] | None = None
-                ) -> list[tuple[int, Timed]]:
+    def outside(self, kind: Kind) -> list[tuple[int, Timed]]:
         """The events of ``kind`` outside the block (all of them without one), in log order, each
-        with its position: what :func:`pick` tests in Python. ``which``: a filter of the
-        (position, event) pairs, for a Timed made for those it keeps only (and not kept here)."""
-        got = self._located.get(kind) if which is None else None
+        with its position: what :func:`pick` tests in Python (made once per kind)."""
+        got = self._located.get(kind)
         if got is None:
             times = self._times
-            evs = self._grouped.others_of(kind)
-            got = [(i, _new_timed((e, times[i]))) for i, e in (evs if which is None else which(evs))]
-            if which is None:
-                self._located[kind] = got
+            got = self._located[kind] = [(i, _new_timed((e, times[i]))) for i, e in self._grouped.others_of(kind)]
         return got
 
     @property
