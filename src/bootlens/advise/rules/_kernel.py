@@ -147,12 +147,7 @@ class _ByKind:
 
     def _positions(self, kind: Kind) -> list[int]:
         """The positions of the events of ``kind``, ascending."""
-        others = [i for i, _ in self._grouped.others_of(kind)]
-        code = BLOCK_KINDS.get(kind)
-        if self._block is None or code is None:
-            return others
-        rows: list[int] = self._block.positions(code)
-        return sorted(rows + others) if others else rows
+        return self._grouped.positions(kind)
 
     def outside(self, kind: Kind) -> list[tuple[int, Timed]]:
         """The events of ``kind`` outside the block (all of them without one), in log order, each
