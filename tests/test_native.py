@@ -417,7 +417,9 @@ def test_block_json_is_what_the_event_tuples_give() -> None:
     write_json(a, out1, chunk=7)
     write_json(plain, out2, chunk=7)
     assert out1.getvalue() == out2.getvalue()
-    assert b'"kind": "initcall"' in out1.getvalue() or b'"kind":"initcall"' in out1.getvalue()
+    # initcalls, device probes and PCI fixups: each kind's rows are written natively from the block
+    for kind in (b"initcall", b"probe", b"fixup"):
+        assert b'{"kind":"' + kind + b'"' in out1.getvalue(), kind
 
 
 def test_json_seconds_are_the_shortest_decimal_of_the_double() -> None:
@@ -651,6 +653,7 @@ def test_block_json_chunks_of_any_size_are_the_event_tuples_json(chunk: int) -> 
     write_json(a, out1, chunk=chunk)
     write_json(plain, out2, chunk=chunk)
     assert out1.getvalue() == out2.getvalue() and b'"initcall"' in out1.getvalue()
+    assert b'{"kind":"probe"' in out1.getvalue()
 
 
 @pytest.mark.parametrize("framing", ["plain", "journalctl", "grabserial-t"])

@@ -22,7 +22,7 @@ use pyo3::types::{PyBytes, PyList, PySlice, PyString, PyTuple, PyType};
 use crate::columns::{times_of, TimeColumn};
 use crate::fxhash::FxMap;
 use crate::initcall::{named_tuple, scan};
-use crate::json::{detail_json, name_json, write_event, write_initcall_parts, write_process_parts, Process};
+use crate::json::{detail_json, name_json, probe_detail_json, write_event, write_process_parts, write_row_parts, Process, KIND_JSON};
 
 pub(crate) mod procs; // the user-space process tree (advise/userspace.py)
 pub(crate) mod query; // the advisor's queries on the rows (advise/rules/_kernel.py)
@@ -109,7 +109,7 @@ pub(crate) struct ProcRow<'a> {
 #[derive(Clone)]
 enum Detail {
     Initcall { pid: Option<i64>, module: Option<String>, ret: Option<i64>, returned: bool },
-    Probe { ret: i64 }, // ProbeDetail(device, driver, ret): the device and driver are names
+    Probe { ret: i64, dev: u32, drv: Option<u32> }, // ProbeDetail(device, driver, ret): the device and driver by name id
 }
 
 /// The rows of one scan, column by column, in line order (stable: calls, probes, fixups).
@@ -814,7 +814,8 @@ impl EventBlock {
             let names = rows.names.iter().map(|n| name_json(n)).collect();
             let details = rows.details.iter().map(|d| match d {
                 Detail::Initcall { pid, module, ret, returned } => detail_json(*pid, module.as_deref(), *ret, *returned),
-                Detail::Probe { .. } => Vec::new(),
+                Detail::Probe { ret, dev, drv } => probe_detail_json(&rows.names[*dev as usize],
+                                                                     drv.map(|d| rows.names[d as usize].as_str()), *ret),
             }).collect();
             (names, details)
         });
@@ -860,8 +861,10 @@ impl EventBlock {
                 i += 1;
                 continue;
             }
-            let fast = rows.kind[r] == INITCALL && rows.clock[r] == axis && rows.end[r] != NONE
-                && rows.end[r] != rows.line[r];
+            // a row on the axis clock (a row's start is never an estimate): its JSON from the
+            // name and detail parts, the end line only where it differs from the line (as
+            // event_dict); an initcall that never returned or returned on its own line too
+            let fast = rows.kind[r] != PROCESS && rows.clock[r] == axis;
             if rows.kind[r] == PROCESS && rows.clock[r] == axis {
                 // a process row: json.rs's writer of a process, unless a value needs event_dict
                 let at = buf.len();
@@ -877,8 +880,9 @@ impl EventBlock {
                 if !buf.is_empty() {
                     buf.extend_from_slice(b",\n");
                 }
-                write_initcall_parts(&mut buf, &name_js[rows.name[r] as usize], ts[i], opt(rows.dur[r]),
-                                     Some(rows.line[r]), opt(rows.end[r]), &detail_js[rows.detail[r] as usize]);
+                let end = (rows.end[r] != NONE && rows.end[r] != rows.line[r]).then(|| Some(rows.end[r]));
+                write_row_parts(&mut buf, KIND_JSON[rows.kind[r] as usize], &name_js[rows.name[r] as usize], ts[i],
+                                opt(rows.dur[r]), Some(rows.line[r]), end, &detail_js[rows.detail[r] as usize]);
             } else {
                 flush(&mut buf, &mut pieces);
                 pieces.push(i.into_pyobject(py)?.into_any().unbind());
@@ -988,7 +992,7 @@ impl Tables {
         let o = named_tuple(py, cls, vec![self.name_objs[dev as usize].clone_ref(py).into_any(), drv_o,
                                           int_or_none(py, Some(ret))?])?;
         let k = self.details.len() as u32;
-        self.details.push(Detail::Probe { ret });
+        self.details.push(Detail::Probe { ret, dev, drv });
         self.detail_objs.push(o);
         self.probe_ids.insert(key, k);
         Ok(k)

@@ -156,10 +156,43 @@ pub(crate) fn detail_json(pid: Option<i64>, module: Option<&str>, ret: Option<i6
     buf
 }
 
+/// The end of a probe's or fixup's object, from its detail (ProbeDetail: the device, the driver
+/// or None, ret): `,"device":..,"driver":..,"ret":..}`.
+pub(crate) fn probe_detail_json(device: &str, driver: Option<&str>, ret: i64) -> Vec<u8> {
+    let mut buf = Vec::with_capacity(device.len() + driver.map_or(4, str::len) + 40);
+    buf.extend_from_slice(b",\"device\":");
+    json_str(&mut buf, device);
+    buf.extend_from_slice(b",\"driver\":");
+    match driver {
+        None => buf.extend_from_slice(b"null"),
+        Some(d) => json_str(&mut buf, d),
+    }
+    buf.extend_from_slice(b",\"ret\":");
+    push_i64(&mut buf, ret);
+    buf.push(b'}');
+    buf
+}
+
+/// The `"kind"` member's value of an EventBlock row by its kind (events.rs INITCALL, PROBE,
+/// FIXUP, PROCESS): model.Kind's values as JSON strings.
+pub(crate) const KIND_JSON: [&[u8]; 4] = [b"\"initcall\"", b"\"probe\"", b"\"fixup\"", b"\"process\""];
+
 /// Append an initcall's object from its name (JSON, name_json) and detail (detail_json) parts.
 pub(crate) fn write_initcall_parts(buf: &mut Vec<u8>, name: &[u8], t: i64, dur: Option<i64>, line: Option<i64>,
                                    end: Option<i64>, detail: &[u8]) {
-    buf.extend_from_slice(b"{\"kind\":\"initcall\",\"name\":");
+    write_row_parts(buf, KIND_JSON[0], name, t, dur, line, Some(end), detail);
+}
+
+/// Append an event's object whose start is on the axis's own clock and not an estimate, keys and
+/// order as event_dict: kind, name, start_s, duration_s, line, end_line (when `end` is Some:
+/// event_dict leaves it out when the event ends on its own line), then the detail's members
+/// (`detail`: detail_json's or probe_detail_json's, with the closing brace).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn write_row_parts(buf: &mut Vec<u8>, kind: &[u8], name: &[u8], t: i64, dur: Option<i64>,
+                              line: Option<i64>, end: Option<Option<i64>>, detail: &[u8]) {
+    buf.extend_from_slice(b"{\"kind\":");
+    buf.extend_from_slice(kind);
+    buf.extend_from_slice(b",\"name\":");
     buf.extend_from_slice(name);
     buf.extend_from_slice(b",\"start_s\":");
     json_secs(buf, t);
@@ -170,8 +203,10 @@ pub(crate) fn write_initcall_parts(buf: &mut Vec<u8>, name: &[u8], t: i64, dur: 
     }
     buf.extend_from_slice(b",\"line\":");
     json_opt_int(buf, line);
-    buf.extend_from_slice(b",\"end_line\":");
-    json_opt_int(buf, end);
+    if let Some(end) = end {
+        buf.extend_from_slice(b",\"end_line\":");
+        json_opt_int(buf, end);
+    }
     buf.extend_from_slice(detail);
 }
 

@@ -113,7 +113,7 @@ pub(crate) fn pick(
             Detail::Initcall { pid: p, module: m, ret: r, returned: done } => {
                 allows(&pid, p) && allows(&module, m) && allows(&ret, r) && allows(&returned, done)
             }
-            Detail::Probe { ret: r } => allows(&ret, &Some(*r)),
+            Detail::Probe { ret: r, .. } => allows(&ret, &Some(*r)),
         }).collect()
     };
     let by_name = names.is_some() || name_has.is_some();
