@@ -22,7 +22,6 @@ Python only (the native framing pass returns None for them).
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 
@@ -45,8 +44,9 @@ _WANTED = _SIDE | {"MESSAGE", "_TRANSPORT", "SYSLOG_IDENTIFIER", "_COMM", "SYSLO
                    "_SOURCE_REALTIME_TIMESTAMP"}
 _EXPORT_HEADS = (b"__CURSOR=", b"__REALTIME_TIMESTAMP=", b"__MONOTONIC_TIMESTAMP=", b"__SEQNUM=")
 _JSON_KEYS = ('"__CURSOR"', '"__REALTIME_TIMESTAMP"', '"__MONOTONIC_TIMESTAMP"', '"MESSAGE"')
-# Export field names: "uppercase letters, digits and underscores" (systemd's JOURNAL_EXPORT_FORMATS).
-_FIELD_NAME = re.compile(rb"[A-Z0-9_]{1,64}\Z")
+# Export field names: "uppercase letters, digits and underscores" (systemd's JOURNAL_EXPORT_FORMATS);
+# compiled where an export is read (re's cache keeps it), not at import: every input imports this module
+_FIELD_NAME = rb"[A-Z0-9_]{1,64}\Z"
 # What the console cleaning removes from a message (lines._ANSI and lines._CTRL, tab kept).
 # (compiled on first use: framings imports this module for every input, start-up)
 _ANSI = lazy(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[()*+][0-~]|[0-~])")
@@ -126,6 +126,8 @@ def frame_json(raw: list[str]) -> Framed:
     host: list[int | None] = [None] * len(raw)
     side: dict[int, dict[str, str]] = {}
     bad = 0
+    import json  # here: a console log never pays for the package (start-up, docs/architecture.md step 25)
+
     for i, s in enumerate(raw):
         if not s.strip():
             continue
@@ -153,6 +155,7 @@ def frame_export(data: bytes) -> Framed:
     kernel: list[int | None] = []
     side: dict[int, dict[str, str]] = {}
     bad = 0
+    field_name = re.compile(_FIELD_NAME)
     pos, n = 0, len(data)
     line = 0  # output index of the line at pos
     fields: dict[str, str] = {}
@@ -185,7 +188,7 @@ def frame_export(data: bytes) -> Framed:
             entry_first = line
             continue
         eq = row.find(b"=")
-        if eq > 0 and _FIELD_NAME.match(row[:eq]):
+        if eq > 0 and field_name.match(row[:eq]):
             key = row[:eq].decode("ascii")
             texts.append("")
             kernel.append(None)
@@ -196,7 +199,7 @@ def frame_export(data: bytes) -> Framed:
             line += 1
             pos = end + 1
             continue
-        if _FIELD_NAME.match(row) and end + 9 <= n:
+        if field_name.match(row) and end + 9 <= n:
             size = int.from_bytes(data[end + 1:end + 9], "little")
             stop = end + 9 + size
             if stop < n and data[stop:stop + 1] == b"\n" or stop == n:

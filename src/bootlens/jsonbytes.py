@@ -2,7 +2,7 @@
 
 Importing orjson costs ~20 ms on the reference machine (its init imports dataclasses with inspect,
 uuid with platform, datetime and json): more than the rest of ``bootlens analyze`` of a small log
-(docs/architecture.md, step 23). The standard library's C encoder, a 3 ms import, writes the same
+(docs/architecture.md, step 23). The standard library's C encoder writes the same
 bytes for every str, int, bool, None, list, tuple and dict (keys included: orjson is used with
 OPT_NON_STR_KEYS) except floats: orjson writes repr's shortest digits positionally from 1e-5 up to
 1e16 and with an unpadded exponent elsewhere (``1.5e-7``, ``1e+16``), and NaN and the infinities as
@@ -12,25 +12,28 @@ holding anything else (a type the standard library does not encode, a str that i
 UTF-8) goes to orjson, whose answer (or error) it always was. tests/test_jsonbytes.py compares
 the two on random floats, every string shape and every corpus log's document.
 
+The ``json`` package itself is not imported either (1.7 ms with the six patterns its modules
+compile: step 25): the compact form is its C encoder, ``_json.make_encoder``, made as
+``json.JSONEncoder.iterencode`` makes it and checked once against known bytes (any other answer,
+as on a Python whose private signature changed, and the ``json`` package is used); the indented
+form, which ``json`` writes in pure Python anyway, is :func:`_indented` below, floats written
+straight in orjson's form.
+
 A caller about to write many documents calls :func:`use_orjson`: orjson is then faster than the
 standard library plus the mending, and the bytes are the same.
 """
 
 from __future__ import annotations
 
-import json
-import re
 import sys
 
 TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 23)
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
+    import re
 
-# a JSON string token (skipped whole), a float written with an exponent, or a non-finite float
-_TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|(-?[0-9.]+e[-+][0-9]+)|(NaN|-?Infinity)')
-_MAYBE = re.compile(r"[0-9]e[-+]|NaN|Infinity")  # cheap pre-check: no match, nothing to mend
-_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
-_INDENTED = json.JSONEncoder(ensure_ascii=False, indent=2)
+_INF = float("inf")
 
 
 def _orjson_float(text: str) -> str:
@@ -48,6 +51,15 @@ def _orjson_float(text: str) -> str:
     return f"{sign}{digits[:point]}.{digits[point:] or '0'}"
 
 
+def _float(f: float) -> str:
+    """A float as orjson writes it: repr's digits without an exponent from 1e-5 up to 1e16,
+    NaN and the infinities as null."""
+    if f != f or f == _INF or f == -_INF:
+        return "null"
+    text = float.__repr__(f)
+    return _orjson_float(text) if "e" in text else text
+
+
 def _mend(m: re.Match[str]) -> str:
     if m.group(1) is not None:
         return _orjson_float(m.group(1))
@@ -56,12 +68,116 @@ def _mend(m: re.Match[str]) -> str:
     return m.group(0)
 
 
+def _refuse(o: Any) -> Any:
+    raise TypeError(f"Object of type {type(o).__name__} is not JSON serializable")
+
+
+_compact: Callable[[Any], str] | None = None
+_tokens: re.Pattern[str] | None = None  # compiled at the first float with an exponent or non-finite
+try:
+    from _json import encode_basestring as _STR
+except ImportError:  # a Python without the C accelerator: the json package's own
+    from json.encoder import py_encode_basestring as _STR
+
+
+def _compact_encoder() -> Callable[[Any], str]:
+    """The compact encoder: ``_json.make_encoder`` as json.JSONEncoder(ensure_ascii=False,
+    separators=(",", ":")).encode makes it (no circular check: a cycle is a RecursionError, which
+    dumps hands to orjson), when it gives the known bytes of a probe document; else that
+    JSONEncoder's encode itself."""
+    global _compact
+    if _compact is None:
+        try:
+            from _json import make_encoder
+
+            # markers, default, encoder, indent, key_separator, item_separator, sort_keys, skipkeys, allow_nan
+            enc = make_encoder(None, _refuse, _STR, None, ":", ",", False, False, True)
+
+            def fast(o: Any) -> str:
+                return "".join(enc(o, 0))
+
+            if fast({"a": [1, 2.5, None, True, "\u00e9\n"], 3: {}}) != '{"a":[1,2.5,null,true,"\u00e9\\n"],"3":{}}':
+                raise TypeError("not the known bytes")
+            _compact = fast
+        except Exception:  # another Python's private encoder: the json package, as documented above
+            import json
+
+            _compact = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+    return _compact
+
+
+def _indented(o: Any, pad: str, out: list[str]) -> None:
+    """``o`` as orjson's OPT_INDENT_2 | OPT_NON_STR_KEYS writes it (json.dumps(indent=2) with
+    orjson's floats), appended to ``out``; raises TypeError for a type neither writes alike, and
+    RecursionError for a cycle, as the json package does."""
+    if isinstance(o, str):
+        out.append(_STR(o))
+    elif o is None:
+        out.append("null")
+    elif o is True:
+        out.append("true")
+    elif o is False:
+        out.append("false")
+    elif isinstance(o, int):
+        out.append(int.__repr__(o))
+    elif isinstance(o, float):
+        out.append(_float(o))
+    elif isinstance(o, (list, tuple)):
+        if not o:
+            out.append("[]")
+            return
+        inner = pad + "  "
+        out.append("[\n" + inner)
+        first = True
+        for v in o:
+            if not first:
+                out.append(",\n" + inner)
+            first = False
+            _indented(v, inner, out)
+        out.append("\n" + pad + "]")
+    elif isinstance(o, dict):
+        if not o:
+            out.append("{}")
+            return
+        inner = pad + "  "
+        out.append("{\n" + inner)
+        first = True
+        for k, v in o.items():
+            if not first:
+                out.append(",\n" + inner)
+            first = False
+            if isinstance(k, str):
+                out.append(_STR(k))
+            elif k is True or k is False or k is None:
+                out.append(f'"{"true" if k is True else "false" if k is False else "null"}"')
+            elif isinstance(k, int):
+                out.append(f'"{int.__repr__(k)}"')
+            else:  # a float or another type as a key: what json and orjson write differs
+                raise TypeError(f"keys must be str, int, bool or None, not {type(k).__name__}")
+            out.append(": ")
+            _indented(v, inner, out)
+        out.append("\n" + pad + "}")
+    else:
+        _refuse(o)
+
+
 def stdlib_dumps(obj: Any, indent: bool = False) -> bytes:
-    """The standard library's encoding of ``obj`` with its floats mended to orjson's bytes
+    """The standard library's encoding of ``obj`` with its floats written as orjson writes them
     (raises what the encoder raises for a type it does not know or a str it cannot encode)."""
-    text = (_INDENTED if indent else _COMPACT).encode(obj)
-    if _MAYBE.search(text):
-        text = _TOKENS.sub(_mend, text)
+    global _tokens
+    if indent:
+        out: list[str] = []
+        _indented(obj, "", out)
+        return "".join(out).encode("utf-8")
+    text = _compact_encoder()(obj)
+    # cheap pre-check: no float with an exponent and nothing non-finite, nothing to mend
+    if "e-" in text or "e+" in text or "NaN" in text or "Infinity" in text:
+        if _tokens is None:
+            import re
+
+            # a JSON string token (skipped whole), a float written with an exponent, or a non-finite float
+            _tokens = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|(-?[0-9.]+e[-+][0-9]+)|(NaN|-?Infinity)')
+        text = _tokens.sub(_mend, text)
     return text.encode("utf-8")
 
 
