@@ -204,6 +204,19 @@ def test_initcall_scan_by_hand() -> None:
     assert (bad, first_bad, oor) == (1, 5, 2)
 
 
+def test_a_probed_device_name_may_hold_spaces() -> None:
+    """dev_name() is free text: "probe of Device ID probe.0 returned 0 after 40754 usecs" (our own
+    boot of the qemu-x86_64-systemd target, tests/golden/initcall/README.md) is a probe of
+    "Device ID probe.0", not a line dropped unread; every probe line of the excerpt is one."""
+    from bootlens.analyze import analyze_paths
+
+    log = GOLDEN / "initcall" / "qemu-x86_64-systemd-probe-names.log"
+    probes = [e for e in analyze_paths([str(log)]).boots[0].boot.events if e.kind == Kind.PROBE]
+    assert len(probes) == log.read_bytes().count(b"probe of") == 14
+    spaced = [(e.name, e.duration_ns, e.line_no, e.detail.ret) for e in probes if " " in e.name]  # type: ignore[union-attr]
+    assert spaced == [("Device ID probe.0", 40_754_000, 19, 0), ("Device ID probe.0", 13_176_000, 24, 0)]
+
+
 def test_initcall_numbers_at_every_bound_are_used_only_in_range() -> None:
     """Digit runs at and around every bound the scan applies (issue 10): what is used is in
     range, the rest is counted."""

@@ -36,7 +36,9 @@ fn rx() -> &'static Rx {
             ran: r(format!(r"initcall (?:0x[0-9a-f]+) ran for (\d+) msecs: {FN}\s*$")),
             fix_call: r(format!(r"^(\S+ \S+): calling  {FN} @ (\d+)")),
             fix_took: r(format!(r"^(\S+ \S+): {FN} took (\d+) usecs")),
-            probe: r(r"probe of (\S+) returned (-?\d+) after (\d+) usecs".to_string()),
+            // dev_name() may hold spaces: "probe of Device ID probe.0 returned 0 after 40754 usecs"
+            // (Debian 6.1 on the qemu-x86_64-systemd target; fixed_phy's "Fixed MDIO bus.0" too)
+            probe: r(r"probe of (.+?) returned (-?\d+) after (\d+) usecs".to_string()),
             probe_drv: r(r"(?:(\S+) )?(\S+): probe with driver (\S+) returned (-?\d+) after (\d+) usecs".to_string()),
         }
     })
