@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import sys
 
+from .lazyre import lazy
+
 TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 23)
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -73,7 +75,10 @@ def _refuse(o: Any) -> Any:
 
 
 _compact: Callable[[Any], str] | None = None
-_tokens: re.Pattern[str] | None = None  # compiled at the first float with an exponent or non-finite
+# a JSON string token (skipped whole), a float written with an exponent, or a non-finite float
+_TOKENS = lazy(r'"[^"\\]*(?:\\.[^"\\]*)*"|(-?[0-9.]+e[-+][0-9]+)|(NaN|-?Infinity)')
+# the pre-check: no match, nothing to mend (and the pass above, a call per string token, not run)
+_MAYBE = lazy(r"[0-9]e[-+]|NaN|Infinity")
 try:
     from _json import encode_basestring as _STR
 except ImportError:  # a Python without the C accelerator: the json package's own
@@ -164,20 +169,15 @@ def _indented(o: Any, pad: str, out: list[str]) -> None:
 def stdlib_dumps(obj: Any, indent: bool = False) -> bytes:
     """The standard library's encoding of ``obj`` with its floats written as orjson writes them
     (raises what the encoder raises for a type it does not know or a str it cannot encode)."""
-    global _tokens
     if indent:
         out: list[str] = []
         _indented(obj, "", out)
         return "".join(out).encode("utf-8")
     text = _compact_encoder()(obj)
-    # cheap pre-check: no float with an exponent and nothing non-finite, nothing to mend
-    if "e-" in text or "e+" in text or "NaN" in text or "Infinity" in text:
-        if _tokens is None:
-            import re
-
-            # a JSON string token (skipped whole), a float written with an exponent, or a non-finite float
-            _tokens = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|(-?[0-9.]+e[-+][0-9]+)|(NaN|-?Infinity)')
-        text = _tokens.sub(_mend, text)
+    # the patterns are compiled only for a text holding what they could match ("free-running"
+    # holds "e-": then the exact pre-check decides)
+    if ("e-" in text or "e+" in text or "NaN" in text or "Infinity" in text) and _MAYBE.search(text):
+        text = _TOKENS.sub(_mend, text)
     return text.encode("utf-8")
 
 
