@@ -217,6 +217,58 @@ def test_a_probed_device_name_may_hold_spaces() -> None:
     assert spaced == [("Device ID probe.0", 40_754_000, 19, 0), ("Device ID probe.0", 13_176_000, 24, 0)]
 
 
+def test_prefix_readers_are_the_documented_patterns() -> None:
+    """frame.rs's readers of the printk, grabserial -t and -T prefixes (the one implementation,
+    used by frame and by the framings framed in Python) and its framing detection answer as the
+    formats' patterns (written here as the oracle, with re.ASCII) on every line of every corpus,
+    wild and golden log and on 200,000 made lines of the characters that matter."""
+    import re
+
+    printk = re.compile(r"[ \t]*(?:<(\d{1,3})>)?\[ *(\d{1,10})\.(\d{6})\](?:\[ *[TC]\d+\])? ?", re.ASCII)
+    gs_t = re.compile(r"\[ *(\d{1,10})\.(\d{6}) +(-?)(\d+)\.(\d{6})\] ?", re.ASCII)
+    gs_sys = re.compile(r"\[(\d\d):(\d\d):(\d\d)\.(\d{6})(?: +-?\d+\.\d{6})?\] ?", re.ASCII)
+    journal = re.compile(r"\S+ kernel: |\S+ (?=[^\s\[:]+(?:\[\d+\])?: )", re.ASCII)
+    journal_kernel = re.compile(r"\S+ kernel: ", re.ASCII)
+
+    def detect(sample: list[str]) -> str | None:
+        n = len(sample)
+        if sum(1 for x in sample if gs_t.match(x)) * 2 >= n:
+            return "grabserial-t"
+        if sum(1 for x in sample if gs_sys.match(x)) * 2 >= n:
+            return "grabserial-T"
+        j = k = 0
+        for x in sample:
+            m = printk.match(x)
+            if m and journal.match(x, m.end()):
+                j += 1
+                k += journal_kernel.match(x, m.end()) is not None
+        return "journalctl" if j * 2 >= n and k else None
+
+    rnd = random.Random(14)
+    made = ["".join(rnd.choice("[]0123456789.: -<>\tTCkernelhost[1]\u00e9") for _ in range(rnd.randint(0, 40)))
+            for _ in range(200_000)]
+    made += ["[12:34:56.123456 0.000100] x", "[12:34:56.123456] x", "[12:34:56.1234567] x", "  <6>[    1.234567][  T12] m",
+             "<1234>[ 1.000000] x", "[12345678901.000000] x", "[    1.234567] host kernel: m", "[1.000000   -0.000100] x",
+             "\u00e9[    1.234567] x"]
+    texts = [p.read_bytes().decode("utf-8", "replace") for p in INPUTS + sorted((CORPUS / "wild").glob("*.log"))]
+    lines = [x for t in texts for x in t.split("\n")] + made
+    for x in lines:
+        for pos in (0, 1, 3):
+            m = printk.match(x, pos) if pos <= len(x) else None
+            want = None if m is None else (m.end(), int(m[2] + m[3]) * 1000)
+            assert native.printk_prefix(x, pos) == want, (x, pos)
+        h = gs_sys.match(x)
+        want = None if h is None else (h.end(), ((int(h[1]) * 60 + int(h[2])) * 60 + int(h[3])) * 10**9 + int(h[4]) * 1000)
+        assert native.grabserial_sys_prefix(x) == want, x
+        g = gs_t.match(x)
+        assert native.grabserial_t_delta(x) == (None if g is None else (g[3] == "-", g[4] + g[5])), x
+    heads = [[x for x in t[: 1 << 16].split("\n")[:1600] if x.strip()][:400] for t in texts]
+    heads += [[rnd.choice(made[-9:] + made[:50]) for _ in range(rnd.randint(1, 6))] for _ in range(3000)]
+    said = [detect(h) for h in heads if h]
+    assert [native.detect_framing(h) for h in heads if h] == said
+    assert {"grabserial-t", "grabserial-T", "journalctl", None} <= set(said)  # each answer is tested
+
+
 def test_initcall_numbers_at_every_bound_are_used_only_in_range() -> None:
     """Digit runs at and around every bound the scan applies (issue 10): what is used is in
     range, the rest is counted."""

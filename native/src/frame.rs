@@ -97,28 +97,148 @@ fn printk(b: &[u8], p: usize) -> Option<(usize, u64)> {
 
 /// grabserial -t: `\[ *(\d{1,10})\.(\d{6}) +-?\d+\.\d{6}\] ?` at the start.
 fn grabserial_t(b: &[u8]) -> Option<(usize, u64)> {
+    grabserial_t_parts(b).map(|(e, ns, _, _)| (e, ns))
+}
+
+/// grabserial_t and the delta: (end, elapsed ns, the delta negative, the delta's digits without
+/// its point: the microseconds, as many digits as the line has).
+fn grabserial_t_parts(b: &[u8]) -> Option<(usize, u64, bool, String)> {
     let (mut q, ns) = seconds(b, 0)?;
     let sp = b[q..].iter().take_while(|c| **c == b' ').count();
     if sp == 0 {
         return None;
     }
     q += sp;
-    if b.get(q) == Some(&b'-') {
+    let neg = b.get(q) == Some(&b'-');
+    if neg {
         q += 1;
     }
     let d2 = digits(b, q);
     if d2 == 0 {
         return None;
     }
+    let whole = q;
     q += d2;
     if b.get(q) != Some(&b'.') || digits(b, q + 1) != 6 || b.get(q + 7) != Some(&b']') {
         return None;
     }
+    // ASCII digits: from_utf8 cannot fail here
+    let delta = format!("{}{}", std::str::from_utf8(&b[whole..q]).unwrap_or(""), std::str::from_utf8(&b[q + 1..q + 7]).unwrap_or(""));
     q += 8;
     if b.get(q) == Some(&b' ') {
         q += 1;
     }
-    Some((q, ns))
+    Some((q, ns, neg, delta))
+}
+
+/// grabserial_t_delta(text) -> (negative, microsecond digits) or None: the delta of a grabserial
+/// -t prefix at the start of `text` (the time since the line before), for the host-restart
+/// quirk (bootlens.quirks.host_restarts).
+#[pyfunction]
+pub(crate) fn grabserial_t_delta(text: &Bound<'_, PyString>) -> PyResult<Option<(bool, String)>> {
+    Ok(grabserial_t_parts(text.to_str()?.as_bytes()).map(|(_, _, neg, d)| (neg, d)))
+}
+
+/// grabserial -T: `\[(\d\d):(\d\d):(\d\d)\.(\d{6})(?: +-?\d+\.\d{6})?\] ?` at the start (the
+/// wall clock and, unless turned off, the delta). Returns (end, ns since midnight).
+fn grabserial_sys(b: &[u8]) -> Option<(usize, u64)> {
+    let two = |q: usize| -> Option<u64> {
+        (digits(b, q) >= 2).then(|| num(&b[q..q + 2]))
+    };
+    if b.first() != Some(&b'[') {
+        return None;
+    }
+    let h = two(1)?;
+    if b.get(3) != Some(&b':') {
+        return None;
+    }
+    let m = two(4)?;
+    if b.get(6) != Some(&b':') {
+        return None;
+    }
+    let sec = two(7)?;
+    if b.get(9) != Some(&b'.') || digits(b, 10) < 6 {
+        return None;
+    }
+    let us = num(&b[10..16]);
+    let mut q = 16;
+    if b.get(q) == Some(&b' ') {
+        // the delta, " +-?\d+\.\d{6}", or nothing of it (then the bracket must close here)
+        let mut r = q + b[q..].iter().take_while(|c| **c == b' ').count();
+        if b.get(r) == Some(&b'-') {
+            r += 1;
+        }
+        let d = digits(b, r);
+        if d > 0 && b.get(r + d) == Some(&b'.') && digits(b, r + d + 1) == 6 {
+            q = r + d + 7;
+        }
+    }
+    if b.get(q) != Some(&b']') {
+        return None;
+    }
+    q += 1;
+    if b.get(q) == Some(&b' ') {
+        q += 1;
+    }
+    Some((q, ((h * 60 + m) * 60 + sec) * 1_000_000_000 + us * 1_000))
+}
+
+/// The byte offset of character `start` in `s` (`s.len()` past the end).
+fn byte_at(s: &str, start: usize) -> usize {
+    s.char_indices().nth(start).map_or(s.len(), |(i, _)| i)
+}
+
+/// printk_prefix(text, start=0) -> (end, ns) or None: the printk prefix at character `start`
+/// of `text` (`[ \t]*(?:<\d{1,3}>)?\[ *(\d{1,10})\.(\d{6})\](?:\[ *[TC]\d+\])? ?`), as frame
+/// reads it: the one reader of it, for the framings framed in Python (grabserial -T, dmesg -T,
+/// the journals' console form). `end` is a character index (the prefix is ASCII).
+#[pyfunction]
+#[pyo3(signature = (text, start=0))]
+pub(crate) fn printk_prefix(text: &Bound<'_, PyString>, start: usize) -> PyResult<Option<(usize, u64)>> {
+    let s = text.to_str()?;
+    let at = byte_at(s, start);
+    Ok(printk(s.as_bytes(), at).map(|(e, ns)| (start + (e - at), ns)))
+}
+
+/// grabserial_sys_prefix(text) -> (end, ns since midnight) or None: a grabserial -T prefix at
+/// the start of `text` (`end` a character index: the prefix is ASCII).
+#[pyfunction]
+pub(crate) fn grabserial_sys_prefix(text: &Bound<'_, PyString>) -> PyResult<Option<(usize, u64)>> {
+    Ok(grabserial_sys(text.to_str()?.as_bytes()))
+}
+
+/// detect_framing(sample) -> "grabserial-t", "grabserial-T", "journalctl" or None: the host
+/// prefix most of the sample's (non-blank) lines carry, read by the matchers frame uses: half
+/// the lines or more with a grabserial -t stamp, else with a grabserial -T one, else half or
+/// more in journalctl's short-monotonic form (a printk stamp, then `host ident: `) with at
+/// least one kernel line (`host kernel: `; a plain dmesg's "driver device: message" lines have
+/// the user-space form's shape). None: for the Python framings (bootlens.framings.detect).
+#[pyfunction]
+pub(crate) fn detect_framing(sample: Vec<String>) -> Option<&'static str> {
+    let n = sample.len();
+    if n == 0 {
+        return None;
+    }
+    let count = |f: &dyn Fn(&[u8]) -> bool| sample.iter().filter(|s| f(s.as_bytes())).count();
+    if count(&|b| grabserial_t(b).is_some()) * 2 >= n {
+        return Some("grabserial-t");
+    }
+    if count(&|b| grabserial_sys(b).is_some()) * 2 >= n {
+        return Some("grabserial-T");
+    }
+    let (mut journal_lines, mut kernel_form) = (0usize, false);
+    for s in &sample {
+        let b = s.as_bytes();
+        if let Some((e, _)) = printk(b, 0) {
+            if journal(b, e).is_some() {
+                journal_lines += 1;
+                // `\S+ kernel: ` at e: the host's run, then " kernel: "
+                let run = b[e..].iter().take_while(|c| !is_space(**c)).count();
+                kernel_form |= b[e + run..].starts_with(b" kernel: ");
+            }
+        }
+    }
+    (journal_lines * 2 >= n && kernel_form).then_some("journalctl")
 }
 
 fn is_space(c: u8) -> bool {

@@ -64,6 +64,10 @@ pub(crate) fn to_ns(b: &[u8], unit: i64) -> Option<i64> {
 #[pymodule]
 fn _scan(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(frame::frame, m)?)?;
+    m.add_function(wrap_pyfunction!(frame::printk_prefix, m)?)?;
+    m.add_function(wrap_pyfunction!(frame::grabserial_sys_prefix, m)?)?;
+    m.add_function(wrap_pyfunction!(frame::detect_framing, m)?)?;
+    m.add_function(wrap_pyfunction!(frame::grabserial_t_delta, m)?)?;
     m.add_function(wrap_pyfunction!(columns::grep, m)?)?;
     m.add_function(wrap_pyfunction!(columns::starting, m)?)?;
     m.add_class::<columns::TextColumn>()?;

@@ -15,7 +15,8 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 
 from .journal import frame_json, is_json_line
-from .lazyre import lazy  # start-up: most logs need few of these patterns
+from .lazyre import lazy
+from .lines import native_module  # start-up: most logs need few of these patterns
 
 TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 23)
 if TYPE_CHECKING:
@@ -55,8 +56,8 @@ _DMESG_T = lazy(r"\[[A-Z][a-z]{2} ([A-Z][a-z]{2}) +(\d{1,2}) (\d\d):(\d\d):(\d\d
 # dmesg -x / --decode: "kern  :info  : " (facility and level names padded to 6).
 _DMESG_X = lazy(r"([a-z0-9]{2,8}) *:([a-z]{3,6}) *: ", re.ASCII)
 _DMESG_X_LEVELS = frozenset(("emerg", "alert", "crit", "err", "warn", "notice", "info", "debug"))
-# The printk prefix as lines.py reads it (kept in step with lines._PRINTK).
-_PRINTK = lazy(r"[ \t]*(?:<\d{1,3}>)?\[ *(\d{1,10})\.(\d{6})\](?:\[ *[TC]\d+\])? ?", re.ASCII)
+# The printk prefix is read by the native framing's own matcher (lines.native_module().printk_prefix):
+# one reader of it for every framing.
 _KERNEL_START = ("Linux version", "Booting Linux")
 
 NS = 1_000_000_000
@@ -153,14 +154,15 @@ def _console(msgs: list[str]) -> tuple[list[str], list[int | None]]:
     """printk prefixes of console messages: (text, kernel ns) per message."""
     texts: list[str] = []
     kernel: list[int | None] = []
+    printk = native_module().printk_prefix
     for s in msgs:
-        m = _PRINTK.match(s)
+        m = printk(s)
         if m is None:
             texts.append(s)
             kernel.append(None)
         else:
-            texts.append(s[m.end():])
-            kernel.append(int(m[1] + m[2]) * 1000)
+            texts.append(s[m[0]:])
+            kernel.append(m[1])
     return texts, kernel
 
 
@@ -321,6 +323,7 @@ def _dmesg(raw: list[str], decoded: bool) -> Columns:
     times on the host column (a cut ring buffer must not pretend to start at 0)."""
     from datetime import datetime
 
+    printk = native_module().printk_prefix
     texts: list[str] = []
     kernel: list[int | None] = []
     wall: list[int | None] = []
@@ -346,13 +349,13 @@ def _dmesg(raw: list[str], decoded: bool) -> Columns:
             walls += t is not None
             continue
         wall.append(None)
-        p = _PRINTK.match(s, pos)
+        p = printk(s, pos)
         if p is None:
             kernel.append(None)
             texts.append(s[pos:])
         else:
-            kernel.append(int(p[1] + p[2]) * 1000)
-            texts.append(s[p.end():])
+            kernel.append(p[1])
+            texts.append(s[p[0]:])
     notes: list[str] = []
     if not walls:
         return texts, kernel, [None] * len(texts), notes

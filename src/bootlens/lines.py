@@ -6,7 +6,8 @@ here. Cleaning (NULs, CR, ANSI escapes, control characters) runs over the whole 
 each line) and the keyword index the parsers start from are the per-line work that bounds
 throughput: the native core (``bootlens._scan``, native/) does them in one pass, the only
 implementation of those formats (docs/architecture.md). The framings it does not know (grabserial
--T, the wild framings of framings.py) are framed here in Python and indexed natively.
+-T, the wild framings of framings.py) are framed here in Python, with the native readers of the
+printk and grabserial prefixes, and indexed natively.
 """
 
 from __future__ import annotations
@@ -39,21 +40,14 @@ _CTRL_B = _CTRL.pattern.encode()
 _FFFD = "\ufffd".encode()
 _CHUNK = 1 << 20  # bytes decoded at a time when invalid UTF-8 is replaced
 
-# printk: "[    1.234567] ", with an optional "<6>" level and an optional "[    T1]" caller id.
+# The host and printk prefixes (printk's "[    1.234567] " with an optional "<6>" level and
+# "[    T1]" caller id; grabserial -t's "[elapsed delta] " and -T's "[HH:MM:SS.ffffff delta] ";
+# journalctl -o short-monotonic's "host kernel: " / "host ident[pid]: ") are read natively, by
+# the matchers that frame every line (native/src/frame.rs: frame, printk_prefix,
+# grabserial_sys_prefix, detect_framing): one reader of each, so detection and framing agree.
 # printk has printed exactly six decimals since CONFIG_PRINTK_TIME appeared (2.6.x, "%5lu.%06lu"),
 # and so do dmesg and journalctl: "[   0.114]" (a U-Boot that stamps its own lines with
 # milliseconds since reset) is a bootloader clock and stays in the text for the bootloader parser.
-_PRINTK = lazy(r"[ \t]*(?:<(\d{1,3})>)?\[ *(\d{1,10})\.(\d{6})\](?:\[ *[TC]\d+\])? ?", re.ASCII)
-# grabserial -t: "[elapsed delta] " (elapsed "%4.6f", delta "%2.6f").
-_GS_T = lazy(r"\[ *(\d{1,10})\.(\d{6}) +-?\d+\.\d{6}\] ?", re.ASCII)
-# grabserial -T: "[HH:MM:SS.ffffff delta] " or, with delta off, "[HH:MM:SS.ffffff] ".
-_GS_SYS = lazy(r"\[(\d\d):(\d\d):(\d\d)\.(\d{6})(?: +-?\d+\.\d{6})?\] ?", re.ASCII)
-# journalctl -o short-monotonic: "[    1.234567] host kernel: message" (the message is the text)
-# and "[    1.234567] host systemd[1]: message" (the text keeps "systemd[1]: message").
-_JOURNAL = lazy(r"\S+ kernel: |\S+ (?=[^\s\[:]+(?:\[\d+\])?: )", re.ASCII)
-# Detection also asks for one of the kernel's own lines: "driver device: message" lines of a
-# plain dmesg excerpt have the shape of the user-space form ("rtc-pcf8563 0-0051: registered").
-_JOURNAL_KERNEL = lazy(r"\S+ kernel: ", re.ASCII)
 
 _DAY_NS = 86_400 * 1_000_000_000
 # Framings whose lines are a journal's entries (journalctl's text formats, JSON, export).
@@ -370,21 +364,9 @@ def _detect_framing(text: str) -> str:
     sample = [s for s in head if s.strip()][:SNIFF_LINES]
     if not sample:
         return "plain"
-    n = len(sample)
-    gs_t = sum(1 for s in sample if _GS_T.match(s))
-    if gs_t * 2 >= n:
-        return "grabserial-t"
-    gs_sys = sum(1 for s in sample if _GS_SYS.match(s))
-    if gs_sys * 2 >= n:
-        return "grabserial-T"
-    journal = kernel_form = 0
-    for s in sample:
-        m = _PRINTK.match(s)
-        if m and _JOURNAL.match(s, m.end()):
-            journal += 1
-            kernel_form += _JOURNAL_KERNEL.match(s, m.end()) is not None
-    if journal * 2 >= n and kernel_form:
-        return "journalctl"
+    found: str | None = _native.detect_framing(sample)  # grabserial -t / -T, journalctl
+    if found is not None:
+        return found
     from .framings import detect
 
     return detect(sample) or "plain"
@@ -575,8 +557,8 @@ def _frame_slow(raw: Sequence[str], framing: str) -> Lines:
     texts: list[str] = []
     kernel: list[int | None] = []
     host: list[int | None] = []
-    pk = _PRINTK.match
-    hostm = _GS_SYS.match if framing == "grabserial-T" else None
+    pk = _native.printk_prefix
+    hostm = _native.grabserial_sys_prefix if framing == "grabserial-T" else None
     wall0: int | None = None
     prev_wall = 0
     days = 0
@@ -586,8 +568,7 @@ def _frame_slow(raw: Sequence[str], framing: str) -> Lines:
         if hostm is not None:
             h = hostm(s)
             if h is not None:
-                pos = h.end()
-                t = (int(h[1]) * 3600 + int(h[2]) * 60 + int(h[3])) * 1_000_000_000 + int(h[4]) * 1000
+                pos, t = h  # the end of the prefix, the time since midnight in ns
                 if t + days < prev_wall - _DAY_NS // 2:  # crossed midnight
                     days += _DAY_NS
                 t += days
@@ -601,8 +582,8 @@ def _frame_slow(raw: Sequence[str], framing: str) -> Lines:
             kernel.append(None)
             end = pos
         else:
-            kernel.append(int(m[2] + m[3]) * 1000)
-            end = m.end()
+            end, k_ns = m
+            kernel.append(k_ns)
         texts.append(s[end:])
     return Lines(texts, kernel, host)
 

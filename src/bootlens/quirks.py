@@ -24,7 +24,7 @@ import re
 from collections.abc import Callable, MutableSequence, Sequence
 
 from .lazyre import lazy  # start-up: most logs need few of these patterns
-from .lines import Lines
+from .lines import Lines, native_module
 from .numbers import NS_PER_US, TIME_NS_MAX, in_range, to_int
 
 # The strict printk stamp anywhere in a line (six decimals, as printk prints them).
@@ -39,8 +39,6 @@ _CALLER = lazy(r"[- ]?\(\d{1,4}\)\[\d{1,7}:[^\]]*\]"  # MediaTek: " (0)[151:comm
 CALLER_HEADS = (" (", "-(", " [", "(", "[")  # first characters of _CALLER: indexed while framing
 _TORN_LEVEL = lazy(r"[0-7]>(?=\S)")
 _LEVEL = lazy(r"<[0-7]>(?=\S)")
-# grabserial -t prefix: "[elapsed delta] " (lines._GS_T, with the delta captured).
-_GS_T = lazy(r"\[ *\d{1,10}\.\d{6} +(-?)(\d+)\.(\d{6})\]", re.ASCII)
 
 
 def settle(lines: Lines, notes: list[str] | None = None) -> None:
@@ -151,8 +149,9 @@ def host_restarts(lines: Lines, raw: Callable[[], list[str]]) -> list[str]:
             continue
         v = h + off
         if last is not None and v < last:
-            m = _GS_T.match(src[i]) if i < len(src) else None
-            d = None if m is None or m[1] else to_int(m[2] + m[3], TIME_NS_MAX // NS_PER_US)
+            # the line's grabserial -t delta (native/src/frame.rs, the framing's own reader of the prefix)
+            m = native_module().grabserial_t_delta(src[i]) if i < len(src) else None
+            d = None if m is None or m[0] else to_int(m[1], TIME_NS_MAX // NS_PER_US)
             delta = 0 if d is None else d * NS_PER_US
             new = last + delta if in_range(last + delta) else last
             jumps.append((i, last - v))
