@@ -97,12 +97,12 @@ fn printk(b: &[u8], p: usize) -> Option<(usize, u64)> {
 
 /// grabserial -t: `\[ *(\d{1,10})\.(\d{6}) +-?\d+\.\d{6}\] ?` at the start.
 fn grabserial_t(b: &[u8]) -> Option<(usize, u64)> {
-    grabserial_t_parts(b).map(|(e, ns, _, _)| (e, ns))
+    grabserial_t_parts(b).map(|(e, ns, ..)| (e, ns))
 }
 
-/// grabserial_t and the delta: (end, elapsed ns, the delta negative, the delta's digits without
-/// its point: the microseconds, as many digits as the line has).
-fn grabserial_t_parts(b: &[u8]) -> Option<(usize, u64, bool, String)> {
+/// grabserial_t and the delta: (end, elapsed ns, the delta negative, where the delta's whole
+/// part starts, where its point is). Nothing allocated: frame reads every line of a capture here.
+fn grabserial_t_parts(b: &[u8]) -> Option<(usize, u64, bool, usize, usize)> {
     let (mut q, ns) = seconds(b, 0)?;
     let sp = b[q..].iter().take_while(|c| **c == b' ').count();
     if sp == 0 {
@@ -122,13 +122,12 @@ fn grabserial_t_parts(b: &[u8]) -> Option<(usize, u64, bool, String)> {
     if b.get(q) != Some(&b'.') || digits(b, q + 1) != 6 || b.get(q + 7) != Some(&b']') {
         return None;
     }
-    // ASCII digits: from_utf8 cannot fail here
-    let delta = format!("{}{}", std::str::from_utf8(&b[whole..q]).unwrap_or(""), std::str::from_utf8(&b[q + 1..q + 7]).unwrap_or(""));
+    let point = q;
     q += 8;
     if b.get(q) == Some(&b' ') {
         q += 1;
     }
-    Some((q, ns, neg, delta))
+    Some((q, ns, neg, whole, point))
 }
 
 /// grabserial_t_delta(text) -> (negative, microsecond digits) or None: the delta of a grabserial
@@ -136,7 +135,12 @@ fn grabserial_t_parts(b: &[u8]) -> Option<(usize, u64, bool, String)> {
 /// quirk (bootlens.quirks.host_restarts).
 #[pyfunction]
 pub(crate) fn grabserial_t_delta(text: &Bound<'_, PyString>) -> PyResult<Option<(bool, String)>> {
-    Ok(grabserial_t_parts(text.to_str()?.as_bytes()).map(|(_, _, neg, d)| (neg, d)))
+    let b = text.to_str()?.as_bytes();
+    // the delta's digits without its point (ASCII digits: from_utf8 cannot fail)
+    Ok(grabserial_t_parts(b).map(|(_, _, neg, whole, point)| {
+        let digits = [&b[whole..point], &b[point + 1..point + 7]].concat();
+        (neg, String::from_utf8(digits).unwrap_or_default())
+    }))
 }
 
 /// grabserial -T: `\[(\d\d):(\d\d):(\d\d)\.(\d{6})(?: +-?\d+\.\d{6})?\] ?` at the start (the
