@@ -111,6 +111,19 @@ def _compact_encoder() -> Callable[[Any], str]:
     return _compact
 
 
+def _key(k: Any) -> str:
+    """A dict key as orjson's OPT_NON_STR_KEYS (and json) write it: a str as itself, an int, a
+    bool or None as its JSON text in quotes; TypeError for a float or anything else, where the
+    two differ."""
+    if isinstance(k, str):
+        return _STR(k)
+    if k is True or k is False or k is None:
+        return f'"{"true" if k is True else "false" if k is False else "null"}"'
+    if isinstance(k, int):
+        return f'"{int.__repr__(k)}"'
+    raise TypeError(f"keys must be str, int, bool or None, not {type(k).__name__}")
+
+
 def _indented(o: Any, pad: str, out: list[str]) -> None:
     """``o`` as orjson's OPT_INDENT_2 | OPT_NON_STR_KEYS writes it (json.dumps(indent=2) with
     orjson's floats), appended to ``out``; raises TypeError for a type neither writes alike, and
@@ -127,41 +140,21 @@ def _indented(o: Any, pad: str, out: list[str]) -> None:
         out.append(int.__repr__(o))
     elif isinstance(o, float):
         out.append(_float(o))
-    elif isinstance(o, (list, tuple)):
+    elif isinstance(o, (list, tuple, dict)):
+        pairs = isinstance(o, dict)
         if not o:
-            out.append("[]")
+            out.append("{}" if pairs else "[]")
             return
         inner = pad + "  "
-        out.append("[\n" + inner)
-        first = True
-        for v in o:
-            if not first:
+        out.append(("{\n" if pairs else "[\n") + inner)
+        for n, v in enumerate(o.items() if isinstance(o, dict) else o):
+            if n:
                 out.append(",\n" + inner)
-            first = False
+            if pairs:
+                k, v = v
+                out.append(_key(k) + ": ")
             _indented(v, inner, out)
-        out.append("\n" + pad + "]")
-    elif isinstance(o, dict):
-        if not o:
-            out.append("{}")
-            return
-        inner = pad + "  "
-        out.append("{\n" + inner)
-        first = True
-        for k, v in o.items():
-            if not first:
-                out.append(",\n" + inner)
-            first = False
-            if isinstance(k, str):
-                out.append(_STR(k))
-            elif k is True or k is False or k is None:
-                out.append(f'"{"true" if k is True else "false" if k is False else "null"}"')
-            elif isinstance(k, int):
-                out.append(f'"{int.__repr__(k)}"')
-            else:  # a float or another type as a key: what json and orjson write differs
-                raise TypeError(f"keys must be str, int, bool or None, not {type(k).__name__}")
-            out.append(": ")
-            _indented(v, inner, out)
-        out.append("\n" + pad + "}")
+        out.append("\n" + pad + ("}" if pairs else "]"))
     else:
         _refuse(o)
 
