@@ -25,7 +25,8 @@ from rich.console import Console
 from bootlens.compare import HORIZON, Change, Comparison, Delta, Significance, compare_groups
 from bootlens.stats import boots_needed, stat
 from bootlens.errors import UsageError
-from bootlens.inputs import analyze_inputs, write_run_meta
+from bootlens.inputs import analyze_inputs
+from bootlens.run_folder import write_run_meta
 from bootlens.parsers import MarkerSpec, ParseOptions
 from bootlens.render.compare_terminal import render_compare
 

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from bootlens.inputs import analyze_inputs, write_run_meta
+from bootlens.inputs import analyze_inputs
+from bootlens.run_folder import write_run_meta
 from bootlens.parsers import MarkerSpec, ParseOptions
 from bootlens.recording import Header, RecordingWriter
 from bootlens.render import palette

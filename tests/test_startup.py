@@ -498,7 +498,7 @@ def test_model_namedtuple_builds_what_typing_namedtuple_builds() -> None:
             class Bad(base):  # type: ignore[misc,valid-type]
                 x: int = 0
                 y: int
-    for name in ("model", "align", "analyze", "stages", "inputs", "prekernel", "parsers.base", "parsers.banners",
+    for name in ("model", "align", "analyze", "stages", "inputs", "prekernel", "options", "parsers.banners",
                  "config"):
         mod = importlib.import_module(f"bootlens.{name}")
         tuples = [c for c in vars(mod).values() if isinstance(c, type) and issubclass(c, tuple)

@@ -18,7 +18,8 @@ from test_systemd_target import NAME, needs_build
 
 from bootlens import target as T
 from bootlens.analyze import BootAnalysis, analyze_paths
-from bootlens.chain import Deps, critical_chain, deps_from_dump
+from bootlens.chain import critical_chain
+from bootlens.systemd_deps import Deps, deps_from_dump
 from bootlens.model import Kind, UnitDetail
 from bootlens.parsers import MarkerSpec, ParseOptions
 from bootlens.parsers.systemd_analyze import read_blame, read_critical_chain, read_dump, read_time

@@ -20,9 +20,8 @@ from bootlens.errors import UsageError
 from bootlens.inputs import analyze_folder
 from bootlens.parsers import MarkerSpec, ParseOptions
 from bootlens.recording import Header, RecordingWriter, read_recording
-from bootlens.tracerun import (
-    APP_HOOK, DUMP_BEGIN, DUMP_END, DUMP_SCRIPT, check_append, dump_span, hooked_app, parse_trace, save_dump,
-    split_dump, trace_path, write_overlay)
+from bootlens.tracerun import APP_HOOK, DUMP_SCRIPT, check_append, hooked_app, parse_trace, write_overlay
+from bootlens.trace_dump import DUMP_BEGIN, DUMP_END, dump_span, save_dump, split_dump, trace_path
 
 READY = ParseOptions((MarkerSpec.parse("ready=APP READY"),))
 

@@ -92,12 +92,12 @@ def jobs() -> list[tuple[str, list[str], str | None]]:
         for fmt in ("html", "svg", "perfetto"):
             out.append((f"{key}.report.{fmt}", ["report", "--format", fmt, inp], fmt))
     for grp in groups():
-        key = "+".join(p.replace("/", "__") for p in grp)
+        key = "group-" + hashlib.sha256("+".join(grp).encode()).hexdigest()[:12]  # names too long for a file
         out.append((f"{key}.analyze.json", ["analyze", "--json", *grp], None))
         out.append((f"{key}.advise.json", ["advise", "--json", *grp], None))
         out.append((f"{key}.report.html", ["report", "--format", "html", *grp], "html"))
     for pair in pairs():
-        key = "+".join(p.replace("/", "__") for p in pair)
+        key = "pair-" + hashlib.sha256("+".join(pair).encode()).hexdigest()[:12]
         out.append((f"{key}.compare.txt", ["compare", *pair], None))
         out.append((f"{key}.compare.json", ["compare", "--json", *pair], None))
     return out

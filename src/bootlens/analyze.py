@@ -12,7 +12,8 @@ from .align import Alignment, align
 from .boots import boots_from_lines
 from .lines import gaps, read_path
 from .model import CUT_START_NS, NS_PER_S, READY, Boot, Clock, Event, Events, InputStats, Kind, Milestone, NamedTuple
-from .parsers import ParseOptions, Registry
+from .parsers import Registry
+from .options import ParseOptions
 from .stages import Stage, Total, compute_stages
 
 TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 23)

@@ -16,9 +16,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .advise.base import ChangeKind, Context
-from .inputs import write_run_meta
+from .run_folder import write_run_meta
 from .model import READY
-from .parsers import MarkerSpec
+from .options import MarkerSpec
 from .setups import HOOK_KIND, OVERLAY_DIR, ExperimentError, Setup, change_dict, write_overlay
 from .target import READY_MARKER, TargetFiles
 

@@ -17,7 +17,8 @@ from collections.abc import Sequence
 from .errors import InputError
 from .lines import Lines, steps_back
 from .model import BLOCK_KINDS, NS_PER_MS, Boot, Event, Events, EventSeq, Fact, InputStats, Kind
-from .parsers import ParseOptions, Registry, default_registry
+from .parsers import Registry, default_registry
+from .options import ParseOptions
 from .parsers.banners import RANK_KERNEL, find_banners
 
 BACKWARDS_SPLIT_NS = 500 * NS_PER_MS

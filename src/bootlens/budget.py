@@ -53,7 +53,7 @@ from .render.units import short, short_range
 from .stats import Stat, boot_figures, stat, statistics_of
 
 if TYPE_CHECKING:
-    from .parsers import ParseOptions
+    from .options import ParseOptions
 
 KINDS = ("total", "stage", "marker", "initcall", "probe", "unit", "process")
 PLURAL = {"initcall": "initcalls", "probe": "probes", "unit": "units", "process": "processes"}

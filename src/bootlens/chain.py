@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from .analyze import BootAnalysis
 from .kindpos import first, located
 from .model import READY, Kind, Milestone, UnitDetail
-from .parsers.systemd_analyze import DumpUnit
 from .stages import MEASURED
+from .systemd_deps import Deps
 
 ESTIMATE = "estimate"  # no dependencies known: what finished last before it started
 AFTER = "after"  # the After= dependency that became active last (systemd-analyze's rule)
@@ -67,34 +67,6 @@ class Chain:
     def units(self) -> list[str]:
         """The unit links' names, from the top down (systemd-analyze's chain, above the kernel)."""
         return [lk.name for lk in self.links if lk.kind == "unit"]
-
-
-@dataclass(frozen=True, slots=True)
-class Deps:
-    """What ``systemd-analyze dump`` says of the units: ``after``: unit -> the units it is ordered
-    after; ``never_active``: units that never entered "active" (a oneshot without
-    RemainAfterExit goes activating -> inactive): systemd-analyze's chain skips them, since they
-    have no activation time, and so does bootlens's."""
-
-    after: Mapping[str, Sequence[str]]
-    never_active: frozenset[str] = frozenset()
-    descriptions: Mapping[str, str] = field(default_factory=dict)  # unit -> its Description=
-
-    def resolve(self, name: str) -> str | None:
-        """The unit a console status text names: by its description (systemd < 250 prints no unit
-        name; a name cut in the middle leaves only the description), or, where systemd cut the text
-        in the middle to fit 80 columns ("systemd-udevd.serv…nager for Device Events and Files"),
-        the one unit whose "name - description" or description starts and ends like it."""
-        head, cut, tail = name.partition("…")
-        if not cut:  # a description (systemd < 250, or a name the console cut): one unit has it
-            same = [u for u, d in self.descriptions.items() if d == name]
-            return same[0] if len(same) == 1 else None
-        found = {u for u, d in self.descriptions.items()
-                 if any(full.startswith(head) and full.endswith(tail) and len(full) >= len(head) + len(tail)
-                        for full in (f"{u} - {d}", d) if full)}
-        if not found and head.strip():  # no description known (blame names only): the unit it begins
-            found = {u for u in self.descriptions if u.startswith(head.strip())}
-        return found.pop() if len(found) == 1 else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,30 +231,3 @@ def _previous(cur: _Unit, units: Sequence[_Unit], by_name: Mapping[str, _Unit],
     if not cands:
         return None, ESTIMATE
     return max(cands, key=lambda u: (u.active, u.end_line)), ESTIMATE
-
-
-def deps_from_dump(units: Sequence[DumpUnit]) -> Deps:
-    """The chain's dependencies from ``systemd-analyze dump``'s units (aliases included)."""
-    after: dict[str, list[str]] = {}
-    never: set[str] = set()
-    desc: dict[str, str] = {}
-    for u in units:
-        names = (u.unit, *u.names)
-        if u.description:
-            desc[u.unit] = u.description
-        for n in names:
-            after.setdefault(n, list(u.depends("After")))
-        if u.active_enter is None:
-            never.update(names)
-    return Deps(after, frozenset(never), desc)
-
-
-def after_map(dump_units: Sequence[tuple[str, Sequence[str], Sequence[str]]]) -> dict[str, list[str]]:
-    """unit -> the units it is ordered after, from (unit, its After= list, its aliases) rows of a
-    ``systemd-analyze dump``; an alias maps to the same list."""
-    out: dict[str, list[str]] = {}
-    for unit, deps, aliases in dump_units:
-        out[unit] = list(deps)
-        for a in aliases:
-            out.setdefault(a, list(deps))
-    return out

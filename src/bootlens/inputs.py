@@ -19,7 +19,8 @@ from collections.abc import Sequence
 from .analyze import Analysis, analyze_boot, analyze_paths, paused_gc
 from .errors import InputError, printable
 from .model import READY, Fact, InputStats, NamedTuple
-from .parsers import MarkerSpec, ParseOptions
+from .options import ParseOptions
+from .run_folder import folder_files, run_markers
 from .kinds import classify  # light: the supplement model is imported when an input is one (start-up)
 
 TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 23)
@@ -29,43 +30,12 @@ if TYPE_CHECKING:  # pathlib is imported where a folder is read (start-up: ~8 ms
     from .supplements import Supplement
     from .logic_align import LogicSetup
 
-RUN_META = "run.json"
-
-
 class Group(NamedTuple):
     """One INPUT: a single log or recording, or a folder of repeated boots."""
 
     name: str  # the input as the user gave it
     analysis: Analysis
     folder: bool  # True for a run folder (repeated boots of one configuration)
-
-
-def write_run_meta(folder: Path, markers: Sequence[MarkerSpec], **extra: object) -> None:
-    """Record how a run folder was made (markers, target, options) in ``run.json``."""
-    import orjson  # here, not at import: analyze of a log never pays for it (jsonbytes)
-
-    meta = {"markers": {m.name: m.pattern.pattern for m in markers}, **extra}
-    (folder / RUN_META).write_bytes(orjson.dumps(meta, option=orjson.OPT_INDENT_2) + b"\n")
-
-
-def run_markers(folder: Path) -> tuple[MarkerSpec, ...]:
-    """The markers a run folder was captured with (empty when it has no readable run.json)."""
-    import orjson
-
-    try:
-        meta = orjson.loads((folder / RUN_META).read_bytes())
-        return tuple(MarkerSpec.parse(f"{k}={v}") for k, v in dict(meta.get("markers", {})).items())
-    except (OSError, orjson.JSONDecodeError, AttributeError, TypeError, ValueError):
-        return ()
-
-
-def folder_files(folder: Path) -> list[Path]:
-    """The boots of a run folder, in boot order: ``boot-N.rec``, else every ``*.rec``/``*.log``."""
-    # ASCII digits only: str.isdigit() also takes "²", which int() refuses
-    recs = [p for p in folder.glob("boot-*.rec") if p.stem[5:].isascii() and p.stem[5:].isdigit()]
-    if recs:
-        return sorted(recs, key=lambda p: int(p.stem[5:]))
-    return sorted(p for p in folder.iterdir() if p.suffix in (".rec", ".log") and p.is_file())
 
 
 def analyze_folder(folder: Path, options: ParseOptions | None = None, top: int = 10,
@@ -75,7 +45,7 @@ def analyze_folder(folder: Path, options: ParseOptions | None = None, top: int =
     if not files:
         raise InputError(str(folder), "no recordings (boot-N.rec) or logs in this folder")
     from .supplements import merge
-    from .tracerun import trace_supplement
+    from .supplements import trace_supplement
 
     opts = options if options is not None and options.markers else ParseOptions(run_markers(folder))
     traces = [trace_supplement(p) for p in files]  # run --trace: boot-N.trace.txt joins boot-N.rec
@@ -143,8 +113,6 @@ def analyze_inputs(inputs: Sequence[str], options: ParseOptions | None = None, t
         if len(charts) == 1 and len(extra) == 1:
             return [_bootchart_group(charts[0], top)]
         if len(extra) == 1 and extra[0][0] == "ftrace":  # a trace alone: a boot of its events
-            from .kft import trace_group
-
             return [Group(extra[0][1], trace_group(extra[0][1], top), False)]
         what = ", ".join(printable(n) for _, n in extra)
         raise InputError(what, "systemd-analyze outputs and bootcharts add to a boot: give the boot's log "
@@ -169,6 +137,26 @@ def analyze_inputs(inputs: Sequence[str], options: ParseOptions | None = None, t
         raise InputError(", ".join(printable(n) for _, n in extra),
                          f"describes one boot, and the other inputs hold {boots}: give the log of that boot alone")
     return groups
+
+
+def trace_group(name: str, top: int = 10) -> Analysis:
+    """A trace given alone, analysed: a boot of its events, the trace attached as its supplement
+    (so the KFT table and the icicle show)."""
+    from .kft import trace_boot
+    from .parsers.ftrace import read_trace
+    from .supplements import Supplement
+
+    tr = read_trace(name)
+    src = printable(name)
+    sup = Supplement((("ftrace", src),), ftrace=tr, warnings=tr.warnings)  # the boot names its source
+    b = analyze_boot(trace_boot(tr), top, supplement=sup)
+    # "no timestamps in this boot" speaks of a console log; a trace's times are its own
+    b = b._replace(warnings=tuple(w for w in b.warnings if not w.startswith("no timestamps in this boot")))
+    try:
+        size = os.path.getsize(name)
+    except OSError:
+        size = 0
+    return Analysis((InputStats(src, size, tr.lines, "ftrace"),), (b,))
 
 
 def _bootchart_group(name: str, top: int) -> Group:

@@ -14,7 +14,6 @@ alone is a boot of its own (:func:`trace_boot`).
 from __future__ import annotations
 
 import heapq
-import os
 import re
 from dataclasses import dataclass
 from itertools import groupby
@@ -22,11 +21,11 @@ from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from .errors import printable
-from .model import Boot, Event, Fact, InitcallDetail, InputStats, Kind
-from .parsers.ftrace import PRINTK_CLOCKS, UNNAMED_NOTE, Graph, Trace, read_trace, unnamed_note
+from .model import Boot, Event, Fact, InitcallDetail, Kind
+from .parsers.ftrace import PRINTK_CLOCKS, UNNAMED_NOTE, Graph, Trace, unnamed_note
 
 if TYPE_CHECKING:
-    from .analyze import Analysis
+    pass
 
 UNKNOWN = -1  # a self time the graph cannot give (an initcall it shows only the callees of)
 _CMDLINE_CLOCK = re.compile(r"(?:^|\s)trace_clock=(\S+)", re.ASCII)
@@ -270,22 +269,3 @@ def trace_boot(trace: Trace) -> Boot:
     events = tuple(e._replace(line_no=0, end_line_no=None) for e in trace.events)
     return Boot(printable(trace.source), 0, Lines([], [], []), events, facts, warnings, ("ftrace",),
                 "start of input")
-
-
-def trace_group(name: str, top: int = 10) -> Analysis:
-    """A trace given alone, analysed: a boot of its events, the trace attached as its supplement
-    (so the KFT table and the icicle show)."""
-    from .analyze import Analysis, analyze_boot
-    from .supplements import Supplement
-
-    tr = read_trace(name)
-    src = printable(name)
-    sup = Supplement((("ftrace", src),), ftrace=tr, warnings=tr.warnings)  # the boot names its source
-    b = analyze_boot(trace_boot(tr), top, supplement=sup)
-    # "no timestamps in this boot" speaks of a console log; a trace's times are its own
-    b = b._replace(warnings=tuple(w for w in b.warnings if not w.startswith("no timestamps in this boot")))
-    try:
-        size = os.path.getsize(name)
-    except OSError:
-        size = 0
-    return Analysis((InputStats(src, size, tr.lines, "ftrace"),), (b,))

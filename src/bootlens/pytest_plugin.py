@@ -122,7 +122,7 @@ class BootTime:
         recording, say), as ``bootlens analyze`` would; ``markers`` as its --marker (NAME=REGEX);
         then record the figures and check the budget."""
         from .inputs import analyze_inputs
-        from .parsers import MarkerSpec, ParseOptions
+        from .options import MarkerSpec, ParseOptions
 
         opts = ParseOptions(tuple(MarkerSpec.parse(m) for m in markers))
         groups = analyze_inputs([str(i) for i in inputs], opts)

@@ -481,7 +481,7 @@ def to_grabserial(rec: Recording, wire: bool = True, restart: bool = False) -> b
     A trace buffer dumped after the ready line (``run --trace``) is left out: it is the
     trace's text, split into its own file, not lines the boot printed.
     """
-    from .tracerun import drop_dump
+    from .trace_dump import drop_dump
 
     lines, times = drop_dump(*line_times(rec, wire))
     starts = _compiled(n.detail for n in rec.notes if n.event == "start" and n.detail) if restart else []

@@ -17,11 +17,12 @@ from pathlib import Path
 
 from .analyze import Analysis, BootAnalysis, analyze_paths
 from .errors import BootlensError, InputError
-from .inputs import folder_files, run_markers, write_run_meta
+from .run_folder import folder_files, run_markers, write_run_meta
 from .model import READY, Kind
-from .parsers import MarkerSpec, ParseOptions
+from .options import MarkerSpec, ParseOptions
 from .target import READY_MARKER, TargetFiles, boot
-from .tracerun import TracePlan, trace_supplement
+from .tracerun import TracePlan
+from .supplements import trace_supplement
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,11 +15,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
-import orjson
 
 from .advise.base import Change, ChangeKind
 from .errors import BootlensError, printable
-from .inputs import RUN_META
+from .run_folder import RUN_META, read_run_meta
 
 SPEC_KINDS = ("cmdline", "uboot-env", "overlay", "rule")
 RESERVED = frozenset({"baseline", "all", "advise", "final", "final-overlay"})  # folder names bootlens uses
@@ -223,7 +222,6 @@ def change_dict(label: str, c: Change) -> dict[str, object]:
 def read_applied(folder: Path) -> dict[str, object]:
     """What a configuration folder's run.json says was applied (for tests and tools)."""
     try:
-        meta = orjson.loads((folder / RUN_META).read_bytes())
-    except (OSError, orjson.JSONDecodeError) as e:
+        return read_run_meta(folder)
+    except (OSError, ValueError) as e:
         raise ExperimentError(f"{printable(str(folder))}: no readable {RUN_META}: {e}") from None
-    return dict(meta) if isinstance(meta, dict) else {}

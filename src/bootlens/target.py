@@ -496,7 +496,7 @@ def boot(tf: TargetFiles, out: str, append: str = "", timeout_s: float = 180.0,
 
             read_collection(disk, collect)
         if trace is not None:
-            from .tracerun import save_dump
+            from .trace_dump import save_dump
 
             save_dump(Path(out))
         return result

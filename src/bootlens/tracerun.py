@@ -17,20 +17,16 @@ edited app that prints its ready line and powers off gets its trace dumped too.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .errors import UsageError
+from .trace_dump import DUMP_BEGIN, DUMP_END
 
 if TYPE_CHECKING:
-    from .supplements import Supplement
     from .target import TargetFiles
 
-DUMP_BEGIN = "=== bootlens: ftrace buffer begin ==="
-DUMP_END = "=== bootlens: ftrace buffer end ==="
-TRACE_SUFFIX = ".trace.txt"
 
 DEFAULT_FILTER = "do_one_initcall"  # one graph per initcall: what a KFT table per initcall needs
 DEFAULT_DEPTH = 3  # measured: ~20k lines, ~0.8-1.5 MB of text for the reference target's 848 initcalls
@@ -220,80 +216,3 @@ def hooked_app(app: bytes) -> bytes:
 def end_pattern() -> str:
     """The capture's quit pattern on a traced boot: the end of the dump, not the ready line."""
     return re.escape(DUMP_END)
-
-
-# ------------------------------------------------------------------------- after the capture
-
-def _is(line: bytes, marker: str) -> bool:
-    return line.rstrip(b"\r\n").endswith(marker.encode())
-
-
-def dump_span(lines: Sequence[bytes]) -> tuple[int, int] | None:
-    """(index of the begin marker line, index after the end marker line, or len(lines) when the
-    capture ended inside the dump) of the first dump in these console lines; None without one."""
-    begin = next((i for i, ln in enumerate(lines) if _is(ln, DUMP_BEGIN)), None)
-    if begin is None:
-        return None
-    end = next((i for i in range(begin + 1, len(lines)) if _is(lines[i], DUMP_END)), None)
-    return begin, (len(lines) if end is None else end + 1)
-
-
-def drop_dump(lines: list[bytes], times: list[int]) -> tuple[list[bytes], list[int]]:
-    """The console lines (and their times) without the trace dump: what the boot printed."""
-    span = dump_span(lines)
-    if span is None:
-        return lines, times
-    a, b = span
-    return lines[:a] + lines[b:], times[:a] + times[b:]
-
-
-@dataclass(frozen=True, slots=True)
-class Dump:
-    """A trace dump split out of a recording."""
-
-    text: bytes  # the buffer's text, LF line ends
-    lines: int
-    complete: bool  # the end marker was seen (else the capture stopped inside the dump)
-
-
-def split_dump(recording: str) -> Dump | None:
-    """The trace dumped on the console of this recording, or None when it holds none."""
-    from .recording import line_times, read_recording
-
-    lines, _ = line_times(read_recording(recording), wire=False)
-    span = dump_span(lines)
-    if span is None:
-        return None
-    a, b = span
-    complete = b <= len(lines) and b > a + 1 and _is(lines[b - 1], DUMP_END)
-    body = lines[a + 1:b - 1] if complete else lines[a + 1:b]
-    # the console's tty turns LF into CRLF; the buffer's own text has LF only
-    text = b"".join(ln.rstrip(b"\r\n") + b"\n" for ln in body)
-    return Dump(text, len(body), complete)
-
-
-def trace_path(recording: Path) -> Path:
-    """Where a recording's trace goes: ``boot-1.rec`` -> ``boot-1.trace.txt``."""
-    return recording.with_name(recording.stem + TRACE_SUFFIX)
-
-
-def save_dump(recording: Path) -> Dump | None:
-    """Split the recording's trace dump into :func:`trace_path` (None: no dump in it)."""
-    dump = split_dump(str(recording))
-    if dump is not None:
-        trace_path(recording).write_bytes(dump.text)
-    return dump
-
-
-def trace_supplement(recording: Path) -> Supplement | None:
-    """The recording's trace file read as a supplement of its boot, when there is one and a
-    reader knows its content (supplements.classify: by content, never by name)."""
-    p = trace_path(recording)
-    if not p.is_file():
-        return None
-    from .supplements import classify, read_supplements
-
-    kind = classify(str(p))
-    if kind is None:
-        return None
-    return read_supplements([(kind, str(p))])

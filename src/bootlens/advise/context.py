@@ -14,9 +14,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import orjson
-
-from ..inputs import RUN_META, Group, folder_files
+from ..inputs import Group
+from ..run_folder import folder_files, read_run_meta
 from ..recording import Header, header_of
 from ..target import TARGETS, rootfs_files
 from .base import Context
@@ -46,10 +45,9 @@ def recording_target(path: Path) -> str | None:
 def run_meta(folder: Path) -> dict[str, object]:
     """A run folder's run.json as a dict (empty when missing or unreadable)."""
     try:
-        meta = orjson.loads((folder / RUN_META).read_bytes())
-    except (OSError, orjson.JSONDecodeError):
+        return read_run_meta(folder)
+    except (OSError, ValueError):
         return {}
-    return meta if isinstance(meta, dict) else {}
 
 
 def context_for_group(group: Group, baud: int | None = None) -> Context:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from ..analyze import BootAnalysis
 from ..inputs import Group, analyze_inputs
-from ..parsers import ParseOptions
+from ..options import ParseOptions
 from ..stats import Stat, stat
 from . import RuleRegistry, advise, default_registry
 from .base import Context, Finding

@@ -21,7 +21,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..analyze import BootAnalysis
-from ..chain import Chain, Deps, critical_chain
+from ..chain import Chain, critical_chain
+from ..systemd_deps import Deps
 from ..kindpos import located
 from ..model import Kind, UnitDetail
 from .base import Change, ChangeKind, Context, Evidence

@@ -122,7 +122,7 @@ def report(inputs: tuple[str, ...], output: str | None, fmt: str, markers: tuple
     the stages, the top initcalls and processes, and the log itself.
     """
     from ..inputs import analyze_inputs
-    from ..parsers import MarkerSpec, ParseOptions
+    from ..options import MarkerSpec, ParseOptions
 
     default = {"html": "report.html", "svg": "report.svg", "perfetto": "report.perfetto.json"}[fmt]
     out = output or default
@@ -173,7 +173,7 @@ def compare(inputs: tuple[str, ...], as_json: bool, top: int, markers: tuple[str
     """
     from ..compare import compare_groups
     from ..inputs import analyze_inputs
-    from ..parsers import MarkerSpec, ParseOptions
+    from ..options import MarkerSpec, ParseOptions
 
     if len(inputs) < 2:
         _fail(UsageError("compare needs at least two inputs: a baseline and one to compare with it"))
@@ -224,7 +224,7 @@ def advise_cmd(inputs: tuple[str, ...], as_json: bool, markers: tuple[str, ...],
     """
     from ..advise import default_registry
     from ..advise.summary import advise_inputs
-    from ..parsers import MarkerSpec, ParseOptions
+    from ..options import MarkerSpec, ParseOptions
 
     try:
         opts = ParseOptions(tuple(MarkerSpec.parse(m) for m in markers))

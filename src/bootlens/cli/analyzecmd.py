@@ -23,7 +23,7 @@ def run_analyze(inputs: tuple[str, ...], as_json: bool, summary: bool, top: int,
     the process (os._exit after the output, or exit code 2 with a one-line error)."""
     from ..analyze import Analysis
     from ..inputs import analyze_inputs
-    from ..parsers import MarkerSpec, ParseOptions
+    from ..options import MarkerSpec, ParseOptions
 
     if as_json and summary:
         _fail(UsageError("--json and --summary: choose one"))
@@ -93,7 +93,8 @@ def _print_chains(groups: list[Group], dump: str | None, as_json: bool) -> None:
 
     import orjson
 
-    from ..chain import critical_chain, deps_from_dump
+    from ..chain import critical_chain
+    from ..systemd_deps import deps_from_dump
     from ..render.chain_text import chain_dict, chain_lines
     from ..render.terminal import warning_lines
 

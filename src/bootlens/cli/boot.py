@@ -100,7 +100,8 @@ def target_boot(name: str, output: str, append: str, cmdline: str | None, overla
     from pathlib import Path
 
     from ..target import boot, setup
-    from ..tracerun import parse_trace, trace_path
+    from ..tracerun import parse_trace
+    from ..trace_dump import trace_path
 
     try:
         plan = parse_trace(trace_spec) if trace_spec is not None else None

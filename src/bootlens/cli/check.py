@@ -37,7 +37,7 @@ def check(inputs: tuple[str, ...], budget_path: str, markers: tuple[str, ...], j
     optional = true. Exit codes: 0 met, 1 a budget failed, 2 bad input or budget file.
     """
     from ..budget import check_inputs, read_budget
-    from ..parsers import MarkerSpec, ParseOptions
+    from ..options import MarkerSpec, ParseOptions
     from ..render.budget import check_json_obj, junit_xml, markdown
 
     try:

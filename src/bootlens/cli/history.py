@@ -81,7 +81,7 @@ def store(inputs: tuple[str, ...], db: str | None, labels: tuple[str, ...], kind
     """
     from ..history import parse_labels, store_run
     from ..inputs import analyze_inputs
-    from ..parsers import MarkerSpec, ParseOptions
+    from ..options import MarkerSpec, ParseOptions
 
     try:
         lab = parse_labels(labels)
@@ -142,7 +142,7 @@ def regress(new: str, reference: str, last: int | None, db: str | None, store_ne
             else:
                 from ..history import store_run
                 from ..inputs import analyze_inputs
-                from ..parsers import MarkerSpec, ParseOptions
+                from ..options import MarkerSpec, ParseOptions
 
                 (group,) = analyze_inputs([new], ParseOptions(tuple(MarkerSpec.parse(m) for m in markers)))
                 new_boots = [boot_record(b) for b in group.analysis.boots]

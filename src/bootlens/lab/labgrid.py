@@ -24,9 +24,9 @@ from typing import Any
 
 from ..benches import BoardBench
 from ..capture import READ_MAX, CaptureError, CaptureResult, Source, SourceGone, capture, stop_if_interrupted
-from ..inputs import write_run_meta
+from ..run_folder import write_run_meta
 from ..model import READY
-from ..parsers import MarkerSpec
+from ..options import MarkerSpec
 from ..runs import RunAnalysis, analyze_run
 from ..setups import Setup
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from importlib import import_module
 
-from .base import MarkerSpec, ParseOptions, Parser, Registry
+from .base import Parser, Registry
+from ..options import MarkerSpec, ParseOptions
 
 REGISTRY = Registry()
 

@@ -8,61 +8,17 @@ what it understands.
 
 from __future__ import annotations
 
-import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 
 from ..plugins import entry_points  # not importlib.metadata's: that import is a third of start-up
-from ..errors import UsageError
 from ..lines import Lines
-from ..model import NamedTuple, ParseResult
+from ..model import ParseResult
+from ..options import MarkerSpec as MarkerSpec, ParseOptions as ParseOptions  # public here too (plugins import them from base)
 
 TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 23)
 if TYPE_CHECKING:
     from typing import ClassVar, TypeVar
-
-
-class MarkerSpec(NamedTuple):
-    """A user marker: lines matching ``pattern`` become marker events called ``name``. (This and
-    :class:`ParseOptions` are NamedTuples, not frozen dataclasses: built at every start-up, a
-    NamedTuple class costs a fifth of a dataclass's.)"""
-
-    name: str
-    pattern: re.Pattern[str]
-
-    @classmethod
-    def parse(cls, spec: str) -> MarkerSpec:
-        """Build from ``NAME=REGEX`` as given to ``--marker``."""
-        name, sep, rx = spec.partition("=")
-        name = name.strip()
-        if not sep or not name or not rx:
-            raise UsageError(f"--marker {spec!r}: expected NAME=REGEX, e.g. ready='APP READY'")
-        try:
-            return cls(name, re.compile(rx))
-        except re.error as e:
-            raise UsageError(f"--marker {spec!r}: bad regular expression: {e}") from None
-
-
-    @property
-    def literal(self) -> str | None:
-        """The text the pattern matches when it is a plain string (no regex syntax), else None."""
-        p = self.pattern
-        if p.flags & ~(re.UNICODE) or not p.pattern or any(c in _REGEX_SYNTAX for c in p.pattern):
-            return None
-        return p.pattern
-
-
-_REGEX_SYNTAX = frozenset(".^$*+?{}[]\\|()")
-
-
-class ParseOptions(NamedTuple):
-    """What the user told the parsers."""
-
-    markers: tuple[MarkerSpec, ...] = ()
-
-    def needles(self) -> tuple[str, ...]:
-        """Plain strings worth indexing while the input is framed (literal markers)."""
-        return tuple(lit for m in self.markers if (lit := m.literal) is not None)
 
 
 class Parser(ABC):

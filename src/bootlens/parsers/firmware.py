@@ -44,7 +44,8 @@ from .banners import (
     untimed_grep,
     version,
 )
-from .base import ParseOptions, Parser
+from .base import Parser
+from ..options import ParseOptions
 
 _SBL = lazy(r"([BD]) -\s+(\d+) - (.*?)\s*$")
 _LK = lazy(r"\[(\d{1,7})\] ?")

@@ -251,7 +251,7 @@ class _Events:
 
 def _events(other: list[tuple[int, str]], source: str) -> _Events:
     """Headers and event lines: initcall and process events, counts of the rest."""
-    from .base import ParseOptions
+    from ..options import ParseOptions
     from .process import ProcessParser
 
     out = _Events()

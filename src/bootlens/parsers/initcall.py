@@ -20,7 +20,8 @@ from __future__ import annotations
 from ..lines import Lines, native_module
 from ..model import BLOCK_TYPES, Events, ParseResult
 from . import REGISTRY
-from .base import ParseOptions, Parser
+from .base import Parser
+from ..options import ParseOptions
 
 # The formats above are parsed in Rust only (native/src/initcall.rs: the one implementation, see
 # docs/architecture.md); the native block builds Event objects from these types on demand.

@@ -10,7 +10,8 @@ from ..lines import Lines, stamp_at
 from ..numbers import BAUD_MAX, LPJ_MAX, Tally
 from ..model import Event, Fact, Kind, Milestone, ParseResult
 from . import REGISTRY
-from .base import ParseOptions, Parser
+from .base import Parser
+from ..options import ParseOptions
 
 # Dispatch on the first four characters: one dict lookup per line instead of a dozen searches.
 _PREFIXES = frozenset({"Linu", "Boot", "Kern", "Comm", "Cali", "VFS:", "Run ", "prin", "cloc", "Warn"})

@@ -20,7 +20,8 @@ from ..lines import Lines, estimate_stamp
 from ..numbers import NS_PER_S, Tally, in_range, to_ns
 from ..model import NS_PER_MS, Clock, Event, Fact, Kind, ParseResult, Stamp
 from . import REGISTRY
-from .base import ParseOptions, Parser
+from .base import Parser
+from ..options import ParseOptions
 
 _UPTIME = lazy(r"uptime: (\d+)\.(\d{1,9}) +\d+(?:\.\d+)?\s*$")
 

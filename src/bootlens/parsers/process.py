@@ -18,7 +18,8 @@ from ..lines import Lines, native_module
 from ..model import BLOCK_TYPES, Events, ParseResult
 from ..numbers import Tally
 from . import REGISTRY
-from .base import ParseOptions, Parser
+from .base import Parser
+from ..options import ParseOptions
 
 # The format is parsed in Rust only (native/src/process.rs: the one implementation, see
 # docs/architecture.md step 19), whose block builds the Event objects from these types.

@@ -36,7 +36,8 @@ from ..lazyre import lazy
 from ..lines import Lines, estimate_stamp, stamp_at
 from ..model import NS_PER_US, Clock, Event, Fact, Kind, Milestone, ParseResult, Stamp, UnitDetail
 from . import REGISTRY
-from .base import ParseOptions, Parser
+from .base import Parser
+from ..options import ParseOptions
 
 _SYSTEMD = "systemd[1]: "  # the system manager (PID 1) through kmsg or the journal
 # Begin lines: (verb, unit type). All end with "...".

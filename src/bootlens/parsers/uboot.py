@@ -32,7 +32,8 @@ from ..model import (
 )
 from . import REGISTRY
 from .banners import BOOTLOADER, ROLE_MILESTONE, SPL, SPL_END, TPL, TPL_END, banner_of, version
-from .base import ParseOptions, Parser
+from .base import Parser
+from ..options import ParseOptions
 
 # A vendor U-Boot's own stamp before the message: seconds and milliseconds of its timer.
 SELF_STAMP = lazy(r"\[ *(\d{1,5})\.(\d{3})\] ?", re.ASCII)

@@ -32,7 +32,8 @@ from ..lazyre import LazyPattern, lazy
 from ..lines import Lines, estimate_stamp
 from ..model import CUT_START_NS, Clock, Event, Fact, Kind, Milestone, ParseResult, Stamp
 from . import REGISTRY
-from .base import ParseOptions, Parser
+from .base import Parser
+from ..options import ParseOptions
 
 # Android logs user space through the kernel's ring buffer with a wall-clock prefix of its own
 # in last_kmsg ("[01-03 09:43:51.503] init: ..."); the evidence follows it.

@@ -547,7 +547,7 @@ def _axis_times(host: Sequence[int | None], kernel: Sequence[int | None], h_off:
 def _samples(b: BootAnalysis) -> dict[str, Any] | None:
     """A bootchart's CPU and disk samples on the boot's axis (µs), for the panel under the
     timeline; None when the boot has none."""
-    from ..supplements import samples
+    from ..agreement import samples
 
     m = samples(b)
     if m is None:

@@ -226,7 +226,7 @@ def ftrace_json(b: BootAnalysis) -> dict[str, Any]:
 def supplement_dict(b: BootAnalysis) -> dict[str, Any]:
     """What came with the log (systemd-analyze outputs, a boot-data file, a bootchart) and how
     bootlens's own figures compare with systemd's: time per stage, blame per unit, the chain."""
-    from ..supplements import blame_check, time_rows
+    from ..agreement import blame_check, time_rows
 
     sup = b.supplement
     assert sup is not None
@@ -265,7 +265,7 @@ def supplement_dict(b: BootAnalysis) -> dict[str, Any]:
 def systemd_chain_dict(b: BootAnalysis, chain: Chain) -> dict[str, Any]:
     """``analyze --critical-chain --json``: the systemd-analyze chains given with the log, "@"
     from the start of user space and on the boot's axis, and their agreement with bootlens's."""
-    from ..supplements import chain_agreement, userspace_start
+    from ..agreement import chain_agreement, userspace_start
 
     sup = b.supplement
     if sup is None or not sup.chains:

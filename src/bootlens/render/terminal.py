@@ -362,7 +362,7 @@ def supplement_lines(b: BootAnalysis, worst: int = 3) -> list[str]:
     sup = b.supplement
     if sup is None:
         return []
-    from ..supplements import blame_check, time_rows  # here: a log without supplements never needs it
+    from ..agreement import blame_check, time_rows  # here: a log without supplements never needs it
     out: list[str] = []
     rows = time_rows(b)
     if rows:
@@ -391,7 +391,7 @@ def supplement_lines(b: BootAnalysis, worst: int = 3) -> list[str]:
 def systemd_chain_lines(b: BootAnalysis, chain: Chain) -> list[str]:
     """Below bootlens's chain: each systemd-analyze critical-chain given with the log, its "@"
     also on this boot's axis, and how far it agrees with bootlens's."""
-    from ..supplements import chain_agreement, userspace_start
+    from ..agreement import chain_agreement, userspace_start
 
     sup = b.supplement
     if sup is None or not sup.chains:
