@@ -24,6 +24,7 @@ import orjson
 from rich.console import Console
 
 from bootlens import lines as L
+from bootlens import linecols as LC
 from bootlens.advise.context import context_for_group
 from bootlens.advise.summary import advise_group
 from bootlens.analyze import Analysis, analyze_paths
@@ -92,7 +93,7 @@ def _render_deep(a: Analysis, path: str, baud: int | None, terminal: bool) -> No
 def _frame_all(data: bytes) -> None:
     """Every native framing and the initcall scan over the cleaned bytes, whatever the sniff says;
     the index must hold only lines that have the keyword."""
-    native = L.native_module()
+    native = LC.native_module()
     text, _ = L.clean_text(data)
     for framing in FRAMINGS:
         lines = L.frame_text(text, framing, L.INDEX_NEEDLES, L.INDEX_PREFIXES)

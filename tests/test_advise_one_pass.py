@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-import bootlens.lines
+import bootlens.linecols
 from bootlens.advise import Context, advise
 from bootlens.analyze import analyze_paths
 
@@ -28,13 +28,13 @@ def test_one_pass_per_boot(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
         pytest.skip(f"{path} not here") if not __import__("os").environ.get("CI") else pytest.fail(f"{path} missing")
     boots = analyze_paths([str(path)]).boots
     passes: list[list[str]] = []
-    real = bootlens.lines.grep
+    real = bootlens.linecols.grep
 
     def counted(texts: Sequence[str], needles: Sequence[str]) -> list[list[int]]:
         passes.append(list(needles))
         return real(texts, needles)
 
-    monkeypatch.setattr(bootlens.lines, "grep", counted)
+    monkeypatch.setattr(bootlens.linecols, "grep", counted)
     for b in boots:
         passes.clear()
         advise(b, Context(), problems=[])

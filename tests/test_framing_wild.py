@@ -12,20 +12,22 @@ import pytest
 from conftest import CORPUS, GOLDEN, WILD, needs_wild
 
 from bootlens import lines as L
-from bootlens.lines import frame_bytes, read_path, steps_back
+from bootlens import linecols as LC
+from bootlens.lines import frame_bytes, read_path
+from bootlens.linecols import steps_back
 
 
 
-def wild(prefix: str) -> L.Lines:
+def wild(prefix: str) -> LC.Lines:
     (path,) = WILD.glob(f"{prefix}-*.log")
     return read_path(str(path))[0]
 
 
-def timed(lines: L.Lines) -> list[int]:
+def timed(lines: LC.Lines) -> list[int]:
     return [i for i, k in enumerate(lines.kernel) if k is not None]
 
 
-def at(lines: L.Lines, no: int) -> tuple[int | None, str]:
+def at(lines: LC.Lines, no: int) -> tuple[int | None, str]:
     i = lines.index_of(no)
     return lines.kernel[i], lines.text[i]
 
@@ -160,7 +162,7 @@ def test_lava_keeps_line_numbers_and_counts_dispatcher_lines() -> None:
 def test_wild_framings_are_framed_in_python_and_indexed() -> None:
     """The native pass declines the framings it does not know; framings.py frames them, and their
     index is the native grep of the messages."""
-    native = L.native_module()
+    native = LC.native_module()
     seen = set()
     for case in sorted((GOLDEN / "lines").glob("*.log")):
         text, _ = L.clean_text(case.read_bytes())

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from bootlens.kft import kft
-from bootlens.lines import native_module
+from bootlens._native import native_module
 from bootlens.parsers.ftrace import read_trace
 
 

@@ -21,12 +21,13 @@ import pytest
 from conftest import CORPUS, GOLDEN
 
 from bootlens import lines as L
+from bootlens import linecols as LC
 from bootlens import numbers as N
 from bootlens.model import Clock, Event, Kind
 from bootlens.parsers.initcall import NATIVE_TYPES, NEEDLES
 from bootlens.render.jsonout import event_dict
 
-native = L.native_module()
+native = LC.native_module()
 
 INPUTS = sorted(CORPUS.glob("*.log")) + sorted(GOLDEN.glob("*/*.log"))
 
@@ -122,17 +123,17 @@ def test_frame_peels_prefixes_and_indexes(name: str, text: str, framing: str) ->
         assert got == [i for i, t in enumerate(texts) if needle in t], needle
     for prefix, got in zip(L.INDEX_PREFIXES, starts):
         assert got == [i for i, t in enumerate(texts) if t.startswith(prefix)], prefix
-    assert L.grep(texts, ["call", "é"]) == [[i for i, t in enumerate(texts) if n in t] for n in ("call", "é")]
+    assert LC.grep(texts, ["call", "é"]) == [[i for i, t in enumerate(texts) if n in t] for n in ("call", "é")]
 
 
 def test_gaps_and_steps_back_by_hand() -> None:
     """None is skipped, ties go to the earlier position, n bounds the answer."""
     v = [None, 5, 3, None, 10, 10, 2, None, 30, 31]
-    assert L.steps_back(v) == [(2, 1), (6, 5)]
-    assert L.gaps(v, 2) == [(28, 6, 8), (7, 2, 4)]
-    assert L.gaps(v, 100) == [(28, 6, 8), (7, 2, 4), (1, 8, 9), (0, 4, 5), (-2, 1, 2), (-8, 5, 6)]
-    assert L.gaps([None, 4, None], 3) == [] and L.steps_back([]) == []
-    assert L.gaps([1, 3, 5], 1) == [(2, 0, 1)]  # equal gaps: the earlier one
+    assert LC.steps_back(v) == [(2, 1), (6, 5)]
+    assert LC.gaps(v, 2) == [(28, 6, 8), (7, 2, 4)]
+    assert LC.gaps(v, 100) == [(28, 6, 8), (7, 2, 4), (1, 8, 9), (0, 4, 5), (-2, 1, 2), (-8, 5, 6)]
+    assert LC.gaps([None, 4, None], 3) == [] and LC.steps_back([]) == []
+    assert LC.gaps([1, 3, 5], 1) == [(2, 0, 1)]  # equal gaps: the earlier one
 
 
 @pytest.mark.parametrize(("name", "text"), CASES, ids=IDS)
@@ -324,7 +325,7 @@ def test_text_column_is_a_sequence_of_the_messages() -> None:
             col[5]
         col[2] = "rewritten"
         assert col[2] == "rewritten" and col[1:3] == ["no stamp", "rewritten"]
-        assert L.grep(col, ["rewr", "st"]) == [[2], [0, 1, 4]] and L.starting(col, ["r", "n"]) == [[2], [1]]
+        assert LC.grep(col, ["rewr", "st"]) == [[2], [0, 1, 4]] and LC.starting(col, ["r", "n"]) == [[2], [1]]
     with pytest.raises(ValueError):
         native.frame(b"caf\xe9\n", "plain")
 
@@ -350,13 +351,13 @@ def test_time_column_is_a_sequence_of_optional_times() -> None:
         k[0] = "1.0"
     with pytest.raises(IndexError):
         k[4]
-    assert L.gaps(k, 1) == [(2**63 - 8, 1, 2)] and L.steps_back(k) == []
+    assert LC.gaps(k, 1) == [(2**63 - 8, 1, 2)] and LC.steps_back(k) == []
 
 
 # --- the columnar initcall block (native/src/events.rs, model.Events) ---
 
 
-def _block_and_events(text: str) -> tuple[L.Lines, object, tuple[Event, ...]]:
+def _block_and_events(text: str) -> tuple[LC.Lines, object, tuple[Event, ...]]:
     lines = L.frame_text(text, "plain")
     cands = lines.grep(*NEEDLES)
     block, *rest = native.initcall_block(lines.text, cands, lines.kernel, lines.host, lines.first, NATIVE_TYPES)
@@ -838,7 +839,7 @@ def test_frame_on_two_threads_counts_and_checks_each_half_in_stretches() -> None
                 native.frame(bad, "plain", [], [], k)
 
 
-def _block_at(lines: L.Lines, split: int) -> tuple[list[Event], list[object], bytes]:
+def _block_at(lines: LC.Lines, split: int) -> tuple[list[Event], list[object], bytes]:
     cands = lines.grep(*NEEDLES)
     block, *rest = native.initcall_block(lines.text, cands, lines.kernel, lines.host, lines.first, NATIVE_TYPES, split)
     pieces, _ = block.json_chunk([0] * len(block), 0, len(block), True) if len(block) else ([], 0)

@@ -12,6 +12,7 @@ import pytest
 from conftest import CORPUS, GOLDEN, WILD_LOGS
 
 from bootlens import lines as L
+from bootlens import linecols as LC
 from bootlens.advise.rules import _kernel as K
 from bootlens.analyze import analyze_paths
 
@@ -37,8 +38,8 @@ def test_grep_of_the_buffer_is_the_line_by_line_grep(log: Path) -> None:
     texts = list(col)
     needles = _needles(texts)
     want = [[i for i, t in enumerate(texts) if n in t] for n in needles]
-    assert [list(h) for h in L.grep(col, needles)] == want
-    assert [list(h) for h in L.grep(col[5:len(col) - 5], needles[:20])] == [
+    assert [list(h) for h in LC.grep(col, needles)] == want
+    assert [list(h) for h in LC.grep(col[5:len(col) - 5], needles[:20])] == [
         [i - 5 for i in w if 5 <= i < len(col) - 5] for w in want[:20]]
 
 
@@ -50,4 +51,4 @@ def test_grep_reads_rewritten_lines() -> None:
     col[4] = "nothing"
     texts = list(col)
     needles = ["alg: ", "call", "nothing", "usecs", ""]
-    assert [list(h) for h in L.grep(col, needles)] == [[i for i, t in enumerate(texts) if n in t] for n in needles]
+    assert [list(h) for h in LC.grep(col, needles)] == [[i for i, t in enumerate(texts) if n in t] for n in needles]

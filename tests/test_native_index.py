@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 
 from bootlens import lines as L
+from bootlens import linecols as LC
 from bootlens.parsers.initcall import NATIVE_TYPES, NEEDLES
 
-native = L.native_module()
+native = LC.native_module()
 IndexColumn = native.IndexColumn
 
 LOG = "".join(
@@ -104,7 +105,7 @@ def test_slice_and_retext_keep_the_index_true() -> None:
 
 def test_set_hits_takes_lists() -> None:
     """Hits computed elsewhere as lists are held as columns."""
-    lines = L.Lines(["a", "b call", "call"], [None] * 3, [None] * 3)
+    lines = LC.Lines(["a", "b call", "call"], [None] * 3, [None] * 3)
     lines.set_hits({"call": [1, 2]}, {"c": [2]})
     assert type(lines.grep("call")).__name__ == "IndexColumn" and lines.grep("call") == [1, 2]
     assert lines.starting("c") == [2] and lines.slice(1, 3).grep("call") == [0, 1]
@@ -193,7 +194,7 @@ def test_read_path_frees_the_raw_bytes(tmp_path: Path, monkeypatch: pytest.Monke
 
     real_frame = L.frame_text
 
-    def frame_text(*args: object, **kw: object) -> L.Lines:
+    def frame_text(*args: object, **kw: object) -> LC.Lines:
         at_frame.append(bool(freed))
         return real_frame(*args, **kw)  # type: ignore[arg-type]
 
@@ -262,12 +263,12 @@ def test_gaps_keeps_the_n_largest(n: int) -> None:
     text = "".join(f"[{v // 10**6}.{v % 10**6:06d}] m\n" if v is not None and v >= 0 else "m\n" for v in vals)
     col = L.frame_text(text, "plain").kernel
     assert type(col).__name__ == "TimeColumn"
-    assert L.gaps(vals, n) == want
+    assert LC.gaps(vals, n) == want
     col_vals = list(col)
     col_timed = [(i, v) for i, v in enumerate(col_vals) if v is not None]
     col_every = [(b[1] - a[1], a[0], b[0]) for a, b in zip(col_timed, col_timed[1:])]
-    assert L.gaps(col, n) == sorted(col_every, key=lambda g: (-g[0], g[1]))[:n]
-    assert L.steps_back(col) == L.steps_back(col_vals)
+    assert LC.gaps(col, n) == sorted(col_every, key=lambda g: (-g[0], g[1]))[:n]
+    assert LC.steps_back(col) == LC.steps_back(col_vals)
 
 
 def test_initcall_rows_keep_their_extremes() -> None:
@@ -318,7 +319,7 @@ def test_a_large_regular_file_is_mapped_and_framed_as_if_read(tmp_path: Path, mo
     for name in cases:
         with open(tmp_path / name, "rb") as f:
             got = L._read_file(f)
-        assert isinstance(got, L._native.Pinned) == (name in ("plain.log", "nonl.log")), name
+        assert isinstance(got, LC._native.Pinned) == (name in ("plain.log", "nonl.log")), name
         assert got[:] == cases[name]
         try:
             assert _read_all(tmp_path / name) == want[name], name
@@ -326,7 +327,7 @@ def test_a_large_regular_file_is_mapped_and_framed_as_if_read(tmp_path: Path, mo
             assert str(e) == want[name], name
     m = mmap.mmap(-1, 4)
     m.write(b"a\nb\n")
-    pinned = L._native.Pinned(m)
+    pinned = LC._native.Pinned(m)
     with pytest.raises(BufferError):
         m.close()  # exported: the columns' buffer stays mapped
     assert len(pinned) == 4 and pinned[1:3] == b"\nb" and list(L.frame_text(pinned, "plain").text) == ["a", "b"]

@@ -7,7 +7,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from bootlens.lines import Lines, read_path
+from bootlens.lines import read_path
+from bootlens.linecols import Lines
 from bootlens.model import Clock, Event, Kind, ProcessDetail, Stamp
 from bootlens.parsers import ParseOptions
 from bootlens.parsers.process import NATIVE_TYPES, PREFIX, ProcessParser
@@ -114,7 +115,7 @@ def test_every_unicode_decimal_digit_is_a_digit_of_the_pid(tmp_path: Path) -> No
 
 def test_native_call_on_plain_lists() -> None:
     # the lines as a list of str and the times as lists (not the framed columns), as tests build them
-    from bootlens.lines import native_module
+    from bootlens._native import native_module
 
     texts = ["sched_process_fork: comm=init pid=1 child_comm=sh child_pid=5", "other",
              "sched_process_exit: comm=sh pid=5 prio=120"]

@@ -434,7 +434,7 @@ def test_boot_and_input_stats_are_immutable_records_without_dataclasses() -> Non
     dataclass repr, copies with replace(), no assignment, pickling."""
     import pickle
 
-    from bootlens.lines import Lines
+    from bootlens.linecols import Lines
     from bootlens.model import Boot, InputStats
 
     st = InputStats("a.log", 10, 2, "plain")

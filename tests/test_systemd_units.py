@@ -15,7 +15,8 @@ from conftest import needs_wild, wild_log
 
 from bootlens.analyze import analyze_paths
 from bootlens.journal import frame_export, frame_json
-from bootlens.lines import Lines, frame_bytes, read_path
+from bootlens.lines import frame_bytes, read_path
+from bootlens.linecols import Lines
 from bootlens.model import Clock, Event, Kind, Milestone, ParseResult, UnitDetail
 from bootlens.parsers import ParseOptions
 from bootlens.parsers.systemd import SystemdParser, _compatible, _seconds, _split_unit

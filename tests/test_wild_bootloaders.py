@@ -9,7 +9,7 @@ import pytest
 from conftest import GOLDEN, WILD, needs_wild
 
 from bootlens.analyze import BootAnalysis, analyze_paths
-from bootlens.lines import Lines
+from bootlens.linecols import Lines
 from bootlens.model import NS_PER_MS, Clock, Kind, Milestone
 from bootlens.parsers import ParseOptions, default_registry
 from bootlens.parsers.banners import FIRMWARE_END, SPL_END, banner_of

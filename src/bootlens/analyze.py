@@ -10,7 +10,8 @@ from collections.abc import Sequence
 
 from .align import Alignment, align
 from .boots import boots_from_lines
-from .lines import gaps, read_path
+from .lines import read_path
+from .linecols import gaps
 from .model import CUT_START_NS, NS_PER_S, READY, Boot, Clock, Event, Events, InputStats, Kind, Milestone, NamedTuple
 from .parsers import Registry
 from .options import ParseOptions

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .errors import InputError
-from .lines import Lines, steps_back
+from .linecols import Lines, steps_back
 from .model import BLOCK_KINDS, NS_PER_MS, Boot, Event, Events, EventSeq, Fact, InputStats, Kind
 from .parsers import Registry, default_registry
 from .options import ParseOptions

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 
 from .journal import frame_json, is_json_line
 from .lazyre import lazy
-from .lines import native_module  # start-up: most logs need few of these patterns
+from ._native import native_module  # start-up: most logs need few of these patterns
 
 TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 23)
 if TYPE_CHECKING:
@@ -56,7 +56,7 @@ _DMESG_T = lazy(r"\[[A-Z][a-z]{2} ([A-Z][a-z]{2}) +(\d{1,2}) (\d\d):(\d\d):(\d\d
 # dmesg -x / --decode: "kern  :info  : " (facility and level names padded to 6).
 _DMESG_X = lazy(r"([a-z0-9]{2,8}) *:([a-z]{3,6}) *: ", re.ASCII)
 _DMESG_X_LEVELS = frozenset(("emerg", "alert", "crit", "err", "warn", "notice", "info", "debug"))
-# The printk prefix is read by the native framing's own matcher (lines.native_module().printk_prefix):
+# The printk prefix is read by the native framing's own matcher (native_module().printk_prefix):
 # one reader of it for every framing.
 _KERNEL_START = ("Linux version", "Booting Linux")
 

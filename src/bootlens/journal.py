@@ -13,7 +13,7 @@ Python only (the native framing pass returns None for them).
   ``journalctl -o short-monotonic`` shows, so one unit parser reads every form.
 - The structured fields a parser needs and the message does not say (:data:`SIDE_FIELDS`: the
   unit's file name, the job's type and result, the message id, the "Startup finished" times) go
-  into :attr:`bootlens.lines.Lines.fields` by line; the message text is never rewritten.
+  into :attr:`bootlens.linecols.Lines.fields` by line; the message text is never rewritten.
 - One output line per input line: the entry's ``MESSAGE`` line (export) or its JSON line carries
   the text and time, every other line keeps its number with empty text and no time, so evidence
   line numbers point into the file. Lines that are not JSON objects and damaged export entries
@@ -32,7 +32,7 @@ TYPE_CHECKING = False  # typing's constant without importing typing (start-up, d
 if TYPE_CHECKING:
     from typing import Any
 
-    from .lines import Lines
+    from .linecols import Lines
 
 # Fields carried to the parsers beside the text.
 SIDE_FIELDS = ("UNIT", "USER_UNIT", "JOB_TYPE", "JOB_RESULT", "MESSAGE_ID", "FIRMWARE_USEC", "LOADER_USEC",
@@ -229,7 +229,8 @@ def read_export(source: str, data: bytes, needles: Sequence[str] = ()) -> tuple[
     """``journalctl -o export`` as :func:`bootlens.lines.frame_bytes` returns inputs: framed from
     the bytes (its binary fields carry a length the console cleaning would take apart), indexed
     and settled like every framing."""
-    from .lines import INDEX_NEEDLES, INDEX_PREFIXES, Lines, index
+    from .lines import INDEX_NEEDLES, INDEX_PREFIXES, index
+    from .linecols import Lines
     from .quirks import settle
 
     texts, kernel, host, notes, fields = frame_export(data)

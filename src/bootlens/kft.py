@@ -261,7 +261,7 @@ def clock_notes(trace: Trace, boot: Boot) -> tuple[str, ...]:
 
 def trace_boot(trace: Trace) -> Boot:
     """A trace given without a console log: a boot of its events alone on the kernel clock."""
-    from .lines import Lines
+    from .linecols import Lines
 
     facts = tuple(Fact("tracer", trace.tracer, 0) for _ in (0,) if trace.tracer)
     warnings = ("an ftrace buffer without a console log: its events on the trace clock, no stages "

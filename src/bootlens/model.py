@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from typing import Any, Self, overload
     from typing import NamedTuple as NamedTuple  # what mypy sees; bootlens's modules import it from here
 
-    from .lines import Lines
+    from .linecols import Lines
 else:
     def overload(f: Any) -> Any:  # typing.overload's run-time effect
         return f
@@ -66,7 +66,7 @@ class Clock(StrEnum):
 
 class Line(NamedTuple):
     """One input line with its prefixes decoded: a view of one row of
-    :class:`bootlens.lines.Lines`, which stores lines as columns."""
+    :class:`bootlens.linecols.Lines`, which stores lines as columns."""
 
     no: int  # 1-based line number in the input, as `grep -n` counts it
     host_ns: int | None  # host capture time of the line's first byte

@@ -24,7 +24,8 @@ import re
 from collections.abc import Callable, MutableSequence, Sequence
 
 from .lazyre import lazy  # start-up: most logs need few of these patterns
-from .lines import Lines, native_module
+from .linecols import Lines
+from ._native import native_module
 from .numbers import NS_PER_US, TIME_NS_MAX, in_range, to_int
 
 # The strict printk stamp anywhere in a line (six decimals, as printk prints them).
@@ -135,7 +136,7 @@ def host_restarts(lines: Lines, raw: Callable[[], list[str]]) -> list[str]:
     negative delta is a host clock stepped back (NTP): the line keeps the previous time.
     ``raw`` gives the unframed lines (read only when a jump was found). Returns the notes.
     """
-    from .lines import steps_back
+    from .linecols import steps_back
 
     host = lines.host
     if not steps_back(host):

@@ -600,7 +600,7 @@ def attach(boot: Boot, sup: Supplement) -> tuple[Boot, Supplement]:
     """The boot with the trace's processes as events, once the trace is placed on its console
     (:func:`align`; console lines without a time of their own take the time bounded by the
     kernel lines around them); the supplement with the placed summary."""
-    from .lines import estimate_stamp, stamp_at
+    from .linecols import estimate_stamp, stamp_at
     from .strace_wall import wall_clock
 
     summary = sup.strace

@@ -274,7 +274,7 @@ def bootchart_processes(bc: Bootchart) -> list[Event]:
 def bootchart_boot(bc: Bootchart) -> Boot:
     """A bootchart given without a log: a boot of its processes alone, with the header's kernel
     version and command line as facts (line 0: no console line holds them)."""
-    from .lines import Lines
+    from .linecols import Lines
 
     facts = [Fact(k, v, 0) for k, v in (("kernel_version", bc.kernel_version), ("cmdline", bc.cmdline)) if v]
     warnings = ("a bootchart without a console log: its processes and CPU/IO samples on the uptime "

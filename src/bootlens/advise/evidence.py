@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..analyze import BootAnalysis
 from ..kindpos import first
-from ..lines import clip
+from ..linecols import clip
 from ..model import Boot, Kind
 from .base import Evidence
 

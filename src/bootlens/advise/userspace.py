@@ -21,7 +21,7 @@ from itertools import compress
 from operator import lt
 
 from ..analyze import BootAnalysis
-from ..lines import native_module
+from .._native import native_module
 from ..model import READY, Event, Events, Kind, Milestone, ProcessDetail
 from ..numbers import CPUS_MAX, to_int
 from ..parsers.process import SELF_EXE

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from ..lazyre import LazyPattern, lazy
-from ..lines import Lines
+from ..linecols import Lines
 from ..model import Milestone, NamedTuple
 
 RANK_KERNEL = 9

@@ -12,7 +12,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 
 from ..plugins import entry_points  # not importlib.metadata's: that import is a third of start-up
-from ..lines import Lines
+from ..linecols import Lines
 from ..model import ParseResult
 from ..options import MarkerSpec as MarkerSpec, ParseOptions as ParseOptions  # public here too (plugins import them from base)
 

@@ -19,7 +19,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..lines import Lines, frame_bytes
+from ..lines import frame_bytes
+from ..linecols import Lines
 from ..model import Fact, InputStats
 # the sniff lives apart: sniffing a log must not import this reader (start-up)
 from .bootdata_sniff import sniff_bootdata as sniff_bootdata

@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..lazyre import lazy
-from ..lines import Lines
+from ..linecols import Lines
 from ..numbers import Tally, in_range, to_int
 from ..model import NS_PER_MS, NS_PER_US, Clock, Event, Fact, Kind, Milestone, ParseResult, Stamp
 from . import REGISTRY

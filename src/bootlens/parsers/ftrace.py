@@ -28,7 +28,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import InputError, printable
-from ..lines import Lines, native_module
+from ..linecols import Lines
+from .._native import native_module
 from ..model import Clock, Event, InitcallDetail, Kind, Stamp
 from ..numbers import PID_MAX, to_int
 

@@ -17,7 +17,8 @@ A ``calling`` line without a ``returned`` line is an initcall still running when
 
 from __future__ import annotations
 
-from ..lines import Lines, native_module
+from ..linecols import Lines
+from .._native import native_module
 from ..model import BLOCK_TYPES, Events, ParseResult
 from . import REGISTRY
 from .base import Parser

@@ -6,7 +6,7 @@ console registration, ``Freeing unused kernel ... memory``, ``VFS: Mounted root`
 from __future__ import annotations
 
 from ..lazyre import lazy
-from ..lines import Lines, stamp_at
+from ..linecols import Lines, stamp_at
 from ..numbers import BAUD_MAX, LPJ_MAX, Tally
 from ..model import Event, Fact, Kind, Milestone, ParseResult
 from . import REGISTRY

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 
 from ..lazyre import lazy
-from ..lines import Lines, estimate_stamp
+from ..linecols import Lines, estimate_stamp
 from ..numbers import NS_PER_S, Tally, in_range, to_ns
 from ..model import NS_PER_MS, Clock, Event, Fact, Kind, ParseResult, Stamp
 from . import REGISTRY

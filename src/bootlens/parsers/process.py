@@ -14,7 +14,8 @@ only when one is asked for.
 
 from __future__ import annotations
 
-from ..lines import Lines, native_module
+from ..linecols import Lines
+from .._native import native_module
 from ..model import BLOCK_TYPES, Events, ParseResult
 from ..numbers import Tally
 from . import REGISTRY

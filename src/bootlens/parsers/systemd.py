@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..lazyre import lazy
-from ..lines import Lines, estimate_stamp, stamp_at
+from ..linecols import Lines, estimate_stamp, stamp_at
 from ..model import NS_PER_US, Clock, Event, Fact, Kind, Milestone, ParseResult, Stamp, UnitDetail
 from . import REGISTRY
 from .base import Parser

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 
 from ..lazyre import lazy
-from ..lines import Lines
+from ..linecols import Lines
 from ..numbers import BYTES_MAX, INT_MAX, INT_MIN, Tally, to_int
 from ..model import (
     NS_PER_MS,

@@ -29,7 +29,7 @@ from __future__ import annotations
 from itertools import islice
 
 from ..lazyre import LazyPattern, lazy
-from ..lines import Lines, estimate_stamp
+from ..linecols import Lines, estimate_stamp
 from ..model import CUT_START_NS, Clock, Event, Fact, Kind, Milestone, ParseResult, Stamp
 from . import REGISTRY
 from .base import Parser

@@ -19,7 +19,7 @@ from ..compare import ALPHA, Significance
 from ..experiment import (
     AGREEMENT, ALL_SPEC, Agreement, ExperimentResult, Measured, OptimizeResult, Outcome, Round, Setup,
 )
-from ..lines import clip
+from ..linecols import clip
 from ..setups import EQUALISED, change_dict
 from .compare_json import SIGNIFICANCE_RULE, compare_json_obj, stat_dict
 from .compare_terminal import p_text, render_compare

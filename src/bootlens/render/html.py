@@ -53,7 +53,7 @@ from .. import __version__
 from ..analyze import BootAnalysis
 from ..compare import Comparison
 from ..inputs import Group
-from ..lines import native_module
+from .._native import native_module
 from ..model import READY, Clock, Event, Events, InitcallDetail, Kind, LoadDetail, ProbeDetail, ProcessDetail, UnitDetail
 from ..stats import statistics_of
 from . import palette

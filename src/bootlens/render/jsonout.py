@@ -14,7 +14,8 @@ from .. import __version__
 from ..align import Alignment
 from ..jsonbytes import dumps, use_orjson
 from ..analyze import Analysis, BootAnalysis, paused_gc
-from ..lines import clip, native_module
+from ..linecols import clip
+from .._native import native_module
 from ..numbers import LPJ_MAX, to_int
 from .logic import logic_dict
 

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field, replace
 from .. import __version__
 from ..analyze import BootAnalysis
 from ..inputs import Group
-from ..lines import clip
+from ..linecols import clip
 from ..model import NS_PER_MS, NS_PER_S, READY, Event, InitcallDetail, Kind, LoadDetail, ProbeDetail, ProcessDetail, \
     UnitDetail
 from ..stages import ABSENT, MEASURED, NOT_MEASURED, Stage

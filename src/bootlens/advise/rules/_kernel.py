@@ -12,7 +12,8 @@ from functools import partial
 from typing import Any, NamedTuple
 
 from ...analyze import BootAnalysis
-from ...lines import clip, native_module, stamp_at
+from ...linecols import clip, stamp_at
+from ..._native import native_module
 from ...model import BLOCK_KINDS, Event, Events, InitcallDetail, Kind, Milestone, ProbeDetail, ProcessDetail
 from ...numbers import CPUS_MAX, INT_MAX, to_int
 from ..base import Evidence
