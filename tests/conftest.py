@@ -13,8 +13,8 @@ import pytest
 
 from bootlens.advise import RuleRegistry, advise
 from bootlens.advise.base import Context, Finding, Rule
-from bootlens.analyze import analyze_paths
-from bootlens.model import Event, ParseResult, Stamp
+from bootlens.timeline.analyze import analyze_paths
+from bootlens.core.model import Event, ParseResult, Stamp
 from bootlens.parsers import MarkerSpec, ParseOptions
 
 ROOT = Path(__file__).parent

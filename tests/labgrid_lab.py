@@ -256,7 +256,7 @@ def power_on(state: Path) -> None:
         if p.stdout.readline().strip() != b"running":  # connected, replaying from now on
             sys.exit("the replaying board did not start")
         return
-    from bootlens.target import _monitor_command  # the reference target's own release, as target.boot does
+    from bootlens.targets.qemu import _monitor_command  # the reference target's own release, as target.boot does
 
     monitor = state / "monitor.sock"
     monitor.unlink(missing_ok=True)
@@ -274,7 +274,7 @@ def _configured(board: dict[str, Any], argv: list[str], state: Path) -> list[str
     """The reference target's QEMU command line with what the hook applied: kernel arguments
     added, U-Boot variables in an environment image in its flash, files over its initramfs; made
     with bootlens's own functions, as ``bootlens run qemu-arm64`` would boot it."""
-    from bootlens.target import build_initramfs, files, flash_image
+    from bootlens.targets.qemu import build_initramfs, files, flash_image
 
     if board.get("append"):
         i = argv.index("-append") + 1
@@ -354,7 +354,7 @@ def hook(state: Path, args: list[str]) -> None:
 def replay(recording: str, port: int) -> None:
     """The board as a replay of a real recording: connect to the cable, say ``running``, then
     send each chunk at its recorded time."""
-    from bootlens.recording import read_recording
+    from bootlens.capture.recording import read_recording
 
     rec = read_recording(recording)
     sk = socket.create_connection(("127.0.0.1", port))

@@ -1,6 +1,6 @@
 """Build an overlay for qemu-arm64 that runs the reference app under Debian's arm64 strace.
 
-The .debs are fetched the way :func:`bootlens.target.setup` fetches busybox (a private apt state
+The .debs are fetched the way :func:`bootlens.targets.qemu.setup` fetches busybox (a private apt state
 for arm64, ``apt-get download``, ``dpkg-deb -x``) and cached under
 ``~/.cache/bootlens/strace-arm64/``. strace is a dynamic binary (libc6, libunwind8 and what
 libunwind8 needs), so the overlay carries the loader and those libraries too.
@@ -18,7 +18,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from bootlens.target import APP, cache_root
+from bootlens.targets.qemu import APP, cache_root
 
 PACKAGES = ("strace", "libc6", "libunwind8", "liblzma5", "libgcc-s1")
 BEGIN = "=== STRACE BEGIN ==="
@@ -131,8 +131,8 @@ def copy_libraries(root: Path, dest: Path) -> None:
 def boot_traced(out: str, timeout_s: float = 90.0) -> str:
     """Boot qemu-arm64 once with the overlay; the capture ``out`` runs until the end marker.
     Returns the console text."""
-    from bootlens.recording import read_recording, to_grabserial
-    from bootlens.target import boot, setup
+    from bootlens.capture.recording import read_recording, to_grabserial
+    from bootlens.targets.qemu import boot, setup
 
     tf = setup("qemu-arm64", log=False)
     with tempfile.TemporaryDirectory(prefix="bootlens-strace-") as tmp:

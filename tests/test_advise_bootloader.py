@@ -27,10 +27,10 @@ from bootlens.advise.rules.uboot_autoboot import AutobootDelay
 from bootlens.advise.rules.uboot_console import BootloaderConsole
 from bootlens.advise.rules.uboot_verify import ImageVerify
 from bootlens.advise.summary import BootAdvice, advise_inputs, merge
-from bootlens.analyze import analyze_paths
-from bootlens.inputs import analyze_inputs
-from bootlens.recording import read_recording
-from bootlens.target import rootfs_files
+from bootlens.timeline.analyze import analyze_paths
+from bootlens.timeline.inputs import analyze_inputs
+from bootlens.capture.recording import read_recording
+from bootlens.targets.qemu import rootfs_files
 
 HERE = Path(__file__).parent
 CORPUS = HERE / "data" / "corpus"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 
 from bootlens.advise.rules._kernel import Enclosing, Timed, enclosing
-from bootlens.model import Event, Kind
+from bootlens.core.model import Event, Kind
 
 
 def _call(i: int, start: int | None, dur: int | None) -> Timed:

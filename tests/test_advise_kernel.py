@@ -34,8 +34,8 @@ from bootlens.advise.rules.kernel_initramfs_compression import InitramfsCompress
 from bootlens.advise.rules.kernel_rtc_hctosys import RtcHctosys
 from bootlens.advise.rules.kernel_slow_initcalls import SlowInitcalls
 from bootlens.advise.rules.kernel_smp_bringup import SmpBringup
-from bootlens.analyze import analyze_paths
-from bootlens.target import rootfs_files
+from bootlens.timeline.analyze import analyze_paths
+from bootlens.targets.qemu import rootfs_files
 
 HERE = Path(__file__).parent
 CORPUS = HERE / "data" / "corpus"

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-import bootlens.linecols
+import bootlens.core.lines
 from bootlens.advise import Context, advise
-from bootlens.analyze import analyze_paths
+from bootlens.timeline.analyze import analyze_paths
 
 WILD = Path("/work/shared/corpus/wild")
 # real logs whose boots make many rules grep: initcall_debug, probes, systemd, U-Boot, root mounts
@@ -28,13 +28,13 @@ def test_one_pass_per_boot(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
         pytest.skip(f"{path} not here") if not __import__("os").environ.get("CI") else pytest.fail(f"{path} missing")
     boots = analyze_paths([str(path)]).boots
     passes: list[list[str]] = []
-    real = bootlens.linecols.grep
+    real = bootlens.core.lines.grep
 
     def counted(texts: Sequence[str], needles: Sequence[str]) -> list[list[int]]:
         passes.append(list(needles))
         return real(texts, needles)
 
-    monkeypatch.setattr(bootlens.linecols, "grep", counted)
+    monkeypatch.setattr(bootlens.core.lines, "grep", counted)
     for b in boots:
         passes.clear()
         advise(b, Context(), problems=[])

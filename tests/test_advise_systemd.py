@@ -35,9 +35,9 @@ from bootlens.advise.rules.systemd_ready_output import ReadyViaJournald
 from bootlens.advise.rules.systemd_wait_online import WaitOnline
 from bootlens.advise.systemd import (ASSUMED, after_map, app_needs, context_unit_files, model, parse_unit, unit_files,
                                      unit_runs)
-from bootlens.analyze import BootAnalysis, analyze_paths
+from bootlens.timeline.analyze import BootAnalysis, analyze_paths
 from bootlens.parsers import MarkerSpec, ParseOptions
-from bootlens.target import READY_MARKER, rootfs_files
+from bootlens.targets.qemu import READY_MARKER, rootfs_files
 
 from conftest import needs_wild, wild_log
 from test_systemd_target import CAN_BUILD

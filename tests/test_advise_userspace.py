@@ -29,10 +29,10 @@ from bootlens.advise.rules.userspace_forks import ForkHeavyScript, rewrite
 from bootlens.advise.rules.userspace_sleep import SLEEP_CMD, NeedlessSleep
 from bootlens.advise.userspace import (ProcTree, elf_interpreter, has_process_events, replace_commands,
                                        union_ns)
-from bootlens.analyze import BootAnalysis, analyze_paths
-from bootlens.model import Kind, ProcessDetail
+from bootlens.timeline.analyze import BootAnalysis, analyze_paths
+from bootlens.core.model import Kind, ProcessDetail
 from bootlens.parsers import MarkerSpec, ParseOptions
-from bootlens.target import READY_MARKER, rootfs_files
+from bootlens.targets.qemu import READY_MARKER, rootfs_files
 
 DATA = Path(__file__).parent / "data"
 BASE = DATA / "advise" / "userspace-base.rec"

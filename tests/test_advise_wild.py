@@ -37,7 +37,7 @@ from bootlens.advise.rules.kernel_smp_bringup import SmpBringup
 from bootlens.advise.rules.uboot_autoboot import AutobootDelay
 from bootlens.advise.rules.uboot_console import BootloaderConsole
 from bootlens.advise.summary import advise_inputs
-from bootlens.analyze import analyze_paths
+from bootlens.timeline.analyze import analyze_paths
 
 pytestmark = needs_wild
 
@@ -332,7 +332,7 @@ def test_every_corpus_log_advises_as_json() -> None:
 
 
 def test_report_shows_one_merged_set_for_several_boots(tmp_path: Path) -> None:
-    from bootlens.inputs import analyze_inputs
+    from bootlens.timeline.inputs import analyze_inputs
     from bootlens.render.html import report_data
 
     many = tmp_path / "three.log"

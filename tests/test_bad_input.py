@@ -538,7 +538,7 @@ def test_corpus_initcalls_with_returned_lines_removed(tmp_path: Path) -> None:
 
 def test_a_run_folder_with_a_non_ascii_digit_boot_name(tmp_path: Path) -> None:
     """'boot-².rec': str.isdigit() says yes, int() says no; the file is read as a plain log."""
-    from bootlens.run_folder import folder_files
+    from bootlens.capture.run_folder import folder_files
 
     rec = tmp_path / "boot-².rec"
     rec.write_text("[    0.000000] Linux version 6.1.0\n")

@@ -1,4 +1,4 @@
-"""Boot-time budgets (bootlens.budget) and ``bootlens check``, on real boots.
+"""Boot-time budgets (bootlens.lab.budget) and ``bootlens check``, on real boots.
 
 Inputs and the facts the tests rest on (checked by hand, grep -n on the files):
 
@@ -33,12 +33,12 @@ from typing import Any
 
 import pytest
 
-from bootlens.analyze import BootAnalysis
-from bootlens.budget import Verdict, check, check_inputs, parse_budget, read_budget, statistic_of
-from bootlens.errors import InputError, ParseError
-from bootlens.inputs import analyze_inputs
+from bootlens.timeline.analyze import BootAnalysis
+from bootlens.lab.budget import Verdict, check, check_inputs, parse_budget, read_budget, statistic_of
+from bootlens.core.errors import InputError, ParseError
+from bootlens.timeline.inputs import analyze_inputs
 from bootlens.parsers import MarkerSpec, ParseOptions
-from bootlens.stats import stat
+from bootlens.stats.figures import stat
 
 from conftest import WILD, needs_wild
 
@@ -279,7 +279,7 @@ def test_measured_in_some_boots_only() -> None:
 def test_a_boot_cut_before_ready_fails_the_total(tmp_path: Path) -> None:
     """A real recording cut before its ready line (as a boot that hung there would end): the
     total of the others is under the limit, yet the budget fails and names the boot."""
-    from bootlens.recording import read_recording, to_grabserial
+    from bootlens.capture.recording import read_recording, to_grabserial
 
     text = to_grabserial(read_recording(str(QUIET2 / "boot-1.rec"))).decode()
     lines = text.splitlines(keepends=True)
@@ -337,8 +337,8 @@ def test_cli_exit_codes_junit_summary(tmp_path: Path) -> None:
     suite = ET.parse(junit).getroot().find("testsuite")
     assert suite is not None and suite.get("tests") == "3" and suite.get("failures") == "2"
     cases = suite.findall("testcase")
-    assert [c.get("classname") for c in cases] == ["bootlens.budget.total", "bootlens.budget.stage",
-                                                  "bootlens.budget.stage"]
+    assert [c.get("classname") for c in cases] == ["bootlens.lab.budget.total", "bootlens.lab.budget.stage",
+                                                  "bootlens.lab.budget.stage"]
     fail = cases[1].find("failure")
     assert fail is not None and fail.get("message", "").startswith("stage bootloader: 2.371 s > 1.500 s")
     props = {p.get("name"): p.get("value") for p in cases[1].iter("property")}

@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 from conftest import CORPUS
 
-from bootlens.analyze import analyze_paths
-from bootlens.capture import ReplaySource, SerialSource, capture
+from bootlens.timeline.analyze import analyze_paths
+from bootlens.capture.loop import ReplaySource, SerialSource, capture
 from bootlens.parsers import MarkerSpec, ParseOptions
-from bootlens.recording import Header, RecordingWriter, line_times, read_recording, to_grabserial
+from bootlens.capture.recording import Header, RecordingWriter, line_times, read_recording, to_grabserial
 
 CLI = [sys.executable, "-m", "bootlens.cli"]
 READY = ParseOptions((MarkerSpec.parse("ready=APP READY"),))
@@ -188,7 +188,7 @@ def _write(path: Path, data: bytes) -> Path:
 
 def test_wire_correction_places_bytes_when_they_were_sent() -> None:
     # 10 000 baud, 10 bits a byte: 1 ms per byte. A 10-byte read returned at 100 ms.
-    from bootlens.recording import Chunk, Recording
+    from bootlens.capture.recording import Chunk, Recording
 
     rec = Recording("x", Header("x", 10_000, "start", "", 0), (Chunk(50_000_000, b"z\n"),
                                                               Chunk(100_000_000, b"abc\ndefgh\n")), (), 0)
@@ -394,7 +394,7 @@ def test_throttled_command_delivers_at_line_rate_and_blocks_the_writer(tmp_path:
     """--baud for an infinitely fast emulated UART: bytes reach the recording no faster than
     the line rate, and a writer that outruns the line blocks (the pipe is one page), as QEMU's
     vCPU blocks on its PL011 output."""
-    from bootlens.capture import CommandSource, ThrottledSource
+    from bootlens.capture.loop import CommandSource, ThrottledSource
 
     stamp = tmp_path / "written"
     code = ("import os, sys, time; time.sleep(0.3); t = time.monotonic(); os.write(1, b'x' * 12287 + b'\\n'); "
@@ -417,7 +417,7 @@ def test_throttled_command_delivers_at_line_rate_and_blocks_the_writer(tmp_path:
 def test_low_latency_request_is_held_for_the_capture_and_noted(tmp_path: Path) -> None:
     """The PM QoS request (cyclictest's) is held while capturing, where permitted, and the
     recording says so; --no-low-latency leaves it out."""
-    from bootlens.capture import PM_QOS_DEVICE, low_wakeup_latency
+    from bootlens.capture.loop import PM_QOS_DEVICE, low_wakeup_latency
 
     with low_wakeup_latency(False) as held:
         assert held is False

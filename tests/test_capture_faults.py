@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from conftest import needs_qemu
 
-from bootlens.recording import Header, RecordingWriteError, RecordingWriter, read_recording
+from bootlens.capture.recording import Header, RecordingWriteError, RecordingWriter, read_recording
 
 CLI = [sys.executable, "-m", "bootlens.cli"]
 UBOOT_ARM64 = "/usr/lib/u-boot/qemu_arm64/u-boot.bin"

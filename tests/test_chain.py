@@ -1,4 +1,4 @@
-"""The critical chain (bootlens.chain, analyze --critical-chain) on real logs of the shared corpus."""
+"""The critical chain (bootlens.timeline.chain, analyze --critical-chain) on real logs of the shared corpus."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import json
 import pytest
 from conftest import cli, wild_log
 
-from bootlens.analyze import analyze_paths
-from bootlens.chain import AFTER, ESTIMATE, critical_chain
+from bootlens.timeline.analyze import analyze_paths
+from bootlens.timeline.chain import AFTER, ESTIMATE, critical_chain
 
 
 def _chain(path: object, after: dict[str, list[str]] | None = None):  # type: ignore[no-untyped-def]

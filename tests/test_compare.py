@@ -1,4 +1,4 @@
-"""``bootlens compare``: the library (bootlens.compare) and the real command line.
+"""``bootlens compare``: the library (bootlens.stats.compare) and the real command line.
 
 The run folders here are written by hand: small printk logs with initcall_debug lines and
 process trace events, one log per boot, whose durations are chosen so that a difference is far
@@ -22,11 +22,11 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from bootlens.compare import HORIZON, Change, Comparison, Delta, Significance, compare_groups
-from bootlens.stats import boots_needed, stat
-from bootlens.errors import UsageError
-from bootlens.inputs import analyze_inputs
-from bootlens.run_folder import write_run_meta
+from bootlens.stats.compare import HORIZON, Change, Comparison, Delta, Significance, compare_groups
+from bootlens.stats.figures import boots_needed, stat
+from bootlens.core.errors import UsageError
+from bootlens.timeline.inputs import analyze_inputs
+from bootlens.capture.run_folder import write_run_meta
 from bootlens.parsers import MarkerSpec, ParseOptions
 from bootlens.render.compare_terminal import render_compare
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from test_exit_codes import Board
 
-from bootlens.config import find_config, read_config
+from bootlens.core.config import find_config, read_config
 
 CLI = [sys.executable, "-m", "bootlens.cli"]
 ENV = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "FORCE_COLOR", "BOOTLENS_CONFIG")}

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from conftest import CORPUS
 
-from bootlens.analyze import Analysis, analyze_paths
-from bootlens.model import Kind, Milestone
+from bootlens.timeline.analyze import Analysis, analyze_paths
+from bootlens.core.model import Kind, Milestone
 from bootlens.parsers import MarkerSpec, ParseOptions
 
 LOGS = sorted(CORPUS.glob("*.log"))

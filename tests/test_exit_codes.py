@@ -20,7 +20,7 @@ import pytest
 from conftest import needs_qemu
 from test_experiment import FakeBoard
 
-from bootlens.recording import read_recording
+from bootlens.capture.recording import read_recording
 
 CLI = [sys.executable, "-m", "bootlens.cli"]
 ENV = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "FORCE_COLOR", "BOOTLENS_CONFIG")}

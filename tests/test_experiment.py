@@ -21,15 +21,15 @@ from conftest import needs_qemu
 from bootlens.advise import RuleRegistry
 from bootlens.advise.base import Change, ChangeKind, Confidence, Context, Evidence, Finding, Rule
 from bootlens.advise.rules.uboot_autoboot import AutobootDelay
-from bootlens.analyze import BootAnalysis
-from bootlens.benches import Bench
-from bootlens.compare import Significance
-from bootlens.experiment import (
+from bootlens.timeline.analyze import BootAnalysis
+from bootlens.experiment.testbed import Bench
+from bootlens.stats.compare import Significance
+from bootlens.experiment.experiment import (
     TRACE_APPEND, Agreement, BoardBench, Estimate, ExperimentError, Measured, QemuBench, agreement, combine,
     equalise, experiment, optimize, outcome, overlay_change, parse_try, read_applied, write_overlay,
 )
-from bootlens.model import Kind
-from bootlens.setups import Setup
+from bootlens.core.model import Kind
+from bootlens.experiment.configs import Setup
 
 CLI = [sys.executable, "-m", "bootlens.cli"]
 
@@ -175,7 +175,7 @@ def test_baseline_gets_an_env_image_when_a_change_sets_uboot_variables() -> None
 
 @pytest.mark.skipif(not Path("/usr/lib/u-boot/qemu_arm64/u-boot.bin").exists(), reason="u-boot-qemu not installed")
 def test_reference_target_default_bootdelay_is_read_from_uboot() -> None:
-    from bootlens import target as T
+    from bootlens.targets import qemu as T
 
     tf = T.TargetFiles(T.TARGETS["qemu-arm64"], Path("k"), Path("i"), "v")
     assert QemuBench(tf).default_bootdelay() == "2"
@@ -189,8 +189,8 @@ def test_reference_target_default_bootdelay_is_read_from_uboot() -> None:
 
 
 def _measured(total_ms: Sequence[int], stage_ms: Sequence[int], ready: int | None = None) -> Measured:
-    from bootlens.analyze import Analysis
-    from bootlens.stats import stat
+    from bootlens.timeline.analyze import Analysis
+    from bootlens.stats.figures import stat
 
     t, st = stat("total", [x * 1_000_000 for x in total_ms]), stat("userspace", [x * 1_000_000 for x in stage_ms])
     assert t is not None and st is not None
@@ -663,7 +663,7 @@ def test_experiment_bootdelay_on_the_reference_target(tmp_path: Path) -> None:
     d = json.loads(r.stdout)
     base = read_applied(tmp_path / "e" / "baseline")
     assert base["uboot_env"] == {"bootdelay": "2"} and base["experiment"]["uboot_env_equalised"]  # type: ignore[index]
-    from bootlens.inputs import analyze_folder
+    from bootlens.timeline.inputs import analyze_folder
 
     for b in analyze_folder(tmp_path / "e" / "baseline").boots:
         assert "Loading Environment from Flash... OK" in "\n".join(b.boot.lines.text)
@@ -709,7 +709,7 @@ def test_optimize_the_reference_target(tmp_path: Path) -> None:
     kept when its saving is significant, else its decision says why (on a busy host the total's
     noise can hide even the 2 s countdown from 3 boots: then "undecided", with the boots it needs);
     the final configuration is booted and its overlay written out for reuse."""
-    from bootlens.target import setup
+    from bootlens.targets.qemu import setup
 
     reg = RuleRegistry()
     reg.register(AutobootDelay)

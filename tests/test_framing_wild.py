@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from conftest import CORPUS, GOLDEN, WILD, needs_wild
 
-from bootlens import lines as L
-from bootlens import linecols as LC
-from bootlens.lines import frame_bytes, read_path
-from bootlens.linecols import steps_back
+from bootlens.read import reader as L
+from bootlens.core import lines as LC
+from bootlens.read.reader import frame_bytes, read_path
+from bootlens.core.lines import steps_back
 
 
 

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from bootlens.kft import icicle, icicle_roots, kft
-from bootlens.model import InitcallDetail, Kind, ProcessDetail
-from bootlens.parsers.ftrace import read_trace, sniff_ftrace
-from bootlens.supplements import classify
+from bootlens.sources.ftrace.kft import icicle, icicle_roots, kft
+from bootlens.core.model import InitcallDetail, Kind, ProcessDetail
+from bootlens.sources.ftrace.reader import read_trace, sniff_ftrace
+from bootlens.sources.supplements import classify
 
 GOLD = Path(__file__).parent / "golden" / "ftrace"
 CONSOLE = Path(__file__).parent / "data" / "corpus" / "qemu-arm64-uboot.console.log"

@@ -8,9 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bootlens.kft import kft
+from bootlens.sources.ftrace.kft import kft
 from bootlens._native import native_module
-from bootlens.parsers.ftrace import read_trace
+from bootlens.sources.ftrace.reader import read_trace
 
 
 def _leaf(name: str, us: int, depth: int = 2) -> str:

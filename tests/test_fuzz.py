@@ -17,9 +17,9 @@ import harness  # noqa: E402
 
 from bootlens.advise.base import Context  # noqa: E402
 from bootlens.advise.summary import advise_group  # noqa: E402
-from bootlens.analyze import analyze_paths  # noqa: E402
-from bootlens.inputs import Group  # noqa: E402
-from bootlens.numbers import TIME_NS_MAX  # noqa: E402
+from bootlens.timeline.analyze import analyze_paths  # noqa: E402
+from bootlens.timeline.inputs import Group  # noqa: E402
+from bootlens.core.numbers import TIME_NS_MAX  # noqa: E402
 from bootlens.render.jsonout import render_json  # noqa: E402
 
 LINUX = "[    0.000000] Booting Linux on physical CPU 0x0\n[    0.000000] Linux version 6.1.0 (gcc) #1 SMP\n"

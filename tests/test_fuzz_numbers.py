@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from bootlens import lines as L
-from bootlens import numbers as N
+from bootlens.read import reader as L
+from bootlens.core import numbers as N
 
 
 @pytest.mark.parametrize(("text", "hi", "lo", "want"), [

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from conftest import GOLDEN, result_dict
 
-from bootlens.analyze import analyze_paths
-from bootlens.lines import read_path
+from bootlens.timeline.analyze import analyze_paths
+from bootlens.read.reader import read_path
 from bootlens.parsers import MarkerSpec, ParseOptions, default_registry
 from bootlens.render.jsonout import to_json_obj
 

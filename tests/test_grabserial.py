@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from bootlens.recording import read_recording
+from bootlens.capture.recording import read_recording
 
 CLI = [sys.executable, "-m", "bootlens.cli"]
 ENV = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "FORCE_COLOR", "BOOTLENS_CONFIG")}

@@ -27,12 +27,12 @@ from typing import Any
 
 import pytest
 
-from bootlens.compare import Delta, compare_groups
+from bootlens.stats.compare import Delta, compare_groups
 from bootlens.history import Store, parse_labels, store_run
 from bootlens.history.regress import Side, parse_selector, regress, select_reference
 from bootlens.history.store import BootRecord, HistoryError, boot_record, db_url
 from bootlens.history.trends import trends
-from bootlens.inputs import analyze_inputs
+from bootlens.timeline.inputs import analyze_inputs
 from bootlens.render.history import history_html, sparkline
 from pg_server import PgServer, pg_server  # noqa: F401  (the session's PostgreSQL server fixture)
 from conftest import needs_qemu
@@ -351,8 +351,8 @@ def test_regress_finds_an_added_sleep_in_an_init_script(tmp_path: Path) -> None:
     S30network, interleaved (``experiment``: a slow minute of the shared host hits both alike),
     with the kernel's tracing on (initcalls, probes, processes); both stored; regress reports the
     script's user-space regression and no other."""
-    from bootlens.experiment import TRACE_APPEND
-    from bootlens.target import SCRIPTS
+    from bootlens.experiment.experiment import TRACE_APPEND
+    from bootlens.targets.qemu import SCRIPTS
 
     ov = tmp_path / "ov" / "etc" / "init.d"
     ov.mkdir(parents=True)

@@ -1,4 +1,4 @@
-"""bootlens.jsonbytes: the standard library's JSON with its floats mended is orjson's bytes, so
+"""bootlens.core.jsonbytes: the standard library's JSON with its floats mended is orjson's bytes, so
 ``analyze --json`` of a small log skips orjson's import and writes what orjson would.
 
 The oracle is orjson itself, on random doubles of every magnitude and bit pattern, every string
@@ -19,8 +19,8 @@ from typing import Any
 import orjson
 import pytest
 
-from bootlens import jsonbytes
-from bootlens.jsonbytes import stdlib_dumps
+from bootlens.core import jsonbytes
+from bootlens.core.jsonbytes import stdlib_dumps
 from bootlens.render import jsonout
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -102,7 +102,7 @@ def corpus_logs() -> list[Path]:
 @pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus not here")
 def test_every_corpus_document_is_orjsons() -> None:
     """The analyze --json document of every corpus log, and each event as the writer dumps it."""
-    from bootlens.analyze import analyze_paths
+    from bootlens.timeline.analyze import analyze_paths
 
     logs = corpus_logs()
     assert len(logs) >= 30
@@ -138,7 +138,7 @@ def analyze_modules(log: Path) -> tuple[bytes, set[str]]:
 def test_a_small_log_is_written_without_orjson_a_big_one_with_it(tmp_path: Path) -> None:
     """Below ORJSON_FROM events orjson is not imported; above, it is; both give the bytes of
     render_json in this process (orjson imported)."""
-    from bootlens.analyze import analyze_paths
+    from bootlens.timeline.analyze import analyze_paths
 
     def log(n: int) -> Path:
         p = tmp_path / f"boot{n}.log"

@@ -36,9 +36,9 @@ if not HAVE_LABGRID and not os.environ.get("CI"):  # under CI a missing labgrid 
 from labgrid_lab import HERE, Lab  # noqa: E402
 
 from bootlens.lab.labgrid import LabgridSpec, _override, run_labgrid  # noqa: E402
-from bootlens.recording import Recording, read_recording  # noqa: E402
-from bootlens.runs import analyze_run  # noqa: E402
-from bootlens.stats import statistics_of  # noqa: E402
+from bootlens.capture.recording import Recording, read_recording  # noqa: E402
+from bootlens.targets.runs import analyze_run  # noqa: E402
+from bootlens.stats.figures import statistics_of  # noqa: E402
 
 DATA = Path(__file__).parent / "data"
 ARM64_RUN = DATA / "advise" / "qemu-arm64-run"  # our own boots of qemu-arm64 (bootlens run, 2 boots)
@@ -225,7 +225,7 @@ def test_pyserial_labgrid_fork_serves_bootlens_ports() -> None:
     assert serial.__version__ == fork, f"serial/ is pyserial's {serial.__version__}, not pyserial-labgrid {fork}"
     assert "timeout" in vars(serial.rfc2217.Serial)  # the fork's own setter
 
-    from bootlens.capture import SerialSource, capture
+    from bootlens.capture.loop import SerialSource, capture
 
     srv = socket.socket()
     srv.bind(("127.0.0.1", 0))
@@ -285,7 +285,7 @@ def test_qemu_arm64_three_boots_through_labgrid(lab: Lab, tmp_path: Path) -> Non
     """The issue's bar: the QEMU reference target, its serial a TCP client of the exported
     cable, powered by ExternalPowerDriver, booted three times through the acquired place;
     statistics over the three, power-on -> ready."""
-    from bootlens.target import qemu_command, setup
+    from bootlens.targets.qemu import qemu_command, setup
 
     tf = setup("qemu-arm64")
     argv = qemu_command(tf, "@MONITOR@")
@@ -323,7 +323,7 @@ def test_optimize_qemu_arm64_through_labgrid(lab: Lab, tmp_path: Path) -> None:
     what bootlens asks (tracing on the command line for the advisor's boot, then each finding:
     U-Boot's bootdelay=0 in a flash environment image, kernel arguments) and the measured run
     folders show the bootloader stage losing the 2 s autoboot delay."""
-    from bootlens.target import qemu_command, setup
+    from bootlens.targets.qemu import qemu_command, setup
 
     tf = setup("qemu-arm64")
     argv = qemu_command(tf, "@MONITOR@")
@@ -347,7 +347,7 @@ def test_optimize_qemu_arm64_through_labgrid(lab: Lab, tmp_path: Path) -> None:
 def test_qemu_arm64_through_labgrids_qemudriver(tmp_path: Path) -> None:
     """labgrid's QEMUDriver is both the console and the power switch: no coordinator, the
     reference target's kernel, initramfs and U-Boot as labgrid images; two boots."""
-    from bootlens.target import BASE_CMDLINE, setup
+    from bootlens.targets.qemu import BASE_CMDLINE, setup
 
     tf = setup("qemu-arm64")
     s = tf.spec

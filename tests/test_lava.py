@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 from conftest import GOLDEN
 
-from bootlens.analyze import analyze_paths
-from bootlens.lines import read_path
+from bootlens.timeline.analyze import analyze_paths
+from bootlens.read.reader import read_path
 from bootlens.parsers import ParseOptions
 from bootlens.render.jsonout import to_json_obj
 

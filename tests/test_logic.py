@@ -19,7 +19,7 @@ from typing import Any
 import orjson
 import pytest
 
-from bootlens.parsers.logic import Capture, read_logic, read_saleae_csv, read_sigrok_csv, read_vcd, sniff_logic
+from bootlens.sources.logic.reader import Capture, read_logic, read_saleae_csv, read_sigrok_csv, read_vcd, sniff_logic
 
 GOLDEN = Path(__file__).parent / "golden" / "logic"
 SIGROK = shutil.which("sigrok-cli")

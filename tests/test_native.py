@@ -20,10 +20,10 @@ from typing import Any
 import pytest
 from conftest import CORPUS, GOLDEN
 
-from bootlens import lines as L
-from bootlens import linecols as LC
-from bootlens import numbers as N
-from bootlens.model import Clock, Event, Kind
+from bootlens.read import reader as L
+from bootlens.core import lines as LC
+from bootlens.core import numbers as N
+from bootlens.core.model import Clock, Event, Kind
 from bootlens.parsers.initcall import NATIVE_TYPES, NEEDLES
 from bootlens.render.jsonout import event_dict
 
@@ -167,7 +167,7 @@ def test_initcall_json(name: str, text: str) -> None:
     events, *_ = native.initcall_events(lines.text, lines.grep(*NEEDLES), lines.kernel, lines.host, lines.first,
                                         NATIVE_TYPES)
     times = [None if e.start is None else e.start.ns for e in events]
-    from bootlens.align import Alignment
+    from bootlens.timeline.align import Alignment
 
     al = Alignment(Clock.KERNEL, "kernel_start", (), offsets={Clock.KERNEL: 0})
     fast = native.dump_initcalls(events, times, Kind.INITCALL, Clock.KERNEL)
@@ -209,7 +209,7 @@ def test_a_probed_device_name_may_hold_spaces() -> None:
     """dev_name() is free text: "probe of Device ID probe.0 returned 0 after 40754 usecs" (our own
     boot of the qemu-x86_64-systemd target, tests/golden/initcall/README.md) is a probe of
     "Device ID probe.0", not a line dropped unread; every probe line of the excerpt is one."""
-    from bootlens.analyze import analyze_paths
+    from bootlens.timeline.analyze import analyze_paths
 
     log = GOLDEN / "initcall" / "qemu-x86_64-systemd-probe-names.log"
     probes = [e for e in analyze_paths([str(log)]).boots[0].boot.events if e.kind == Kind.PROBE]
@@ -416,10 +416,10 @@ def test_events_of_a_real_log_merge_every_kind_in_line_order() -> None:
     """A corpus boot's Events: the block's rows and the other parsers' events in line order,
     equal to the stable sort the parsers' events had before; kinds, counts and the longest
     events as the plain Python over that tuple gives them; the axis times as to_axis."""
-    from bootlens.analyze import _top
-    from bootlens.align import align
-    from bootlens.boots import boots_from_lines
-    from bootlens.model import Events
+    from bootlens.timeline.analyze import _top
+    from bootlens.timeline.align import align
+    from bootlens.timeline.boots import boots_from_lines
+    from bootlens.core.model import Events
     from bootlens.parsers import ParseOptions, default_registry
 
     path = CORPUS / "qemu-arm64-uboot-initcall.grabserial-t.log"
@@ -471,7 +471,7 @@ def test_block_json_is_what_the_event_tuples_give() -> None:
     the same boot with its events as a plain tuple (the path without columns)."""
     import io
 
-    from bootlens.analyze import analyze_paths
+    from bootlens.timeline.analyze import analyze_paths
     from bootlens.render.jsonout import write_json
 
     a = analyze_paths([str(CORPUS / "qemu-x86_64-initcall.console.log")])
@@ -494,7 +494,7 @@ def test_json_seconds_are_the_shortest_decimal_of_the_double() -> None:
     times too, on both sides of the integer fast path's bound (10^15 ns)."""
     from decimal import Decimal
 
-    from bootlens.model import InitcallDetail, Stamp
+    from bootlens.core.model import InitcallDetail, Stamp
 
     def positional(x: float) -> str:
         s = format(Decimal(repr(x)), "f")
@@ -528,8 +528,8 @@ def _replace(obj: object, **kw: object) -> object:
 def test_block_fields_are_the_events_transposed() -> None:
     """EventBlock.fields: every event's kind, name, duration, line, end line and detail, column
     by column, as zip(*events) gives them (the rows and the other events merged in order)."""
-    from bootlens.boots import boots_from_lines
-    from bootlens.model import Events
+    from bootlens.timeline.boots import boots_from_lines
+    from bootlens.core.model import Events
     from bootlens.parsers import ParseOptions
 
     path = CORPUS / "qemu-arm64-uboot-initcall.grabserial-t.log"
@@ -546,8 +546,8 @@ def test_block_fields_are_the_events_transposed() -> None:
 def test_report_data_of_a_block_is_what_the_event_tuple_gives() -> None:
     """The report's data (timeline columns, findings) of a boot whose events are a native block is
     the data of the same boot with its events as a plain tuple (the path without columns)."""
-    from bootlens.analyze import analyze_paths
-    from bootlens.inputs import Group
+    from bootlens.timeline.analyze import analyze_paths
+    from bootlens.timeline.inputs import Group
     from bootlens.render.html import report_data
 
     for name in ("qemu-x86_64-initcall.console.log", "qemu-arm64-uboot-initcall.grabserial-t.log"):
@@ -565,9 +565,9 @@ def test_report_data_of_a_block_is_what_the_event_tuple_gives() -> None:
 def test_block_row_groups_are_the_rows_by_kind_and_pid() -> None:
     """EventBlock.row_groups: the block's rows with an axis time grouped by (kind, initcall pid),
     in first-seen order, and the count of those without one, as a pass over the events gives."""
-    from bootlens.align import align
-    from bootlens.boots import boots_from_lines
-    from bootlens.model import BLOCK_KINDS, Events, InitcallDetail
+    from bootlens.timeline.align import align
+    from bootlens.timeline.boots import boots_from_lines
+    from bootlens.core.model import BLOCK_KINDS, Events, InitcallDetail
     from bootlens.parsers import ParseOptions
 
     path = CORPUS / "qemu-arm64-uboot-initcall.grabserial-t.log"
@@ -598,9 +598,9 @@ def test_block_report_columns_are_the_python_columns() -> None:
     """EventBlock.report_columns: start and duration in rounded us (below zero too), line and end
     line of the events at some positions, rows and other events alike, as the Python columns of
     render/html.py give them; an event without an axis time is refused."""
-    from bootlens.align import align
-    from bootlens.boots import boots_from_lines
-    from bootlens.model import Events
+    from bootlens.timeline.align import align
+    from bootlens.timeline.boots import boots_from_lines
+    from bootlens.core.model import Events
     from bootlens.parsers import ParseOptions
 
     path = CORPUS / "qemu-arm64-uboot-initcall.grabserial-t.log"
@@ -628,8 +628,8 @@ def test_block_report_columns_are_the_python_columns() -> None:
 
 def test_block_events_at_are_the_events_there() -> None:
     """EventBlock.events_at: the events at some positions (negative ones too) in one call."""
-    from bootlens.boots import boots_from_lines
-    from bootlens.model import Events
+    from bootlens.timeline.boots import boots_from_lines
+    from bootlens.core.model import Events
     from bootlens.parsers import ParseOptions
 
     path = CORPUS / "qemu-arm64-uboot-initcall.grabserial-t.log"
@@ -707,7 +707,7 @@ def test_block_json_chunks_of_any_size_are_the_event_tuples_json(chunk: int) -> 
     the Event tuples give, on a real log with other events between the rows."""
     import io
 
-    from bootlens.analyze import analyze_paths
+    from bootlens.timeline.analyze import analyze_paths
     from bootlens.render.jsonout import write_json
 
     a = analyze_paths([str(CORPUS / "qemu-arm64-uboot-initcall.grabserial-t.log")])
@@ -764,9 +764,9 @@ def test_located_gives_each_kinds_positions_as_a_walk_over_every_event() -> None
     event) pairs of one kind, as enumerating every event gives them, with the native block
     (its kinds from the position columns, the others grouped) and without; first() the first
     named one with a time, as next() over every event did."""
-    from bootlens.boots import boots_from_lines
-    from bootlens.kindpos import first, located
-    from bootlens.model import Events
+    from bootlens.timeline.boots import boots_from_lines
+    from bootlens.core.kindpos import first, located
+    from bootlens.core.model import Events
     from bootlens.parsers import ParseOptions
 
     path = CORPUS / "qemu-arm64-uboot-initcall.grabserial-t.log"
@@ -896,7 +896,7 @@ def test_initcall_scan_on_two_threads_is_one_threads_at_every_cut() -> None:
 
 def _report_boot(log: Path) -> tuple[object, object]:
     """(BootAnalysis, analysis) of the first boot of ``log``, its events a native block."""
-    from bootlens.analyze import analyze_paths
+    from bootlens.timeline.analyze import analyze_paths
 
     a = analyze_paths([str(log)])
     b0 = a.boots[0]
@@ -1017,7 +1017,7 @@ def test_report_data_natively_is_the_tuples_data(tmp_path: Path) -> None:
     """The report's data of a boot whose events are a native block (rows, lanes, columns, string
     table, top lists, chain) is the data of the same boot as a plain tuple of events: overlapping
     initcalls, probes, fixups and a process trace."""
-    from bootlens.inputs import Group
+    from bootlens.timeline.inputs import Group
     from bootlens.render.html import report_data
 
     for log in (_overlap_log(tmp_path), CORPUS / "qemu-arm64-uboot-initcall.grabserial-t.log"):
@@ -1086,8 +1086,8 @@ def test_process_json_is_orjsons_bytes(tmp_path: Path) -> None:
     detail type) is left to event_dict."""
     import orjson
 
-    from bootlens.align import Alignment
-    from bootlens.model import ProcessDetail, Stamp, UnitDetail
+    from bootlens.timeline.align import Alignment
+    from bootlens.core.model import ProcessDetail, Stamp, UnitDetail
 
     al = Alignment(Clock.KERNEL, "kernel_start", (), offsets={Clock.KERNEL: 0})
     det = ProcessDetail(12, 1, "sh", "/bin/busybox", False, 200_000, True, 3)
@@ -1125,7 +1125,7 @@ def test_process_json_is_orjsons_bytes(tmp_path: Path) -> None:
         assert raw == orjson.dumps(event_dict(e, al, t)), e
     assert out[len(fast_cases):] == [None] * len(slow_cases)
     # every process event of the corpus logs that have them, through analyze's own writer
-    from bootlens.analyze import analyze_paths
+    from bootlens.timeline.analyze import analyze_paths
 
     logs = [p for p in sorted(CORPUS.rglob("*.log")) if b"sched_process_" in p.read_bytes()]
     assert logs
@@ -1147,7 +1147,7 @@ def test_report_process_texts() -> None:
     Python (None, -1, their position in ``rest``)."""
     from typing import NamedTuple
 
-    from bootlens.model import ProbeDetail, ProcessDetail
+    from bootlens.core.model import ProbeDetail, ProcessDetail
     from bootlens.render.html import _detail, _texts_exec, _us
 
     def reference(d: ProcessDetail) -> str:

@@ -11,10 +11,10 @@ import re
 import pytest
 from conftest import CORPUS, GOLDEN, WILD_LOGS
 
-from bootlens import lines as L
-from bootlens import linecols as LC
+from bootlens.read import reader as L
+from bootlens.core import lines as LC
 from bootlens.advise.rules import _kernel as K
-from bootlens.analyze import analyze_paths
+from bootlens.timeline.analyze import analyze_paths
 
 INPUTS = sorted(CORPUS.glob("*.log")) + sorted(GOLDEN.glob("*/*.log")) + WILD_LOGS
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from bootlens import lines as L
-from bootlens import linecols as LC
+from bootlens.read import reader as L
+from bootlens.core import lines as LC
 from bootlens.parsers.initcall import NATIVE_TYPES, NEEDLES
 
 native = LC.native_module()
@@ -301,7 +301,7 @@ def test_a_large_regular_file_is_mapped_and_framed_as_if_read(tmp_path: Path, mo
     the columns read it."""
     import mmap
 
-    from bootlens.errors import InputError
+    from bootlens.core.errors import InputError
 
     body = "".join(f"[    {i}.000001] calling  f{i % 7}+0x0/0x1 @ 1\n[    {i}.000002] initcall f{i % 7}+0x0/0x1 "
                    f"returned 0 after {i} usecs\nplain é line {i}\n" for i in range(300))

@@ -12,8 +12,8 @@ from conftest import CORPUS, GOLDEN, WILD_LOGS
 
 from bootlens.advise import advise
 from bootlens.advise.rules import _kernel as K
-from bootlens.analyze import BootAnalysis, analyze_paths
-from bootlens.model import Clock, Event, Events, InitcallDetail, Kind, ProbeDetail, Stamp
+from bootlens.timeline.analyze import BootAnalysis, analyze_paths
+from bootlens.core.model import Clock, Event, Events, InitcallDetail, Kind, ProbeDetail, Stamp
 
 INPUTS = sorted(CORPUS.glob("*.log")) + sorted(GOLDEN.glob("*/*.log")) + WILD_LOGS
 

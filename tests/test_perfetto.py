@@ -31,8 +31,8 @@ from typing import Any, NamedTuple
 import orjson
 import pytest
 
-from bootlens.inputs import analyze_inputs
-from bootlens.run_folder import write_run_meta
+from bootlens.timeline.inputs import analyze_inputs
+from bootlens.capture.run_folder import write_run_meta
 from bootlens.parsers import MarkerSpec, ParseOptions
 from bootlens.render.perfetto import pack_nested, render_perfetto
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bootlens.lines import read_path
-from bootlens.model import Clock, Kind, ProcessDetail, Stamp
+from bootlens.read.reader import read_path
+from bootlens.core.model import Clock, Kind, ProcessDetail, Stamp
 from bootlens.parsers import ParseOptions
 from bootlens.parsers.process import ProcessParser
 

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from conftest import CORPUS, GOLDEN
 
-from bootlens.analyze import BootAnalysis, analyze_boot, analyze_paths
-from bootlens.inputs import Group
-from bootlens.model import Clock, Event, Events, Kind, ProcessDetail, Stamp
+from bootlens.timeline.analyze import BootAnalysis, analyze_boot, analyze_paths
+from bootlens.timeline.inputs import Group
+from bootlens.core.model import Clock, Event, Events, Kind, ProcessDetail, Stamp
 
 SHARED = Path("/work/shared/corpus")
 ADVISE = CORPUS.parent / "advise"
@@ -49,7 +49,7 @@ def _same_analysis(a: BootAnalysis, p: BootAnalysis) -> None:
 
 
 def _json(a: BootAnalysis) -> bytes:
-    from bootlens.analyze import Analysis
+    from bootlens.timeline.analyze import Analysis
     from bootlens.render.jsonout import write_json
 
     out = io.BytesIO()

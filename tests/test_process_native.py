@@ -7,9 +7,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from bootlens.lines import read_path
-from bootlens.linecols import Lines
-from bootlens.model import Clock, Event, Kind, ProcessDetail, Stamp
+from bootlens.read.reader import read_path
+from bootlens.core.lines import Lines
+from bootlens.core.model import Clock, Event, Kind, ProcessDetail, Stamp
 from bootlens.parsers import ParseOptions
 from bootlens.parsers.process import NATIVE_TYPES, PREFIX, ProcessParser
 
@@ -130,7 +130,7 @@ def test_native_call_on_plain_lists() -> None:
 
 def test_pids_at_every_bound_are_used_only_in_range(tmp_path: Path) -> None:
     """Digit runs at and around PID_MAX (and far past it) are used only in range, the rest counted."""
-    from bootlens.numbers import PID_MAX
+    from bootlens.core.numbers import PID_MAX
 
     nums = ["0", "007", str(PID_MAX - 1), str(PID_MAX), str(PID_MAX + 1), "0" * 30 + "12", "9" * 19, "9" * 20,
             "9" * 4301, str(2**64), "-1"]

@@ -1,4 +1,4 @@
-"""The pytest plugin (bootlens.pytest_plugin), through real inner pytest runs (pytester).
+"""The pytest plugin (bootlens.lab.pytest_plugin), through real inner pytest runs (pytester).
 
 The fast tests hand the fixture real recordings of the reference target (tests/data/rerun/quiet:
 12 boots with U-Boot's default bootdelay=2, bootloader stage median 2.371 s, and 12 with
@@ -23,8 +23,8 @@ HERE = Path(__file__).parent
 QUIET2 = HERE / "data" / "rerun" / "quiet" / "bootdelay-2"
 QUIET0 = HERE / "data" / "rerun" / "quiet" / "bootdelay-0"
 # loaded through the pytest11 entry point once pyproject has it; until then, by name
-INSTALLED = any(ep.value.split(":")[0] == "bootlens.pytest_plugin" for ep in entry_points(group="pytest11"))
-PLUGIN = () if INSTALLED else ("-p", "bootlens.pytest_plugin")
+INSTALLED = any(ep.value.split(":")[0] == "bootlens.lab.pytest_plugin" for ep in entry_points(group="pytest11"))
+PLUGIN = () if INSTALLED else ("-p", "bootlens.lab.pytest_plugin")
 
 
 def run(pytester: pytest.Pytester, *args: str) -> tuple[pytest.RunResult, ET.Element]:
@@ -127,7 +127,7 @@ def test_not_measured_and_bad_budgets(pytester: pytest.Pytester) -> None:
 def test_real_boots_fail_then_pass_with_bootdelay_0(pytester: pytest.Pytester) -> None:
     """The issue's bar: the reference target as it is breaks a 1 s bootloader budget (U-Boot
     counts down 2 s), and meets it with bootdelay=0; the JUnit XML shows the figures."""
-    from bootlens import target
+    from bootlens.targets import qemu as target
 
     target.setup("qemu-arm64", log=False)  # cached after the first time (as test_experiment's boots)
     pytester.makepyfile(test_boot='''

@@ -11,8 +11,8 @@ from conftest import ROOT, run_rule
 
 from bootlens.advise.base import ChangeKind
 from bootlens.advise.rules.uboot_autoboot import AutobootDelay
-from bootlens.analyze import BootAnalysis, analyze_paths
-from bootlens.model import Clock, Kind, Milestone
+from bootlens.timeline.analyze import BootAnalysis, analyze_paths
+from bootlens.core.model import Clock, Kind, Milestone
 from bootlens.parsers import MarkerSpec, ParseOptions
 
 SHAPES = ROOT / "data" / "shapes"

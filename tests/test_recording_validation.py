@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from bootlens.errors import InputError
-from bootlens.recording import Header, RecordingWriter, line_times, read_recording, to_grabserial
+from bootlens.core.errors import InputError
+from bootlens.capture.recording import Header, RecordingWriter, line_times, read_recording, to_grabserial
 
 CLI = [sys.executable, "-m", "bootlens.cli"]
 
@@ -183,7 +183,7 @@ def test_export_restart_with_a_start_pattern_that_does_not_compile(tmp_path: Pat
     lines = r.stdout.decode().splitlines()
     assert lines[1].startswith("[0.000000 ") and lines[2].startswith("[1.000000 ")  # the valid pattern restarts
     # a Recording built by hand (not read) with a bad pattern: the pattern is left out
-    from bootlens.recording import Chunk, Note, Recording
+    from bootlens.capture.recording import Chunk, Note, Recording
 
     built = Recording("x", Header("x", None, "start", "", 0), (Chunk(5, b"a\n"),), (Note(5, "start", "("),), 0)
     assert to_grabserial(built, restart=True) == b"[0.000000 0.000000] a\n"

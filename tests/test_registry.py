@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from conftest import CORPUS
 
-from bootlens.boots import boots_from_lines
-from bootlens.lines import read_path
-from bootlens.model import Kind
+from bootlens.timeline.boots import boots_from_lines
+from bootlens.read.reader import read_path
+from bootlens.core.model import Kind
 from bootlens.parsers import ParseOptions, Registry, default_registry
 from bootlens.parsers.initcall import InitcallParser
 from bootlens.parsers.kernel import KernelParser

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from test_report import GRAB, Loaded, browser, needs_browser, report  # noqa: F401  (browser: fixture)
 
-from bootlens.inputs import analyze_inputs
+from bootlens.timeline.inputs import analyze_inputs
 from bootlens.parsers import MarkerSpec, ParseOptions
 from bootlens.render.html import report_data
 

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from bootlens.inputs import analyze_inputs
-from bootlens.run_folder import write_run_meta
+from bootlens.timeline.inputs import analyze_inputs
+from bootlens.capture.run_folder import write_run_meta
 from bootlens.parsers import MarkerSpec, ParseOptions
-from bootlens.recording import Header, RecordingWriter
+from bootlens.capture.recording import Header, RecordingWriter
 from bootlens.render import palette
 from bootlens.render.headline import boots_total
 from bootlens.render.html import render_html

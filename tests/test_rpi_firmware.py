@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bootlens.analyze import analyze_paths
+from bootlens.timeline.analyze import analyze_paths
 from bootlens.parsers import ParseOptions
 
 LOG = Path(__file__).parent / "golden" / "analyze" / "rpi4-videocore-systemd.log"

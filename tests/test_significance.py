@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from bootlens.analyze import Analysis, BootAnalysis
-from bootlens.compare import Change, Comparison, Significance, compare_groups
-from bootlens.inputs import Group, analyze_folder
+from bootlens.timeline.analyze import Analysis, BootAnalysis
+from bootlens.stats.compare import Change, Comparison, Significance, compare_groups
+from bootlens.timeline.inputs import Group, analyze_folder
 
 DATA = Path(__file__).parent / "data" / "rerun"
 SLOW, FAST = DATA / "bootdelay-2", DATA / "bootdelay-0"

@@ -23,9 +23,9 @@ import click
 import pytest
 
 import bootlens
-from bootlens import plugins
+from bootlens.core import plugins
 from bootlens.cli import COMMANDS, load_all, main
-from bootlens.lazyre import LazyPattern
+from bootlens.core.lazyre import LazyPattern
 from conftest import WILD, needs_wild
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -35,22 +35,22 @@ ENV = {k: v for k, v in os.environ.items() if k not in ("BOOTLENS_CONFIG", "PYTH
 HEAVY = ("sqlalchemy", "psycopg", "labgrid", "playwright", "scipy", "numpy", "rich", "serial", "pexpect",
          "importlib.metadata", "email", "tomllib", "zipfile", "csv",
          "bootlens.history", "bootlens.render.html", "bootlens.render.svg", "bootlens.render.perfetto",
-         "bootlens.stats", "bootlens.compare", "bootlens.advise", "bootlens.lab", "bootlens.target",
-         "bootlens.capture", "bootlens.chain")
+         "bootlens.stats.figures", "bootlens.stats.compare", "bootlens.advise", "bootlens.lab", "bootlens.targets.qemu",
+         "bootlens.capture.loop", "bootlens.timeline.chain")
 CLI_MODULES = tuple(f"bootlens.cli.{m}" for m in ("analysis", "boot", "capturecmd", "check", "history", "labgridcmd"))
 # what `analyze LOG` of a plain console log never needs: the readers of the inputs a log is sniffed
 # against (each sniff lives in a light parsers/<format>_sniff.py), the renderers of sections the
 # log has not got, and stdlib modules only a rarer path uses (a .dat, a tar, writing a recording)
-NOT_FOR_A_LOG = ("bootlens.parsers.systemd_analyze", "bootlens.parsers.ftrace", "bootlens.parsers.bootchart",
-                 "bootlens.parsers.bootdata", "bootlens.parsers.logic", "bootlens.parsers.strace",
-                 "bootlens.strace_summary", "bootlens.logic_align", "bootlens.kft", "bootlens.chain",
+NOT_FOR_A_LOG = ("bootlens.sources.systemd_analyze.reader", "bootlens.sources.ftrace.reader", "bootlens.sources.bootchart.reader",
+                 "bootlens.sources.bootdata.reader", "bootlens.sources.logic.reader", "bootlens.sources.strace.reader",
+                 "bootlens.sources.strace.summary", "bootlens.sources.logic.align", "bootlens.sources.ftrace.kft", "bootlens.timeline.chain",
                  "bootlens.render.kft", "bootlens.render.strace_text", "bootlens.render.chain_text",
                  "bootlens.render.html", "bootlens.render.svg",
-                 "bootlens.supplements", "bootlens.recording", "bootlens.tracerun",
+                 "bootlens.sources.supplements", "bootlens.capture.recording", "bootlens.targets.tracerun",
                  "tarfile", "subprocess", "tempfile", "shutil", "ctypes", "statistics", "decimal", "fractions",
                  # the history commands (analyze takes only --db/--label, from cli.storeopts) and, with
                  # --no-config, the bootlens.toml reader
-                 "bootlens.cli.history", "bootlens.config")
+                 "bootlens.cli.history", "bootlens.core.config")
 
 
 def imported(code: str, *args: str) -> set[str]:
@@ -129,8 +129,8 @@ def test_analyze_json_imports_only_its_own(tmp_path: Path) -> None:
     log = tmp_path / "boot.log"
     log.write_text(LOG)
     mods = imported(ANALYZE, "--no-config", "analyze", str(log), "--json")
-    assert "bootlens.cli.analysis" in mods and "bootlens.analyze" in mods  # it did run
-    assert "bootlens.render.jsonout" in mods and "bootlens.kinds" in mods  # sniffed, written
+    assert "bootlens.cli.analysis" in mods and "bootlens.timeline.analyze" in mods  # it did run
+    assert "bootlens.render.jsonout" in mods and "bootlens.sources.kinds" in mods  # sniffed, written
     assert heavy_in(mods, ("bootlens.cli.boot", "bootlens.cli.capturecmd", "bootlens.cli.check", "rich",
                            "bootlens.render.terminal", "orjson") + NOT_FOR_A_LOG) == []
 
@@ -143,7 +143,7 @@ def test_analyze_terminal_of_a_real_log_imports_no_reader_of_another_format(name
     log = WILD / name
     mods = imported(ANALYZE, "--no-config", "analyze", str(log))
     assert "bootlens.render.terminal" in mods and "rich.table" in mods  # it did render
-    assert {"bootlens.parsers.ftrace_sniff", "bootlens.parsers.strace_sniff"} <= mods  # and did sniff
+    assert {"bootlens.sources.ftrace.sniff", "bootlens.sources.strace.sniff"} <= mods  # and did sniff
     # rich is the terminal's (and rich.table imports fractions and decimal): not HEAVY here
     unwanted = ("bootlens.cli.boot", "bootlens.cli.capturecmd", "bootlens.render.jsonout") + tuple(
         m for m in NOT_FOR_A_LOG if m not in ("decimal", "fractions"))
@@ -159,8 +159,8 @@ def golden_and_wild_files() -> list[Path]:
 
 def test_strace_precheck_answers_as_the_readers_sniff() -> None:
     """strace_sniff.sniff_strace says no without the reader only where the reader's sniff says no."""
-    from bootlens.parsers.strace import sniff
-    from bootlens.parsers.strace_sniff import sniff_strace
+    from bootlens.sources.strace.reader import sniff
+    from bootlens.sources.strace.sniff import sniff_strace
 
     files = golden_and_wild_files()
     heads = [p.read_bytes()[:8192].decode("utf-8", "replace") for p in files]
@@ -175,8 +175,8 @@ def test_ftrace_and_logic_prechecks_answer_as_the_patterns_alone() -> None:
     """sniff_ftrace's and sniff_logic's looks at the whole head (what a pattern cannot match
     without) change no answer: on every golden and wild file, and on lines made to sit at each
     edge of them (a cpu column after a printk time or a CPU id, a graph call, a tracer header)."""
-    from bootlens.parsers import ftrace_sniff as fs
-    from bootlens.parsers import logic_sniff as ls
+    from bootlens.sources.ftrace import sniff as fs
+    from bootlens.sources.logic import sniff as ls
 
     def ftrace_alone(head: str) -> bool:  # sniff_ftrace without its pre-checks, as it was
         if head.startswith(fs._DAT_MAGIC):
@@ -211,7 +211,7 @@ def test_tar_precheck_answers_as_tarfile(tmp_path: Path) -> None:
     on every golden and wild file, and on real tar archives of each kind tarfile opens."""
     import tarfile
 
-    from bootlens.parsers.bootchart_sniff import _may_be_tar
+    from bootlens.sources.bootchart.sniff import _may_be_tar
 
     files = golden_and_wild_files()
     member = ROOT / "tests" / "golden" / "strace" / "README.md"
@@ -258,8 +258,8 @@ def lazy_patterns() -> list[tuple[str, str, LazyPattern]]:
     default_registry()  # first: the parsers register in import order, which sets the order of "formats"
     out = [("bootlens.parsers.banners", f"BANNERS[{i}]", b.pattern) for i, b in enumerate(BANNERS)]
     for name in ("parsers.banners", "parsers.firmware", "parsers.kernel", "parsers.markers", "parsers.systemd",
-                 "parsers.systemd_analyze_sniff", "parsers.ftrace_sniff", "parsers.uboot", "parsers.userspace",
-                 "framings", "quirks"):
+                 "sources.systemd_analyze.sniff", "sources.ftrace.sniff", "parsers.uboot", "parsers.userspace",
+                 "read.framings", "read.quirks"):
         mod = importlib.import_module(f"bootlens.{name}")
         for attr, value in vars(mod).items():
             if isinstance(value, LazyPattern):
@@ -294,8 +294,9 @@ def test_classifying_a_file_needs_no_pathlib(tmp_path: Path, monkeypatch: pytest
     import; lines.py still does); only a folder input brings it in."""
     import pathlib
 
-    from bootlens import inputs, kinds
-    from bootlens.parsers import bootchart_sniff
+    from bootlens.timeline import inputs
+    from bootlens.sources import kinds
+    from bootlens.sources.bootchart import sniff as bootchart_sniff
 
     assert not {"Path", "pathlib"} & (set(vars(kinds)) | set(vars(inputs)) | set(vars(bootchart_sniff)))
     log = tmp_path / "boot.log"
@@ -338,7 +339,7 @@ def test_a_printk_log_compiles_no_bootloader_pattern(tmp_path: Path) -> None:
     parsers' patterns (nor the banner table's): they stay uncompiled."""
     log = tmp_path / "boot.log"
     log.write_text(LOG)
-    code = ("import gc, os, sys\nfrom bootlens.lazyre import LazyPattern\n"
+    code = ("import gc, os, sys\nfrom bootlens.core.lazyre import LazyPattern\n"
             "def _dump():\n"
             "    mods = {'bootlens.parsers.' + m for m in ('banners', 'uboot', 'firmware', 'systemd')}\n"
             "    done = [p.pattern for p in gc.get_objects() if isinstance(p, LazyPattern) and '_rx' in vars(p)]\n"
@@ -359,7 +360,8 @@ def test_a_printk_log_compiles_no_bootloader_pattern(tmp_path: Path) -> None:
                   if mod.rsplit(".", 1)[1] in ("banners", "uboot", "firmware")}
     assert len(bootloader) > 50 and not bootloader & set(compiled), compiled
     # nor the trace and capture sniffs' patterns: the log holds nothing they could match
-    from bootlens.parsers import ftrace_sniff, logic_sniff
+    from bootlens.sources.ftrace import sniff as ftrace_sniff
+    from bootlens.sources.logic import sniff as logic_sniff
 
     sniffs = {ftrace_sniff._EVENT.pattern, ftrace_sniff._TRACER.pattern, ftrace_sniff._GRAPH_SNIFF.pattern,
               logic_sniff._SIGROK_HEAD.pattern}
@@ -420,7 +422,7 @@ def test_looking_for_bootlens_toml_needs_no_pathlib(tmp_path: Path) -> None:
     # could not fail here)
     here = f"import os, sys\nos.chdir({str(tmp_path)!r})\nsys.modules['pathlib'] = None\n"
     mods = imported(here + ANALYZE, "analyze", str(log), "--json")
-    assert "bootlens.config" in mods and "bootlens.render.jsonout" in mods  # it looked, it ran
+    assert "bootlens.core.config" in mods and "bootlens.render.jsonout" in mods  # it looked, it ran
     (tmp_path / "bootlens.toml").write_text("top = 3\n")
     p = subprocess.run([sys.executable, "-c", ANALYZE, "analyze", str(log)], capture_output=True, text=True,
                        env=ENV, cwd=tmp_path)
@@ -434,8 +436,8 @@ def test_boot_and_input_stats_are_immutable_records_without_dataclasses() -> Non
     dataclass repr, copies with replace(), no assignment, pickling."""
     import pickle
 
-    from bootlens.linecols import Lines
-    from bootlens.model import Boot, InputStats
+    from bootlens.core.lines import Lines
+    from bootlens.core.model import Boot, InputStats
 
     st = InputStats("a.log", 10, 2, "plain")
     assert (st.invalid_utf8, st.warnings, st.host_origin) == (0, (), "first_byte")
@@ -460,14 +462,14 @@ def test_boot_and_input_stats_are_immutable_records_without_dataclasses() -> Non
 
 
 def test_model_namedtuple_builds_what_typing_namedtuple_builds() -> None:
-    """bootlens.model.NamedTuple (typing.NamedTuple's class syntax without typing's per-annotation
+    """bootlens.core.model.NamedTuple (typing.NamedTuple's class syntax without typing's per-annotation
     ForwardRef compile) gives the same class: fields, defaults, docstring, module, qualname,
     methods, properties and class constants; a field without a default after one with a default
     is refused as typing refuses it. Every typed tuple of the analyze path is built by it."""
     import importlib
     import typing
 
-    from bootlens import model
+    from bootlens.core import model
 
     def make(base: Any) -> Any:
         class P(base):  # type: ignore[misc,valid-type]
@@ -498,8 +500,8 @@ def test_model_namedtuple_builds_what_typing_namedtuple_builds() -> None:
             class Bad(base):  # type: ignore[misc,valid-type]
                 x: int = 0
                 y: int
-    for name in ("model", "align", "analyze", "stages", "inputs", "prekernel", "options", "parsers.banners",
-                 "config"):
+    for name in ("core.model", "timeline.align", "timeline.analyze", "timeline.stages", "timeline.inputs",
+                 "timeline.prekernel", "core.options", "parsers.banners", "core.config"):
         mod = importlib.import_module(f"bootlens.{name}")
         tuples = [c for c in vars(mod).values() if isinstance(c, type) and issubclass(c, tuple)
                   and hasattr(c, "_fields") and c.__module__ == mod.__name__]
@@ -512,7 +514,7 @@ def test_framing_tests_answer_as_their_bare_patterns() -> None:
     """framings.detect's tests look at the first characters before a pattern (a console log then
     compiles none): on every golden and wild line, and on lines of each framing and edge cases,
     each answers as its bare pattern does."""
-    from bootlens import framings as fr
+    from bootlens.read import framings as fr
 
     def short(s: str) -> bool:
         m = fr._J_SHORT.compiled.match(s)

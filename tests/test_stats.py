@@ -1,4 +1,4 @@
-"""bootlens.stats: the median's order-statistic interval and the t-test, against scipy.stats
+"""bootlens.stats.figures: the median's order-statistic interval and the t-test, against scipy.stats
 and textbook values (the figures scipy or the textbook gives are written out, so a wrong
 formula cannot pass by being compared with itself)."""
 
@@ -9,7 +9,7 @@ import math
 import pytest
 from scipy import stats as sps
 
-from bootlens.stats import (
+from bootlens.stats.figures import (
     Stat, adjust_bh, boots_needed, diff_interval, median_interval, stat, t_critical, t_test,
 )
 

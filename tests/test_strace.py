@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from bootlens.parsers.strace import pid_from_name, read_trace, sniff
-from bootlens.strace_summary import read_summary, summarize, unescape
-from bootlens.supplements import classify
+from bootlens.sources.strace.reader import pid_from_name, read_trace, sniff
+from bootlens.sources.strace.summary import read_summary, summarize, unescape
+from bootlens.sources.supplements import classify
 
 G = Path(__file__).parent / "golden" / "strace"
 NS = 1_000_000_000

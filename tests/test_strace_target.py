@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import READY_OPTS, needs_qemu
 
-from bootlens.inputs import analyze_inputs
+from bootlens.timeline.inputs import analyze_inputs
 
 sys.path.insert(0, str(Path(__file__).parent))
 import strace_target as ST  # noqa: E402

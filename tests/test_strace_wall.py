@@ -1,4 +1,4 @@
-"""An strace placed on a recorded boot by the wall clock (bootlens.strace_wall): the real
+"""An strace placed on a recorded boot by the wall clock (bootlens.sources.strace.wall): the real
 qemu-arm64 trace (tests/golden/strace, README there) and its console, made into a recording
 whose header's started_wall is chosen against the trace's -tt times.
 
@@ -18,12 +18,12 @@ from pathlib import Path
 
 import pytest
 
-from bootlens.inputs import analyze_inputs
-from bootlens.model import Clock
-from bootlens.recording import Header, RecordingWriter
+from bootlens.timeline.inputs import analyze_inputs
+from bootlens.core.model import Clock
+from bootlens.capture.recording import Header, RecordingWriter
 from bootlens.render.strace_text import strace_dict, strace_lines
-from bootlens.strace_summary import Summary
-from bootlens.strace_wall import DAY_NS, wall_ns, wall_offset
+from bootlens.sources.strace.summary import Summary
+from bootlens.sources.strace.wall import DAY_NS, wall_ns, wall_offset
 
 G = Path(__file__).parent / "golden" / "strace"
 NS = 1_000_000_000

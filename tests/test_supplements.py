@@ -26,10 +26,10 @@ import pytest
 from conftest import GOLDEN, cli
 
 from bootlens.advise.context import context_for_group
-from bootlens.inputs import analyze_inputs
-from bootlens.parsers.systemd_analyze import detect
-from bootlens.supplements import classify
-from bootlens.agreement import chain_agreement
+from bootlens.timeline.inputs import analyze_inputs
+from bootlens.sources.systemd_analyze.reader import detect
+from bootlens.sources.supplements import classify
+from bootlens.timeline.agreement import chain_agreement
 
 SA = GOLDEN / "systemd_analyze"
 CONSOLE = GOLDEN / "systemd" / "reference-debian12-console-grabserial.log"

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from bootlens.inputs import Group, analyze_inputs
+from bootlens.timeline.inputs import Group, analyze_inputs
 from bootlens.parsers import MarkerSpec, ParseOptions
 from bootlens.render.svg import ASCENT_EM, CHAR_EM, DESCENT_EM, WIDTH, render_svg
 from bootlens.render.svglayout import LabelRows

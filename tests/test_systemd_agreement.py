@@ -16,13 +16,13 @@ from pathlib import Path
 import pytest
 from test_systemd_target import NAME, needs_build
 
-from bootlens import target as T
-from bootlens.analyze import BootAnalysis, analyze_paths
-from bootlens.chain import critical_chain
-from bootlens.systemd_deps import Deps, deps_from_dump
-from bootlens.model import Kind, UnitDetail
+from bootlens.targets import qemu as T
+from bootlens.timeline.analyze import BootAnalysis, analyze_paths
+from bootlens.timeline.chain import critical_chain
+from bootlens.sources.systemd_analyze.deps import Deps, deps_from_dump
+from bootlens.core.model import Kind, UnitDetail
 from bootlens.parsers import MarkerSpec, ParseOptions
-from bootlens.parsers.systemd_analyze import read_blame, read_critical_chain, read_dump, read_time
+from bootlens.sources.systemd_analyze.reader import read_blame, read_critical_chain, read_dump, read_time
 
 pytestmark = [pytest.mark.slow, needs_build]
 READY = ParseOptions((MarkerSpec.parse("ready=APP READY"),))
@@ -87,7 +87,7 @@ def test_journal_units_match_blame(booted: Path) -> None:
 
 
 def test_console_units_match_blame(booted: Path) -> None:
-    from bootlens.lines import read_path
+    from bootlens.read.reader import read_path
 
     lines, _ = read_path(str(booted / "boot.rec"))
     matched, over = _check_blame(_analysis(booted / "boot.rec"), booted, "\n".join(lines.text))

@@ -26,11 +26,12 @@ from typing import Any
 import pytest
 from conftest import GOLDEN
 
-from bootlens.analyze import analyze_paths
-from bootlens.model import NS_PER_MS, NS_PER_S, Fact
-from bootlens.parsers import bootdata, systemd_analyze
-from bootlens.parsers.bootchart import read_bootchart, sniff_bootchart
-from bootlens.parsers.systemd_analyze import (
+from bootlens.timeline.analyze import analyze_paths
+from bootlens.core.model import NS_PER_MS, NS_PER_S, Fact
+from bootlens.sources.bootdata import reader as bootdata
+from bootlens.sources.systemd_analyze import reader as systemd_analyze
+from bootlens.sources.bootchart.reader import read_bootchart, sniff_bootchart
+from bootlens.sources.systemd_analyze.reader import (
     detect, parse_timespan, read_blame, read_critical_chain, read_dump, read_plot, read_plot_json, read_time)
 
 SA = GOLDEN / "systemd_analyze"

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from bootlens import target as T
-from bootlens import target_systemd as S
-from bootlens.recording import read_recording
+from bootlens.targets import qemu as T
+from bootlens.targets import qemu_systemd as S
+from bootlens.capture.recording import read_recording
 
 NAME = "qemu-x86_64-systemd"
 needs_e2fsprogs = pytest.mark.skipif(shutil.which("mkfs.ext4") is None or shutil.which("debugfs") is None,

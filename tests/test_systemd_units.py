@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 from conftest import needs_wild, wild_log
 
-from bootlens.analyze import analyze_paths
-from bootlens.journal import frame_export, frame_json
-from bootlens.lines import frame_bytes, read_path
-from bootlens.linecols import Lines
-from bootlens.model import Clock, Event, Kind, Milestone, ParseResult, UnitDetail
+from bootlens.timeline.analyze import analyze_paths
+from bootlens.read.journal import frame_export, frame_json
+from bootlens.read.reader import frame_bytes, read_path
+from bootlens.core.lines import Lines
+from bootlens.core.model import Clock, Event, Kind, Milestone, ParseResult, UnitDetail
 from bootlens.parsers import ParseOptions
 from bootlens.parsers.systemd import SystemdParser, _compatible, _seconds, _split_unit
 

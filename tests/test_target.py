@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from conftest import needs_qemu
 
-from bootlens import target as T
-from bootlens.inputs import analyze_folder
-from bootlens.stats import statistics_of
+from bootlens.targets import qemu as T
+from bootlens.timeline.inputs import analyze_folder
+from bootlens.stats.figures import statistics_of
 
 
 def parse_newc(data: bytes) -> dict[str, tuple[int, bytes]]:

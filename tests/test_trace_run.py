@@ -14,14 +14,14 @@ import pytest
 from conftest import needs_qemu
 from test_target import parse_newc
 
-from bootlens import target as T
-from bootlens.analyze import analyze_paths
-from bootlens.errors import UsageError
-from bootlens.inputs import analyze_folder
+from bootlens.targets import qemu as T
+from bootlens.timeline.analyze import analyze_paths
+from bootlens.core.errors import UsageError
+from bootlens.timeline.inputs import analyze_folder
 from bootlens.parsers import MarkerSpec, ParseOptions
-from bootlens.recording import Header, RecordingWriter, read_recording
-from bootlens.tracerun import APP_HOOK, DUMP_SCRIPT, check_append, hooked_app, parse_trace, write_overlay
-from bootlens.trace_dump import DUMP_BEGIN, DUMP_END, dump_span, save_dump, split_dump, trace_path
+from bootlens.capture.recording import Header, RecordingWriter, read_recording
+from bootlens.targets.tracerun import APP_HOOK, DUMP_SCRIPT, check_append, hooked_app, parse_trace, write_overlay
+from bootlens.capture.trace_dump import DUMP_BEGIN, DUMP_END, dump_span, save_dump, split_dump, trace_path
 
 READY = ParseOptions((MarkerSpec.parse("ready=APP READY"),))
 

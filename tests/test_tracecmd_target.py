@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from conftest import needs_qemu
 
-from bootlens.parsers.ftrace import read_trace
+from bootlens.sources.ftrace.reader import read_trace
 
 sys.path.insert(0, str(Path(__file__).parent))
 import tracecmd_target as TT  # noqa: E402

@@ -18,8 +18,8 @@ import pytest
 from conftest import WILD_LOGS as LOGS
 from conftest import cli, needs_wild, wild_log
 
-from bootlens.analyze import BootAnalysis, analyze_paths
-from bootlens.model import Kind, Milestone
+from bootlens.timeline.analyze import BootAnalysis, analyze_paths
+from bootlens.core.model import Kind, Milestone
 
 pytestmark = needs_wild
 

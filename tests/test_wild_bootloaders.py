@@ -8,12 +8,12 @@ from __future__ import annotations
 import pytest
 from conftest import GOLDEN, WILD, needs_wild
 
-from bootlens.analyze import BootAnalysis, analyze_paths
-from bootlens.linecols import Lines
-from bootlens.model import NS_PER_MS, Clock, Kind, Milestone
+from bootlens.timeline.analyze import BootAnalysis, analyze_paths
+from bootlens.core.lines import Lines
+from bootlens.core.model import NS_PER_MS, Clock, Kind, Milestone
 from bootlens.parsers import ParseOptions, default_registry
 from bootlens.parsers.banners import FIRMWARE_END, SPL_END, banner_of
-from bootlens.stages import ABSENT, MEASURED, NOT_MEASURED
+from bootlens.timeline.stages import ABSENT, MEASURED, NOT_MEASURED
 
 pytestmark = needs_wild
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from strace_target import APP_NO_POWEROFF, INITTAB, _GRAB, copy_libraries, fetch_root
 
-from bootlens.target import cache_root
+from bootlens.targets.qemu import cache_root
 
 PACKAGES = ("trace-cmd", "libtracefs1", "libtraceevent1", "libzstd1", "libc6")
 BEGIN = "=== TRACE.DAT BEGIN ==="
@@ -77,8 +77,8 @@ def build_overlay(dest: Path) -> Path:
 def boot_recorded(out: str, timeout_s: float = 100.0) -> str:
     """Boot qemu-arm64 once with the overlay; the capture ``out`` runs until the end marker.
     Returns the console text (grabserial-framed)."""
-    from bootlens.recording import read_recording, to_grabserial
-    from bootlens.target import boot, setup
+    from bootlens.capture.recording import read_recording, to_grabserial
+    from bootlens.targets.qemu import boot, setup
 
     tf = setup("qemu-arm64", log=False)
     with tempfile.TemporaryDirectory(prefix="bootlens-tracecmd-") as tmp:

@@ -2,7 +2,7 @@
 
 The library is a pipeline of plain calls (see docs/architecture in the README):
 ``read_input`` -> ``split_boots`` -> parsers -> ``align`` -> ``analyze`` -> renderers.
-``bootlens.analyze.analyze_paths`` runs the whole chain for the CLI.
+``bootlens.timeline.analyze.analyze_paths`` runs the whole chain for the CLI.
 """
 
 # A constant, not importlib.metadata.version("bootlens"): that lookup imports email, zipfile and

@@ -11,9 +11,9 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import TypeVar
 
-from ..plugins import entry_points  # not importlib.metadata's: that import is a third of start-up
-from ..analyze import BootAnalysis
-from ..numbers import TIME_NS_MAX, in_range
+from ..core.plugins import entry_points  # not importlib.metadata's: that import is a third of start-up
+from ..timeline.analyze import BootAnalysis
+from ..core.numbers import TIME_NS_MAX, in_range
 from .base import AUTOMATIC, Change, ChangeKind, Confidence, Context, Evidence, Finding, Rule
 
 R = TypeVar("R", bound=type[Rule])

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import ClassVar
 
-from ..analyze import BootAnalysis
+from ..timeline.analyze import BootAnalysis
 
 
 class ChangeKind(StrEnum):

@@ -32,8 +32,8 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
-from ..analyze import BootAnalysis
-from ..numbers import BAUD_MAX, INT_MAX, to_int
+from ..timeline.analyze import BootAnalysis
+from ..core.numbers import BAUD_MAX, INT_MAX, to_int
 from .base import Context
 from .evidence import BITS_PER_BYTE, LINE_END_BYTES, PRINTK_PREFIX_BYTES, wire_ns
 from .memo import per_boot

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..inputs import Group
-from ..run_folder import folder_files, read_run_meta
-from ..recording import Header, header_of
-from ..target import TARGETS, rootfs_files
+from ..timeline.inputs import Group
+from ..capture.run_folder import folder_files, read_run_meta
+from ..capture.recording import Header, header_of
+from ..targets.qemu import TARGETS, rootfs_files
 from .base import Context
 
 

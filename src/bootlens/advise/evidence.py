@@ -8,10 +8,10 @@ the exact byte count the console sent from ``Booting Linux`` to ``Run /init`` (1
 
 from __future__ import annotations
 
-from ..analyze import BootAnalysis
-from ..kindpos import first
-from ..linecols import clip
-from ..model import Boot, Kind
+from ..timeline.analyze import BootAnalysis
+from ..core.kindpos import first
+from ..core.lines import clip
+from ..core.model import Boot, Kind
 from .base import Evidence
 
 PRINTK_PREFIX_BYTES = 15  # "[    1.234567] "

@@ -11,7 +11,7 @@ import functools
 from collections.abc import Callable
 from typing import TypeVar
 
-from ..analyze import BootAnalysis
+from ..timeline.analyze import BootAnalysis
 
 T = TypeVar("T")
 KEEP = 4  # boots remembered per function: a run folder's rules go boot by boot

@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..analyze import BootAnalysis
-from ..inputs import Group, analyze_inputs
-from ..options import ParseOptions
-from ..stats import Stat, stat
+from ..timeline.analyze import BootAnalysis
+from ..timeline.inputs import Group, analyze_inputs
+from ..core.options import ParseOptions
+from ..stats.figures import Stat, stat
 from . import RuleRegistry, advise, default_registry
 from .base import Context, Finding
 from .context import context_for_group

@@ -20,11 +20,11 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ..analyze import BootAnalysis
-from ..chain import Chain, critical_chain
-from ..systemd_deps import Deps
-from ..kindpos import located
-from ..model import Kind, UnitDetail
+from ..timeline.analyze import BootAnalysis
+from ..timeline.chain import Chain, critical_chain
+from ..sources.systemd_analyze.deps import Deps
+from ..core.kindpos import located
+from ..core.model import Kind, UnitDetail
 from .base import Change, ChangeKind, Context, Evidence
 from .evidence import evidence, secs
 from .userspace import ready_marker
@@ -234,10 +234,10 @@ def context_unit_files(ctx: Context) -> UnitFiles:
     names a reference target that boots one (its cached unit-file archive)."""
     links: dict[str, str] = {}
     if ctx.target is not None:
-        from ..target import TARGETS, cache_root
+        from ..targets.qemu import TARGETS, cache_root
 
         if ctx.target in TARGETS and TARGETS[ctx.target].rootfs:
-            from ..target_systemd import rootfs_links
+            from ..targets.qemu_systemd import rootfs_links
 
             links = rootfs_links(cache_root() / ctx.target)
     return unit_files(ctx.rootfs_files, links)

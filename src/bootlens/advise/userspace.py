@@ -20,10 +20,10 @@ from typing import cast
 from itertools import compress
 from operator import lt
 
-from ..analyze import BootAnalysis
+from ..timeline.analyze import BootAnalysis
 from .._native import native_module
-from ..model import READY, Event, Events, Kind, Milestone, ProcessDetail
-from ..numbers import CPUS_MAX, to_int
+from ..core.model import READY, Event, Events, Kind, Milestone, ProcessDetail
+from ..core.numbers import CPUS_MAX, to_int
 from ..parsers.process import SELF_EXE
 from .base import Context, Evidence, Finding, Rule
 from .memo import per_boot

@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 import click
 
-from ..errors import BootlensError, UsageError
+from ..core.errors import BootlensError, UsageError
 from .analyzecmd import logic_setup, run_analyze, with_capture
 from .common import exit_now as _exit_now, fail as _fail, write_output as _write_output
 from .group import main
@@ -87,7 +87,7 @@ def analyze(inputs: tuple[str, ...], as_json: bool, summary: bool, top: int, mar
 @click.option("-o", "--output", metavar="FILE", help="Write here instead of standard output.")
 def export(recording: str, fmt: str, no_wire: bool, restart: bool, output: str | None) -> None:
     """Turn a recording into plain text or grabserial -t format."""
-    from ..recording import read_recording, to_grabserial
+    from ..capture.recording import read_recording, to_grabserial
 
     try:
         rec = read_recording(recording)
@@ -121,8 +121,8 @@ def report(inputs: tuple[str, ...], output: str | None, fmt: str, markers: tuple
     The HTML report is one file that works offline: the whole boot on one zoomable timeline,
     the stages, the top initcalls and processes, and the log itself.
     """
-    from ..inputs import analyze_inputs
-    from ..options import MarkerSpec, ParseOptions
+    from ..timeline.inputs import analyze_inputs
+    from ..core.options import MarkerSpec, ParseOptions
 
     default = {"html": "report.html", "svg": "report.svg", "perfetto": "report.perfetto.json"}[fmt]
     out = output or default
@@ -171,9 +171,9 @@ def compare(inputs: tuple[str, ...], as_json: bool, top: int, markers: tuple[str
     a t-test gives p < 0.0005 and it is at least 1 ms and 1% of the baseline, no when it is under
     that or within the noise, or "need N more" boots a side to decide it.
     """
-    from ..compare import compare_groups
-    from ..inputs import analyze_inputs
-    from ..options import MarkerSpec, ParseOptions
+    from ..stats.compare import compare_groups
+    from ..timeline.inputs import analyze_inputs
+    from ..core.options import MarkerSpec, ParseOptions
 
     if len(inputs) < 2:
         _fail(UsageError("compare needs at least two inputs: a baseline and one to compare with it"))
@@ -224,7 +224,7 @@ def advise_cmd(inputs: tuple[str, ...], as_json: bool, markers: tuple[str, ...],
     """
     from ..advise import default_registry
     from ..advise.summary import advise_inputs
-    from ..options import MarkerSpec, ParseOptions
+    from ..core.options import MarkerSpec, ParseOptions
 
     try:
         opts = ParseOptions(tuple(MarkerSpec.parse(m) for m in markers))

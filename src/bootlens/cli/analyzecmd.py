@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import sys
 
-from ..errors import BootlensError, UsageError
+from ..core.errors import BootlensError, UsageError
 from .exits import echo, exit_now as _exit_now, fail as _fail
 from .storeopts import store_hook, wants_store
 
 TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 23)
 if TYPE_CHECKING:
-    from ..inputs import Group
-    from ..logic_align import LogicSetup
+    from ..timeline.inputs import Group
+    from ..sources.logic.align import LogicSetup
 
 
 def run_analyze(inputs: tuple[str, ...], as_json: bool, summary: bool, top: int, markers: tuple[str, ...],
@@ -21,9 +21,9 @@ def run_analyze(inputs: tuple[str, ...], as_json: bool, summary: bool, top: int,
                 channels: tuple[str, ...] = (), aligns: tuple[str, ...] = (), align_bound: float = 10.0) -> None:
     """Analyse ``inputs`` and print (the options as ``bootlens analyze --help`` says them); ends
     the process (os._exit after the output, or exit code 2 with a one-line error)."""
-    from ..analyze import Analysis
-    from ..inputs import analyze_inputs
-    from ..options import MarkerSpec, ParseOptions
+    from ..timeline.analyze import Analysis
+    from ..timeline.inputs import analyze_inputs
+    from ..core.options import MarkerSpec, ParseOptions
 
     if as_json and summary:
         _fail(UsageError("--json and --summary: choose one"))
@@ -72,7 +72,7 @@ def logic_setup(channels: tuple[str, ...], aligns: tuple[str, ...], bound_ms: fl
     """The --channel/--align options as a LogicSetup (None when neither is given)."""
     if not channels and not aligns:
         return None
-    from ..logic_align import AlignSpec, LogicSetup, Role
+    from ..sources.logic.align import AlignSpec, LogicSetup, Role
 
     return LogicSetup(tuple(Role.parse(c) for c in channels), tuple(AlignSpec.parse(a) for a in aligns),
                       round(bound_ms * 1_000_000))
@@ -93,14 +93,14 @@ def _print_chains(groups: list[Group], dump: str | None, as_json: bool) -> None:
 
     import orjson
 
-    from ..chain import critical_chain
-    from ..systemd_deps import deps_from_dump
+    from ..timeline.chain import critical_chain
+    from ..sources.systemd_analyze.deps import deps_from_dump
     from ..render.chain_text import chain_dict, chain_lines
     from ..render.terminal import warning_lines
 
     after = None
     if dump is not None:
-        from ..parsers.systemd_analyze import read_dump
+        from ..sources.systemd_analyze.reader import read_dump
 
         try:
             with open(dump, encoding="utf-8", errors="replace") as f:
@@ -112,7 +112,7 @@ def _print_chains(groups: list[Group], dump: str | None, as_json: bool) -> None:
         after = deps_from_dump(d.units)
     from ..render.jsonout import systemd_chain_dict
     from ..render.terminal import systemd_chain_lines
-    from ..supplements import deps_of
+    from ..sources.supplements import deps_of
 
     boots = [b for g in groups for b in g.analysis.boots]
     # --systemd-dump wins over a dump given as an input (or in --systemd-analyze DIR)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..errors import BootlensError, UsageError
+from ..core.errors import BootlensError, UsageError
 from . import main
 from .common import EXIT_NOT_READY, fail as _fail, say as _say, write_output as _write_output
 from .storeopts import store_hook, store_options, wants_store  # not .history: its commands (start-up)
@@ -19,9 +19,9 @@ from .labgridcmd import labgrid_options, labgrid_spec
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from ..experiment import Bench
+    from ..experiment.experiment import Bench
     from ..lab.labgrid import LabgridSpec
-    from ..runs import NotReady
+    from ..targets.runs import NotReady
 
 
 def _check_board_options(name: str, ready: str, **given: str | None) -> None:
@@ -65,7 +65,7 @@ def target() -> None:
 def target_setup(name: str, force: bool) -> None:
     """Fetch the kernel and busybox for TARGET (qemu-arm64, qemu-x86_64) and build its initramfs; for
     qemu-x86_64-systemd, build a Debian 12 systemd root filesystem image with mmdebstrap (needs root)."""
-    from ..target import setup
+    from ..targets.qemu import setup
 
     try:
         tf = setup(name, force=force)
@@ -99,9 +99,9 @@ def target_boot(name: str, output: str, append: str, cmdline: str | None, overla
     """Boot TARGET once and record its console from power-on (QEMU stops at APP READY)."""
     from pathlib import Path
 
-    from ..target import boot, setup
-    from ..tracerun import parse_trace
-    from ..trace_dump import trace_path
+    from ..targets.qemu import boot, setup
+    from ..targets.tracerun import parse_trace
+    from ..capture.trace_dump import trace_path
 
     try:
         plan = parse_trace(trace_spec) if trace_spec is not None else None
@@ -174,10 +174,10 @@ def run_cmd(name: str, repeat: int, append: str, cmdline: str | None, overlay: s
 
     from ..render.compare_terminal import render_stats
     from ..render.terminal import render_terminal
-    from ..runs import run_target
-    from ..stats import statistics_of
-    from ..target import parse_env_overrides, setup
-    from ..tracerun import check_trace, parse_trace
+    from ..targets.runs import run_target
+    from ..stats.figures import statistics_of
+    from ..targets.qemu import parse_env_overrides, setup
+    from ..targets.tracerun import check_trace, parse_trace
 
     console = Console(highlight=False, stderr=as_json)
     folder = Path(output or f"runs/{name}-{_time.strftime('%Y%m%d-%H%M%S')}")
@@ -201,7 +201,7 @@ def run_cmd(name: str, repeat: int, append: str, cmdline: str | None, overlay: s
 
             run = run_labgrid(lg, folder, repeat, ready, timeout_s, progress)
         elif name == "board":
-            from ..runs import run_board
+            from ..targets.runs import run_board
 
             assert port is not None and power_cycle is not None
             run = run_board(port, baud or 115200, power_cycle, folder, repeat, ready, timeout_s, progress)
@@ -219,11 +219,11 @@ def run_cmd(name: str, repeat: int, append: str, cmdline: str | None, overlay: s
         bar.stop()
     result = run.analysis
     if wants_store(db, labels) and result.boots:
-        from ..inputs import Group
+        from ..timeline.inputs import Group
 
         store_hook(db, _with_target(labels, name), Group(str(folder), result, True), "run", str(folder))
     if report_path and result.boots:
-        from ..inputs import Group
+        from ..timeline.inputs import Group
         from ..render.html import render_html_pieces
 
         _write_output(report_path, render_html_pieces([Group(str(folder), result, True)]))
@@ -327,8 +327,8 @@ def _repeat_plan(repeat: int | str, max_repeat: int) -> tuple[int, int | None]:
 def _bench(name: str, append: str, baud: int | None, port: str | None, power_cycle: str | None, ready: str,
            hook: str | None, timeout_s: float, lg: LabgridSpec | None = None) -> Bench:
     """The target to experiment on: a reference target, or a board driven through its hook."""
-    from ..experiment import BoardBench, QemuBench
-    from ..target import setup
+    from ..experiment.experiment import BoardBench, QemuBench
+    from ..targets.qemu import setup
 
     if lg is not None:
         from ..lab.labgrid import LabgridBench
@@ -376,7 +376,7 @@ def experiment_cmd(name: str, tries: tuple[str, ...], repeat: int | str, max_rep
 
     from ..render.progress import boot_bar
 
-    from ..experiment import experiment, parse_try
+    from ..experiment.experiment import experiment, parse_try
     from ..render.experiment import experiment_json_obj, render_experiment, write_json_obj
 
     console = Console(highlight=False, stderr=as_json)
@@ -402,7 +402,7 @@ def experiment_cmd(name: str, tries: tuple[str, ...], repeat: int | str, max_rep
     measured = [result.baseline, *(o.measured for o in result.changes),
                 *((result.together.measured,) if result.together is not None else ())]
     if wants_store(db, labels):
-        from ..inputs import Group
+        from ..timeline.inputs import Group
 
         for m in measured:
             if m.analysis.boots:
@@ -413,7 +413,7 @@ def experiment_cmd(name: str, tries: tuple[str, ...], repeat: int | str, max_rep
 
 def _not_ready(folders: list[Path]) -> list[NotReady]:
     """The boots of these run folders that never reached the ready marker."""
-    from ..runs import analyze_run
+    from ..targets.runs import analyze_run
 
     return [f for folder in folders for f in analyze_run(folder).not_ready]
 
@@ -450,7 +450,7 @@ def optimize_cmd(name: str, repeat: int | str, max_repeat: int, output: str | No
 
     from ..render.progress import boot_bar
 
-    from ..experiment import optimize
+    from ..experiment.experiment import optimize
     from ..render.experiment import optimize_json_obj, render_optimize, write_json_obj
 
     console = Console(highlight=False, stderr=as_json)

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from ..errors import BootlensError, UsageError
+from ..core.errors import BootlensError, UsageError
 from . import main
 from .common import BootlensCommand, OneLineUsageError, fail as _fail, release_closed_outputs as _release_closed_outputs
 
@@ -143,7 +143,7 @@ def capture(output: str | None, port: str | None, baud: int, bytesize: str, pari
     """
     import re
 
-    from ..capture import CommandSource, SerialSource, Source, Stamper, capture_files, stdin_source
+    from ..capture.loop import CommandSource, SerialSource, Source, Stamper, capture_files, stdin_source
 
     if port and command:
         _fail(UsageError("give a port (-d/--port) or a command after --, not both"))

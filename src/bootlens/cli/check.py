@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from ..errors import BootlensError
+from ..core.errors import BootlensError
 from . import main
 from .common import say, write_output
 
@@ -36,8 +36,8 @@ def check(inputs: tuple[str, ...], budget_path: str, markers: tuple[str, ...], j
     lines of the worst boot; a figure no boot measured fails too, unless the budget says
     optional = true. Exit codes: 0 met, 1 a budget failed, 2 bad input or budget file.
     """
-    from ..budget import check_inputs, read_budget
-    from ..options import MarkerSpec, ParseOptions
+    from ..lab.budget import check_inputs, read_budget
+    from ..core.options import MarkerSpec, ParseOptions
     from ..render.budget import check_json_obj, junit_xml, markdown
 
     try:

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from ..errors import BootlensError
+from ..core.errors import BootlensError
 # what ends a command, without click (the fast path of ``analyze`` shares them); imported back
 # here, their home before
 from .exits import (EXIT_ERROR as EXIT_ERROR, EXIT_NOT_READY as EXIT_NOT_READY, echo as echo, exit_now as exit_now,
@@ -117,7 +117,7 @@ class QuietPipeGroup(click.Group):
 
 # --- bootlens.toml -------------------------------------------------------------------------
 
-CONFIG_META = "bootlens.config"  # ctx.meta key: the configuration file in use (a Path)
+CONFIG_META = "bootlens.core.config"  # ctx.meta key: the configuration file in use (a Path)
 
 
 class BootlensCommand(click.Command):
@@ -158,7 +158,7 @@ def apply_config(ctx: click.Context, explicit: str | None, disabled: bool) -> No
     ``default_map``); a one-line error names the file and the key."""
     if disabled:  # before the imports: --no-config need not import the reader
         return
-    from ..config import find_config, read_config
+    from ..core.config import find_config, read_config
 
     if explicit:
         from pathlib import Path
@@ -177,10 +177,10 @@ def apply_config(ctx: click.Context, explicit: str | None, disabled: bool) -> No
 
 
 def config_default_map(root: click.Group, cfg: Any) -> dict[str, Any]:
-    """click's ``default_map`` for every command from a :class:`bootlens.config.Config`."""
+    """click's ``default_map`` for every command from a :class:`bootlens.core.config.Config`."""
     from difflib import get_close_matches
 
-    from ..config import ConfigError
+    from ..core.config import ConfigError
 
     commands: dict[str, click.Command] = {}
 
@@ -237,7 +237,7 @@ def config_default_map(root: click.Group, cfg: Any) -> dict[str, Any]:
 
 def _checked(path: Any, where: str, p: click.Option, cmd: click.Command, value: Any) -> Any:
     """``value`` as the option would take it from the command line, or a ConfigError."""
-    from ..config import ConfigError
+    from ..core.config import ConfigError
 
     if p.multiple and not isinstance(value, list):
         value = [value]

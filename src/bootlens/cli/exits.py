@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import sys
 
-from ..errors import BootlensError, UsageError
+from ..core.errors import BootlensError, UsageError
 
 TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 23)
 if TYPE_CHECKING:

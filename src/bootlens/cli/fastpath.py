@@ -92,7 +92,7 @@ def analyze_kwargs(args: list[str]) -> dict[str, Any] | None:
     if not no_config:
         if "BOOTLENS_CONFIG" in os.environ:
             return None
-        from ..config import find_config
+        from ..core.config import find_config
 
         try:
             if find_config(os.getcwd()) is not None:

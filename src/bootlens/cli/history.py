@@ -11,7 +11,7 @@ import sys
 
 import click
 
-from ..errors import BootlensError
+from ..core.errors import BootlensError
 from . import main
 from .common import exit_now as _exit_now, fail as _fail, write_output as _write_output
 from .storeopts import db_option, label_option
@@ -80,8 +80,8 @@ def store(inputs: tuple[str, ...], db: str | None, labels: tuple[str, ...], kind
     one stored run per INPUT, with all its boots. Prints each run's id.
     """
     from ..history import parse_labels, store_run
-    from ..inputs import analyze_inputs
-    from ..options import MarkerSpec, ParseOptions
+    from ..timeline.inputs import analyze_inputs
+    from ..core.options import MarkerSpec, ParseOptions
 
     try:
         lab = parse_labels(labels)
@@ -141,8 +141,8 @@ def regress(new: str, reference: str, last: int | None, db: str | None, store_ne
                 new_side = Side(f"run {run.id}", (run.id,), len(new_boots))
             else:
                 from ..history import store_run
-                from ..inputs import analyze_inputs
-                from ..options import MarkerSpec, ParseOptions
+                from ..timeline.inputs import analyze_inputs
+                from ..core.options import MarkerSpec, ParseOptions
 
                 (group,) = analyze_inputs([new], ParseOptions(tuple(MarkerSpec.parse(m) for m in markers)))
                 new_boots = [boot_record(b) for b in group.analysis.boots]

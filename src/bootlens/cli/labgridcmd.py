@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 import click
 
-from ..errors import UsageError
+from ..core.errors import UsageError
 
 if TYPE_CHECKING:
     from ..lab.labgrid import LabgridSpec

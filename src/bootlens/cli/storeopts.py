@@ -12,15 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from ..errors import BootlensError
+from ..core.errors import BootlensError
 from .exits import fail as _fail, say as _say
 
 TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 23)
 if TYPE_CHECKING:
     from typing import Any, TypeVar
 
-    from ..analyze import Analysis
-    from ..inputs import Group
+    from ..timeline.analyze import Analysis
+    from ..timeline.inputs import Group
 
     F = TypeVar("F", bound=Callable[..., Any])
 

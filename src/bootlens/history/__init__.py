@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..analyze import Analysis
-from ..inputs import Group
+from ..timeline.analyze import Analysis
+from ..timeline.inputs import Group
 from .store import HistoryError, Store, StoredRun, db_url, store_analysis
 
 

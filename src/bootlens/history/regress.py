@@ -2,10 +2,10 @@
 
 The reference is one or more stored runs (their boots pooled: reference values are what those
 boots measured); the new run is a stored run or an input analysed now. Both sides go through
-the statistics of ``compare`` unchanged (:mod:`bootlens.compare`: a t-test and a practical floor
+the statistics of ``compare`` unchanged (:mod:`bootlens.stats.compare`: a t-test and a practical floor
 per figure, Benjamini-Hochberg within each per-name table): the totals, stages and markers
-(:func:`bootlens.compare.figures_from`), then initcalls, processes, probes and units
-(:func:`bootlens.compare.name_deltas` on :func:`bootlens.compare.sums_of`). A regression is a
+(:func:`bootlens.stats.compare.figures_from`), then initcalls, processes, probes and units
+(:func:`bootlens.stats.compare.name_deltas` on :func:`bootlens.stats.compare.sums_of`). A regression is a
 row judged significant whose difference of medians is positive (the new run is slower); a
 row above the floor that these boots cannot decide yet is *undecided* and says how many more
 boots would decide it. Nothing is a regression for being slower without confidence.
@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ..compare import NAME_KINDS, Change, Delta, NameDeltas, Significance, figures_from, name_deltas, sums_of
-from ..stats import figure_statistics
+from ..stats.compare import NAME_KINDS, Change, Delta, NameDeltas, Significance, figures_from, name_deltas, sums_of
+from ..stats.figures import figure_statistics
 from .store import NAME_KIND, BootRecord, HistoryError, Store, StoredRun
 
 ALL = 10**9  # name_deltas keeps the top N rows: regress judges every name

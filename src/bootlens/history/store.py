@@ -9,9 +9,9 @@ Tables (``schema_version`` 1, in ``meta``):
 - ``boots``: (run, position, origin, partial): ``origin`` is what the boot's t=0 is (power-on,
   first byte, kernel start), which decides whether marker times can be compared;
 - ``figures``: (boot, kind, name, value_ns, count, seq). ``kind`` total, stage or marker holds what
-  :func:`bootlens.stats.boot_figures` gives (names as it names them: sub-stages indented by two
+  :func:`bootlens.stats.figures.boot_figures` gives (names as it names them: sub-stages indented by two
   spaces, markers as ``marker NAME``); initcall, probe, unit or process holds the per-name sums
-  of :func:`bootlens.compare.boot_sums` (``count``: how many ran under that name). A boot with
+  of :func:`bootlens.stats.compare.boot_sums` (``count``: how many ran under that name). A boot with
   no row of a per-name kind did not show that kind at all (no initcall_debug, no tracing).
 
 What is stored is what ``compare`` judges with (its statistics need each boot's value, not
@@ -33,10 +33,10 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from .. import __version__
-from ..analyze import Analysis, BootAnalysis
-from ..compare import NAME_KINDS, boot_sums
-from ..errors import BootlensError, printable
-from ..stats import boot_figures
+from ..timeline.analyze import Analysis, BootAnalysis
+from ..stats.compare import NAME_KINDS, boot_sums
+from ..core.errors import BootlensError, printable
+from ..stats.figures import boot_figures
 
 SCHEMA_VERSION = 1
 # figures' kind for each per-name table of compare (NAME_KINDS' names are plural)

@@ -1,9 +1,9 @@
 """Trends over stored runs: one figure's statistics run after run (``bootlens history``).
 
-A figure is a total, stage or marker (named as :func:`bootlens.stats.boot_figures` names them)
+A figure is a total, stage or marker (named as :func:`bootlens.stats.figures.boot_figures` names them)
 or one name of a per-name table (an initcall, process, probe or unit): its value in a run is
 the statistics over that run's boots, as ``compare`` computes them for one input
-(:func:`bootlens.stats.figure_statistics`, :func:`bootlens.compare.sums_of`).
+(:func:`bootlens.stats.figures.figure_statistics`, :func:`bootlens.stats.compare.sums_of`).
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..compare import sums_of
-from ..stats import Stat, figure_statistics, stat
+from ..stats.compare import sums_of
+from ..stats.figures import Stat, figure_statistics, stat
 from .store import KINDS, NAME_KIND, BootRecord, HistoryError, Store, StoredRun, figure_kind
 
 

@@ -7,7 +7,7 @@ the power-on call returns.
 A boot: power off, wait the driver's own ``delay`` (labgrid's pause in ``cycle()``), drop what
 the console still holds from before, then power on with the console already open, so that
 the first byte the board sends after power is back is in the recording. The recording is the
-same as ``bootlens run board`` makes (:mod:`bootlens.capture`), so analysis, reports and
+same as ``bootlens run board`` makes (:mod:`bootlens.capture.loop`), so analysis, reports and
 comparisons never need labgrid. labgrid is imported only here and only when a boot is asked
 for: it is the optional ``bootlens[labgrid]`` extra (docs/labgrid.md).
 """
@@ -22,13 +22,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..benches import BoardBench
-from ..capture import READ_MAX, CaptureError, CaptureResult, Source, SourceGone, capture, stop_if_interrupted
-from ..run_folder import write_run_meta
-from ..model import READY
-from ..options import MarkerSpec
-from ..runs import RunAnalysis, analyze_run
-from ..setups import Setup
+from ..experiment.testbed import BoardBench
+from ..capture.loop import READ_MAX, CaptureError, CaptureResult, Source, SourceGone, capture, stop_if_interrupted
+from ..capture.run_folder import write_run_meta
+from ..core.model import READY
+from ..core.options import MarkerSpec
+from ..targets.runs import RunAnalysis, analyze_run
+from ..experiment.configs import Setup
 
 # While a burst lasts, a read takes what comes within 1 ms: pyserial's rfc2217 port queues bytes
 # one by one and, with no time to wait, hands out one per read

@@ -5,7 +5,7 @@ from __future__ import annotations
 from importlib import import_module
 
 from .base import Parser, Registry
-from ..options import MarkerSpec, ParseOptions
+from ..core.options import MarkerSpec, ParseOptions
 
 REGISTRY = Registry()
 

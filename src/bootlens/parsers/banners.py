@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import re
 
-from ..lazyre import LazyPattern, lazy
-from ..linecols import Lines
-from ..model import Milestone, NamedTuple
+from ..core.lazyre import LazyPattern, lazy
+from ..core.lines import Lines
+from ..core.model import Milestone, NamedTuple
 
 RANK_KERNEL = 9
 

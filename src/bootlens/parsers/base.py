@@ -11,10 +11,10 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 
-from ..plugins import entry_points  # not importlib.metadata's: that import is a third of start-up
-from ..linecols import Lines
-from ..model import ParseResult
-from ..options import MarkerSpec as MarkerSpec, ParseOptions as ParseOptions  # public here too (plugins import them from base)
+from ..core.plugins import entry_points  # not importlib.metadata's: that import is a third of start-up
+from ..core.lines import Lines
+from ..core.model import ParseResult
+from ..core.options import MarkerSpec as MarkerSpec, ParseOptions as ParseOptions  # public here too (plugins import them from base)
 
 TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 23)
 if TYPE_CHECKING:

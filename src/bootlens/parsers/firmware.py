@@ -26,10 +26,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..lazyre import lazy
-from ..linecols import Lines
-from ..numbers import Tally, in_range, to_int
-from ..model import NS_PER_MS, NS_PER_US, Clock, Event, Fact, Kind, Milestone, ParseResult, Stamp
+from ..core.lazyre import lazy
+from ..core.lines import Lines
+from ..core.numbers import Tally, in_range, to_int
+from ..core.model import NS_PER_MS, NS_PER_US, Clock, Event, Fact, Kind, Milestone, ParseResult, Stamp
 from . import REGISTRY
 from .banners import (
     BOOTLOADER,
@@ -45,7 +45,7 @@ from .banners import (
     version,
 )
 from .base import Parser
-from ..options import ParseOptions
+from ..core.options import ParseOptions
 
 _SBL = lazy(r"([BD]) -\s+(\d+) - (.*?)\s*$")
 _LK = lazy(r"\[(\d{1,7})\] ?")

@@ -17,12 +17,12 @@ A ``calling`` line without a ``returned`` line is an initcall still running when
 
 from __future__ import annotations
 
-from ..linecols import Lines
+from ..core.lines import Lines
 from .._native import native_module
-from ..model import BLOCK_TYPES, Events, ParseResult
+from ..core.model import BLOCK_TYPES, Events, ParseResult
 from . import REGISTRY
 from .base import Parser
-from ..options import ParseOptions
+from ..core.options import ParseOptions
 
 # The formats above are parsed in Rust only (native/src/initcall.rs: the one implementation, see
 # docs/architecture.md); the native block builds Event objects from these types on demand.

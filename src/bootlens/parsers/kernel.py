@@ -5,13 +5,13 @@ console registration, ``Freeing unused kernel ... memory``, ``VFS: Mounted root`
 
 from __future__ import annotations
 
-from ..lazyre import lazy
-from ..linecols import Lines, stamp_at
-from ..numbers import BAUD_MAX, LPJ_MAX, Tally
-from ..model import Event, Fact, Kind, Milestone, ParseResult
+from ..core.lazyre import lazy
+from ..core.lines import Lines, stamp_at
+from ..core.numbers import BAUD_MAX, LPJ_MAX, Tally
+from ..core.model import Event, Fact, Kind, Milestone, ParseResult
 from . import REGISTRY
 from .base import Parser
-from ..options import ParseOptions
+from ..core.options import ParseOptions
 
 # Dispatch on the first four characters: one dict lookup per line instead of a dozen searches.
 _PREFIXES = frozenset({"Linu", "Boot", "Kern", "Comm", "Cali", "VFS:", "Run ", "prin", "cloc", "Warn"})

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import re
 
-from ..lazyre import lazy
-from ..linecols import Lines, estimate_stamp
-from ..numbers import NS_PER_S, Tally, in_range, to_ns
-from ..model import NS_PER_MS, Clock, Event, Fact, Kind, ParseResult, Stamp
+from ..core.lazyre import lazy
+from ..core.lines import Lines, estimate_stamp
+from ..core.numbers import NS_PER_S, Tally, in_range, to_ns
+from ..core.model import NS_PER_MS, Clock, Event, Fact, Kind, ParseResult, Stamp
 from . import REGISTRY
 from .base import Parser
-from ..options import ParseOptions
+from ..core.options import ParseOptions
 
 _UPTIME = lazy(r"uptime: (\d+)\.(\d{1,9}) +\d+(?:\.\d+)?\s*$")
 

@@ -14,13 +14,13 @@ only when one is asked for.
 
 from __future__ import annotations
 
-from ..linecols import Lines
+from ..core.lines import Lines
 from .._native import native_module
-from ..model import BLOCK_TYPES, Events, ParseResult
-from ..numbers import Tally
+from ..core.model import BLOCK_TYPES, Events, ParseResult
+from ..core.numbers import Tally
 from . import REGISTRY
 from .base import Parser
-from ..options import ParseOptions
+from ..core.options import ParseOptions
 
 # The format is parsed in Rust only (native/src/process.rs: the one implementation, see
 # docs/architecture.md step 19), whose block builds the Event objects from these types.

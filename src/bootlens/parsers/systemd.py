@@ -32,12 +32,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..lazyre import lazy
-from ..linecols import Lines, estimate_stamp, stamp_at
-from ..model import NS_PER_US, Clock, Event, Fact, Kind, Milestone, ParseResult, Stamp, UnitDetail
+from ..core.lazyre import lazy
+from ..core.lines import Lines, estimate_stamp, stamp_at
+from ..core.model import NS_PER_US, Clock, Event, Fact, Kind, Milestone, ParseResult, Stamp, UnitDetail
 from . import REGISTRY
 from .base import Parser
-from ..options import ParseOptions
+from ..core.options import ParseOptions
 
 _SYSTEMD = "systemd[1]: "  # the system manager (PID 1) through kmsg or the journal
 # Begin lines: (verb, unit type). All end with "...".

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import re
 
-from ..lazyre import lazy
-from ..linecols import Lines
-from ..numbers import BYTES_MAX, INT_MAX, INT_MIN, Tally, to_int
-from ..model import (
+from ..core.lazyre import lazy
+from ..core.lines import Lines
+from ..core.numbers import BYTES_MAX, INT_MAX, INT_MIN, Tally, to_int
+from ..core.model import (
     NS_PER_MS,
     NS_PER_US,
     Clock,
@@ -33,7 +33,7 @@ from ..model import (
 from . import REGISTRY
 from .banners import BOOTLOADER, ROLE_MILESTONE, SPL, SPL_END, TPL, TPL_END, banner_of, version
 from .base import Parser
-from ..options import ParseOptions
+from ..core.options import ParseOptions
 
 # A vendor U-Boot's own stamp before the message: seconds and milliseconds of its timer.
 SELF_STAMP = lazy(r"\[ *(\d{1,5})\.(\d{3})\] ?", re.ASCII)

@@ -28,12 +28,12 @@ from __future__ import annotations
 
 from itertools import islice
 
-from ..lazyre import LazyPattern, lazy
-from ..linecols import Lines, estimate_stamp
-from ..model import CUT_START_NS, Clock, Event, Fact, Kind, Milestone, ParseResult, Stamp
+from ..core.lazyre import LazyPattern, lazy
+from ..core.lines import Lines, estimate_stamp
+from ..core.model import CUT_START_NS, Clock, Event, Fact, Kind, Milestone, ParseResult, Stamp
 from . import REGISTRY
 from .base import Parser
-from ..options import ParseOptions
+from ..core.options import ParseOptions
 
 # Android logs user space through the kernel's ring buffer with a wall-clock prefix of its own
 # in last_kmsg ("[01-03 09:43:51.503] init: ..."); the evidence follows it.

@@ -14,7 +14,7 @@ import orjson
 from .. import __version__
 from ..advise.base import Change, Finding
 from ..advise.summary import GroupAdvice, MergedFinding
-from ..stats import Stat
+from ..stats.figures import Stat
 
 SCHEMA_VERSION = 1
 KIND = "advise"

@@ -21,9 +21,9 @@ from rich.text import Text
 
 from ..advise.base import Change, Finding
 from ..advise.summary import BootAdvice, GroupAdvice, MergedFinding
-from ..stats import Stat
+from ..stats.figures import Stat
 from .terminal import fit_table
-from .units import short
+from ..core.units import short
 from .visible import visible
 
 _CONF_STYLE = {"high": "bold green", "medium": "yellow", "low": "magenta"}

@@ -2,7 +2,7 @@
 
 - Terminal: one row per budget entry (figure, statistic, limit, verdict), then each failure's
   sentence and the worst boot's log lines.
-- JUnit XML (``--junit``): one ``<testcase>`` per entry, classname ``bootlens.budget.<kind>``; a
+- JUnit XML (``--junit``): one ``<testcase>`` per entry, classname ``bootlens.lab.budget.<kind>``; a
   failing entry has a ``<failure>`` whose message names the stage (or marker, initcall, ...) and
   the figure; each testcase's ``<properties>`` hold its figures (statistic, median, interval,
   boots, limit), the suite's hold every total, stage and marker median. GitLab's test report,
@@ -12,7 +12,7 @@
   artifact, or a merge-request note).
 - JSON (``--json``): docs/budget.md, ``"kind": "check"``, the head of docs/json.md.
 
-Pure functions of the :class:`~bootlens.budget.Check`.
+Pure functions of the :class:`~bootlens.lab.budget.Check`.
 """
 
 from __future__ import annotations
@@ -25,11 +25,11 @@ from rich.console import Console
 from rich.text import Text
 
 from .. import __version__
-from ..budget import Check, Result, Verdict
-from ..errors import printable
-from ..stats import CI_TARGET, Stat
+from ..lab.budget import Check, Result, Verdict
+from ..core.errors import printable
+from ..stats.figures import CI_TARGET, Stat
 from .terminal import fit_table
-from .units import short, short_range
+from ..core.units import short, short_range
 from .visible import visible
 
 SCHEMA_VERSION = 1
@@ -169,7 +169,7 @@ def junit_xml(c: Check, suite: str = "bootlens budget") -> bytes:
                 *[p for s in c.figures for p in _figure_props(s.name.strip(), s)]])
     for r in c.results:
         e = r.entry
-        tc = ET.SubElement(ts, "testcase", classname=f"bootlens.budget.{e.kind}",
+        tc = ET.SubElement(ts, "testcase", classname=f"bootlens.lab.budget.{e.kind}",
                            name=f"{e.label} <= {short(e.max_ns)} ({e.statistic})", time="0")
         if not Path(c.budget.source).is_absolute():  # GitLab links a repository path, #L<line> to the line
             tc.set("file", f"{c.budget.source}#L{e.line_no}" if e.line_no else c.budget.source)

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..analyze import BootAnalysis
-from ..chain import AFTER, ESTIMATE, Chain, Link
+from ..timeline.analyze import BootAnalysis
+from ..timeline.chain import AFTER, ESTIMATE, Chain, Link
 from .visible import visible
 
 HEADER = ("The time when unit became active or started is printed after the \"@\" character "

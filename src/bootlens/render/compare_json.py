@@ -11,8 +11,8 @@ from typing import Any, BinaryIO
 import orjson
 
 from .. import __version__
-from ..compare import ALPHA, FLOOR_NS, FLOOR_REL, HORIZON, MIN_BOOTS, RULE, Comparison, Delta, InputSummary, NameDeltas
-from ..stats import CI_TARGET, Stat
+from ..stats.compare import ALPHA, FLOOR_NS, FLOOR_REL, HORIZON, MIN_BOOTS, RULE, Comparison, Delta, InputSummary, NameDeltas
+from ..stats.figures import CI_TARGET, Stat
 
 SCHEMA_VERSION = 1
 KIND = "compare"

@@ -14,10 +14,10 @@ from collections.abc import Sequence
 from rich.console import Console
 from rich.text import Text
 
-from ..compare import ALPHA, FLOOR_NS, FLOOR_REL, Change, Comparison, Delta, NameDeltas, Significance
-from ..stats import SPREAD_WARN, Stat
+from ..stats.compare import ALPHA, FLOOR_NS, FLOOR_REL, Change, Comparison, Delta, NameDeltas, Significance
+from ..stats.figures import SPREAD_WARN, Stat
 from .terminal import fit_table
-from .units import mid_clip, short, short_range
+from ..core.units import mid_clip, short, short_range
 from .visible import visible
 
 

@@ -15,16 +15,16 @@ from rich.padding import Padding
 from rich.text import Text
 
 from .. import __version__
-from ..compare import ALPHA, Significance
-from ..experiment import (
+from ..stats.compare import ALPHA, Significance
+from ..experiment.experiment import (
     AGREEMENT, ALL_SPEC, Agreement, ExperimentResult, Measured, OptimizeResult, Outcome, Round, Setup,
 )
-from ..linecols import clip
-from ..setups import EQUALISED, change_dict
+from ..core.lines import clip
+from ..experiment.configs import EQUALISED, change_dict
 from .compare_json import SIGNIFICANCE_RULE, compare_json_obj, stat_dict
 from .compare_terminal import p_text, render_compare
 from .terminal import fit_table
-from .units import short, short_range
+from ..core.units import short, short_range
 from .visible import visible
 
 SCHEMA_VERSION = 1

@@ -7,8 +7,8 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ..analyze import BootAnalysis
-from ..stats import Stat, stat
+from ..timeline.analyze import BootAnalysis
+from ..stats.figures import Stat, stat
 
 
 @dataclass(frozen=True, slots=True)

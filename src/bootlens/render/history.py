@@ -13,12 +13,12 @@ from html import escape
 from typing import Any
 
 from .. import __version__
-from ..compare import RULE
+from ..stats.compare import RULE
 from ..history.regress import Regression, Row, Side
 from ..history.store import StoredRun
 from ..history.trends import Trend
 from .compare_json import SIGNIFICANCE_RULE, stat_dict, verdict_dict
-from .units import mid_clip, short
+from ..core.units import mid_clip, short
 from .visible import visible
 
 SPARKS = "▁▂▃▄▅▆▇█"

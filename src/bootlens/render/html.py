@@ -50,18 +50,18 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 import orjson
 
 from .. import __version__
-from ..analyze import BootAnalysis
-from ..compare import Comparison
-from ..inputs import Group
+from ..timeline.analyze import BootAnalysis
+from ..stats.compare import Comparison
+from ..timeline.inputs import Group
 from .._native import native_module
-from ..model import READY, Clock, Event, Events, InitcallDetail, Kind, LoadDetail, ProbeDetail, ProcessDetail, UnitDetail
-from ..stats import statistics_of
+from ..core.model import READY, Clock, Event, Events, InitcallDetail, Kind, LoadDetail, ProbeDetail, ProcessDetail, UnitDetail
+from ..stats.figures import statistics_of
 from . import palette
 from .headline import boots_total
 from .visible import visible, visible_data
 
 if TYPE_CHECKING:
-    from ..chain import Chain
+    from ..timeline.chain import Chain
 
 _US = 1000
 
@@ -263,7 +263,7 @@ def boot_data(b: BootAnalysis, names: _Names, top: int = 25, raw: bool = False) 
     no Event built for a row, and Python sees the other events only; else ``zip(*events)``
     transposes the events in C and the columns are made with ``map`` and comprehensions over an
     order of event indices (one Python call per field of every event cost 12 us an event)."""
-    from ..chain import critical_chain
+    from ..timeline.chain import critical_chain
 
     boot, al = b.boot, b.alignment
     events = boot.events
@@ -529,7 +529,7 @@ def _axis_times(host: Sequence[int | None], kernel: Sequence[int | None], h_off:
     def us(ns: int) -> int:
         return (ns + 500) // _US if ns >= 0 else (ns - 500) // _US
 
-    if len(host) != len(kernel):  # never for lines read by bootlens.lines: zip's length, as ever
+    if len(host) != len(kernel):  # never for lines read by bootlens.read.reader: zip's length, as ever
         host, kernel = host[:len(kernel)], kernel[:len(host)]
     if h_off is None and k_off is None:
         return [None] * len(host)
@@ -547,7 +547,7 @@ def _axis_times(host: Sequence[int | None], kernel: Sequence[int | None], h_off:
 def _samples(b: BootAnalysis) -> dict[str, Any] | None:
     """A bootchart's CPU and disk samples on the boot's axis (µs), for the panel under the
     timeline; None when the boot has none."""
-    from ..agreement import samples
+    from ..timeline.agreement import samples
 
     m = samples(b)
     if m is None:
@@ -562,10 +562,10 @@ def _samples(b: BootAnalysis) -> dict[str, Any] | None:
 
 
 def _chain_data(c: Chain, column_of: dict[int, int]) -> dict[str, Any]:
-    """The critical chain to ready (:mod:`bootlens.chain`, an estimate without dependencies):
+    """The critical chain to ready (:mod:`bootlens.timeline.chain`, an estimate without dependencies):
     links top first; ``ev`` is the link's index in the viewer's event columns (``column_of``, by
     event index), -1 for a stage, a marker or a milestone (drawn as lines, not bars)."""
-    from ..chain import ESTIMATE
+    from ..timeline.chain import ESTIMATE
 
     return {"source": c.source, "estimated": c.estimated, "links": [
         {"name": lk.name, "kind": lk.kind, "at": _us(lk.at_ns), "dur": _us(lk.duration_ns), "line": lk.line_no,

@@ -11,15 +11,15 @@ import os
 from collections.abc import Sequence
 
 from .. import __version__
-from ..align import Alignment
-from ..jsonbytes import dumps, use_orjson
-from ..analyze import Analysis, BootAnalysis, paused_gc
-from ..linecols import clip
+from ..timeline.align import Alignment
+from ..core.jsonbytes import dumps, use_orjson
+from ..timeline.analyze import Analysis, BootAnalysis, paused_gc
+from ..core.lines import clip
 from .._native import native_module
-from ..numbers import LPJ_MAX, to_int
+from ..core.numbers import LPJ_MAX, to_int
 from .logic import logic_dict
 
-from ..model import (
+from ..core.model import (
     Clock,
     Kind,
     Event,
@@ -32,7 +32,7 @@ from ..model import (
     ProcessDetail,
     UnitDetail,
 )
-from ..stages import Stage
+from ..timeline.stages import Stage
 
 SCHEMA_VERSION = 1
 # from this many events, orjson writes the document (its ~20 ms import pays off; same bytes)
@@ -42,7 +42,7 @@ TYPE_CHECKING = False  # typing's constant without importing typing (start-up, d
 if TYPE_CHECKING:  # only a type here: chain.py is for --critical-chain, not worth importing at start-up
     from typing import Any, BinaryIO
 
-    from ..chain import Chain
+    from ..timeline.chain import Chain
 
 
 def _s(ns: int | None) -> float | None:
@@ -227,7 +227,7 @@ def ftrace_json(b: BootAnalysis) -> dict[str, Any]:
 def supplement_dict(b: BootAnalysis) -> dict[str, Any]:
     """What came with the log (systemd-analyze outputs, a boot-data file, a bootchart) and how
     bootlens's own figures compare with systemd's: time per stage, blame per unit, the chain."""
-    from ..agreement import blame_check, time_rows
+    from ..timeline.agreement import blame_check, time_rows
 
     sup = b.supplement
     assert sup is not None
@@ -266,7 +266,7 @@ def supplement_dict(b: BootAnalysis) -> dict[str, Any]:
 def systemd_chain_dict(b: BootAnalysis, chain: Chain) -> dict[str, Any]:
     """``analyze --critical-chain --json``: the systemd-analyze chains given with the log, "@"
     from the start of user space and on the boot's axis, and their agreement with bootlens's."""
-    from ..agreement import chain_agreement, userspace_start
+    from ..timeline.agreement import chain_agreement, userspace_start
 
     sup = b.supplement
     if sup is None or not sup.chains:

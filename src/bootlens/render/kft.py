@@ -10,14 +10,14 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Group as Stack
 from rich.text import Text
 
-from ..kft import UNKNOWN, Cell, FuncRow, Kft, icicle, icicle_roots, kft
-from ..parsers.ftrace import Trace
+from ..sources.ftrace.kft import UNKNOWN, Cell, FuncRow, Kft, icicle, icicle_roots, kft
+from ..sources.ftrace.reader import Trace
 from .terminal import fit_table
-from .units import short
+from ..core.units import short
 from .visible import visible
 
 if TYPE_CHECKING:
-    from ..supplements import Supplement
+    from ..sources.supplements import Supplement
 
 _COLS = (("function", "left"), ("calls", "right"), ("total", "right"), ("average", "right"), ("max", "right"),
          ("self", "right"))

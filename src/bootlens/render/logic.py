@@ -1,17 +1,17 @@
-"""A logic analyzer capture given with the log (:mod:`bootlens.logic_align`): its lines in the
+"""A logic analyzer capture given with the log (:mod:`bootlens.sources.logic.align`): its lines in the
 terminal summary and its object in ``analyze --json`` (docs/json.md, ``logic_analyzer``)."""
 
 from __future__ import annotations
 
 
-from ..model import Clock, Event, LogicDetail, Stamp
+from ..core.model import Clock, Event, LogicDetail, Stamp
 
 TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 23)
 if TYPE_CHECKING:
     from typing import Any
 
-    from ..analyze import BootAnalysis
-    from ..logic_align import LogicInput
+    from ..timeline.analyze import BootAnalysis
+    from ..sources.logic.align import LogicInput
 
 
 def _logic(b: BootAnalysis) -> LogicInput | None:

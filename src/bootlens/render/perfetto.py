@@ -27,11 +27,11 @@ from typing import Any, NamedTuple
 import orjson
 
 from .. import __version__
-from ..align import Alignment
-from ..analyze import BootAnalysis
-from ..inputs import Group
-from ..model import READY, Event, InitcallDetail, Kind, LoadDetail, ProbeDetail, ProcessDetail, UnitDetail
-from ..stages import MEASURED
+from ..timeline.align import Alignment
+from ..timeline.analyze import BootAnalysis
+from ..timeline.inputs import Group
+from ..core.model import READY, Event, InitcallDetail, Kind, LoadDetail, ProbeDetail, ProcessDetail, UnitDetail
+from ..timeline.stages import MEASURED
 
 DOMAINS = ("boot", "bootloader", "kernel", "user space")  # in display order
 BOOT, BOOTLOADER, KERNEL, USER = range(len(DOMAINS))

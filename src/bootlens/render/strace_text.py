@@ -1,5 +1,5 @@
 """The strace section of ``bootlens analyze``: the terminal lines (80 columns) and the JSON
-object of an strace/ltrace summary (:mod:`bootlens.strace_summary`). Pure functions of the
+object of an strace/ltrace summary (:mod:`bootlens.sources.strace.summary`). Pure functions of the
 summary and the boot's alignment."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ..model import Clock
-from ..strace_summary import Process, Summary
+from ..core.model import Clock
+from ..sources.strace.summary import Process, Summary
 
 TOP_CALLS = 5
 # the trace's time column (parsers.strace.Trace.clock), said apart from the wall-clock placement

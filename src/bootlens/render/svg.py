@@ -38,12 +38,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from .. import __version__
-from ..analyze import BootAnalysis
-from ..inputs import Group
-from ..linecols import clip
-from ..model import NS_PER_MS, NS_PER_S, READY, Event, InitcallDetail, Kind, LoadDetail, ProbeDetail, ProcessDetail, \
+from ..timeline.analyze import BootAnalysis
+from ..timeline.inputs import Group
+from ..core.lines import clip
+from ..core.model import NS_PER_MS, NS_PER_S, READY, Event, InitcallDetail, Kind, LoadDetail, ProbeDetail, ProcessDetail, \
     UnitDetail
-from ..stages import ABSENT, MEASURED, NOT_MEASURED, Stage
+from ..timeline.stages import ABSENT, MEASURED, NOT_MEASURED, Stage
 from . import palette
 from .headline import boots_total
 from .svglayout import (

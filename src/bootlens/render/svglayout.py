@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from xml.sax.saxutils import escape
 
-from ..model import NS_PER_MS, NS_PER_S
+from ..core.model import NS_PER_MS, NS_PER_S
 from . import palette
 from .visible import visible
 

@@ -23,16 +23,16 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from ..analyze import Analysis, BootAnalysis
-from ..model import READY, Clock, Event, InitcallDetail, Kind, Milestone, ProbeDetail, ProcessDetail, UnitDetail
-from ..stages import MEASURED, Total
+from ..timeline.analyze import Analysis, BootAnalysis
+from ..core.model import READY, Clock, Event, InitcallDetail, Kind, Milestone, ProbeDetail, ProcessDetail, UnitDetail
+from ..timeline.stages import MEASURED, Total
 from .logic import event_text, logic_lines, power_on_from_logic
-from .units import mid_clip, short, short_range
+from ..core.units import mid_clip, short, short_range
 from .visible import visible
 
 if TYPE_CHECKING:
-    from ..chain import Chain
-    from ..inputs import Group
+    from ..timeline.chain import Chain
+    from ..timeline.inputs import Group
 
 _ORIGIN = {"first_byte": "first byte received", "power_on": "power-on", "kernel_start": "kernel clock start"}
 _KEY_MILESTONES = ("firmware_banner", "tpl_start", "spl_start", "uboot_start", "starting_kernel", "efi_stub",
@@ -362,7 +362,7 @@ def supplement_lines(b: BootAnalysis, worst: int = 3) -> list[str]:
     sup = b.supplement
     if sup is None:
         return []
-    from ..agreement import blame_check, time_rows  # here: a log without supplements never needs it
+    from ..timeline.agreement import blame_check, time_rows  # here: a log without supplements never needs it
     out: list[str] = []
     rows = time_rows(b)
     if rows:
@@ -391,7 +391,7 @@ def supplement_lines(b: BootAnalysis, worst: int = 3) -> list[str]:
 def systemd_chain_lines(b: BootAnalysis, chain: Chain) -> list[str]:
     """Below bootlens's chain: each systemd-analyze critical-chain given with the log, its "@"
     also on this boot's axis, and how far it agrees with bootlens's."""
-    from ..agreement import chain_agreement, userspace_start
+    from ..timeline.agreement import chain_agreement, userspace_start
 
     sup = b.supplement
     if sup is None or not sup.chains:

@@ -10,9 +10,9 @@ instead (``\\u202e``, ``\\x85``), so the reader sees that the text holds them an
 
 What is kept: tab and newline (tooltips are several lines), and every printable character.
 C0 controls and ANSI escapes are already removed from log text when it is read
-(:mod:`bootlens.lines`); they are escaped here too, for text that came another way (a file name,
+(:mod:`bootlens.read.reader`); they are escaped here too, for text that came another way (a file name,
 a recording's notes). Lone surrogates (undecodable file-name bytes) are left to the output's own
-encoding (the SVG writes U+FFFD, :func:`bootlens.errors.printable` too).
+encoding (the SVG writes U+FFFD, :func:`bootlens.core.errors.printable` too).
 
 Machine-readable outputs (``--json``, Perfetto) keep the text as it was: JSON escapes are
 unambiguous, and a tool reading them wants the log's own characters.

@@ -11,11 +11,11 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import partial
 from typing import Any, NamedTuple
 
-from ...analyze import BootAnalysis
-from ...linecols import clip, stamp_at
+from ...timeline.analyze import BootAnalysis
+from ...core.lines import clip, stamp_at
 from ..._native import native_module
-from ...model import BLOCK_KINDS, Event, Events, InitcallDetail, Kind, Milestone, ProbeDetail, ProcessDetail
-from ...numbers import CPUS_MAX, INT_MAX, to_int
+from ...core.model import BLOCK_KINDS, Event, Events, InitcallDetail, Kind, Milestone, ProbeDetail, ProcessDetail
+from ...core.numbers import CPUS_MAX, INT_MAX, to_int
 from ..base import Evidence
 from ..memo import per_boot
 

@@ -18,8 +18,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from ...analyze import BootAnalysis
-from ...numbers import to_ns
+from ...timeline.analyze import BootAnalysis
+from ...core.numbers import to_ns
 from .. import REGISTRY
 from ..base import Change, ChangeKind, Confidence, Context, Finding, Rule
 from . import _kernel as K

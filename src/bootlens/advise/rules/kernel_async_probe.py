@@ -17,8 +17,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from ...analyze import BootAnalysis
-from ...model import Kind, ProbeDetail
+from ...timeline.analyze import BootAnalysis
+from ...core.model import Kind, ProbeDetail
 from .. import REGISTRY
 from ..base import Change, ChangeKind, Confidence, Context, Finding, Rule
 from . import _kernel as K

@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ...analyze import BootAnalysis
-from ...model import Kind, LoadDetail, Milestone
-from ...numbers import BYTES_MAX, INT_MAX, TIME_NS_MAX, to_int
+from ...timeline.analyze import BootAnalysis
+from ...core.model import Kind, LoadDetail, Milestone
+from ...core.numbers import BYTES_MAX, INT_MAX, TIME_NS_MAX, to_int
 from .. import REGISTRY
 from ..base import Change, ChangeKind, Confidence, Context, Evidence, Finding, Rule
 from ..evidence import evidence, secs, size

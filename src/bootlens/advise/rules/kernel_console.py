@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ...analyze import BootAnalysis
-from ...model import Kind, Milestone
-from ...numbers import INT_MAX, to_int
+from ...timeline.analyze import BootAnalysis
+from ...core.model import Kind, Milestone
+from ...core.numbers import INT_MAX, to_int
 from .. import REGISTRY
 from ..base import Change, ChangeKind, Confidence, Context, Finding, Rule
 from ..console import State, console_at, rate

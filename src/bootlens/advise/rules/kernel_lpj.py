@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ...analyze import BootAnalysis
-from ...model import Kind, Milestone
+from ...timeline.analyze import BootAnalysis
+from ...core.model import Kind, Milestone
 from .. import REGISTRY
 from ..base import Change, ChangeKind, Confidence, Context, Finding, Rule
 from ..console import console_time

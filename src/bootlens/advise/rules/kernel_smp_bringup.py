@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ...analyze import BootAnalysis
+from ...timeline.analyze import BootAnalysis
 from .. import REGISTRY
 from ..base import Change, ChangeKind, Confidence, Context, Finding, Rule
 from ..console import console_time

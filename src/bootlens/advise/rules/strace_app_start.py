@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ...analyze import BootAnalysis
-from ...model import NS_PER_MS
-from ...strace_summary import Summary
+from ...timeline.analyze import BootAnalysis
+from ...core.model import NS_PER_MS
+from ...sources.strace.summary import Summary
 from .. import REGISTRY
 from ..base import Change, ChangeKind, Confidence, Context, Evidence, Finding, Rule
 from ..evidence import secs

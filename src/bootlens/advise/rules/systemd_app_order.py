@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from ...analyze import BootAnalysis
+from ...timeline.analyze import BootAnalysis
 from .. import REGISTRY
 from ..base import Change, ChangeKind, Confidence, Context, Finding, Rule
 from ..evidence import secs

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from ...analyze import BootAnalysis
+from ...timeline.analyze import BootAnalysis
 from .. import REGISTRY
 from ..base import Confidence, Context, Finding, Rule
 from ..evidence import secs

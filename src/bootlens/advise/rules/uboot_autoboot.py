@@ -19,10 +19,10 @@ import re
 
 from collections.abc import Iterable
 
-from ...analyze import BootAnalysis
-from ...kindpos import located
-from ...model import Fact, Kind
-from ...numbers import INT_MAX, NS_PER_S, TIME_NS_MAX, to_int
+from ...timeline.analyze import BootAnalysis
+from ...core.kindpos import located
+from ...core.model import Fact, Kind
+from ...core.numbers import INT_MAX, NS_PER_S, TIME_NS_MAX, to_int
 from .. import REGISTRY
 from ..base import Change, ChangeKind, Confidence, Context, Evidence, Finding, Rule
 from ..evidence import evidence

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ...analyze import BootAnalysis
-from ...kindpos import located
-from ...model import Kind, Milestone
+from ...timeline.analyze import BootAnalysis
+from ...core.kindpos import located
+from ...core.model import Kind, Milestone
 from .. import REGISTRY
 from ..base import Change, ChangeKind, Confidence, Context, Finding, Rule
 from ..console import rate

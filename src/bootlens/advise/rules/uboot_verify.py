@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from ...analyze import BootAnalysis
-from ...kindpos import located
-from ...model import Kind
+from ...timeline.analyze import BootAnalysis
+from ...core.kindpos import located
+from ...core.model import Kind
 from .. import REGISTRY
 from ..base import Change, ChangeKind, Confidence, Context, Finding, Rule
 from ..evidence import evidence, line_text, secs

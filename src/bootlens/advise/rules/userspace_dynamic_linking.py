@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from ...analyze import BootAnalysis
-from ...model import NS_PER_MS, Kind
-from ...kindpos import located
+from ...timeline.analyze import BootAnalysis
+from ...core.model import NS_PER_MS, Kind
+from ...core.kindpos import located
 from .. import REGISTRY
 from ..base import Change, ChangeKind, Confidence, Context, Finding, Rule
 from ..evidence import secs

@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from ...analyze import BootAnalysis
+from ...timeline.analyze import BootAnalysis
 from .. import REGISTRY
 from ..base import Change, ChangeKind, Confidence, Context, Finding
 from ..evidence import secs

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from ...analyze import BootAnalysis
+from ...timeline.analyze import BootAnalysis
 from .. import REGISTRY
 from ..base import Change, ChangeKind, Confidence, Context, Finding
 from ..evidence import secs

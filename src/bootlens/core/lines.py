@@ -1,0 +1,234 @@
+"""Lines as columns: the text, printk time and host time of every line of a boot's input, with
+the keyword index the parsers start from (:class:`Lines`), and the questions asked of a line's
+time (:func:`stamp_at`, :func:`estimate_stamp`). Reading bytes into Lines is :mod:`bootlens.read.reader`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, MutableSequence, Sequence
+
+from .._native import native_module
+from .model import Clock, Line, Stamp
+
+TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 23)
+if TYPE_CHECKING:
+    from typing import Any
+
+_native = native_module()
+_IndexColumn: Any = _native.IndexColumn
+
+# The message texts: a list of str, or (framed natively) a _scan.TextColumn, which holds the
+# cleaned input once with each message's span and makes a str only for the lines asked for.
+Texts = MutableSequence[str]
+# The times (ns or None): a list, or (framed natively) a _scan.TimeColumn of i64, 8 bytes a line.
+Times = MutableSequence[int | None]
+# One keyword's hits (ascending line indices): a _scan.IndexColumn, 4 bytes an entry where a list
+# of int costs 40 ("call" hits half the lines of an initcall_debug log).
+Index = Sequence[int]
+
+
+class Lines:
+    """Lines as parallel columns: message text, printk time, host time (ns or None).
+
+    A million-line log would cost a million Python objects as one object per line; columns
+    built natively or by C-level ``findall`` cost a fraction of the time and memory.
+    ``lines[i]`` still gives a :class:`Line` view when one is wanted. Whole-column scans go
+    through :meth:`grep` and :meth:`starting` (native over a TextColumn), never a Python loop.
+    """
+
+    __slots__ = ("text", "kernel", "host", "first", "max_len", "glued", "fields", "journal", "_hits", "_starts")
+
+    def __init__(self, text: Texts, kernel: Times, host: Times, first: int = 1) -> None:
+        self.text = text
+        self.kernel = kernel
+        self.host = host
+        self.first = first  # input line number of index 0
+        self.max_len: int | None = None  # longest message, when the framing pass measured it
+        # console text that preceded a printk stamp on the same line (a login prompt the kernel
+        # wrote over, noise), by index: the line's text is the kernel message after the stamp
+        self.glued: dict[int, str] = {}
+        # a journal entry's structured fields that the text does not say (journal.SIDE_FIELDS: the
+        # unit's file name, the job's result, ...), by index; and whether the lines are a journal's
+        self.fields: dict[int, dict[str, str]] = {}
+        self.journal = False
+        self._hits: dict[str, Index] = {}
+        self._starts: dict[str, Index] = {}
+
+    def starting(self, *prefixes: str) -> Index:
+        """Ascending indices of the lines whose message starts with any of the prefixes."""
+        missing = [p for p in prefixes if p not in self._starts]
+        if missing:
+            for p, hits in zip(missing, starting(self.text, missing)):
+                self._starts[p] = hits
+        if len(prefixes) == 1:
+            return self._starts[prefixes[0]]
+        return _union([self._starts[p] for p in prefixes])
+
+    def grep(self, *needles: str) -> Index:
+        """Ascending indices of the lines containing any of the needles (cached per needle)."""
+        missing = [n for n in needles if n not in self._hits]
+        if missing:
+            for n, hits in zip(missing, grep(self.text, missing)):
+                self._hits[n] = hits
+        if len(needles) == 1:
+            return self._hits[needles[0]]
+        return _union([self._hits[n] for n in needles])
+
+    def __len__(self) -> int:
+        return len(self.text)
+
+    def __getitem__(self, i: int) -> Line:
+        return Line(self.first + i, self.host[i], self.kernel[i], self.text[i])
+
+    def __iter__(self) -> Iterator[Line]:
+        first = self.first
+        for i, (h, k, t) in enumerate(zip(self.host, self.kernel, self.text)):
+            yield Line(first + i, h, k, t)
+
+    def slice(self, a: int, b: int) -> Lines:
+        """Lines a..b-1 as a new Lines (columns are copied, C speed; keyword hits carried over)."""
+        part = Lines(self.text[a:b], self.kernel[a:b], self.host[a:b], self.first + a)
+        part._hits = {n: _between(h, a, b) for n, h in self._hits.items()}
+        part._starts = {n: _between(h, a, b) for n, h in self._starts.items()}
+        part.glued = {i - a: g for i, g in self.glued.items() if a <= i < b}
+        part.fields = {i - a: f for i, f in self.fields.items() if a <= i < b}
+        part.journal = self.journal
+        return part
+
+    def retext(self, changes: dict[int, str]) -> None:
+        """Replace the text of some lines, keeping the cached keyword hits true."""
+        if not changes:
+            return
+        for i, t in changes.items():
+            self.text[i] = t
+        changed = sorted(changes)
+        for cache, test in ((self._hits, str.__contains__), (self._starts, str.startswith)):
+            for key, hits in cache.items():
+                add = [i for i in changed if test(changes[i], key)]
+                cache[key] = _column(hits).edited(changed, add)
+
+    def console_text(self, i: int) -> str:
+        """Everything line i showed on the console: glued console text, then the message."""
+        g = self.glued.get(i)
+        return self.text[i] if g is None else g + self.text[i]
+
+    def set_hits(self, hits: dict[str, Index], starts: dict[str, Index]) -> None:
+        """Substring and prefix hits computed elsewhere (the native framing pass)."""
+        self._hits.update((k, _column(v)) for k, v in hits.items())
+        self._starts.update((k, _column(v)) for k, v in starts.items())
+
+    def no(self, i: int) -> int:
+        """Input line number of index i."""
+        return self.first + i
+
+    def index_of(self, no: int) -> int:
+        """Index of input line number ``no`` (which must be in range)."""
+        return no - self.first
+
+    def untimed(self) -> list[int]:
+        """Ascending indices of the lines without a printk time."""
+        nones = getattr(self.kernel, "nones", None)  # a TimeColumn answers natively
+        if nones is not None:
+            result: list[int] = nones()
+            return result
+        return [i for i, k in enumerate(self.kernel) if k is None]
+
+    def has_kernel_time(self, limit: int | None = None) -> bool:
+        """True if any line (of the first ``limit``) carries a printk timestamp."""
+        col = self.kernel if limit is None else self.kernel[:limit]
+        return col.count(None) != len(col)
+
+    def has_host_time(self) -> bool:
+        """True if any line carries a host timestamp."""
+        return self.host.count(None) != len(self.host)
+
+    def timed_count(self) -> int:
+        """How many lines carry a printk or a host timestamp."""
+        if not self.has_host_time():
+            return len(self.kernel) - self.kernel.count(None)
+        return sum(1 for h, k in zip(self.host, self.kernel) if h is not None or k is not None)
+
+
+def _column(hits: Index) -> Any:
+    """Hits as a native IndexColumn (a list given by a caller is converted once)."""
+    return hits if isinstance(hits, _IndexColumn) else _IndexColumn(hits)
+
+
+def _union(cols: list[Index]) -> Index:
+    """The ascending union of several keywords' hits, natively (no set of Python ints)."""
+    result: Index = _IndexColumn.union([_column(c) for c in cols])
+    return result
+
+
+def _between(hits: Index, a: int, b: int) -> Index:
+    """The hits in lines a..b-1, renumbered from a (the index of a slice)."""
+    result: Index = _column(hits).between(a, b)
+    return result
+
+
+def starting(texts: Texts, prefixes: Sequence[str]) -> list[Index]:
+    """For each prefix, the ascending indices of the lines that start with it."""
+    result: list[Index] = _native.starting(texts, list(prefixes)) if prefixes else []
+    return result
+
+
+def grep(texts: Texts, needles: Sequence[str]) -> list[Index]:
+    """For each needle, the ascending indices of the lines that contain it."""
+    result: list[Index] = _native.grep(texts, list(needles)) if needles else []
+    return result
+
+
+def steps_back(values: Sequence[int | None]) -> list[tuple[int, int]]:
+    """(i, j) for every value below that of j, the last non-None value before it."""
+    result: list[tuple[int, int]] = _native.steps_back(values)
+    return result
+
+
+def gaps(values: Sequence[int | None], n: int) -> list[tuple[int, int, int]]:
+    """The n largest (gap, i_before, i_after) between consecutive non-None values, largest
+    first, ties to the earlier position."""
+    result: list[tuple[int, int, int]] = _native.gaps(values, n)
+    return result
+
+
+def stamp_at(lines: Lines, i: int) -> Stamp | None:
+    """The best time line i carries: the kernel's own clock beats the host's arrival time."""
+    k = lines.kernel[i]
+    if k is not None:
+        return Stamp(Clock.KERNEL, k)
+    h = lines.host[i]
+    if h is not None:
+        return Stamp(Clock.HOST, h)
+    return None
+
+
+def estimate_stamp(lines: Lines, idx: int) -> Stamp | None:
+    """Time of line idx; for an untimed line, bounded by the kernel lines around it.
+
+    A user-space line on a printk-only console has no time of its own, but it was printed after
+    the previous kernel line and before the next: the estimate is the earlier bound, with the
+    width of the interval as ``error_ns``.
+    """
+    st = stamp_at(lines, idx)
+    if st is not None:
+        return st
+    kern = lines.kernel
+    before = None
+    for j in range(idx - 1, -1, -1):
+        if kern[j] is not None:
+            before = kern[j]
+            break
+    if before is None:
+        return None
+    after = None
+    for j in range(idx + 1, len(kern)):
+        if kern[j] is not None:
+            after = kern[j]
+            break
+    err = (after - before) if after is not None and after >= before else None
+    return Stamp(Clock.KERNEL, before, True, err)
+
+
+def clip(text: str, limit: int = 300) -> str:
+    """A line as quoted evidence: clipped, with the clipping visible."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"

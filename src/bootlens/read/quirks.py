@@ -1,0 +1,167 @@
+"""Second pass over framed lines, the same whichever framing pass (native or Python) ran first:
+the format knowledge that is about what a stamp *means* rather than where it is.
+
+- A printk stamp glued after console text that had no newline (a login prompt, a half-written
+  user-space line, noise) is the kernel's: the line gets its time, the message its text, and
+  the console text before it is kept in :attr:`Lines.glued`. A stamp quoted by a test harness
+  (kselftest's ``# [   86.098289] test_bpf: ...``) is output of the test, and stays text.
+- Vendor caller prefixes after the stamp are peeled off before any parser matches a message:
+  Samsung/Android ``[0:        swapper:    0]``, MediaTek ``(0)[151:bat_thread_kthr]`` and
+  ``-(0)[0:swapper/0]`` (``[T1]``/``[C0]`` are part of the printk prefix itself).
+- A ``<6>`` level without a stamp is peeled off; a ring buffer cut in the middle of one leaves
+  ``6>`` on its first line.
+- Host clocks that restart (grabserial ``-m``) are put back on one axis.
+- A stamp out of the range a time can take (numbers.TIME_NS_MAX; a ten-digit printk second can
+  exceed it) is no time: the line keeps its text, untimed, and the lines are counted in a note.
+
+Each step starts from an index (untimed lines holding ``[``, lines starting with a caller
+prefix's first characters), so the plain path pays nothing per line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, MutableSequence, Sequence
+
+from ..core.lazyre import lazy  # start-up: most logs need few of these patterns
+from ..core.lines import Lines
+from .._native import native_module
+from ..core.numbers import NS_PER_US, TIME_NS_MAX, in_range, to_int
+
+# The strict printk stamp anywhere in a line (six decimals, as printk prints them).
+_ANYWHERE = lazy(r"\[ *(\d{1,10})\.(\d{6})\](?:\[ *[TC]\d+\])? ?", re.ASCII)
+# What a test harness puts before quoted kernel output: kselftest/TAP diagnostics "# ", "# # ".
+_QUOTED = lazy(r"[ \t]*(?:#+[ \t]*)+$")
+_LEVEL_TAIL = lazy(r"<\d{1,3}>$")
+# Vendor caller prefixes, after the printk stamp and the one space the framing takes.
+_CALLER = lazy(r"[- ]?\(\d{1,4}\)\[\d{1,7}:[^\]]*\]"  # MediaTek: " (0)[151:comm]", "-(0)[0:comm]"
+                     r"| ?\[ *\d{1,4}:[^\]]*: *\d{1,7}\] ?",  # Samsung/Android: " [0:   swapper:    0] "
+                     re.ASCII)
+CALLER_HEADS = (" (", "-(", " [", "(", "[")  # first characters of _CALLER: indexed while framing
+_TORN_LEVEL = lazy(r"[0-7]>(?=\S)")
+_LEVEL = lazy(r"<[0-7]>(?=\S)")
+
+
+def settle(lines: Lines, notes: list[str] | None = None) -> None:
+    """Glued and quoted stamps, caller prefixes, a torn first level, times out of range: in
+    place. ``notes``: where to say how many stamps were out of range."""
+    dropped = _out_of_range(lines.kernel) + _out_of_range(lines.host)
+    if dropped and notes is not None:
+        notes.append(f"{dropped} timestamps out of range (over {TIME_NS_MAX // 10**9:,} s) were not used")
+    texts, kernel = lines.text, lines.kernel
+    changes: dict[int, str] = {}
+    if texts and kernel[0] is None and _TORN_LEVEL.match(texts[0]):
+        changes[0] = texts[0][2:]
+    if kernel.count(None):
+        search = _ANYWHERE.search
+        quoted = _QUOTED.match
+        for i in _nones(kernel):
+            t = changes.get(i, texts[i])
+            if t[:1] == "<":  # a level without a stamp (dmesg -r, or printk time off)
+                lv = _LEVEL.match(t)
+                if lv is not None:
+                    t = changes[i] = t[lv.end():]
+            if "[" not in t:
+                continue
+            m = search(t)
+            if m is None:
+                continue
+            before = t[: m.start()]
+            if before and quoted(before):
+                continue  # quoted kernel output (kselftest): text of the test, not a kernel line
+            k = int(m[1] + m[2]) * 1000  # at most 16 digits
+            if k > TIME_NS_MAX:
+                continue
+            kernel[i] = k
+            changes[i] = t[m.end():]
+            before = _LEVEL_TAIL.sub("", before)
+            if before.strip():
+                lines.glued[i] = before
+    caller = _CALLER.match
+    for i in sorted(set(lines.starting(*CALLER_HEADS)).union(changes)):
+        if kernel[i] is None:
+            continue
+        t = changes.get(i, texts[i])
+        m = caller(t)
+        if m is not None and m.end() < len(t):
+            changes[i] = t[m.end():]
+    if changes:
+        lines.retext(changes)
+
+
+def _out_of_range(col: MutableSequence[int | None]) -> int:
+    """Set the times outside -TIME_NS_MAX..TIME_NS_MAX to None (wall-clock framings give times
+    relative to the first line, which may be negative); returns how many. filter(), max() and
+    min() run in C, so an input without such a time pays passes at memory speed."""
+    if not col:
+        return 0
+    drop = getattr(col, "drop_outside", None)  # a native TimeColumn does it in one pass
+    if drop is not None:
+        dropped: int = drop(TIME_NS_MAX)
+        return dropped
+    timed = list(filter(None, col))  # zeros left out too: in range
+    if not timed or (max(timed) <= TIME_NS_MAX and min(timed) >= -TIME_NS_MAX):
+        return 0
+    n = 0
+    for i, v in enumerate(col):
+        if v is not None and not -TIME_NS_MAX <= v <= TIME_NS_MAX:
+            col[i] = None
+            n += 1
+    return n
+
+
+def _nones(col: Sequence[int | None]) -> list[int]:
+    """Indices of the None values: list.index runs in C, so a column with few is read at
+    memory speed (a list comprehension would cost a Python step per line)."""
+    nones = getattr(col, "nones", None)  # a native TimeColumn answers in one pass
+    if nones is not None:
+        found: list[int] = nones()
+        return found
+    out: list[int] = []
+    i = -1
+    try:
+        while True:
+            i = col.index(None, i + 1)
+            out.append(i)
+    except ValueError:
+        return out
+
+
+def host_restarts(lines: Lines, raw: Callable[[], list[str]]) -> list[str]:
+    """grabserial ``-m``: the host time jumps back to about 0 at the line after the match.
+
+    grabserial resets its base to the matched line's start and its previous-line time to 0, so
+    the next line shows as elapsed and as delta the time since the matched line: that line is
+    put at the previous line's time plus its delta, and every later line moves with it. A
+    negative delta is a host clock stepped back (NTP): the line keeps the previous time.
+    ``raw`` gives the unframed lines (read only when a jump was found). Returns the notes.
+    """
+    from ..core.lines import steps_back
+
+    host = lines.host
+    if not steps_back(host):
+        return []
+    src = raw()
+    jumps: list[tuple[int, int]] = []
+    off = 0
+    last: int | None = None
+    for i, h in enumerate(host):
+        if h is None:
+            continue
+        v = h + off
+        if last is not None and v < last:
+            # the line's grabserial -t delta (native/src/frame.rs, the framing's own reader of the prefix)
+            m = native_module().grabserial_t_delta(src[i]) if i < len(src) else None
+            d = None if m is None or m[0] else to_int(m[1], TIME_NS_MAX // NS_PER_US)
+            delta = 0 if d is None else d * NS_PER_US
+            new = last + delta if in_range(last + delta) else last
+            jumps.append((i, last - v))
+            off += new - v
+            v = new
+        host[i] = v
+        last = v
+    _out_of_range(host)  # many restarts can carry the last lines past any time
+    shown = ", ".join(f"line {lines.no(i)} (back {back / 1e9:.6f} s)" for i, back in jumps[:5])
+    more = f" and {len(jumps) - 5} more" if len(jumps) > 5 else ""
+    return [f"host clock restarted {len(jumps)} time(s) (grabserial -m?) at {shown}{more}: later lines "
+            "were moved onto one axis by the time of the line before each restart plus the line's own delta"]

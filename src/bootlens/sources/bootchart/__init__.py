@@ -1,0 +1,1 @@
+"""Side format: bootchart archives (bootchartd's header, ps and stat logs)."""

@@ -1,0 +1,1 @@
+"""Side format: strace and ltrace outputs of an application's start, and their place on a boot."""

@@ -1,0 +1,52 @@
+"""What a systemd-analyze output looks like: :func:`detect`, and the few patterns it shares with
+the readers in :mod:`bootlens.sources.systemd_analyze.reader` (which imports them from here).
+
+Split from the readers for start-up: every input of ``bootlens analyze`` is sniffed, so a plain
+console log would otherwise pay for importing the readers' eleven dataclasses and their
+patterns (~15-25 ms on the reference machine) only to learn it is none of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ...core.lazyre import lazy
+
+# a systemd format_timespan() ("1min 2.345s"); the units are systemd_analyze._UNIT_NS's
+_SPAN = r"(?:\d+(?:\.\d+)?\s*(?:month|min|ms|us|μs|µs|ns|y|w|d|h|s)\s*)+"
+_ANSI = lazy(r"\x1b\[[0-?]*[ -/]*[@-~]")
+_BLAME = lazy(r"^\s*(" + _SPAN + r")(\S+)\s*$")
+_CHAIN_HEADER = ("The time when unit became active", "The time after the unit is active",
+                 "The time the unit took to start", "The time the unit takes to start",
+                 "The time when unit", "The time after the unit", "The time the unit")
+
+
+def _lines(text: str) -> Iterator[tuple[int, str]]:
+    """(1-based line number, line without colour escapes or the line end)."""
+    for no, raw in enumerate(text.splitlines(), 1):
+        yield no, _ANSI.sub("", raw) if "\x1b" in raw else raw
+
+
+def detect(text: str) -> str | None:
+    """Which systemd-analyze output this text is: "time", "blame", "critical-chain", "dump",
+    "plot" (SVG or JSON), or None. Looks at the first lines only."""
+    head = text[:4096]
+    if "<svg" in head and ("systemd-analyze" in head or 'class="box"' in text[:200_000]):
+        return "plot"
+    if head.lstrip().startswith("[") and '"activating"' in head:
+        return "plot"
+    first = [ln for _, ln in _lines(head) if ln.strip()][:8]
+    # a running manager's dump opens with its own lines (Manager:, Features:, a dozen
+    # Timestamp ...:) before the first unit: the reference target's systemd 252 has it at line 13
+    if any(ln.lstrip().startswith("-> Unit ") for ln in first) or (first and first[0].startswith("Manager: systemd ")):
+        return "dump"
+    if any(ln.lstrip().startswith(_CHAIN_HEADER) for ln in first):
+        return "critical-chain"
+    if any("Startup finished in " in ln or "Bootup is not yet finished" in ln for ln in first):
+        return "time"
+    # a blame line starts with a time: lines that do not start with a digit are not tried (nor
+    # is the pattern compiled, for the plain log every input is asked about: start-up)
+    timed = [ln for ln in first if ln.lstrip()[:1].isdigit()]
+    if timed and sum(1 for ln in timed if _BLAME.match(ln)) >= max(1, len(first) - 1):
+        return "blame"
+    return None

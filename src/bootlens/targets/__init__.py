@@ -1,0 +1,5 @@
+"""The targets bootlens boots itself: the QEMU reference targets with real Debian kernels
+(:mod:`.qemu`), the Debian 12 systemd image (:mod:`.qemu_systemd`), boot-time ftrace runs on
+them (:mod:`.tracerun`), and repeated boots of a target or a board into a run folder
+(:mod:`.runs`).
+"""

@@ -1,0 +1,552 @@
+"""The built-in reference targets: real Debian kernels booted under QEMU (../REFERENCE-TARGET).
+
+``setup`` downloads Debian's kernel and busybox-static for the target's architecture with a
+private apt state (the system's apt architectures are not touched, no root is needed), and
+builds an initramfs that behaves like an unoptimised product: busybox init, an rcS running
+S-scripts (mounts, mdev coldplug, syslogd/klogd, loopback, a needless ``sleep 1``, fork-heavy
+checks), then an application that prints ``APP READY`` and powers off.
+
+``boot`` starts QEMU paused, releases it once the capture is reading (so t=0 is power-on, to
+within the time of one monitor command) and captures its serial console into a recording.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import os
+import shutil
+import socket
+import stat as st
+import sys
+import subprocess
+import tempfile
+import time
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..capture.loop import CaptureResult, CommandSource, Source, ThrottledSource, capture, stop_if_interrupted
+from ..core.errors import BootlensError
+
+if TYPE_CHECKING:
+    from .tracerun import TracePlan
+
+READY_MARKER = "APP READY"
+
+
+class TargetError(BootlensError):
+    """A reference target could not be set up or booted."""
+
+    exit_code = 2
+
+
+@dataclass(frozen=True, slots=True)
+class TargetSpec:
+    """How to get and boot one reference target."""
+
+    name: str
+    debian_arch: str
+    kernel_package: str  # a metapackage; its dependency names the versioned kernel
+    qemu: str
+    machine: tuple[str, ...]
+    firmware: str | None  # U-Boot binary, None for QEMU's own (SeaBIOS)
+    console: str
+    apt_packages: tuple[str, ...]  # host packages the target needs
+    env_size: int = 0  # U-Boot environment size at the start of pflash unit 1 (0: none)
+    flash_size: int = 64 << 20  # size QEMU requires of a pflash image
+    rootfs: bool = False  # boots a root filesystem image (target_systemd), not the busybox initramfs
+
+
+TARGETS = {
+    "qemu-arm64": TargetSpec(
+        name="qemu-arm64", debian_arch="arm64", kernel_package="linux-image-arm64",
+        qemu="qemu-system-aarch64", machine=("-M", "virt", "-cpu", "cortex-a57", "-m", "512"),
+        firmware="/usr/lib/u-boot/qemu_arm64/u-boot.bin", console="ttyAMA0",
+        apt_packages=("qemu-system-arm", "u-boot-qemu"),
+        env_size=0x40000,  # CONFIG_ENV_SIZE; CONFIG_ENV_ADDR=0x4000000 is flash1's first byte
+    ),
+    "qemu-x86_64": TargetSpec(
+        name="qemu-x86_64", debian_arch="amd64", kernel_package="linux-image-amd64",
+        qemu="qemu-system-x86_64", machine=("-M", "pc", "-m", "512"),
+        firmware=None, console="ttyS0", apt_packages=("qemu-system-x86",),
+    ),
+    "qemu-x86_64-systemd": TargetSpec(
+        name="qemu-x86_64-systemd", debian_arch="amd64", kernel_package="linux-image-amd64",
+        qemu="qemu-system-x86_64", machine=("-M", "pc", "-m", "512"),
+        firmware=None, console="ttyS0", apt_packages=("qemu-system-x86", "mmdebstrap", "e2fsprogs"),
+        rootfs=True,
+    ),
+}
+
+BASE_CMDLINE = "printk.time=1 panic=-1"
+
+
+def cache_root() -> Path:
+    """Where downloaded images and built initramfs live (XDG cache dir)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "bootlens" / "targets"
+
+
+def spec(name: str) -> TargetSpec:
+    """The spec of a target, or a one-line error naming the known ones."""
+    try:
+        return TARGETS[name]
+    except KeyError:
+        raise TargetError(f"unknown target {name!r}; known: {', '.join(TARGETS)}") from None
+
+
+@dataclass(frozen=True, slots=True)
+class TargetFiles:
+    """A set-up target: the files QEMU needs."""
+
+    spec: TargetSpec
+    kernel: Path
+    initramfs: Path
+    kernel_version: str
+    rootfs: Path | None = None  # the root filesystem image, for a target that boots one
+
+
+def files(name: str) -> TargetFiles:
+    """The files of a target set up earlier, or an error saying how to set it up."""
+    s = spec(name)
+    d = cache_root() / name
+    if s.rootfs:
+        from .qemu_systemd import files as rootfs_target_files
+
+        return rootfs_target_files(s, d)
+    kernels = sorted(d.glob("vmlinuz-*"))
+    initrd = d / "initramfs.cpio.gz"
+    if not kernels or not initrd.exists() or not (d / "busybox").exists():
+        raise TargetError(f"{name} is not set up: run `bootlens target setup {name}`")
+    return TargetFiles(s, kernels[-1], initrd, kernels[-1].name.removeprefix("vmlinuz-"))
+
+
+def _run(cmd: list[str], what: str, cwd: str | None = None, timeout_s: float = 600, hint: str = "",
+         stderr_only: bool = False) -> str:
+    """A set-up command's standard output (with ``stderr_only``: its standard error, which is
+    where debugfs reports), or a one-line TargetError with its last line of standard error."""
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, cwd=cwd)
+    except FileNotFoundError:
+        raise TargetError(f"{what}: {cmd[0]} not found{hint}") from None
+    except subprocess.TimeoutExpired:
+        raise TargetError(f"{what}: timed out") from None
+    if p.returncode != 0:
+        last = (p.stderr.strip().splitlines() or ["no message"])[-1]
+        raise TargetError(f"{what} failed: {last}")
+    return p.stderr if stderr_only else p.stdout
+
+
+def setup(name: str, force: bool = False, log: bool = True) -> TargetFiles:
+    """Download the kernel and busybox for a target and build its initramfs (cached)."""
+    s = spec(name)
+    if not force:
+        try:
+            return files(name)
+        except TargetError:
+            pass
+    d = cache_root() / name
+    if s.rootfs:
+        from .qemu_systemd import build
+
+        return build(s, d, log)
+    d.mkdir(parents=True, exist_ok=True)
+    state = d / "apt"
+    for sub in ("lists/partial", "cache/archives/partial"):
+        (state / sub).mkdir(parents=True, exist_ok=True)
+    apt = ["-o", f"APT::Architecture={s.debian_arch}", "-o", f"APT::Architectures={s.debian_arch}",
+           "-o", f"Dir::State::Lists={state / 'lists'}", "-o", f"Dir::Cache={state / 'cache'}",
+           "-o", "Dir::State::Status=/dev/null", "-o", "Debug::NoLocking=1", "-qq"]
+    if log:
+        print(f"bootlens: fetching Debian {s.debian_arch} package lists", file=sys.stderr, flush=True)
+    _run(["apt-get", *apt, "update"], "apt-get update")
+    deps = _run(["apt-cache", *apt, "depends", s.kernel_package], "apt-cache depends")
+    kpkg = next((ln.split(":", 1)[1].strip() for ln in deps.splitlines()
+                 if ln.strip().startswith("Depends:") and "linux-image-" in ln), None)
+    if kpkg is None:
+        raise TargetError(f"cannot find the kernel package {s.kernel_package} depends on")
+    with tempfile.TemporaryDirectory(dir=d) as tmp:
+        if log:
+            print(f"bootlens: downloading {kpkg} and busybox-static", file=sys.stderr, flush=True)
+        _run(["apt-get", *apt, "download", kpkg, "busybox-static"], "apt-get download", cwd=tmp)
+        debs = list(Path(tmp).glob("*.deb"))
+        root = Path(tmp) / "x"
+        for deb in debs:
+            _run(["dpkg-deb", "-x", str(deb), str(root)], f"unpacking {deb.name}")
+        kernels = sorted((root / "boot").glob("vmlinuz-*"))
+        busybox = root / "bin" / "busybox"
+        if not kernels or not busybox.exists():
+            raise TargetError("the downloaded packages hold no kernel image or busybox")
+        for old in d.glob("vmlinuz-*"):
+            old.unlink()
+        shutil.copy(kernels[-1], d / kernels[-1].name)
+        shutil.copy(busybox, d / "busybox")  # kept to rebuild the initramfs with an overlay
+        (d / "initramfs.cpio.gz").write_bytes(build_initramfs(busybox.read_bytes()))
+    return files(name)
+
+
+# --- the initramfs --------------------------------------------------------------------------
+
+APPLETS = ("sh", "ash", "init", "mount", "umount", "mdev", "syslogd", "klogd", "ifconfig", "sleep", "cat",
+           "grep", "echo", "expr", "test", "[", "poweroff", "mkdir", "ls", "sed", "cut", "head", "true",
+           "uname", "hostname", "ln", "seq")
+
+INITTAB = """\
+::sysinit:/etc/init.d/rcS
+::once:/usr/bin/app
+::shutdown:/bin/umount -a -r
+"""
+
+RCS = """\
+#!/bin/sh
+# Runs the S-scripts in order, like a stock busybox or Buildroot image.
+for s in /etc/init.d/S??*; do
+    [ -x "$s" ] && "$s" start
+done
+"""
+
+SCRIPTS = {
+    "S01mount": """\
+#!/bin/sh
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev 2>/dev/null || true
+mkdir -p /dev/pts /run /tmp /var/log
+""",
+    "S10mdev": """\
+#!/bin/sh
+# coldplug: walk /sys and create device nodes (slow on real hardware)
+mdev -s
+""",
+    "S20syslog": """\
+#!/bin/sh
+syslogd
+klogd
+""",
+    "S30network": """\
+#!/bin/sh
+ifconfig lo 127.0.0.1 up
+hostname bootlens-ref
+""",
+    "S40settle": """\
+#!/bin/sh
+# "wait for things to settle": a needless fixed delay
+sleep 1
+""",
+    "S50checks": """\
+#!/bin/sh
+# fork-heavy checks, the way init scripts are often written
+if cat /proc/cmdline | grep -q quiet; then echo "quiet boot"; fi
+n=0
+for f in /etc/init.d/*; do
+    n=$(expr $n + 1)
+    [ -f "$f" ] && echo "$f" | grep -q S && true
+done
+kernel=$(uname -r | cut -d- -f1)
+echo "checks done ($n scripts, kernel $kernel)"
+""",
+}
+
+APP = """\
+#!/bin/sh
+# The product's application: report ready, then power off so that QEMU exits.
+echo "uptime: $(cat /proc/uptime)"
+echo "APP READY"
+poweroff -f
+"""
+
+
+def rootfs_files(target: str | None = None) -> dict[str, bytes]:
+    """The init files of the reference initramfs (path without leading /, content): what the
+    advisor reads to propose script edits, and what an overlay replaces. For a target that
+    boots a root filesystem image: its unit files and their configuration (empty until set up)."""
+    if target is not None and spec(target).rootfs:
+        from .qemu_systemd import rootfs_files as unit_files
+
+        return unit_files(cache_root() / target)
+    files = {"etc/inittab": INITTAB.encode(), "etc/init.d/rcS": RCS.encode(), "usr/bin/app": APP.encode()}
+    files.update({f"etc/init.d/{n}": body.encode() for n, body in SCRIPTS.items()})
+    return files
+
+
+def build_initramfs(busybox: bytes, overlay: Path | None = None) -> bytes:
+    """A gzip-compressed newc cpio archive, written here so that no root (or fakeroot) is needed
+    for root-owned device-less entries; the kernel creates /dev through devtmpfs.
+
+    ``overlay``: a directory whose files, directories and symlinks are laid over the image
+    (same path: the overlay's wins), e.g. an edited ``etc/init.d/S40settle``.
+    """
+    entries: list[tuple[str, int, bytes]] = []  # (path, mode, data or link target)
+    for dname in ("bin", "sbin", "usr", "usr/bin", "etc", "etc/init.d", "proc", "sys", "dev", "tmp", "run",
+                  "var", "var/log", "root"):
+        entries.append((dname, 0o040755, b""))
+    entries.append(("bin/busybox", 0o100755, busybox))
+    for applet in APPLETS:
+        entries.append((f"bin/{applet}", 0o120777, b"busybox"))
+    entries.append(("sbin/init", 0o120777, b"../bin/busybox"))
+    entries.append(("sbin/mdev", 0o120777, b"../bin/busybox"))
+    entries.append(("init", 0o120777, b"sbin/init"))
+    entries.append(("etc/inittab", 0o100644, INITTAB.encode()))
+    entries.append(("etc/init.d/rcS", 0o100755, RCS.encode()))
+    for name, text in SCRIPTS.items():
+        entries.append((f"etc/init.d/{name}", 0o100755, text.encode()))
+    entries.append(("usr/bin/app", 0o100755, APP.encode()))
+    if overlay is not None:
+        entries = _overlay(entries, overlay)
+    raw = io.BytesIO()
+    for ino, (path, mode, data) in enumerate(entries, 1):
+        cpio_entry(raw, ino, path, mode, data)
+    cpio_entry(raw, 0, "TRAILER!!!", 0, b"")
+    return gzip.compress(raw.getvalue(), compresslevel=6, mtime=0)
+
+
+def _overlay(entries: list[tuple[str, int, bytes]], root: Path) -> list[tuple[str, int, bytes]]:
+    """Entries with the overlay directory's contents laid over them (same path: replaced)."""
+    if not root.is_dir():
+        raise TargetError(f"--rootfs-overlay {root}: not a directory")
+    extra: dict[str, tuple[int, bytes]] = {}
+    for p in sorted(root.rglob("*")):
+        rel = p.relative_to(root).as_posix()
+        if p.is_symlink():
+            extra[rel] = (0o120777, os.readlink(p).encode())
+        elif p.is_dir():
+            extra[rel] = (0o040755, b"")
+        elif p.is_file():
+            mode = 0o100755 if os.access(p, os.X_OK) else 0o100644
+            extra[rel] = (mode, p.read_bytes())
+    # Replace in place, so that every directory still comes before what it holds (the kernel's
+    # unpacker cannot create a file whose directory does not exist yet); new paths go last,
+    # in sorted order, parents first.
+    out = [(path, *extra.pop(path)) if path in extra else (path, mode, data) for path, mode, data in entries]
+    return out + [(path, mode, data) for path, (mode, data) in extra.items()]
+
+
+def overlay_files(root: Path) -> list[tuple[str, bytes, int]]:
+    """The files and symlinks under ``root`` as (path below it, content or link target, mode),
+    in walk order; a symlink to a directory is a link, not followed."""
+    files: list[tuple[str, bytes, int]] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        for n in sorted(dirnames + filenames):
+            p = Path(dirpath) / n
+            rel = p.relative_to(root).as_posix()
+            if p.is_symlink():
+                files.append((rel, os.readlink(p).encode(), st.S_IFLNK | 0o777))
+            elif p.is_file():
+                files.append((rel, p.read_bytes(), st.S_IFREG | (p.stat().st_mode & 0o777)))
+        dirnames[:] = [d for d in dirnames if not (Path(dirpath) / d).is_symlink()]
+    return files
+
+
+def cpio_entry(out: io.BytesIO, ino: int, name: str, mode: int, data: bytes) -> None:
+    nb = name.encode() + b"\0"
+    fields = (ino, mode, 0, 0, 2 if mode & 0o040000 else 1, 0, len(data), 0, 0, 0, 0, len(nb), 0)
+    out.write(b"070701" + b"".join(b"%08X" % f for f in fields))
+    out.write(nb)
+    out.write(b"\0" * (-(110 + len(nb)) % 4))
+    out.write(data)
+    out.write(b"\0" * (-len(data) % 4))
+
+
+# --- U-Boot environment ------------------------------------------------------------------
+
+
+def default_uboot_env(firmware: bytes) -> dict[str, str]:
+    """U-Boot's built-in default environment, read out of its binary.
+
+    It is stored as NUL-separated ``name=value`` strings ending in a double NUL and (for the
+    distro boot configs Debian builds) starting with ``bootcmd=``. A valid environment in flash
+    replaces the default whole, so overrides must start from it.
+    """
+    start = firmware.find(b"\0bootcmd=") + 1
+    if start <= 0:
+        raise TargetError("cannot find U-Boot's default environment in its binary")
+    end = firmware.find(b"\0\0", start)
+    env: dict[str, str] = {}
+    for item in firmware[start:end].split(b"\0"):
+        key, sep, value = item.decode("latin-1").partition("=")
+        if not sep or not key:
+            raise TargetError("U-Boot's default environment does not parse")
+        env[key] = value
+    if "bootdelay" not in env:
+        raise TargetError("U-Boot's default environment has no bootdelay: not the block expected")
+    return env
+
+
+def uboot_env_image(env: dict[str, str], size: int) -> bytes:
+    """A non-redundant U-Boot environment: CRC32 (little-endian) of the data, then the data
+    (``name=value`` NUL-separated, a final NUL) padded with NULs to ``size`` - 4 bytes."""
+    data = b"".join(f"{k}={v}".encode("latin-1") + b"\0" for k, v in env.items()) + b"\0"
+    if len(data) > size - 4:
+        raise TargetError(f"U-Boot environment too large ({len(data)} > {size - 4} bytes)")
+    data += b"\0" * (size - 4 - len(data))
+    return zlib.crc32(data).to_bytes(4, "little") + data
+
+
+def parse_env_overrides(items: Sequence[str]) -> dict[str, str]:
+    """NAME=VALUE pairs (a value may be empty: NAME= clears the variable)."""
+    out: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key or any(c in key for c in " \0="):
+            raise TargetError(f"--uboot-env {item!r}: expected NAME=VALUE, e.g. bootdelay=0")
+        out[key] = value
+    return out
+
+
+def flash_image(tf: TargetFiles, overrides: dict[str, str], path: str) -> None:
+    """Write a pflash image for unit 1 holding the default environment with ``overrides``."""
+    s = tf.spec
+    if not s.env_size or not s.firmware:
+        raise TargetError(f"{s.name} has no U-Boot environment to change")
+    env = default_uboot_env(Path(s.firmware).read_bytes())
+    env.update(overrides)
+    image = uboot_env_image({k: v for k, v in env.items() if v != "" or k not in overrides}, s.env_size)
+    with open(path, "wb") as f:
+        f.write(image)
+        f.write(b"\xff" * (s.flash_size - len(image)))  # the rest reads as erased flash
+
+
+# --- booting --------------------------------------------------------------------------------
+
+
+def qemu_command(tf: TargetFiles, monitor: str, append: str = "", flash: str | None = None,
+                 cmdline: str | None = None, initramfs: Path | None = None, rootfs: Path | None = None,
+                 collect_disk: Path | None = None) -> list[str]:
+    """The QEMU command line: paused (-S), serial on stdout, a monitor socket to release it.
+
+    ``cmdline`` replaces the kernel arguments after ``console=`` (the console stays: without it
+    there is nothing to measure; so does ``root=`` for a target booting an image); ``append``
+    adds to them. A root filesystem image (``rootfs``, else the target's own) is attached with
+    ``snapshot=on``: the guest's writes (journal, random seed) are dropped, every boot starts
+    from the same image. The network is QEMU's user net restricted to the guest and its DHCP
+    server; ``collect_disk`` is a second disk for the collector (target_systemd).
+    """
+    s = tf.spec
+    args = BASE_CMDLINE if cmdline is None else cmdline
+    root = ""
+    if tf.rootfs is not None:
+        from .qemu_systemd import ROOT_ARGS
+
+        root = ROOT_ARGS + " "
+    kernel_args = f"console={s.console} {root}{args} {append}".strip()
+    cmd = [s.qemu, *s.machine, "-display", "none", "-no-reboot", "-S", "-serial", "stdio",
+           "-monitor", f"unix:{monitor},server,nowait", "-kernel", str(tf.kernel),
+           "-initrd", str(initramfs or tf.initramfs), "-append", kernel_args]
+    if s.firmware:
+        cmd[1:1] = ["-bios", s.firmware]
+    if flash:
+        cmd += ["-drive", f"if=pflash,format=raw,unit=1,file={flash}"]
+    if tf.rootfs is not None:
+        cmd += ["-drive", f"file={rootfs or tf.rootfs},format=raw,if=virtio,snapshot=on",
+                "-netdev", "user,id=n0,restrict=on", "-device", "virtio-net-pci,netdev=n0"]
+        if collect_disk is not None:
+            cmd += ["-drive", f"file={collect_disk},format=raw,if=virtio"]
+    return cmd
+
+
+def boot(tf: TargetFiles, out: str, append: str = "", timeout_s: float = 180.0,
+         uboot_env: dict[str, str] | None = None, cmdline: str | None = None,
+         overlay: Path | None = None, baud: int | None = None, ready: str = READY_MARKER,
+         collect: Path | None = None, trace: TracePlan | None = None) -> CaptureResult:
+    """Boot once and capture the console from power-on into the recording ``out``, until a line
+    matches ``ready`` (QEMU is stopped then), the target powers off or ``timeout_s`` passes;
+    ``baud`` reads the console no faster than a serial line at that rate (ThrottledSource);
+    ``uboot_env`` overrides variables of U-Boot's default environment (e.g. bootdelay=0),
+    ``cmdline`` replaces the kernel arguments, ``overlay`` is laid over the initramfs (or over
+    a cached copy of the root filesystem image). ``collect`` (a target booting an image): the
+    guest's collector runs after the app, the capture goes on until the guest powers off, and
+    what it wrote (systemd-analyze, journalctl outputs) is unpacked into that directory.
+    ``trace`` (busybox targets): boot-time ftrace on the command line; the capture goes on past
+    the ready line until the guest has dumped its trace buffer, which is split out of the
+    recording into ``out``'s ``.trace.txt`` sibling (:mod:`bootlens.targets.tracerun`)."""
+    if trace is not None:
+        from .tracerun import check_trace
+
+        check_trace(tf, trace, f"{cmdline or ''} {append}")
+    if collect is not None and tf.rootfs is None:
+        raise TargetError(f"{tf.spec.name} has no collector: collection is for targets booting systemd")
+    if shutil.which(tf.spec.qemu) is None:
+        raise TargetError(f"{tf.spec.qemu} not found: install {' '.join(tf.spec.apt_packages)}")
+    if tf.spec.firmware and not os.path.exists(tf.spec.firmware):
+        raise TargetError(f"{tf.spec.firmware} not found: install u-boot-qemu")
+    with tempfile.TemporaryDirectory(prefix="bootlens-") as tmp:
+        monitor = os.path.join(tmp, "monitor.sock")
+        flash = None
+        if uboot_env:
+            flash = os.path.join(tmp, "flash1.img")
+            flash_image(tf, uboot_env, flash)
+        initramfs = rootfs = disk = None
+        if trace is not None:
+            from .tracerun import end_pattern, write_overlay
+
+            append = f"{append} {trace.kernel_args}".strip()
+            overlay = write_overlay(Path(tmp) / "trace-overlay", overlay, APP.encode())
+            ready = end_pattern()  # the capture ends after the dump, the analysis still at ready
+        if overlay is not None and tf.rootfs is not None:
+            from .qemu_systemd import overlay_image
+
+            rootfs = overlay_image(tf, overlay)
+        elif overlay is not None:
+            initramfs = Path(tmp) / "initramfs.cpio.gz"
+            initramfs.write_bytes(build_initramfs((tf.kernel.parent / "busybox").read_bytes(), overlay))
+        if collect is not None:
+            from .qemu_systemd import COLLECT_ARG, collect_disk
+
+            disk = Path(tmp) / "collect.img"
+            collect_disk(disk)
+            append = f"{append} {COLLECT_ARG}".strip()
+        source: Source = CommandSource(qemu_command(tf, monitor, append, flash, cmdline, initramfs, rootfs, disk))
+        if baud:
+            source = ThrottledSource(source, baud)
+
+        def release() -> None:
+            _monitor_command(monitor, b"cont\n")
+
+        # collecting, the capture runs on past the ready line until the guest powers off
+        result = stop_if_interrupted(capture(source, out, origin="power_on", quit_pattern=None if disk else ready,
+                                             end_s=timeout_s, on_ready=release, echo=None))
+        if disk is not None and collect is not None:
+            from .qemu_systemd import read_collection
+
+            read_collection(disk, collect)
+        if trace is not None:
+            from ..capture.trace_dump import save_dump
+
+            save_dump(Path(out))
+        return result
+
+
+def _monitor_command(path: str, command: bytes, wait_s: float = 10.0) -> None:
+    """Send one command to QEMU's human monitor on a unix socket, waiting for it to appear.
+
+    The monitor drops input sent before it has printed its greeting, so read up to the first
+    "(qemu) " prompt, send, and wait for the next prompt (the command has run by then).
+    """
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sk:
+                sk.settimeout(wait_s)
+                sk.connect(path)
+                _read_until(sk, b"(qemu) ")
+                sk.sendall(command)
+                _read_until(sk, b"(qemu) ")
+                return
+        except (FileNotFoundError, ConnectionRefusedError):
+            if time.monotonic() > deadline:
+                raise TargetError("QEMU's monitor did not come up") from None
+            time.sleep(0.005)
+        except OSError as e:
+            raise TargetError(f"QEMU's monitor: {e}") from None
+
+
+def _read_until(sk: socket.socket, marker: bytes) -> None:
+    buf = b""
+    while marker not in buf:
+        data = sk.recv(4096)
+        if not data:
+            raise TargetError("QEMU's monitor closed the connection")
+        buf += data

@@ -1,0 +1,175 @@
+"""What ``report`` and ``compare`` take as INPUT: a log, a recording, or a run folder.
+
+Each input becomes a :class:`Group`: the boots it holds, analysed. A run folder (written by
+``bootlens run``) is one group of repeated boots; its ``run.json`` remembers the markers the
+run was captured with, so a later ``report`` or ``compare`` measures to the same ready line.
+
+Some inputs are told apart by their content (:func:`bootlens.sources.supplements.classify`): a
+boot-data file (grab-boot-data.sh) is a group of its own, its kernel log analysed with line
+numbers pointing into the file; systemd-analyze outputs and a folder of them add to the boot of
+the other inputs instead of being one (see :mod:`bootlens.sources.supplements`); a bootchart archive
+adds to that boot too, or, given without a log, is a boot of its own.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+from .analyze import Analysis, analyze_boot, analyze_paths, paused_gc
+from ..core.errors import InputError, printable
+from ..core.model import READY, Fact, InputStats, NamedTuple
+from ..core.options import ParseOptions
+from ..capture.run_folder import folder_files, run_markers
+from ..sources.kinds import classify  # light: the supplement model is imported when an input is one (start-up)
+
+TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 23)
+if TYPE_CHECKING:  # pathlib is imported where a folder is read (start-up: ~8 ms to import)
+    from pathlib import Path
+
+    from ..sources.supplements import Supplement
+    from ..sources.logic.align import LogicSetup
+
+class Group(NamedTuple):
+    """One INPUT: a single log or recording, or a folder of repeated boots."""
+
+    name: str  # the input as the user gave it
+    analysis: Analysis
+    folder: bool  # True for a run folder (repeated boots of one configuration)
+
+
+def analyze_folder(folder: Path, options: ParseOptions | None = None, top: int = 10,
+                   supplement: Supplement | None = None) -> Analysis:
+    """Analyse every boot of a run folder; markers given by the user win over run.json's."""
+    files = folder_files(folder)
+    if not files:
+        raise InputError(str(folder), "no recordings (boot-N.rec) or logs in this folder")
+    from ..sources.supplements import merge
+    from ..sources.supplements import trace_supplement
+
+    opts = options if options is not None and options.markers else ParseOptions(run_markers(folder))
+    traces = [trace_supplement(p) for p in files]  # run --trace: boot-N.trace.txt joins boot-N.rec
+    if not any(traces):
+        return analyze_paths([str(p) for p in files], opts, top, supplement=supplement)
+    parts = [analyze_paths([str(p)], opts, top,
+                           supplement=merge(supplement, t) if supplement and t else t or supplement)
+             for p, t in zip(files, traces)]
+    return Analysis(tuple(s for a in parts for s in a.inputs), tuple(b for a in parts for b in a.boots))
+
+
+def analyze_bootdata(path: str, options: ParseOptions | None = None, top: int = 10,
+                     supplement: Supplement | None = None) -> Analysis:
+    """A boot-data file as one input: its KERNEL MESSAGES through the normal pipeline (line
+    numbers are the file's), its SYSTEMD INFO and kernel CONFIG attached as a supplement, its
+    machine facts (GBD_MACHINE, the CPU count, ...) added where the kernel log has none."""
+    from .boots import boots_from_lines
+    from ..read.reader import frame_bytes
+    from ..sources.bootdata.reader import read_bootdata
+    from ..sources.supplements import Supplement, merge
+
+    opts = options or ParseOptions()
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except OSError as e:
+        raise InputError(path, f"cannot read: {e.strerror or e}") from None
+    source = printable(path)
+    bd = read_bootdata(text, source)
+    sec = bd.section("KERNEL MESSAGES")
+    if sec is None or not sec.text.strip():
+        raise InputError(path, "a boot-data file without KERNEL MESSAGES: no boot to analyse")
+    lines, stats = frame_bytes(source, sec.text.encode(), opts.needles())
+    lines.first = sec.line_no  # line numbers point into the boot-data file
+    own = Supplement((("bootdata", source),), bd.startup, bd.blame, kconfig=bd.config,
+                     warnings=bd.warnings)
+    sup = merge(own, supplement) if supplement else own
+    ready_given = any(m.name == READY for m in opts.markers)
+    with paused_gc():
+        boots = boots_from_lines(source, lines, stats, opts)
+        results = []
+        for boot in boots:
+            have = {f.key for f in boot.facts}
+            extra = tuple(Fact(f.key, f.value, f.line_no) for f in bd.facts if f.key not in have)
+            boot = type(boot)(boot.source, boot.index, boot.lines, boot.events, boot.facts + extra, boot.warnings,
+                              boot.formats + ("boot-data",), boot.split_reason)
+            results.append(analyze_boot(boot, top, stats.host_origin, ready_given, sup))
+    return Analysis((stats,), tuple(results))
+
+
+def analyze_inputs(inputs: Sequence[str], options: ParseOptions | None = None, top: int = 10,
+                   supplements: Sequence[str] = (), logic: LogicSetup | None = None) -> list[Group]:
+    """One group per input, in the order given; systemd-analyze outputs (and the folders of
+    them in ``supplements``, from ``--systemd-analyze DIR``) and bootcharts attach to the boot of
+    the others. Raises InputError when they would attach to several boots, or to none."""
+    kinds = {name: classify(name) for name in inputs}
+    extra = [(kind, name) for name, kind in kinds.items() if kind is not None and kind != "bootdata"]
+    logs = [name for name in inputs if kinds[name] is None or kinds[name] == "bootdata"]
+    for d in supplements:
+        if not os.path.isdir(d):
+            raise InputError(d, "--systemd-analyze takes a folder (as target boot --collect writes)")
+        extra.append(("collection", d))
+    if not logs:
+        charts = [name for kind, name in extra if kind == "bootchart"]
+        if len(charts) == 1 and len(extra) == 1:
+            return [_bootchart_group(charts[0], top)]
+        if len(extra) == 1 and extra[0][0] == "ftrace":  # a trace alone: a boot of its events
+            return [Group(extra[0][1], trace_group(extra[0][1], top), False)]
+        what = ", ".join(printable(n) for _, n in extra)
+        raise InputError(what, "systemd-analyze outputs and bootcharts add to a boot: give the boot's log "
+                         "(a console log, a recording, a journal) with them")
+    sup = None
+    if extra:
+        from ..sources.supplements import read_supplements
+
+        sup = read_supplements(extra, logic)  # logic: --channel/--align of a capture
+    groups = []
+    for name in logs:
+        if kinds[name] == "bootdata":
+            groups.append(Group(name, analyze_bootdata(name, options, top, sup), False))
+        elif name != "-" and os.path.isdir(name):
+            from pathlib import Path
+
+            groups.append(Group(name, analyze_folder(Path(name), options, top, sup), True))
+        else:
+            groups.append(Group(name, analyze_paths([name], options, top, supplement=sup), False))
+    boots = sum(len(g.analysis.boots) for g in groups)
+    if sup is not None and boots > 1:
+        raise InputError(", ".join(printable(n) for _, n in extra),
+                         f"describes one boot, and the other inputs hold {boots}: give the log of that boot alone")
+    return groups
+
+
+def trace_group(name: str, top: int = 10) -> Analysis:
+    """A trace given alone, analysed: a boot of its events, the trace attached as its supplement
+    (so the KFT table and the icicle show)."""
+    from ..sources.ftrace.kft import trace_boot
+    from ..sources.ftrace.reader import read_trace
+    from ..sources.supplements import Supplement
+
+    tr = read_trace(name)
+    src = printable(name)
+    sup = Supplement((("ftrace", src),), ftrace=tr, warnings=tr.warnings)  # the boot names its source
+    b = analyze_boot(trace_boot(tr), top, supplement=sup)
+    # "no timestamps in this boot" speaks of a console log; a trace's times are its own
+    b = b._replace(warnings=tuple(w for w in b.warnings if not w.startswith("no timestamps in this boot")))
+    try:
+        size = os.path.getsize(name)
+    except OSError:
+        size = 0
+    return Analysis((InputStats(src, size, tr.lines, "ftrace"),), (b,))
+
+
+def _bootchart_group(name: str, top: int) -> Group:
+    """A bootchart alone: a boot of its processes, its samples for the report's panel."""
+    from ..sources.bootchart.reader import read_bootchart
+    from ..sources.supplements import Supplement, bootchart_boot
+
+    bc = read_bootchart(name)
+    if not bc.processes and not bc.cpu:
+        raise InputError(name, "no processes or CPU samples in this bootchart: " + "; ".join(bc.warnings))
+    sup = Supplement((("bootchart", printable(name)),), bootchart=bc, warnings=bc.warnings)
+    # the processes are the boot's own events here (extend_boot sees them and adds none)
+    b = analyze_boot(bootchart_boot(bc), top, supplement=sup)
+    # "no timestamps in this boot" speaks of a console log; a bootchart's times are its own
+    b = b._replace(warnings=tuple(w for w in b.warnings if not w.startswith("no timestamps in this boot")))
+    return Group(name, Analysis((InputStats(printable(name), 0, 0, "bootchart"),), (b,)), False)
