@@ -115,7 +115,15 @@ def run_one(exe: str, dest: Path, key: str, argv: list[str], fmt: str | None) ->
     text += p.stderr.replace(str(out_file).encode(), b"<OUT>") + b"--- stdout\n" + p.stdout
     if fmt:
         text += b"--- " + fmt.encode() + b"\n" + body
-    (dest / key).write_bytes(text)
+    (dest / file_name(key)).write_bytes(text)
+
+
+def file_name(key: str) -> str:
+    """The output's file name: its key, or for a key past a file name's 255 bytes (a group of
+    five inputs) its start and a hash of the whole."""
+    if len(key.encode()) <= 200:
+        return key
+    return key[:150] + "~" + hashlib.sha256(key.encode()).hexdigest()[:16] + key[key.rindex("."):]
 
 
 def record(dest: Path, workers: int, only: str | None) -> None:
