@@ -6,17 +6,11 @@
 
 use pyo3::prelude::*;
 
-mod columns;
-mod events;
-mod frame;
 mod fxhash;
-mod ftrace;
-mod ftrace_line;
-mod index;
-mod initcall;
-mod json;
-mod page;
-mod process;
+mod model;
+mod parse;
+mod read;
+mod render;
 
 /// Count ASCII digits starting at `p`.
 pub(crate) fn digits(b: &[u8], p: usize) -> usize {
@@ -63,42 +57,42 @@ pub(crate) fn to_ns(b: &[u8], unit: i64) -> Option<i64> {
 
 #[pymodule]
 fn _scan(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(frame::frame, m)?)?;
-    m.add_function(wrap_pyfunction!(frame::printk_prefix, m)?)?;
-    m.add_function(wrap_pyfunction!(frame::grabserial_sys_prefix, m)?)?;
-    m.add_function(wrap_pyfunction!(frame::detect_framing, m)?)?;
-    m.add_function(wrap_pyfunction!(frame::grabserial_t_delta, m)?)?;
-    m.add_function(wrap_pyfunction!(columns::grep, m)?)?;
-    m.add_function(wrap_pyfunction!(columns::starting, m)?)?;
-    m.add_class::<columns::TextColumn>()?;
-    m.add_class::<columns::Pinned>()?;
-    m.add_class::<columns::TimeColumn>()?;
-    m.add_class::<index::IndexColumn>()?;
-    m.add_function(wrap_pyfunction!(columns::has_control, m)?)?;
-    m.add_function(wrap_pyfunction!(columns::is_utf8, m)?)?;
-    m.add_function(wrap_pyfunction!(columns::clean_as_is, m)?)?;
-    m.add_function(wrap_pyfunction!(columns::steps_back, m)?)?;
-    m.add_function(wrap_pyfunction!(columns::gaps, m)?)?;
-    m.add_function(wrap_pyfunction!(initcall::initcalls, m)?)?;
-    m.add_function(wrap_pyfunction!(initcall::initcall_events, m)?)?;
-    m.add_function(wrap_pyfunction!(json::dump_initcalls, m)?)?;
-    m.add_function(wrap_pyfunction!(page::text_piece, m)?)?;
-    m.add_function(wrap_pyfunction!(page::page_escape, m)?)?;
-    m.add_class::<page::JsonPiece>()?;
-    m.add_function(wrap_pyfunction!(events::initcall_block, m)?)?;
-    m.add_class::<events::EventBlock>()?;
-    m.add_function(wrap_pyfunction!(events::report::report_lanes, m)?)?;
-    m.add_function(wrap_pyfunction!(events::report::report_columns_all, m)?)?;
-    m.add_function(wrap_pyfunction!(events::report::report_on_lines, m)?)?;
-    m.add_function(wrap_pyfunction!(events::report::report_places, m)?)?;
-    m.add_function(wrap_pyfunction!(events::report::report_process_texts, m)?)?;
-    m.add_function(wrap_pyfunction!(events::report::timed_at, m)?)?;
-    m.add_function(wrap_pyfunction!(events::query::pick, m)?)?;
-    m.add_class::<events::query::Picked>()?;
-    m.add_function(wrap_pyfunction!(events::report::report_line_times, m)?)?;
-    m.add_function(wrap_pyfunction!(ftrace::ftrace_graph, m)?)?;
-    m.add_function(wrap_pyfunction!(process::process_block, m)?)?;
-    m.add_function(wrap_pyfunction!(events::procs::process_tree, m)?)?;
+    m.add_function(wrap_pyfunction!(read::frame::frame, m)?)?;
+    m.add_function(wrap_pyfunction!(read::frame::printk_prefix, m)?)?;
+    m.add_function(wrap_pyfunction!(read::frame::grabserial_sys_prefix, m)?)?;
+    m.add_function(wrap_pyfunction!(read::frame::detect_framing, m)?)?;
+    m.add_function(wrap_pyfunction!(read::frame::grabserial_t_delta, m)?)?;
+    m.add_function(wrap_pyfunction!(read::text::grep, m)?)?;
+    m.add_function(wrap_pyfunction!(read::text::starting, m)?)?;
+    m.add_class::<read::text::TextColumn>()?;
+    m.add_class::<read::text::Pinned>()?;
+    m.add_class::<read::text::TimeColumn>()?;
+    m.add_class::<read::index::IndexColumn>()?;
+    m.add_function(wrap_pyfunction!(read::text::has_control, m)?)?;
+    m.add_function(wrap_pyfunction!(read::text::is_utf8, m)?)?;
+    m.add_function(wrap_pyfunction!(read::text::clean_as_is, m)?)?;
+    m.add_function(wrap_pyfunction!(read::text::steps_back, m)?)?;
+    m.add_function(wrap_pyfunction!(read::text::gaps, m)?)?;
+    m.add_function(wrap_pyfunction!(parse::initcall::initcalls, m)?)?;
+    m.add_function(wrap_pyfunction!(parse::initcall::initcall_events, m)?)?;
+    m.add_function(wrap_pyfunction!(render::json::dump_initcalls, m)?)?;
+    m.add_function(wrap_pyfunction!(render::page::text_piece, m)?)?;
+    m.add_function(wrap_pyfunction!(render::page::page_escape, m)?)?;
+    m.add_class::<render::page::JsonPiece>()?;
+    m.add_function(wrap_pyfunction!(model::initcall_block, m)?)?;
+    m.add_class::<model::EventBlock>()?;
+    m.add_function(wrap_pyfunction!(model::report::report_lanes, m)?)?;
+    m.add_function(wrap_pyfunction!(model::report::report_columns_all, m)?)?;
+    m.add_function(wrap_pyfunction!(model::report::report_on_lines, m)?)?;
+    m.add_function(wrap_pyfunction!(model::report::report_places, m)?)?;
+    m.add_function(wrap_pyfunction!(model::report::report_process_texts, m)?)?;
+    m.add_function(wrap_pyfunction!(model::report::timed_at, m)?)?;
+    m.add_function(wrap_pyfunction!(model::query::pick, m)?)?;
+    m.add_class::<model::query::Picked>()?;
+    m.add_function(wrap_pyfunction!(model::report::report_line_times, m)?)?;
+    m.add_function(wrap_pyfunction!(parse::ftrace::ftrace_graph, m)?)?;
+    m.add_function(wrap_pyfunction!(parse::process::process_block, m)?)?;
+    m.add_function(wrap_pyfunction!(model::procs::process_tree, m)?)?;
     m.add("BOUNDS", (TIME_NS_MAX, PID_MAX, INT_MIN, INT_MAX))?;
     Ok(())
 }

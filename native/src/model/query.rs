@@ -11,7 +11,7 @@ use pyo3::types::{PyList, PySet, PyType};
 
 use super::{axis_times, Detail, EventBlock, INITCALL, NONE};
 use crate::fxhash::FxMap;
-use crate::initcall::named_tuple;
+use crate::parse::initcall::named_tuple;
 
 /// A filter on one field: the values allowed, or with the flag set the values not allowed.
 type Among<T> = Option<(bool, Vec<T>)>;

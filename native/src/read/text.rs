@@ -8,7 +8,7 @@ use aho_corasick::AhoCorasick;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PySlice, PyString};
 
-use crate::index::IndexColumn;
+use crate::read::index::IndexColumn;
 
 /// grep(texts, needles) -> one ascending list of line indices per needle (lines containing it);
 /// texts: a TextColumn or a list of str.

@@ -21,10 +21,10 @@
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
-use crate::columns::{gather, slices, LineBytes, TextColumn};
+use crate::read::text::{gather, slices, LineBytes, TextColumn};
 use crate::fxhash::FxMap;
-use crate::index::IndexColumn;
-use crate::events::{axis_times, rows_block, EventBlock, ProcRow, Types, NO_CLOCK, NONE};
+use crate::read::index::IndexColumn;
+use crate::model::{axis_times, rows_block, EventBlock, ProcRow, Types, NO_CLOCK, NONE};
 use crate::{bounded, PID_MAX};
 
 const KTHREADD: i64 = 2;

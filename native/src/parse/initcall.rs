@@ -9,8 +9,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString, PyTuple, PyType};
 use regex::bytes::Regex;
 
-use crate::columns::{gather, slices, times_of, LineBytes, TextColumn};
-use crate::index::IndexColumn;
+use crate::read::text::{gather, slices, times_of, LineBytes, TextColumn};
+use crate::read::index::IndexColumn;
 use crate::{bounded, digits, to_ns, INT_MAX, INT_MIN, PID_MAX};
 
 // The initcall_debug patterns of parsers/initcall.py, with ASCII classes (`(?-u)`) as there.
@@ -276,7 +276,7 @@ pub(crate) fn scan(texts: &Bound<'_, PyAny>, candidates: &Bound<'_, PyAny>, spli
     let cut = match split {
         0 => None,
         k if k > 0 => Some((k as usize).min(n)),
-        _ if n < SPLIT_MIN || !crate::frame::two_cores() => None,
+        _ if n < SPLIT_MIN || !crate::read::frame::two_cores() => None,
         _ => Some(n / 2),
     };
     let k = match cut {

@@ -7,8 +7,8 @@ use memchr::memmem::Finder;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
 
-use crate::columns::{buf_of, SpanSlots, Spans, TextColumn, TimeColumn};
-use crate::index::IndexColumn;
+use crate::read::text::{buf_of, SpanSlots, Spans, TextColumn, TimeColumn};
+use crate::read::index::IndexColumn;
 use crate::{digits, num};
 
 /// `\[ *` at p: the end, or None.

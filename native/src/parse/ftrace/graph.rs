@@ -20,7 +20,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
 use crate::fxhash::FxMap as FastMap;
-use crate::ftrace_line::{name_hash, parse, same, BodyKind, Kind, Rec, NO_RANGE};
+use super::line::{name_hash, parse, same, BodyKind, Kind, Rec, NO_RANGE};
 
 const NONE: u32 = u32::MAX;
 const MAX_CPU: usize = 8192;

@@ -14,7 +14,7 @@ use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 
 use super::{axis_times, item_in, Detail, EventBlock, Item, NONE, NO_NAME, PROCESS};
 use crate::fxhash::FxMap;
-use crate::page::JsonPiece;
+use crate::render::page::JsonPiece;
 
 /// A duration as the report's `dd` holds it: the ns, -1 for none (a negative one stays), of the
 /// event at position `i`, item `it` of the block.
@@ -362,7 +362,7 @@ pub(crate) fn timed_at(py: Python<'_>, block: PyRef<'_, EventBlock>, positions: 
             Some(_) => py.None(),
             None => return Err(pyo3::exceptions::PyIndexError::new_err("timed_at: a position past the times")),
         };
-        crate::initcall::named_tuple(py, cls, vec![block.get(py, j)?, t])
+        crate::parse::initcall::named_tuple(py, cls, vec![block.get(py, j)?, t])
     }).collect()
 }
 

@@ -19,13 +19,17 @@ use std::sync::Arc;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PySlice, PyString, PyTuple, PyType};
 
-use crate::columns::{times_of, TimeColumn};
+use crate::read::text::{times_of, TimeColumn};
 use crate::fxhash::FxMap;
-use crate::initcall::{named_tuple, scan};
-use crate::json::{detail_json, name_json, probe_detail_json, write_event, write_process_parts, write_row_parts, Process, KIND_JSON};
+use crate::parse::initcall::{named_tuple, scan};
+use crate::render::json::{detail_json, name_json, probe_detail_json, write_event, write_process_parts, write_row_parts, Process, KIND_JSON};
 
+// children of this module (they read the block's private columns), in their rooms' folders
+#[path = "procs.rs"]
 pub(crate) mod procs; // the user-space process tree (advise/userspace.py)
+#[path = "query.rs"]
 pub(crate) mod query; // the advisor's queries on the rows (advise/rules/_kernel.py)
+#[path = "../render/report.rs"]
 pub(crate) mod report; // the report's passes over the block (render/html.py)
 
 pub(crate) const NONE: i64 = i64::MIN; // an absent duration, end line or axis time (TimeColumn's None too)

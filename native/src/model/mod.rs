@@ -1,0 +1,3 @@
+mod block;
+
+pub(crate) use block::*;

@@ -1,0 +1,4 @@
+mod graph;
+mod line;
+
+pub(crate) use graph::ftrace_graph;

@@ -1,0 +1,3 @@
+pub(crate) mod ftrace;
+pub(crate) mod initcall;
+pub(crate) mod process;

@@ -1,0 +1,3 @@
+pub(crate) mod frame;
+pub(crate) mod index;
+pub(crate) mod text;

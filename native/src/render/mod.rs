@@ -1,0 +1,2 @@
+pub(crate) mod json;
+pub(crate) mod page;
