@@ -1,20 +1,27 @@
-//! initcall_debug, device probe and PCI quirk lines: scan, pair, and build the events.
-//! Reference: `scan_initcalls_py` and `InitcallParser.events_py` in bootlens/parsers/initcall.py.
+//! initcall_debug lines and the device probe and PCI quirk lines around them: the one reader of
+//! them (docs/architecture.md, "Where each format's knowledge lives"; parsers/initcall.py only
+//! words the warnings). `scan` finds the calls (`calling  fn+0x0/0x30 [mod] @ pid`, `initcall
+//! fn returned ret after N usecs`, the old `initcall 0x... ran for N msecs: fn`), pairs each
+//! return with its call, and reads the probe (`probe of dev returned ret after N usecs`, with or
+//! without the driver) and fixup (`pci dev: calling  quirk`, `pci dev: quirk took N usecs`)
+//! lines, on two threads for a large log. Its rows become a block's columns in model/build.rs
+//! (`initcall_block`, what parsers/initcall.py calls); `initcalls` hands them to Python as
+//! tuples (tests, fuzz/harness.py). The kernel symbol in these lines is symbol.rs's grammar.
 
 // once_cell, not std::sync::OnceLock: that needs Rust 1.70, and Debian 12 ships 1.63
 use once_cell::sync::OnceCell;
 
-use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString, PyTuple, PyType};
 use regex::bytes::Regex;
 
-use crate::read::text::{gather, slices, times_of, LineBytes, TextColumn};
+use super::symbol::{fast_fn, FN};
+use crate::fxhash::FxMap;
+use crate::model::named_tuple;
+use crate::num::{bounded, digits, to_ns, INT_MAX, INT_MIN, PID_MAX};
 use crate::read::index::IndexColumn;
-use crate::{bounded, digits, to_ns, INT_MAX, INT_MIN, PID_MAX};
-
-// The initcall_debug patterns of parsers/initcall.py, with ASCII classes (`(?-u)`) as there.
-const FN: &str = r"(\S+?)(?:\+0x[0-9a-f]+/0x[0-9a-f]+)?(?: \[([^\]\s]+)\])?";
+use crate::read::text::{gather, slices, LineBytes, TextColumn};
+use crate::read::time::times_of;
 
 struct Rx {
     call: Regex,
@@ -58,8 +65,6 @@ fn ns(c: &regex::bytes::Captures, i: usize, unit: i64) -> Option<i64> {
     to_ns(c.get(i).map(|m| m.as_bytes()).unwrap_or(b""), unit)
 }
 
-use crate::fxhash::FxMap;
-
 pub(crate) type CallRow = (String, Option<String>, i64, i64, Option<i64>, Option<i64>, Option<i64>);
 /// A call row with its function and module as ids into Scan::call_names (no String a row).
 pub(crate) type CallIds = (u32, Option<u32>, i64, i64, Option<i64>, Option<i64>, Option<i64>);
@@ -92,73 +97,6 @@ impl Call {
     }
 }
 pub(crate) type DevRow = (String, Option<String>, i64, i64, i64, i64);
-
-fn is_space(c: u8) -> bool {
-    matches!(c, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
-}
-
-/// Fast path for `FN` followed by `tail` at the start of `b`, for the common shape only:
-/// a name without '+' or '[', an optional `+0x<hex>/0x<hex>`, an optional ` [module]`.
-/// Within that shape the lazy regex has exactly one way to match, so the captures are the
-/// same; anything else returns None and the caller uses the regex.
-fn fast_fn<'a>(b: &'a [u8], tail: &[u8]) -> Option<(&'a [u8], Option<&'a [u8]>, usize)> {
-    // one pass: the token's end, its first '+', whether it holds a '['
-    let mut run = b.len();
-    let mut plus = None;
-    let mut bracket = false;
-    for (k, &c) in b.iter().enumerate() {
-        if is_space(c) {
-            run = k;
-            break;
-        }
-        if c == b'+' && plus.is_none() {
-            plus = Some(k);
-        }
-        bracket |= c == b'[';
-    }
-    if run == 0 || bracket {
-        return None;
-    }
-    let tok = &b[..run];
-    let name_end = match plus {
-        None => run,
-        Some(p) => {
-            let off = &tok[p..];
-            // +0x<hex>/0x<hex>, exactly, to the end of the token
-            if !off.starts_with(b"+0x") {
-                return None;
-            }
-            let h1 = off[3..].iter().take_while(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f')).count();
-            let rest = &off[3 + h1..];
-            if h1 == 0 || !rest.starts_with(b"/0x") {
-                return None;
-            }
-            let h2 = rest[3..].iter().take_while(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f')).count();
-            if h2 == 0 || 3 + h2 != rest.len() {
-                return None;
-            }
-            p
-        }
-    };
-    let name = &tok[..name_end];
-    if name.is_empty() {  // no '[' in the token, no '+' before plus
-        return None;
-    }
-    let mut q = run;
-    let mut module = None;
-    if b[q..].starts_with(b" [") {
-        let m = b[q + 2..].iter().take_while(|c| **c != b']' && !is_space(**c)).count();
-        if m == 0 || b.get(q + 2 + m) != Some(&b']') {
-            return None;
-        }
-        module = Some(&b[q + 2..q + 2 + m]);
-        q += 3 + m;
-    }
-    if !b[q..].starts_with(tail) {
-        return None;
-    }
-    Some((name, module, q + tail.len()))
-}
 
 /// `-?\d+` at p: (the digits with their sign, end) or None.
 fn signed(b: &[u8], p: usize) -> Option<(&[u8], usize)> {
@@ -577,9 +515,10 @@ fn scan_run<'a>(candidates: impl Iterator<Item = usize>, k0: usize, strs: &LineB
 /// initcalls(texts, candidates) -> (calls, probes, fixups, not_understood, first_bad_index,
 /// out_of_range)
 ///
-/// Mirrors parsers/initcall.py scan_initcalls_py: calls are (fn, module, call_index|-1,
-/// return_index|-1, duration_ns|None, pid|None, ret|None) in the order the Python scan emits
-/// them (returned calls as they return, then unfinished ones in line order); probes and fixups are
+/// The rows of `scan` as tuples (for the tests and fuzz/harness.py; the parser takes them as a
+/// block: model/build.rs): calls are (fn, module, call_index|-1, return_index|-1,
+/// duration_ns|None, pid|None, ret|None) in the scan's order (returned calls as they return,
+/// then unfinished ones in line order); probes and fixups are
 /// (device, fn-or-driver, start_index|-1, end_index, duration_ns, ret). A line whose
 /// pid, return value or duration is out of range (numbers.py) is not used, only counted.
 #[pyfunction]
@@ -591,37 +530,6 @@ pub(crate) fn initcalls(
     let nm = |k: u32| r.call_names[k as usize].clone();
     let calls = r.calls().map(|c| c.ids()).map(|c| (nm(c.0), c.1.map(nm), c.2, c.3, c.4, c.5, c.6)).collect();
     Ok((calls, r.probes, r.fixups, r.bad, r.first_bad, r.out_of_range))
-}
-
-/// Build an instance of a tuple subclass (a NamedTuple) from owned items, as CPython's own
-/// tuple.__new__(cls, items) does: tp_alloc, then fill the slots.
-pub(crate) fn named_tuple<'py>(py: Python<'py>, cls: &Bound<'py, PyType>, items: Vec<PyObject>) -> PyResult<PyObject> {
-    if !cls.is_subclass_of::<PyTuple>()? {
-        return Err(pyo3::exceptions::PyTypeError::new_err("expected a tuple subclass"));
-    }
-    // Only the stable ABI (abi3): the type's tp_alloc through PyType_GetSlot, the slots filled
-    // through PyTuple_SetItem rather than the PyTuple_SET_ITEM macro.
-    // SAFETY: cls is a tuple subclass, so its instances have the PyTupleObject layout and
-    // tp_alloc gives one with items.len() empty slots and a reference count of 1 (as
-    // PyTuple_SetItem requires), each slot filled exactly once below (PyTuple_SetItem steals
-    // the reference, also when it fails).
-    unsafe {
-        let tp = cls.as_type_ptr();
-        let slot = ffi::PyType_GetSlot(tp, ffi::Py_tp_alloc);
-        let alloc: ffi::allocfunc =
-            if slot.is_null() { ffi::PyType_GenericAlloc } else { std::mem::transmute(slot) };
-        let obj = alloc(tp, items.len() as ffi::Py_ssize_t);
-        if obj.is_null() {
-            return Err(PyErr::fetch(py));
-        }
-        let obj = PyObject::from_owned_ptr(py, obj);
-        for (i, it) in items.into_iter().enumerate() {
-            if ffi::PyTuple_SetItem(obj.as_ptr(), i as ffi::Py_ssize_t, it.into_ptr()) != 0 {
-                return Err(PyErr::fetch(py));
-            }
-        }
-        Ok(obj)
-    }
 }
 
 /// initcall_events(texts, candidates, kernel, host, first, types) -> (events, unfinished,
