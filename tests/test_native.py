@@ -22,7 +22,7 @@ from conftest import CORPUS, GOLDEN
 
 from bootlens import lines as L
 from bootlens import numbers as N
-from bootlens.model import Clock, Event, Kind
+from bootlens.model import Clock, Event, InitcallDetail, Kind, ProbeDetail, Stamp
 from bootlens.parsers.initcall import NATIVE_TYPES, NEEDLES
 from bootlens.render.jsonout import event_dict
 
@@ -90,6 +90,42 @@ def mutated(seed: int = 11, n: int = 3000) -> str:
     return "\n".join(out) + "\n"
 
 
+def initcall_events(lines: L.Lines, cands: Any) -> tuple[list[Event], int, int, int, int]:
+    """The oracle of the native block (native/src/model/build.rs ``initcall_block``): the events
+    made of the initcall scan's rows (``initcalls``), built here in Python by the rules the block
+    follows, sorted stably by line (calls, probes, fixups). A line's time is its printk time,
+    else its host time. Returns (events, unfinished, not understood, first bad, out of range)."""
+    calls, probes, fixups, bad, first_bad, oor = native.initcalls(lines.text, cands)
+    kernel, host, first = lines.kernel, lines.host, lines.first
+
+    def at(i: int, minus: int) -> Stamp | None:
+        k, h = kernel[i], host[i]
+        if k is not None:
+            return Stamp(Clock.KERNEL, k - minus)
+        return None if h is None else Stamp(Clock.HOST, h - minus)
+
+    out: list[Event] = []
+    unfinished = 0
+    for name, module, ci, ri, dur, pid, ret in calls:
+        if ri < 0:  # never returned
+            unfinished += 1
+            out.append(Event(Kind.INITCALL, name, at(ci, 0), None, first + ci, None,
+                             InitcallDetail(pid, module, None, False)))
+        elif ci >= 0:
+            out.append(Event(Kind.INITCALL, name, at(ci, 0), dur, first + ci, first + ri,
+                             InitcallDetail(pid, module, ret, True)))
+        else:  # a return without its call: it started a duration before
+            out.append(Event(Kind.INITCALL, name, at(ri, dur or 0), dur, first + ri, first + ri,
+                             InitcallDetail(None, module, ret, True)))
+    for dev, drv, _, ri, dur, ret in probes:
+        out.append(Event(Kind.PROBE, dev, at(ri, dur), dur, first + ri, first + ri, ProbeDetail(dev, drv, ret)))
+    for dev, quirk, si, ri, dur, _ in fixups:
+        start, line = (at(si, 0), si) if si >= 0 else (at(ri, dur), ri)
+        out.append(Event(Kind.FIXUP, quirk or "", start, dur, first + line, first + ri, ProbeDetail(dev, None, 0)))
+    out.sort(key=lambda e: e.line_no)
+    return out, unfinished, bad, first_bad, oor
+
+
 def texts() -> list[tuple[str, str]]:
     out = []
     for p in INPUTS:
@@ -137,13 +173,14 @@ def test_gaps_and_steps_back_by_hand() -> None:
 
 @pytest.mark.parametrize(("name", "text"), CASES, ids=IDS)
 def test_initcall_events_are_sane(name: str, text: str) -> None:
-    """Every event comes from a line that names it, in line order, with numbers in range; what
-    was not used is counted."""
+    """Every event of the block comes from a line that names it, in line order, with numbers in
+    range; what was not used is counted (as the rows count it)."""
     lines = L.frame_text(text, "plain")
     cands = lines.grep(*NEEDLES)
     calls, probes, fixups, bad, first_bad, oor = native.initcalls(lines.text, cands)
-    built, unfinished, bad2, first_bad2, oor2 = native.initcall_events(
+    block, unfinished, bad2, first_bad2, oor2 = native.initcall_block(
         lines.text, cands, lines.kernel, lines.host, lines.first, NATIVE_TYPES)
+    built = list(block)
     assert (bad2, first_bad2, oor2) == (bad, first_bad, oor)
     assert len(built) == len(calls) + len(probes) + len(fixups)
     assert unfinished == sum(1 for c in calls if c[3] < 0)
@@ -163,8 +200,9 @@ def test_initcall_events_are_sane(name: str, text: str) -> None:
 def test_initcall_json(name: str, text: str) -> None:
     """The native JSON of a timed initcall is what event_dict writes for it."""
     lines = L.frame_text(text, "plain")
-    events, *_ = native.initcall_events(lines.text, lines.grep(*NEEDLES), lines.kernel, lines.host, lines.first,
-                                        NATIVE_TYPES)
+    block, *_ = native.initcall_block(lines.text, lines.grep(*NEEDLES), lines.kernel, lines.host, lines.first,
+                                      NATIVE_TYPES)
+    events = list(block)
     times = [None if e.start is None else e.start.ns for e in events]
     from bootlens.align import Alignment
 
@@ -360,7 +398,7 @@ def _block_and_events(text: str) -> tuple[L.Lines, object, tuple[Event, ...]]:
     lines = L.frame_text(text, "plain")
     cands = lines.grep(*NEEDLES)
     block, *rest = native.initcall_block(lines.text, cands, lines.kernel, lines.host, lines.first, NATIVE_TYPES)
-    built, *rest2 = native.initcall_events(lines.text, cands, lines.kernel, lines.host, lines.first, NATIVE_TYPES)
+    built, *rest2 = initcall_events(lines, cands)
     assert rest == rest2  # unfinished, not understood, first bad, out of range
     return lines, block, tuple(built)
 
@@ -369,7 +407,7 @@ def test_block_rows_put_in_line_order_in_place_over_long_cycles() -> None:
     """The block's rows come in the scan's order (calls as they return, then probes, fixups and
     unfinished calls) and are put in line order in place, a cycle of the permutation at a time:
     nested calls returning in reverse, probes and fixups between them, unfinished calls and a
-    row already in place give long and short cycles; the rows are initcall_events' (sorted
+    row already in place give long and short cycles; the rows are the oracle's (sorted
     stably by line)."""
     for depth in (1, 2, 3, 17, 200):
         rows, t = [], 0
@@ -395,7 +433,7 @@ def test_block_rows_put_in_line_order_in_place_over_long_cycles() -> None:
 @pytest.mark.parametrize(("name", "text"), CASES, ids=IDS)
 def test_block_rows_equal_the_events_built_the_old_way(name: str, text: str) -> None:
     """Every row of the block, by index (also negative), by slice and by iteration, is the Event
-    initcall_events builds for it, field by field."""
+    oracle builds for it from the scan's rows (initcall_events, above), field by field."""
     _, block, built = _block_and_events(text)
     assert len(block) == len(built)
     assert list(block) == list(built)
@@ -1249,3 +1287,4 @@ def test_page_escape_is_the_replace_passes() -> None:
         raw = orjson.dumps(["".join(rng.choice(alphabet) for _ in range(rng.randrange(12))) for _ in range(3)])
         assert native.page_escape(raw) == _page_escaped(raw)
     assert native.page_escape(b"") == b"" and native.page_escape(b"\xe2\x80") == b"\xe2\x80"
+

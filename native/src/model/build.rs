@@ -89,10 +89,17 @@ impl Tables {
 /// initcall_block(texts, candidates, kernel, host, first, types) -> (block, unfinished,
 /// not_understood, first_bad_index, out_of_range)
 ///
-/// The rows of `initcalls` as an EventBlock: the same events `initcall_events` builds, in the
-/// same order, kept as columns (`types` as there: Event, Stamp, InitcallDetail, ProbeDetail,
-/// Kind.INITCALL, Kind.PROBE, Kind.FIXUP, Clock.KERNEL, Clock.HOST). `split`: the scan's
-/// threads, as initcall.rs `scan` says (-1: two for a large input).
+/// The rows of the initcall scan (`initcalls` gives the same rows as tuples) as an EventBlock, in
+/// line order (stably: calls, probes, fixups), kept as columns; `types` is model.BLOCK_TYPES
+/// (Event, Stamp, InitcallDetail, ProbeDetail, Kind.INITCALL, Kind.PROBE, Kind.FIXUP,
+/// Clock.KERNEL, Clock.HOST, ...). A line's time is its printk time, else its host time, else
+/// none. A call that returned starts at its `calling` line and ends at its return; one that never
+/// returned has no duration, end line, return value, and `returned` False; a return without its
+/// call starts at the return's time less the duration, with no pid. A probe starts at its line's
+/// time less the duration (ProbeDetail(device, driver, ret)); a fixup at its `calling` line, else
+/// as a probe (ProbeDetail(device, None, 0), named after the quirk). `first`: the line number
+/// of line 0. `split`: the scan's threads, as initcall.rs `scan` says (-1: two for a large
+/// input). tests/test_native.py holds the block to these rules, built in Python from the rows.
 #[pyfunction]
 #[pyo3(signature = (texts, candidates, kernel, host, first, types, split=-1))]
 #[allow(clippy::too_many_arguments)]

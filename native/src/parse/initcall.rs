@@ -12,16 +12,13 @@
 use once_cell::sync::OnceCell;
 
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyString, PyTuple, PyType};
 use regex::bytes::Regex;
 
 use super::symbol::{fast_fn, FN};
 use crate::fxhash::FxMap;
-use crate::model::named_tuple;
 use crate::num::{bounded, digits, to_ns, INT_MAX, INT_MIN, PID_MAX};
 use crate::read::index::IndexColumn;
 use crate::read::text::{gather, slices, LineBytes, TextColumn};
-use crate::read::time::times_of;
 
 struct Rx {
     call: Regex,
@@ -531,111 +528,3 @@ pub(crate) fn initcalls(
     let calls = r.calls().map(|c| c.ids()).map(|c| (nm(c.0), c.1.map(nm), c.2, c.3, c.4, c.5, c.6)).collect();
     Ok((calls, r.probes, r.fixups, r.bad, r.first_bad, r.out_of_range))
 }
-
-/// initcall_events(texts, candidates, kernel, host, first, types) -> (events, unfinished,
-/// not_understood, first_bad_index, out_of_range)
-///
-/// The events InitcallParser.parse builds from the rows of `initcalls`, built here (same
-/// objects, sorted by line number as parse sorts them; tests/test_native.py compares them). `types` is (Event, Stamp,
-/// InitcallDetail, ProbeDetail, Kind.INITCALL, Kind.PROBE, Kind.FIXUP, Clock.KERNEL, Clock.HOST).
-#[pyfunction]
-pub(crate) fn initcall_events<'py>(
-    py: Python<'py>,
-    texts: &Bound<'py, PyAny>,
-    candidates: &Bound<'py, PyAny>,
-    kernel: &Bound<'py, PyAny>,
-    host: &Bound<'py, PyAny>,
-    first: i64,
-    types: &Bound<'py, PyTuple>,
-) -> PyResult<(Bound<'py, PyList>, usize, usize, i64, usize)> {
-    let r = scan(texts, candidates, -1)?;
-    let event_t = types.get_item(0)?.downcast_into::<PyType>()?;
-    let stamp_t = types.get_item(1)?.downcast_into::<PyType>()?;
-    let icd_t = types.get_item(2)?.downcast_into::<PyType>()?;
-    let probe_t = types.get_item(3)?.downcast_into::<PyType>()?;
-    let k_initcall = types.get_item(4)?.unbind();
-    let k_probe = types.get_item(5)?.unbind();
-    let k_fixup = types.get_item(6)?.unbind();
-    let c_kernel = types.get_item(7)?.unbind();
-    let c_host = types.get_item(8)?.unbind();
-    let none = || py.None();
-    let f = false.into_pyobject(py)?.to_owned().into_any().unbind();
-    let zero = 0i64.into_pyobject(py)?.into_any().unbind();
-    let tru = true.into_pyobject(py)?.to_owned().into_any().unbind();
-    let kernel = times_of(kernel)?;
-    let host = times_of(host)?;
-    // Stamp(clock, ns - minus) for line i: printk time, else host time, else None
-    let at = |i: i64, minus: i64| -> PyResult<PyObject> {
-        let (k, h) = (kernel[i as usize], host[i as usize]);
-        let (clock, v) = if k != i64::MIN {
-            (&c_kernel, k)
-        } else if h != i64::MIN {
-            (&c_host, h)
-        } else {
-            return Ok(none());
-        };
-        named_tuple(py, &stamp_t, vec![clock.clone_ref(py), (v - minus).into_pyobject(py)?.into_any().unbind(),
-                                       f.clone_ref(py), zero.clone_ref(py)])
-    };
-    let int = |v: i64| -> PyResult<PyObject> { Ok(v.into_pyobject(py)?.into_any().unbind()) };
-    let opt = |v: Option<i64>| -> PyResult<PyObject> { v.map_or(Ok(none()), int) };
-    // One str per distinct name and one detail per distinct (pid, module, ret, returned): the
-    // events are immutable, so equal values can be one object (most initcalls share pid 1, no
-    // module, ret 0; a trace repeats names). Saves ~90 bytes an event.
-    let mut names: FxMap<String, PyObject> = FxMap::default();
-    let mut strobj = |v: &str| -> PyObject {
-        if let Some(o) = names.get(v) {
-            return o.clone_ref(py);
-        }
-        let o = PyString::new(py, v).into_any().unbind();
-        names.insert(v.to_string(), o.clone_ref(py));
-        o
-    };
-    type DetailKey = (Option<i64>, Option<String>, Option<i64>, bool);
-    let mut details: FxMap<DetailKey, PyObject> = FxMap::default();
-    let mut icd = |pid: Option<i64>, module: &Option<String>, ret: Option<i64>, returned: bool| -> PyResult<PyObject> {
-        let key = (pid, module.clone(), ret, returned);
-        if let Some(o) = details.get(&key) {
-            return Ok(o.clone_ref(py));
-        }
-        let m = module.as_deref().map_or(none(), |v| PyString::new(py, v).into_any().unbind());
-        let flag = if returned { tru.clone_ref(py) } else { f.clone_ref(py) };
-        let o = named_tuple(py, &icd_t, vec![opt(pid)?, m, opt(ret)?, flag])?;
-        details.insert(key, o.clone_ref(py));
-        Ok(o)
-    };
-    // (line number, event): sorted by line below, stably, as InitcallParser.parse wants them
-    let mut out: Vec<(i64, PyObject)> = Vec::with_capacity(r.n_calls() + r.probes.len() + r.fixups.len());
-    let mut unfinished = 0usize;
-    for c in r.calls() {
-        let (name, module, ci, ri, dur, pid, ret) = &c.ids();
-        let name = &r.call_names[*name as usize];
-        let module = &module.map(|m| r.call_names[m as usize].clone());
-        let (start, d, line, end, detail) = if *ri < 0 {
-            unfinished += 1;
-            (at(*ci, 0)?, none(), first + ci, none(), icd(*pid, module, None, false)?)
-        } else if *ci >= 0 {
-            (at(*ci, 0)?, opt(*dur)?, first + ci, int(first + ri)?, icd(*pid, module, *ret, true)?)
-        } else {
-            (at(*ri, dur.unwrap_or(0))?, opt(*dur)?, first + ri, int(first + ri)?, icd(None, module, *ret, true)?)
-        };
-        out.push((line, named_tuple(py, &event_t, vec![k_initcall.clone_ref(py), strobj(name), start, d, int(line)?, end, detail])?));
-    }
-    for (dev, drv, _, ri, dur, ret) in &r.probes {
-        let drv = drv.as_deref().map_or(none(), &mut strobj);
-        let detail = named_tuple(py, &probe_t, vec![strobj(dev), drv, int(*ret)?])?;
-        out.push((first + ri, named_tuple(py, &event_t, vec![k_probe.clone_ref(py), strobj(dev), at(*ri, *dur)?, int(*dur)?,
-                                                  int(first + ri)?, int(first + ri)?, detail])?));
-    }
-    for (dev, quirk, si, ri, dur, _) in &r.fixups {
-        let start = if *si >= 0 { at(*si, 0)? } else { at(*ri, *dur)? };
-        let line = first + if *si >= 0 { *si } else { *ri };
-        let detail = named_tuple(py, &probe_t, vec![strobj(dev), none(), zero.clone_ref(py)])?;
-        out.push((line, named_tuple(py, &event_t, vec![k_fixup.clone_ref(py), strobj(quirk.as_deref().unwrap_or("")),
-                                                  start, int(*dur)?, int(line)?, int(first + ri)?, detail])?));
-    }
-    out.sort_by_key(|e| e.0);  // stable: equal lines keep calls, probes, fixups order
-    let out = PyList::new(py, out.into_iter().map(|e| e.1))?;
-    Ok((out, unfinished, r.bad, r.first_bad, r.out_of_range))
-}
-
