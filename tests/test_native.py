@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 import random
+import re
 import subprocess
 import sys
 from typing import Any
@@ -1288,3 +1289,77 @@ def test_page_escape_is_the_replace_passes() -> None:
         assert native.page_escape(raw) == _page_escaped(raw)
     assert native.page_escape(b"") == b"" and native.page_escape(b"\xe2\x80") == b"\xe2\x80"
 
+
+# --- the kernel-symbol reader of ftrace's initcall events (native/src/parse/symbol.rs) ---------
+
+# What parsers/ftrace.py read the fields of initcall_start/initcall_finish with before the native
+# core's one grammar of kernel symbols read them (the oracle; `match`: from the fields' start).
+OLD_FUNC = re.compile(r"func=(\S+?)(?:\+0x[0-9a-f]+/0x[0-9a-f]+)?(?: \[([^\]\s]+)\])?(?: ret=(-?\d+))?\s*$",
+                      re.ASCII)
+SHARED_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+
+
+def _old_func(fields: str) -> tuple[str, str | None, str | None] | None:
+    m = OLD_FUNC.match(fields)
+    return None if m is None else (m[1], m[2], m[3])
+
+
+def _func_fields() -> list[str]:
+    """The `func=` fields of every line that has one in the golden cases and the corpora (the
+    text from `func=` on), and one made of every kernel symbol of their initcall_debug lines."""
+    out: list[str] = []
+    symbol = re.compile(r"(?:calling  |initcall )(\S+(?: \[[^\]]*\])?)(?: @ | returned )")
+    roots = [GOLDEN, CORPUS, SHARED_CORPUS]
+    for path in sorted({p for root in roots if root.is_dir() for p in root.rglob("*") if p.is_file()}):
+        for line in path.read_bytes().decode("utf-8", "replace").splitlines():
+            if "func=" in line:
+                out.append(line[line.index("func="):])
+            if (m := symbol.search(line)) is not None:
+                out.append(f"func={m[1]}")
+                out.append(f"func={m[1]} ret=-19")
+    return out
+
+
+FUNC_MADE = [
+    "func=fuse_init+0x0/0x30 [fuse] ret=0", "func=fuse_init+0x0/0x30 [fuse]", "func=fuse_init", "func=a ret=-5",
+    "func=a+0x1/0x2+0x3/0x4", "func=a+0x1/0x2+0x3/0x4 [m] ret=1", "func=x+0xZZ/0x1", "func=x+0x/0x1",
+    "func=x+0x10/0xab ret=", "func=x [bad mod] ret=1", "func=x [m]] ret=1", "func=x [] ret=0", "func=[x] ret=0",
+    "func=x [m", "func=", "func= ret=0", "func=  ", "func=x  ret=0", "func=x ret=0 more", "func=x ret=+1",
+    "func=x ret=99999999999999999999999", "func=x ret=-0", "func=x\t", "func=x \n", "func=x\x0b\x0c\r\n",
+    "func=ümlaut+0x0/0x1 [mödule] ret=3", "func=a\u00a0b", "func=a\u2028 ret=0", "func=+0x0/0x1", "func=++0x0/0x1",
+    "func=a+0x0/0x1 [m] [n]", "func=a [m] ret=0 [n]", "func=A+0X0/0X1", "func=a+0x0/0x1 ret=0\n", " func=a",
+    "func=a]b+0x0/0x1 [c]", "func=a[b]+0x0/0x1", "func=a ret=1 ret=2", "func=a+0x00000/0xffffffffffffffff",
+]
+
+
+def test_initcall_func_reads_what_the_old_pattern_read() -> None:
+    """native initcall_func is the old `_FUNC` pattern of parsers/ftrace.py, group for group, on
+    every func= field and kernel symbol of the golden cases and corpora, the made edge cases,
+    and 20,000 random edits of them."""
+    real = _func_fields()
+    assert sum(f.startswith("func=fuse_len_args") for f in real) == 2  # rostedt-initcall.txt
+    assert len(real) > 1000
+    rnd = random.Random(26)
+    alphabet = "0x+/[] -\tmé\u00a0\u0663fa9\n\x0b"
+    made = list(FUNC_MADE)
+    for _ in range(20_000):
+        s = list(rnd.choice(real + FUNC_MADE))
+        for _ in range(rnd.randint(1, 4)):
+            pos = rnd.randrange(len(s) + 1)
+            op = rnd.random()
+            if op < 0.4:
+                s.insert(pos, rnd.choice(alphabet))
+            elif op < 0.8 and s:
+                del s[min(pos, len(s) - 1)]
+            elif s:
+                s[min(pos, len(s) - 1)] = rnd.choice(alphabet)
+        made.append("".join(s))
+    read = 0
+    for fields in real + made:
+        want = _old_func(fields)
+        assert native.initcall_func(fields) == want, fields
+        read += want is not None
+    assert read > len(real)  # most real ones read, some edits too
+    assert native.initcall_func("func=fuse_init+0x0/0x30 [fuse] ret=0") == ("fuse_init", "fuse", "0")
+    assert native.initcall_func("func=a+0x1/0x2+0x3/0x4 [m]") == ("a+0x1/0x2", "m", None)
+    assert native.initcall_func("func=x [bad mod] ret=1") is None

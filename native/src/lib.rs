@@ -43,6 +43,7 @@ fn _scan(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(read::time::steps_back, m)?)?;
     m.add_function(wrap_pyfunction!(read::time::gaps, m)?)?;
     m.add_function(wrap_pyfunction!(parse::initcall::initcalls, m)?)?;
+    m.add_function(wrap_pyfunction!(parse::symbol::initcall_func, m)?)?;
     m.add_function(wrap_pyfunction!(render::json::dump_initcalls, m)?)?;
     m.add_function(wrap_pyfunction!(render::page::text_piece, m)?)?;
     m.add_function(wrap_pyfunction!(render::page::page_escape, m)?)?;

@@ -1,6 +1,12 @@
 //! Kernel symbols as `%pS` prints them, `name+0xOFF/0xLEN [module]`: the one grammar of them
 //! (`FN`, a regex, and `fast_fn`, its hand-written fast path for the common shape). Read by the
-//! initcall_debug scan (initcall.rs) in `calling`, `returned` and fixup lines.
+//! initcall_debug scan (initcall.rs) in `calling`, `returned` and fixup lines, and by
+//! `initcall_func` in the fields of ftrace's initcall events (for bootlens/parsers/ftrace.py).
+
+// once_cell, not std::sync::OnceLock: that needs Rust 1.70, and Debian 12 ships 1.63
+use once_cell::sync::OnceCell;
+use pyo3::prelude::*;
+use regex::bytes::Regex;
 
 /// A kernel symbol: the name (group 1, lazy: it ends where the rest matches), an optional
 /// `+0x<hex>/0x<hex>` offset and length, an optional ` [module]` (group 2). ASCII classes
@@ -72,4 +78,22 @@ pub(crate) fn fast_fn<'a>(b: &'a [u8], tail: &[u8]) -> Option<(&'a [u8], Option<
         return None;
     }
     Some((name, module, q + tail.len()))
+}
+
+/// The fields of ftrace's initcall:initcall_start and initcall_finish events (include/trace/
+/// events/initcall.h: `func=%pS`, and ` ret=%d` for initcall_finish), then only whitespace.
+fn initcall_fields() -> &'static Regex {
+    static RX: OnceCell<Regex> = OnceCell::new();
+    RX.get_or_init(|| Regex::new(&format!(r"(?-u)^func={FN}(?: ret=(-?\d+))?\s*$")).expect("static regex"))
+}
+
+/// initcall_func(fields) -> (name, module or None, ret or None) or None: the symbol of an
+/// initcall event's fields (`func=fuse_init+0x0/0x30 [fuse] ret=0`), read by `FN` as the
+/// initcall_debug lines are; `ret` as written (parsers/ftrace.py, which calls this, bounds it).
+#[pyfunction]
+pub(crate) fn initcall_func(fields: &str) -> Option<(String, Option<String>, Option<String>)> {
+    let c = initcall_fields().captures(fields.as_bytes())?;
+    // each group starts and ends at an ASCII byte or the text's end: whole UTF-8 sequences
+    let text = |i: usize| c.get(i).map(|m| String::from_utf8_lossy(m.as_bytes()).into_owned());
+    Some((text(1).unwrap_or_default(), text(2), text(3)))
 }
