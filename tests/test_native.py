@@ -257,7 +257,7 @@ def test_a_probed_device_name_may_hold_spaces() -> None:
 
 
 def test_prefix_readers_are_the_documented_patterns() -> None:
-    """frame.rs's readers of the printk, grabserial -t and -T prefixes (the one implementation,
+    """read/prefix.rs's readers of the printk, grabserial -t and -T prefixes (the one implementation,
     used by frame and by the framings framed in Python) and its framing detection answer as the
     formats' patterns (written here as the oracle, with re.ASCII) on every line of every corpus,
     wild and golden log and on 200,000 made lines of the characters that matter."""
@@ -392,7 +392,7 @@ def test_time_column_is_a_sequence_of_optional_times() -> None:
     assert L.gaps(k, 1) == [(2**63 - 8, 1, 2)] and L.steps_back(k) == []
 
 
-# --- the columnar initcall block (native/src/events.rs, model.Events) ---
+# --- the columnar initcall block (native/src/model/, model.Events) ---
 
 
 def _block_and_events(text: str) -> tuple[L.Lines, object, tuple[Event, ...]]:
@@ -762,7 +762,7 @@ def test_block_json_chunks_of_any_size_are_the_event_tuples_json(chunk: int) -> 
 
 @pytest.mark.parametrize("framing", ["plain", "journalctl", "grabserial-t"])
 def test_frame_needle_index_across_search_blocks(framing: str) -> None:
-    """The needles are searched a block of lines at a time (frame.rs Block): a needle only in a
+    """The needles are searched a block of lines at a time (read/frame.rs Block): a needle only in a
     line's prefix, one spanning a line end, the empty needle, a line longer than a block, a hit
     on the first and last line of a block and of the input are all indexed as a per-line search
     of the messages finds them."""
@@ -929,7 +929,7 @@ def test_initcall_scan_on_two_threads_is_one_threads_at_every_cut() -> None:
     for k in (1, 333, n // 2, n - 1):
         assert _block_at(big, k) == want, k
     assert _block_at(big, -1) == want  # below the threshold: one thread
-# --- the report's data natively (brief H-html, native/src/events/report.rs) ---------------------
+# --- the report's data natively (brief H-html, native/src/render/report.rs) ---------------------
 
 
 def _report_boot(log: Path) -> tuple[object, object]:
