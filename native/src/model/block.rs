@@ -474,6 +474,7 @@ impl EventBlock {
     /// initcall, 1 probe, 2 fixup, 3 process, 4 kernel thread (a process row); pid the initcall's (None for the others and an initcall
     /// without one); positions ascending, in the order the groups first occur. `unplaced`: the
     /// rows without an axis time. The positions past the end of `times` are left out.
+    #[allow(clippy::type_complexity)]
     fn row_groups(&self, times: &Bound<'_, PyAny>) -> PyResult<(Vec<(u8, Option<i64>, Vec<usize>)>, usize)> {
         let ts = axis_times(times)?;
         let rows = &self.rows;
@@ -513,6 +514,7 @@ impl EventBlock {
     /// (render/html.py _columns) of the events at positions `order`, each placed on the axis:
     /// start and duration in us rounded half away from zero (Python's `(t + 500) // 1000`, and
     /// `(t - 500) // 1000` below zero), -1 for no or a negative duration; line; end line or 0.
+    #[allow(clippy::type_complexity)]
     fn report_columns(&self, py: Python<'_>, order: Vec<usize>, times: &Bound<'_, PyAny>)
                       -> PyResult<(Vec<i64>, Vec<i64>, Vec<i64>, Vec<i64>)> {
         let ts = axis_times(times)?;

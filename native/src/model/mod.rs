@@ -68,7 +68,7 @@ pub(crate) fn named_tuple<'py>(py: Python<'py>, cls: &Bound<'py, PyType>, items:
         let tp = cls.as_type_ptr();
         let slot = ffi::PyType_GetSlot(tp, ffi::Py_tp_alloc);
         let alloc: ffi::allocfunc =
-            if slot.is_null() { ffi::PyType_GenericAlloc } else { std::mem::transmute(slot) };
+            if slot.is_null() { ffi::PyType_GenericAlloc } else { std::mem::transmute::<*mut std::os::raw::c_void, ffi::allocfunc>(slot) };
         let obj = alloc(tp, items.len() as ffi::Py_ssize_t);
         if obj.is_null() {
             return Err(PyErr::fetch(py));

@@ -100,6 +100,7 @@ pub(crate) struct Rows {
     pub(crate) types: Types,
     /// JSON parts written once per name and per detail (json.rs name_json, detail_json; empty
     /// for a probe's detail), made at the first json_chunk
+    #[allow(clippy::type_complexity)]
     pub(crate) json: once_cell::sync::OnceCell<(Vec<Vec<u8>>, Vec<Vec<u8>>)>,
 }
 

@@ -107,6 +107,7 @@ fn signed(b: &[u8], p: usize) -> Option<(&[u8], usize)> {
 }
 
 /// `calling  FN @ (\d+)` fast path: (name, module, pid), the pid None when out of range.
+#[allow(clippy::type_complexity)]
 fn fast_call(t: &[u8]) -> Option<(&[u8], Option<&[u8]>, Option<i64>)> {
     let b = t.strip_prefix(b"calling  ")?;
     let (name, module, q) = fast_fn(b, b" @ ")?;
@@ -519,6 +520,7 @@ fn scan_run<'a>(candidates: impl Iterator<Item = usize>, k0: usize, strs: &LineB
 /// (device, fn-or-driver, start_index|-1, end_index, duration_ns, ret). A line whose
 /// pid, return value or duration is out of range (numbers.py) is not used, only counted.
 #[pyfunction]
+#[allow(clippy::type_complexity)]
 pub(crate) fn initcalls(
     texts: &Bound<'_, PyAny>,
     candidates: &Bound<'_, PyAny>,

@@ -21,6 +21,7 @@ fn is_space(c: u8) -> bool {
 /// a name without '+' or '[', an optional `+0x<hex>/0x<hex>`, an optional ` [module]`.
 /// Within that shape the lazy regex has exactly one way to match, so the captures are the
 /// same; anything else returns None and the caller uses the regex.
+#[allow(clippy::type_complexity)]
 pub(crate) fn fast_fn<'a>(b: &'a [u8], tail: &[u8]) -> Option<(&'a [u8], Option<&'a [u8]>, usize)> {
     // one pass: the token's end, its first '+', whether it holds a '['
     let mut run = b.len();
