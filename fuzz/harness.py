@@ -100,8 +100,9 @@ def _frame_all(data: bytes) -> None:
         for needle in L.INDEX_NEEDLES:
             if any(needle not in lines.text[i] for i in lines.grep(needle)):
                 raise AssertionError(f"index {needle!r} names a line without it ({framing})")
-        native.initcall_events(lines.text, lines.grep(*NEEDLES), lines.kernel, lines.host, lines.first,
-                               NATIVE_TYPES)
+        block, *_ = native.initcall_block(lines.text, lines.grep(*NEEDLES), lines.kernel, lines.host, lines.first,
+                                          NATIVE_TYPES)
+        list(block)  # every row built as an Event
 
 
 def _ints_in_range(obj: object) -> None:

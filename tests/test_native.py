@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 import random
+import re
 import subprocess
 import sys
 from typing import Any
@@ -23,7 +24,7 @@ from conftest import CORPUS, GOLDEN
 from bootlens.read import reader as L
 from bootlens.core import lines as LC
 from bootlens.core import numbers as N
-from bootlens.core.model import Clock, Event, Kind
+from bootlens.core.model import Clock, Event, InitcallDetail, Kind, ProbeDetail, Stamp
 from bootlens.parsers.initcall import NATIVE_TYPES, NEEDLES
 from bootlens.render.jsonout import event_dict
 
@@ -91,6 +92,42 @@ def mutated(seed: int = 11, n: int = 3000) -> str:
     return "\n".join(out) + "\n"
 
 
+def initcall_events(lines: LC.Lines, cands: Any) -> tuple[list[Event], int, int, int, int]:
+    """The oracle of the native block (native/src/model/build.rs ``initcall_block``): the events
+    made of the initcall scan's rows (``initcalls``), built here in Python by the rules the block
+    follows, sorted stably by line (calls, probes, fixups). A line's time is its printk time,
+    else its host time. Returns (events, unfinished, not understood, first bad, out of range)."""
+    calls, probes, fixups, bad, first_bad, oor = native.initcalls(lines.text, cands)
+    kernel, host, first = lines.kernel, lines.host, lines.first
+
+    def at(i: int, minus: int) -> Stamp | None:
+        k, h = kernel[i], host[i]
+        if k is not None:
+            return Stamp(Clock.KERNEL, k - minus)
+        return None if h is None else Stamp(Clock.HOST, h - minus)
+
+    out: list[Event] = []
+    unfinished = 0
+    for name, module, ci, ri, dur, pid, ret in calls:
+        if ri < 0:  # never returned
+            unfinished += 1
+            out.append(Event(Kind.INITCALL, name, at(ci, 0), None, first + ci, None,
+                             InitcallDetail(pid, module, None, False)))
+        elif ci >= 0:
+            out.append(Event(Kind.INITCALL, name, at(ci, 0), dur, first + ci, first + ri,
+                             InitcallDetail(pid, module, ret, True)))
+        else:  # a return without its call: it started a duration before
+            out.append(Event(Kind.INITCALL, name, at(ri, dur or 0), dur, first + ri, first + ri,
+                             InitcallDetail(None, module, ret, True)))
+    for dev, drv, _, ri, dur, ret in probes:
+        out.append(Event(Kind.PROBE, dev, at(ri, dur), dur, first + ri, first + ri, ProbeDetail(dev, drv, ret)))
+    for dev, quirk, si, ri, dur, _ in fixups:
+        start, line = (at(si, 0), si) if si >= 0 else (at(ri, dur), ri)
+        out.append(Event(Kind.FIXUP, quirk or "", start, dur, first + line, first + ri, ProbeDetail(dev, None, 0)))
+    out.sort(key=lambda e: e.line_no)
+    return out, unfinished, bad, first_bad, oor
+
+
 def texts() -> list[tuple[str, str]]:
     out = []
     for p in INPUTS:
@@ -138,13 +175,14 @@ def test_gaps_and_steps_back_by_hand() -> None:
 
 @pytest.mark.parametrize(("name", "text"), CASES, ids=IDS)
 def test_initcall_events_are_sane(name: str, text: str) -> None:
-    """Every event comes from a line that names it, in line order, with numbers in range; what
-    was not used is counted."""
+    """Every event of the block comes from a line that names it, in line order, with numbers in
+    range; what was not used is counted (as the rows count it)."""
     lines = L.frame_text(text, "plain")
     cands = lines.grep(*NEEDLES)
     calls, probes, fixups, bad, first_bad, oor = native.initcalls(lines.text, cands)
-    built, unfinished, bad2, first_bad2, oor2 = native.initcall_events(
+    block, unfinished, bad2, first_bad2, oor2 = native.initcall_block(
         lines.text, cands, lines.kernel, lines.host, lines.first, NATIVE_TYPES)
+    built = list(block)
     assert (bad2, first_bad2, oor2) == (bad, first_bad, oor)
     assert len(built) == len(calls) + len(probes) + len(fixups)
     assert unfinished == sum(1 for c in calls if c[3] < 0)
@@ -164,8 +202,9 @@ def test_initcall_events_are_sane(name: str, text: str) -> None:
 def test_initcall_json(name: str, text: str) -> None:
     """The native JSON of a timed initcall is what event_dict writes for it."""
     lines = L.frame_text(text, "plain")
-    events, *_ = native.initcall_events(lines.text, lines.grep(*NEEDLES), lines.kernel, lines.host, lines.first,
-                                        NATIVE_TYPES)
+    block, *_ = native.initcall_block(lines.text, lines.grep(*NEEDLES), lines.kernel, lines.host, lines.first,
+                                      NATIVE_TYPES)
+    events = list(block)
     times = [None if e.start is None else e.start.ns for e in events]
     from bootlens.timeline.align import Alignment
 
@@ -219,7 +258,7 @@ def test_a_probed_device_name_may_hold_spaces() -> None:
 
 
 def test_prefix_readers_are_the_documented_patterns() -> None:
-    """frame.rs's readers of the printk, grabserial -t and -T prefixes (the one implementation,
+    """read/prefix.rs's readers of the printk, grabserial -t and -T prefixes (the one implementation,
     used by frame and by the framings framed in Python) and its framing detection answer as the
     formats' patterns (written here as the oracle, with re.ASCII) on every line of every corpus,
     wild and golden log and on 200,000 made lines of the characters that matter."""
@@ -354,14 +393,14 @@ def test_time_column_is_a_sequence_of_optional_times() -> None:
     assert LC.gaps(k, 1) == [(2**63 - 8, 1, 2)] and LC.steps_back(k) == []
 
 
-# --- the columnar initcall block (native/src/events.rs, model.Events) ---
+# --- the columnar initcall block (native/src/model/, model.Events) ---
 
 
 def _block_and_events(text: str) -> tuple[LC.Lines, object, tuple[Event, ...]]:
     lines = L.frame_text(text, "plain")
     cands = lines.grep(*NEEDLES)
     block, *rest = native.initcall_block(lines.text, cands, lines.kernel, lines.host, lines.first, NATIVE_TYPES)
-    built, *rest2 = native.initcall_events(lines.text, cands, lines.kernel, lines.host, lines.first, NATIVE_TYPES)
+    built, *rest2 = initcall_events(lines, cands)
     assert rest == rest2  # unfinished, not understood, first bad, out of range
     return lines, block, tuple(built)
 
@@ -370,7 +409,7 @@ def test_block_rows_put_in_line_order_in_place_over_long_cycles() -> None:
     """The block's rows come in the scan's order (calls as they return, then probes, fixups and
     unfinished calls) and are put in line order in place, a cycle of the permutation at a time:
     nested calls returning in reverse, probes and fixups between them, unfinished calls and a
-    row already in place give long and short cycles; the rows are initcall_events' (sorted
+    row already in place give long and short cycles; the rows are the oracle's (sorted
     stably by line)."""
     for depth in (1, 2, 3, 17, 200):
         rows, t = [], 0
@@ -396,7 +435,7 @@ def test_block_rows_put_in_line_order_in_place_over_long_cycles() -> None:
 @pytest.mark.parametrize(("name", "text"), CASES, ids=IDS)
 def test_block_rows_equal_the_events_built_the_old_way(name: str, text: str) -> None:
     """Every row of the block, by index (also negative), by slice and by iteration, is the Event
-    initcall_events builds for it, field by field."""
+    oracle builds for it from the scan's rows (initcall_events, above), field by field."""
     _, block, built = _block_and_events(text)
     assert len(block) == len(built)
     assert list(block) == list(built)
@@ -724,7 +763,7 @@ def test_block_json_chunks_of_any_size_are_the_event_tuples_json(chunk: int) -> 
 
 @pytest.mark.parametrize("framing", ["plain", "journalctl", "grabserial-t"])
 def test_frame_needle_index_across_search_blocks(framing: str) -> None:
-    """The needles are searched a block of lines at a time (frame.rs Block): a needle only in a
+    """The needles are searched a block of lines at a time (read/frame.rs Block): a needle only in a
     line's prefix, one spanning a line end, the empty needle, a line longer than a block, a hit
     on the first and last line of a block and of the input are all indexed as a per-line search
     of the messages finds them."""
@@ -891,7 +930,7 @@ def test_initcall_scan_on_two_threads_is_one_threads_at_every_cut() -> None:
     for k in (1, 333, n // 2, n - 1):
         assert _block_at(big, k) == want, k
     assert _block_at(big, -1) == want  # below the threshold: one thread
-# --- the report's data natively (brief H-html, native/src/events/report.rs) ---------------------
+# --- the report's data natively (brief H-html, native/src/render/report.rs) ---------------------
 
 
 def _report_boot(log: Path) -> tuple[object, object]:
@@ -1250,3 +1289,78 @@ def test_page_escape_is_the_replace_passes() -> None:
         raw = orjson.dumps(["".join(rng.choice(alphabet) for _ in range(rng.randrange(12))) for _ in range(3)])
         assert native.page_escape(raw) == _page_escaped(raw)
     assert native.page_escape(b"") == b"" and native.page_escape(b"\xe2\x80") == b"\xe2\x80"
+
+
+# --- the kernel-symbol reader of ftrace's initcall events (native/src/parse/symbol.rs) ---------
+
+# What parsers/ftrace.py read the fields of initcall_start/initcall_finish with before the native
+# core's one grammar of kernel symbols read them (the oracle; `match`: from the fields' start).
+OLD_FUNC = re.compile(r"func=(\S+?)(?:\+0x[0-9a-f]+/0x[0-9a-f]+)?(?: \[([^\]\s]+)\])?(?: ret=(-?\d+))?\s*$",
+                      re.ASCII)
+SHARED_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+
+
+def _old_func(fields: str) -> tuple[str, str | None, str | None] | None:
+    m = OLD_FUNC.match(fields)
+    return None if m is None else (m[1], m[2], m[3])
+
+
+def _func_fields() -> list[str]:
+    """The `func=` fields of every line that has one in the golden cases and the corpora (the
+    text from `func=` on), and one made of every kernel symbol of their initcall_debug lines."""
+    out: list[str] = []
+    symbol = re.compile(r"(?:calling  |initcall )(\S+(?: \[[^\]]*\])?)(?: @ | returned )")
+    roots = [GOLDEN, CORPUS, SHARED_CORPUS]
+    for path in sorted({p for root in roots if root.is_dir() for p in root.rglob("*") if p.is_file()}):
+        for line in path.read_bytes().decode("utf-8", "replace").splitlines():
+            if "func=" in line:
+                out.append(line[line.index("func="):])
+            if (m := symbol.search(line)) is not None:
+                out.append(f"func={m[1]}")
+                out.append(f"func={m[1]} ret=-19")
+    return out
+
+
+FUNC_MADE = [
+    "func=fuse_init+0x0/0x30 [fuse] ret=0", "func=fuse_init+0x0/0x30 [fuse]", "func=fuse_init", "func=a ret=-5",
+    "func=a+0x1/0x2+0x3/0x4", "func=a+0x1/0x2+0x3/0x4 [m] ret=1", "func=x+0xZZ/0x1", "func=x+0x/0x1",
+    "func=x+0x10/0xab ret=", "func=x [bad mod] ret=1", "func=x [m]] ret=1", "func=x [] ret=0", "func=[x] ret=0",
+    "func=x [m", "func=", "func= ret=0", "func=  ", "func=x  ret=0", "func=x ret=0 more", "func=x ret=+1",
+    "func=x ret=99999999999999999999999", "func=x ret=-0", "func=x\t", "func=x \n", "func=x\x0b\x0c\r\n",
+    "func=ümlaut+0x0/0x1 [mödule] ret=3", "func=a\u00a0b", "func=a\u2028 ret=0", "func=+0x0/0x1", "func=++0x0/0x1",
+    "func=a+0x0/0x1 [m] [n]", "func=a [m] ret=0 [n]", "func=A+0X0/0X1", "func=a+0x0/0x1 ret=0\n", " func=a",
+    "func=a]b+0x0/0x1 [c]", "func=a[b]+0x0/0x1", "func=a ret=1 ret=2", "func=a+0x00000/0xffffffffffffffff",
+]
+
+
+def test_initcall_func_reads_what_the_old_pattern_read() -> None:
+    """native initcall_func is the old `_FUNC` pattern of parsers/ftrace.py, group for group, on
+    every func= field and kernel symbol of the golden cases and corpora, the made edge cases,
+    and 20,000 random edits of them."""
+    real = _func_fields()
+    assert sum(f.startswith("func=fuse_len_args") for f in real) == 2  # rostedt-initcall.txt
+    assert len(real) > 1000
+    rnd = random.Random(26)
+    alphabet = "0x+/[] -\tmé\u00a0\u0663fa9\n\x0b"
+    made = list(FUNC_MADE)
+    for _ in range(20_000):
+        s = list(rnd.choice(real + FUNC_MADE))
+        for _ in range(rnd.randint(1, 4)):
+            pos = rnd.randrange(len(s) + 1)
+            op = rnd.random()
+            if op < 0.4:
+                s.insert(pos, rnd.choice(alphabet))
+            elif op < 0.8 and s:
+                del s[min(pos, len(s) - 1)]
+            elif s:
+                s[min(pos, len(s) - 1)] = rnd.choice(alphabet)
+        made.append("".join(s))
+    read = 0
+    for fields in real + made:
+        want = _old_func(fields)
+        assert native.initcall_func(fields) == want, fields
+        read += want is not None
+    assert read > len(real)  # most real ones read, some edits too
+    assert native.initcall_func("func=fuse_init+0x0/0x30 [fuse] ret=0") == ("fuse_init", "fuse", "0")
+    assert native.initcall_func("func=a+0x1/0x2+0x3/0x4 [m]") == ("a+0x1/0x2", "m", None)
+    assert native.initcall_func("func=x [bad mod] ret=1") is None

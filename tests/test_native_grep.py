@@ -1,4 +1,4 @@
-"""The keyword grep's one search of a TextColumn's buffer (native/src/columns.rs ``candidates``:
+"""The keyword grep's one search of a TextColumn's buffer (native/src/read/grep.rs ``candidates``:
 Teddy over the whole buffer, then the lines a match touches) finds the lines ``needle in text``
 finds, on every corpus and golden log."""
 

@@ -1,4 +1,4 @@
-"""The advisor's questions to a native block's rows (native/src/events/query.rs ``pick`` and its
+"""The advisor's questions to a native block's rows (native/src/model/query.rs ``pick`` and its
 ``Picked``) give what the Python path of advise/rules/_kernel.py gives (``Query.test`` over the
 events, the path of a boot without a block and of the events outside one), on real logs: each
 boot once with its events a native block and once as a plain tuple; the rules' findings too."""

@@ -163,7 +163,7 @@ def _check_installed(venv: Path, dist: Dist) -> dict[str, object]:
 def test_sdist_carries_the_native_sources(dist: Dist) -> None:
     with tarfile.open(dist.sdist) as tf:
         names = {n.split("/", 1)[1] for n in tf.getnames() if "/" in n}
-    for need in ("native/Cargo.toml", "native/Cargo.lock", "native/src/lib.rs", "native/src/initcall.rs",
+    for need in ("native/Cargo.toml", "native/Cargo.lock", "native/src/lib.rs", "native/src/parse/initcall.rs",
                  "setup.py", "pyproject.toml", "src/bootlens/cli/__init__.py", "src/bootlens/render/assets/report.js"):
         assert need in names, need
     assert not [n for n in names if n.startswith("native/target")]

@@ -1,4 +1,4 @@
-"""The native sched_process scan (native/src/process.rs, the one implementation of the format)
+"""The native sched_process scan (native/src/parse/process.rs, the one implementation of the format)
 on the edge cases of a real trace: reused pids, events without their fork, odd comms, cut and
 undecodable lines, kernel threads, and the Unicode digits Python's ``\\d`` took."""
 

@@ -1,104 +1,67 @@
-//! Native accelerator for bootlens's per-line work (optional: bootlens runs without it).
+//! bootlens's native core, the extension module `bootlens._scan` (required: setup.py stops
+//! without cargo). The hot formats are parsed here only, with no Python twin to keep in step
+//! (docs/architecture.md, "Where each format's knowledge lives"); Python calls these functions
+//! and classes by name. Byte classes are ASCII, as the `re.ASCII` patterns they replaced.
 //!
-//! Every function has a Python reference implementation, named in its module's header;
-//! `tests/test_native.py` checks that both give identical results. Semantics follow the Python
-//! regexes, compiled with `re.ASCII`: digits and whitespace are ASCII only.
+//! One room per stage of the pipeline:
+//! - read/: an input's bytes to line columns: cleaning checks, framing (the host and printk
+//!   prefixes), the text, time and keyword-index columns, keyword search (bootlens/lines.py)
+//! - parse/: the formats read in Rust: initcall_debug, kernel symbols, sched_process trace
+//!   events, function_graph traces (bootlens/parsers/)
+//! - model/: a boot's events as columns, `EventBlock` (bootlens/model.py), and the advisor's
+//!   questions to them (bootlens/advise/)
+//! - render/: the JSON of events, the report's passes and page pieces (bootlens/render/)
+//!
+//! and two shared helpers: num.rs (numbers read as bootlens/numbers.py reads them) and fxhash.rs.
+//! This file only declares the rooms and registers what Python sees.
 
 use pyo3::prelude::*;
 
-mod columns;
-mod events;
-mod frame;
 mod fxhash;
-mod ftrace;
-mod ftrace_line;
-mod index;
-mod initcall;
-mod json;
-mod page;
-mod process;
-
-/// Count ASCII digits starting at `p`.
-pub(crate) fn digits(b: &[u8], p: usize) -> usize {
-    b[p..].iter().take_while(|c| c.is_ascii_digit()).count()
-}
-
-/// The value of a run of ASCII digits, exactly (callers bound the run's length so it fits).
-pub(crate) fn num(b: &[u8]) -> u64 {
-    b.iter().fold(0u64, |a, c| a * 10 + (c - b'0') as u64)
-}
-
-// The bounds of bootlens/numbers.py (exported below so that tests compare them).
-pub(crate) const TIME_NS_MAX: i64 = 1 << 60;
-pub(crate) const PID_MAX: i64 = 4_194_304;
-pub(crate) const INT_MIN: i64 = -(1 << 31);
-pub(crate) const INT_MAX: i64 = (1 << 31) - 1;
-
-/// numbers.to_int: `-?\d+` (the sign only when `lo` < 0) read when within lo..=hi, else None.
-pub(crate) fn bounded(b: &[u8], hi: i64, lo: i64) -> Option<i64> {
-    let (neg, d) = match b.first() {
-        Some(b'-') => (true, &b[1..]),
-        _ => (false, b),
-    };
-    if d.is_empty() || !d.iter().all(|c| c.is_ascii_digit()) || (neg && lo >= 0) {
-        return None;
-    }
-    let z = d.iter().take_while(|c| **c == b'0').count();
-    let d = if z == d.len() { &d[d.len() - 1..] } else { &d[z..] };
-    if d.len() > 19 {
-        return None;
-    }
-    let v = num(d) as i128;  // 19 digits fit a u64
-    let v = if neg { -v } else { v };
-    if v < lo as i128 || v > hi as i128 {
-        return None;
-    }
-    Some(v as i64)
-}
-
-/// numbers.to_ns: a count of `unit` ns as ns, when at most TIME_NS_MAX.
-pub(crate) fn to_ns(b: &[u8], unit: i64) -> Option<i64> {
-    bounded(b, TIME_NS_MAX / unit, 0).map(|v| v * unit)
-}
+mod model;
+mod num;
+mod parse;
+mod read;
+mod render;
 
 #[pymodule]
 fn _scan(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(frame::frame, m)?)?;
-    m.add_function(wrap_pyfunction!(frame::printk_prefix, m)?)?;
-    m.add_function(wrap_pyfunction!(frame::grabserial_sys_prefix, m)?)?;
-    m.add_function(wrap_pyfunction!(frame::detect_framing, m)?)?;
-    m.add_function(wrap_pyfunction!(frame::grabserial_t_delta, m)?)?;
-    m.add_function(wrap_pyfunction!(columns::grep, m)?)?;
-    m.add_function(wrap_pyfunction!(columns::starting, m)?)?;
-    m.add_class::<columns::TextColumn>()?;
-    m.add_class::<columns::Pinned>()?;
-    m.add_class::<columns::TimeColumn>()?;
-    m.add_class::<index::IndexColumn>()?;
-    m.add_function(wrap_pyfunction!(columns::has_control, m)?)?;
-    m.add_function(wrap_pyfunction!(columns::is_utf8, m)?)?;
-    m.add_function(wrap_pyfunction!(columns::clean_as_is, m)?)?;
-    m.add_function(wrap_pyfunction!(columns::steps_back, m)?)?;
-    m.add_function(wrap_pyfunction!(columns::gaps, m)?)?;
-    m.add_function(wrap_pyfunction!(initcall::initcalls, m)?)?;
-    m.add_function(wrap_pyfunction!(initcall::initcall_events, m)?)?;
-    m.add_function(wrap_pyfunction!(json::dump_initcalls, m)?)?;
-    m.add_function(wrap_pyfunction!(page::text_piece, m)?)?;
-    m.add_function(wrap_pyfunction!(page::page_escape, m)?)?;
-    m.add_class::<page::JsonPiece>()?;
-    m.add_function(wrap_pyfunction!(events::initcall_block, m)?)?;
-    m.add_class::<events::EventBlock>()?;
-    m.add_function(wrap_pyfunction!(events::report::report_lanes, m)?)?;
-    m.add_function(wrap_pyfunction!(events::report::report_columns_all, m)?)?;
-    m.add_function(wrap_pyfunction!(events::report::report_on_lines, m)?)?;
-    m.add_function(wrap_pyfunction!(events::report::report_places, m)?)?;
-    m.add_function(wrap_pyfunction!(events::report::report_process_texts, m)?)?;
-    m.add_function(wrap_pyfunction!(events::report::timed_at, m)?)?;
-    m.add_function(wrap_pyfunction!(events::query::pick, m)?)?;
-    m.add_class::<events::query::Picked>()?;
-    m.add_function(wrap_pyfunction!(events::report::report_line_times, m)?)?;
-    m.add_function(wrap_pyfunction!(ftrace::ftrace_graph, m)?)?;
-    m.add_function(wrap_pyfunction!(process::process_block, m)?)?;
-    m.add_function(wrap_pyfunction!(events::procs::process_tree, m)?)?;
-    m.add("BOUNDS", (TIME_NS_MAX, PID_MAX, INT_MIN, INT_MAX))?;
+    m.add_function(wrap_pyfunction!(read::frame::frame, m)?)?;
+    m.add_function(wrap_pyfunction!(read::prefix::printk_prefix, m)?)?;
+    m.add_function(wrap_pyfunction!(read::prefix::grabserial_sys_prefix, m)?)?;
+    m.add_function(wrap_pyfunction!(read::prefix::detect_framing, m)?)?;
+    m.add_function(wrap_pyfunction!(read::prefix::grabserial_t_delta, m)?)?;
+    m.add_function(wrap_pyfunction!(read::grep::grep, m)?)?;
+    m.add_function(wrap_pyfunction!(read::grep::starting, m)?)?;
+    m.add_class::<read::text::TextColumn>()?;
+    m.add_class::<read::text::Pinned>()?;
+    m.add_class::<read::time::TimeColumn>()?;
+    m.add_class::<read::index::IndexColumn>()?;
+    m.add_function(wrap_pyfunction!(read::clean::has_control, m)?)?;
+    m.add_function(wrap_pyfunction!(read::clean::is_utf8, m)?)?;
+    m.add_function(wrap_pyfunction!(read::clean::clean_as_is, m)?)?;
+    m.add_function(wrap_pyfunction!(read::time::steps_back, m)?)?;
+    m.add_function(wrap_pyfunction!(read::time::gaps, m)?)?;
+    m.add_function(wrap_pyfunction!(parse::initcall::initcalls, m)?)?;
+    m.add_function(wrap_pyfunction!(parse::symbol::initcall_func, m)?)?;
+    m.add_function(wrap_pyfunction!(render::json::dump_initcalls, m)?)?;
+    m.add_function(wrap_pyfunction!(render::page::text_piece, m)?)?;
+    m.add_function(wrap_pyfunction!(render::page::page_escape, m)?)?;
+    m.add_class::<render::page::JsonPiece>()?;
+    m.add_function(wrap_pyfunction!(model::initcall_block, m)?)?;
+    m.add_class::<model::EventBlock>()?;
+    m.add_function(wrap_pyfunction!(render::report::report_lanes, m)?)?;
+    m.add_function(wrap_pyfunction!(render::report::report_columns_all, m)?)?;
+    m.add_function(wrap_pyfunction!(render::report::report_on_lines, m)?)?;
+    m.add_function(wrap_pyfunction!(render::report::report_places, m)?)?;
+    m.add_function(wrap_pyfunction!(render::report::report_process_texts, m)?)?;
+    m.add_function(wrap_pyfunction!(render::report::timed_at, m)?)?;
+    m.add_function(wrap_pyfunction!(model::query::pick, m)?)?;
+    m.add_class::<model::query::Picked>()?;
+    m.add_function(wrap_pyfunction!(render::report::report_line_times, m)?)?;
+    m.add_function(wrap_pyfunction!(parse::ftrace::ftrace_graph, m)?)?;
+    m.add_function(wrap_pyfunction!(parse::process::process_block, m)?)?;
+    m.add_function(wrap_pyfunction!(model::procs::process_tree, m)?)?;
+    m.add("BOUNDS", (num::TIME_NS_MAX, num::PID_MAX, num::INT_MIN, num::INT_MAX))?;
     Ok(())
 }

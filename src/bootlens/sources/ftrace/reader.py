@@ -43,8 +43,6 @@ _LOST = re.compile(r"CPU:\s*(\d+) \[LOST (\d+) EVENTS\]", re.ASCII)
 _CPUS = re.compile(r"cpus=(\d+)\s*$", re.ASCII)
 # trace-cmd report, for a CPU whose buffer recorded nothing (libtracecmd's init_cpu: "CPU %d is empty")
 _EMPTY_CPU = re.compile(r"CPU (\d+) is empty\s*$", re.ASCII)
-# initcall:initcall_start/finish: "func=fuse_init+0x0/0x30 [fuse] ret=0" (the symbol as %pS prints it)
-_FUNC = re.compile(r"func=(\S+?)(?:\+0x[0-9a-f]+/0x[0-9a-f]+)?(?: \[([^\]\s]+)\])?(?: ret=(-?\d+))?\s*$", re.ASCII)
 
 # Rows kept per initcall (its worst functions): the tables show 5, the JSON 25; the native scan
 # sorts and cuts the rest, so the answer does not grow with initcalls x functions.
@@ -265,6 +263,10 @@ def _events(other: list[tuple[int, str]], source: str) -> _Events:
     sched_no: list[int] = []
     starts: dict[tuple[str, int], tuple[int, int, int]] = {}  # (func, pid) -> (ns, line, pid)
     initcalls: list[Event] = []
+    # initcall:initcall_start/finish: "func=fuse_init+0x0/0x30 [fuse] ret=0", the symbol as %pS
+    # prints it: (name, module, ret) read by the native core's one grammar of kernel symbols
+    # (native/src/parse/symbol.rs), the one initcall_debug's lines are read by
+    func = native_module().initcall_func
     for no, line in other:
         s = line.strip()
         if s.startswith("#"):
@@ -306,17 +308,17 @@ def _events(other: list[tuple[int, str]], source: str) -> _Events:
         name, fields = ev[1], ev[2].lstrip()
         counts[name] += 1
         pid = to_int(m[2], PID_MAX) or 0
-        if name == "initcall_start" and (f := _FUNC.match(fields)) is not None:
-            starts[(f[1], pid)] = (ns, no, pid)
-        elif name == "initcall_finish" and (f := _FUNC.match(fields)) is not None:
-            st = starts.pop((f[1], pid), None)
-            ret = to_int(f[3], 1 << 31, -(1 << 31)) if f[3] else None
+        if name == "initcall_start" and (f := func(fields)) is not None:
+            starts[(f[0], pid)] = (ns, no, pid)
+        elif name == "initcall_finish" and (f := func(fields)) is not None:
+            st = starts.pop((f[0], pid), None)
+            ret = to_int(f[2], 1 << 31, -(1 << 31)) if f[2] else None
             if st is None:
-                initcalls.append(Event(Kind.INITCALL, f[1], Stamp(Clock.KERNEL, ns), None, no, no,
-                                       InitcallDetail(pid, f[2], ret, True)))
+                initcalls.append(Event(Kind.INITCALL, f[0], Stamp(Clock.KERNEL, ns), None, no, no,
+                                       InitcallDetail(pid, f[1], ret, True)))
             else:
-                initcalls.append(Event(Kind.INITCALL, f[1], Stamp(Clock.KERNEL, st[0]), ns - st[0], st[1], no,
-                                       InitcallDetail(pid, f[2], ret, True)))
+                initcalls.append(Event(Kind.INITCALL, f[0], Stamp(Clock.KERNEL, st[0]), ns - st[0], st[1], no,
+                                       InitcallDetail(pid, f[1], ret, True)))
         elif name.startswith("sched_process_"):
             sched_text.append(f"{name}: {fields}")  # the kernel's own spacing, which process.py reads
             sched_ns.append(ns)

@@ -5,8 +5,9 @@
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 
-use super::{axis_times, EventBlock, Item, NONE, NO_NAME, PROCESS};
+use super::{EventBlock, Item, NONE, NO_NAME, PROCESS};
 use crate::fxhash::FxMap;
+use crate::read::time::axis_times;
 
 /// The processes of the tree, column by column.
 #[derive(Default)]

@@ -1,37 +1,21 @@
-//! function_graph trace lines: scan a trace file in chunks and aggregate its call tree.
-//! The format knowledge of function_graph lines lives here only (bootlens/parsers/ftrace.py
-//! orchestrates and reads the few event and header lines this returns to it); there is no
-//! Python twin: a graph trace runs to millions of lines, and one Python object per line is
-//! what issue 14 measured as the cost to remove.
-//!
-//! A graph line is, each column optional (kernel/trace/trace_functions_graph.c):
-//! `[abstime |] [cpu)] [comm-pid |] [latency flags |] [flag duration us |] indent body`, body one of
-//! `name() {`, `name();`, `}`, `} /* name */` (or `} /* name() */`), `/* comment */`; between
-//! them context-switch banners (` 0)  a-1  =>  b-2 `), `------` rules and `==========>` irq marks.
-//! `trace-cmd report` prints the same body after `comm-pid [cpu] ts: funcgraph_entry:`.
+//! The call-graph state machine of a function_graph trace (`Scan`): per task a stack of open
+//! calls, fed the parsed lines (line.rs `Rec`) in file order; it sums per function, per
+//! do_one_initcall block (the initcall it ran and that initcall's worst functions) and per node
+//! of a bounded call tree. mod.rs reads the file into it and hands the sums to Python.
 
-use std::fs::File;
-use std::io::Read;
-
-use std::sync::mpsc::{channel, sync_channel};
-
-use memchr::{memchr_iter, memmem};
-use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
-
+use super::line::{name_hash, same, BodyKind, Kind, Rec, NO_RANGE};
 use crate::fxhash::FxMap as FastMap;
-use crate::ftrace_line::{name_hash, parse, same, BodyKind, Kind, Rec, NO_RANGE};
 
-const NONE: u32 = u32::MAX;
+pub(super) const NONE: u32 = u32::MAX;
 const MAX_CPU: usize = 8192;
 const EMPTY: u64 = u64::MAX; // a free slot of the name table (no id reaches 2^32 - 1)
 
 #[derive(Clone, Copy, Default)]
-struct Stat {
-    calls: u64,
-    total: i64,
-    max: i64,
-    self_ns: i64,
+pub(super) struct Stat {
+    pub(super) calls: u64,
+    pub(super) total: i64,
+    pub(super) max: i64,
+    pub(super) self_ns: i64,
 }
 
 impl Stat {
@@ -62,17 +46,17 @@ struct Frame {
 /// do_one_initcall's own helpers. A notrace or inlined initcall leaves its callees there
 /// instead (several children): `multi`, and the block has no name of its own.
 #[derive(Clone, Copy)]
-struct Block {
-    child: u32,
-    multi: bool,
-    start: i64,
-    dur: i64,
-    cpu: i64,
-    line: u64,
-    child_start: i64,
-    child_dur: i64,
-    child_line: u64,
-    work: i64, // the direct children's time that is not do_one_initcall's own helpers'
+pub(super) struct Block {
+    pub(super) child: u32,
+    pub(super) multi: bool,
+    pub(super) start: i64,
+    pub(super) dur: i64,
+    pub(super) cpu: i64,
+    pub(super) line: u64,
+    pub(super) child_start: i64,
+    pub(super) child_dur: i64,
+    pub(super) child_line: u64,
+    pub(super) work: i64, // the direct children's time that is not do_one_initcall's own helpers'
 }
 
 /// The group rows of one do_one_initcall block: per function, its calls in the block. A block's
@@ -80,10 +64,10 @@ struct Block {
 /// more can come: the rows are sorted and cut to the answer's size then (`Scan::close_block`),
 /// and the index by function dropped. Memory holds the open blocks' rows, not blocks x functions.
 #[derive(Default)]
-struct Rows {
-    at: FastMap<u32, u32>, // function id -> index in rows, while the block is open
-    rows: Vec<(u32, Stat)>,
-    closed: bool,
+pub(super) struct Rows {
+    pub(super) at: FastMap<u32, u32>, // function id -> index in rows, while the block is open
+    pub(super) rows: Vec<(u32, Stat)>,
+    pub(super) closed: bool,
 }
 
 /// What do_one_initcall calls besides the initcall (init/main.c: the blacklist check, the
@@ -104,44 +88,44 @@ struct Cpu {
     orphan_child_ns: i64, // children seen with an empty stack (their parent's start was overwritten)
 }
 
-struct Scan {
-    names: Vec<u8>,       // every function name end to end (one block of memory, not one per name)
-    name_at: Vec<usize>,  // by name id: where its name starts in `names`; one more at the end
-    slots: Vec<u64>,      // open addressing by name hash's high bits: the hash's high half and the id
-    slot_bits: u32,
-    stats: Vec<Stat>,
-    groups: Vec<Rows>, // by block
-    gslot: Vec<(u32, u32)>, // by function id: the block and row its last call went to (skips the hash)
-    nslot: Vec<(u32, u32)>, // by function id: the tree parent and node of its last call (the same)
-    per_group: usize,  // rows kept per block besides the initcall's own
-    group_rows_cut: u64,
-    blocks: Vec<Block>,
-    helper: Vec<bool>, // by name id
-    tree_ids: FastMap<(u32, u32), u32>,
-    tree: Vec<(u32, u32, Stat)>, // parent, func, stat (self computed at the end)
+pub(super) struct Scan {
+    pub(super) names: Vec<u8>,       // every function name end to end (one block of memory, not one per name)
+    pub(super) name_at: Vec<usize>,  // by name id: where its name starts in `names`; one more at the end
+    pub(super) slots: Vec<u64>,      // open addressing by name hash's high bits: the hash's high half and the id
+    pub(super) slot_bits: u32,
+    pub(super) stats: Vec<Stat>,
+    pub(super) groups: Vec<Rows>, // by block
+    pub(super) gslot: Vec<(u32, u32)>, // by function id: the block and row its last call went to (skips the hash)
+    pub(super) nslot: Vec<(u32, u32)>, // by function id: the tree parent and node of its last call (the same)
+    pub(super) per_group: usize,  // rows kept per block besides the initcall's own
+    pub(super) group_rows_cut: u64,
+    pub(super) blocks: Vec<Block>,
+    pub(super) helper: Vec<bool>, // by name id
+    pub(super) tree_ids: FastMap<(u32, u32), u32>,
+    pub(super) tree: Vec<(u32, u32, Stat)>, // parent, func, stat (self computed at the end)
     cpus: Vec<Cpu>, // task stacks
-    task_ids: FastMap<Vec<u8>, usize>,
-    cpu_task: Vec<usize>, // the task each CPU runs now, usize::MAX before its first line
-    cpu_name: Vec<Vec<u8>>, // the task column last seen on each CPU
-    other: Vec<(u64, String)>,
-    other_dropped: u64,
-    lines: u64,
-    graph: u64,
-    bad: u64,
-    bad_first: u64,
-    comments: u64,
-    switches: u64,
-    orphans: u64,
-    durations: u64,
-    first_ns: i64,
-    last_ns: i64,
-    one_initcall: u32,
-    one_initcall_debug: u32, // 4.x: do_one_initcall -> do_one_initcall_debug -> the initcall
+    pub(super) task_ids: FastMap<Vec<u8>, usize>,
+    pub(super) cpu_task: Vec<usize>, // the task each CPU runs now, usize::MAX before its first line
+    pub(super) cpu_name: Vec<Vec<u8>>, // the task column last seen on each CPU
+    pub(super) other: Vec<(u64, String)>,
+    pub(super) other_dropped: u64,
+    pub(super) lines: u64,
+    pub(super) graph: u64,
+    pub(super) bad: u64,
+    pub(super) bad_first: u64,
+    pub(super) comments: u64,
+    pub(super) switches: u64,
+    pub(super) orphans: u64,
+    pub(super) durations: u64,
+    pub(super) first_ns: i64,
+    pub(super) last_ns: i64,
+    pub(super) one_initcall: u32,
+    pub(super) one_initcall_debug: u32, // 4.x: do_one_initcall -> do_one_initcall_debug -> the initcall
 }
 
 
 impl Scan {
-    fn new(per_group: usize) -> Scan {
+    pub(super) fn new(per_group: usize) -> Scan {
         Scan {
             names: Vec::new(), name_at: vec![0], slots: vec![EMPTY; 1 << 10], slot_bits: 10, stats: Vec::new(), groups: Vec::new(), gslot: Vec::new(), nslot: Vec::new(), per_group,
             group_rows_cut: 0, blocks: Vec::new(), helper: Vec::new(), tree_ids: FastMap::default(), tree: Vec::new(),
@@ -154,7 +138,7 @@ impl Scan {
     /// The id of a function name, made on first sight. One lookup a call line: an open
     /// addressing table kept at most half full, each slot the hash's high half beside the id
     /// (most misses end there, without reading the name's bytes).
-    fn id(&mut self, name: &[u8]) -> u32 {
+    pub(super) fn id(&mut self, name: &[u8]) -> u32 {
         self.id_h(name, name_hash(name))
     }
 
@@ -281,7 +265,7 @@ impl Scan {
 
     /// A block's do_one_initcall returned (or the trace ended): its initcall's own row first,
     /// then its `per_group` worst functions (most total time; ties in order of first call).
-    fn close_block(&mut self, block: u32) {
+    pub(super) fn close_block(&mut self, block: u32) {
         let own = self.blocks[block as usize].child;
         let g = &mut self.groups[block as usize];
         if g.closed {
@@ -336,8 +320,13 @@ impl Scan {
         f
     }
 
-    /// One parsed line (`ftrace_line::parse`) of `chunk` into the counts, stacks and tables.
-    fn apply(&mut self, chunk: &[u8], r: &Rec, cut: usize, cap: usize, max_other: usize) {
+    /// One parsed line (line.rs `parse`) of `chunk` into the counts, stacks and tables.
+    /// How many calls are still open (never closed when the trace ended).
+    pub(super) fn open_calls(&self) -> usize {
+        self.cpus.iter().map(|c| c.stack.len()).sum()
+    }
+
+    pub(super) fn apply(&mut self, chunk: &[u8], r: &Rec, cut: usize, cap: usize, max_other: usize) {
         self.lines += 1;
         match r.kind {
             Kind::Skip => return,
@@ -465,153 +454,4 @@ impl Scan {
             }
         }
     }
-}
-
-/// The tree without nodes under `share` of the root's total, renumbered, with self times.
-fn prune(tree: &[(u32, u32, Stat)], share: f64) -> Vec<(i64, u32, Stat)> {
-    let floor = (tree[0].2.total as f64 * share) as i64;
-    let mut new_id = vec![-1i64; tree.len()];
-    let mut out: Vec<(i64, u32, Stat)> = Vec::new();
-    for (i, (parent, func, st)) in tree.iter().enumerate() {
-        // parents come before children: a node is kept when its parent was and it is big enough
-        let p = if i == 0 { -1 } else { new_id[*parent as usize] };
-        if i == 0 || (p >= 0 && st.total >= floor.max(1)) {
-            new_id[i] = out.len() as i64;
-            out.push((p, *func, *st));
-        }
-    }
-    let mut child = vec![0i64; out.len()];
-    for (p, _, st) in out.iter().skip(1) {
-        child[*p as usize] = child[*p as usize].saturating_add(st.total);
-    }
-    for (i, n) in out.iter_mut().enumerate() {
-        n.2.self_ns = n.2.total.saturating_sub(child[i]).max(0);
-    }
-    out
-}
-
-fn stat_lists<'py>(py: Python<'py>, d: &Bound<'py, PyDict>, key: &str, it: &[Stat]) -> PyResult<()> {
-    let calls: Vec<u64> = it.iter().map(|s| s.calls).collect();
-    let total: Vec<i64> = it.iter().map(|s| s.total).collect();
-    let max: Vec<i64> = it.iter().map(|s| s.max).collect();
-    let own: Vec<i64> = it.iter().map(|s| s.self_ns).collect();
-    d.set_item(key, (PyList::new(py, calls)?, PyList::new(py, total)?, PyList::new(py, max)?, PyList::new(py, own)?))
-}
-
-/// ftrace_graph(path, depth_cut, node_cap, share, max_other, per_group) -> dict of columns.
-///
-/// Reads the file in 1 MiB chunks (memory does not grow with its length). Keys: counts (`lines`,
-/// `graph`, `bad`, `bad_first`, `comments`, `switches`, `orphans`, `open` calls never closed,
-/// `durations` lines with a duration), `first_ns`/`last_ns` (abstime, -1 without),
-/// `names`, `functions` (calls, total, max, self columns by name id), `blocks` (one per
-/// do_one_initcall call: (initcall name id or -1, several candidates?, start ns, duration ns, cpu,
-/// line, the initcall's start ns, duration ns, line, the time of its calls that are not
-/// do_one_initcall's helpers); -1 for what the trace does not show),
-/// `group_keys`/`group_stats` (block, name id, then the four columns: each block's initcall row,
-/// then its `per_group` worst functions; `group_rows_cut` counts the others), `tree`
-/// (parent, name id, then the four columns; node 0 is the root, parent -1) and `other`
-/// [(line, text)] of the lines that are not graph lines (headers, events), at most max_other.
-#[pyfunction]
-#[pyo3(signature = (path, depth_cut=24, node_cap=200_000, share=0.0005, max_other=1_000_000, per_group=200))]
-pub(crate) fn ftrace_graph<'py>(py: Python<'py>, path: &str, depth_cut: usize, node_cap: usize, share: f64,
-                                max_other: usize, per_group: usize) -> PyResult<Bound<'py, PyDict>> {
-    let path = path.to_owned();
-    let scan = py.allow_threads(move || -> std::io::Result<Scan> {
-        let mut f = File::open(&path)?;
-        let mut s = Scan::new(per_group);
-        s.one_initcall = s.id(b"do_one_initcall");
-        s.one_initcall_debug = s.id(b"do_one_initcall_debug");
-        s.tree.push((NONE, NONE, Stat::default()));
-        let (cut, cap) = (depth_cut.max(1), node_cap.max(1));
-        // Two stages on two cores: a reader thread reads 1 MiB chunks and parses their whole
-        // lines into Recs (byte ranges into the chunk: no copy per line); this thread runs the
-        // state machine over them, in file order (a call's lines can sit in different chunks).
-        // A line split by a chunk's end moves to the front of the next buffer. Buffers go back
-        // to the reader for reuse: memory holds a few chunks, not the file.
-        let (tx, rx) = sync_channel::<(Vec<u8>, Vec<Rec>)>(2);
-        let (back_tx, back_rx) = channel::<(Vec<u8>, Vec<Rec>)>();
-        std::thread::scope(|sc| {
-            let reader = sc.spawn(move || -> std::io::Result<()> {
-                let finder = memmem::Finder::new(b": funcgraph_e");
-                let mut buf = vec![0u8; 1 << 20];
-                let mut recs: Vec<Rec> = Vec::new();
-                let mut have = 0usize;
-                loop {
-                    if have == buf.len() {
-                        buf.resize(buf.len() * 2, 0); // one line longer than the buffer
-                    }
-                    let n = f.read(&mut buf[have..])?;
-                    let end = have + n;
-                    let mut start = 0;
-                    recs.clear();
-                    for nl in memchr_iter(b'\n', &buf[have..end]) {
-                        let stop = have + nl + 1;
-                        recs.push(parse(&buf, &buf[start..stop], &finder));
-                        start = stop;
-                    }
-                    if n == 0 && start < end {
-                        recs.push(parse(&buf, &buf[start..end], &finder)); // no final newline
-                        start = end;
-                    }
-                    let (mut next, next_recs) = back_rx.try_recv()
-                        .unwrap_or_else(|_| (vec![0u8; 1 << 20], Vec::new()));
-                    if next.len() < end - start {
-                        next.resize(end - start, 0);
-                    }
-                    next[..end - start].copy_from_slice(&buf[start..end]);
-                    have = end - start;
-                    let full = std::mem::replace(&mut buf, next);
-                    let done = std::mem::replace(&mut recs, next_recs);
-                    if tx.send((full, done)).is_err() || n == 0 {
-                        return Ok(());
-                    }
-                }
-            });
-            for (chunk, recs) in rx.iter() {
-                for r in &recs {
-                    s.apply(&chunk, r, cut, cap, max_other);
-                }
-                let _ = back_tx.send((chunk, recs)); // the reader may have finished
-            }
-            reader.join().unwrap_or_else(|_| Err(std::io::Error::new(std::io::ErrorKind::Other, "reader thread failed")))
-        })?;
-        Ok(s)
-    }).map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string()))?;
-    let d = PyDict::new(py);
-    let open: usize = scan.cpus.iter().map(|c| c.stack.len()).sum();
-    for (k, v) in [("lines", scan.lines), ("graph", scan.graph), ("bad", scan.bad), ("bad_first", scan.bad_first),
-                   ("comments", scan.comments), ("switches", scan.switches), ("orphans", scan.orphans),
-                   ("open", open as u64), ("durations", scan.durations), ("other_dropped", scan.other_dropped)] {
-        d.set_item(k, v)?;
-    }
-    d.set_item("first_ns", scan.first_ns)?;
-    d.set_item("last_ns", scan.last_ns)?;
-    let names: Vec<String> = scan.name_at.windows(2)
-        .map(|w| String::from_utf8_lossy(&scan.names[w[0]..w[1]]).into_owned()).collect();
-    d.set_item("names", PyList::new(py, names)?)?;
-    stat_lists(py, &d, "functions", &scan.stats)?;
-    // per initcall its own row and its `per_group` worst functions: what the tables show, and a
-    // bounded answer (initcalls x functions they call can reach millions of rows); blocks still
-    // open when the trace ended are cut here
-    let mut scan = scan;
-    for b in 0..scan.blocks.len() {
-        scan.close_block(b as u32);
-    }
-    let kept: Vec<(u32, u32, Stat)> = scan.groups.iter().enumerate()
-        .flat_map(|(b, g)| g.rows.iter().map(move |r| (b as u32, r.0, r.1))).collect();
-    d.set_item("group_rows_cut", scan.group_rows_cut)?;
-    let gs: Vec<Stat> = kept.iter().map(|g| g.2).collect();
-    stat_lists(py, &d, "group_stats", &gs)?;
-    d.set_item("group_keys", (PyList::new(py, kept.iter().map(|g| g.0))?, PyList::new(py, kept.iter().map(|g| g.1))?))?;
-    d.set_item("blocks", PyList::new(py, scan.blocks.iter().map(|b| {
-        (if b.child == NONE { -1 } else { b.child as i64 }, b.multi, b.start, b.dur, b.cpu, b.line, b.child_start,
-         b.child_dur, b.child_line, b.work)
-    }))?)?;
-    let tree = prune(&scan.tree, share.max(0.0));
-    let ts: Vec<Stat> = tree.iter().map(|n| n.2).collect();
-    stat_lists(py, &d, "tree_stats", &ts)?;
-    d.set_item("tree_keys", (PyList::new(py, tree.iter().map(|n| n.0))?,
-                             PyList::new(py, tree.iter().map(|n| if n.1 == NONE { -1 } else { n.1 as i64 }))?))?;
-    d.set_item("other", PyList::new(py, scan.other.iter().map(|(n, t)| (*n, t.as_str())))?)?;
-    Ok(d)
 }

@@ -21,11 +21,12 @@
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
-use crate::columns::{gather, slices, LineBytes, TextColumn};
 use crate::fxhash::FxMap;
-use crate::index::IndexColumn;
-use crate::events::{axis_times, rows_block, EventBlock, ProcRow, Types, NO_CLOCK, NONE};
-use crate::{bounded, PID_MAX};
+use crate::model::{rows_block, EventBlock, ProcRow, Types, NONE, NO_CLOCK};
+use crate::num::{bounded, PID_MAX};
+use crate::read::index::IndexColumn;
+use crate::read::text::{gather, slices, LineBytes, TextColumn};
+use crate::read::time::axis_times;
 
 const KTHREADD: i64 = 2;
 
@@ -299,7 +300,7 @@ fn proc_rows<'a>(r: &Scan<'a>, self_exe: &str) -> Vec<ProcRow<'a>> {
 /// process_block(texts, candidates, kernel, host, first, types) -> (block, pids refused, first
 /// line with one refused or -1, events for pids whose fork was not in the log): the process
 /// events of the candidate lines (ascending indices into ``texts``, the lines starting with
-/// ``sched_process_``) as the rows of an EventBlock (kind 3, events.rs), in line order.
+/// ``sched_process_``) as the rows of an EventBlock (kind 3, model/), in line order.
 /// ``types``: model.BLOCK_TYPES and then process.py's SELF_EXE, the path of busybox's re-exec
 /// of itself.
 #[pyfunction]

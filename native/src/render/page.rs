@@ -13,7 +13,7 @@
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use crate::json::push_i64;
+use crate::render::json::push_i64;
 
 /// What a piece writes to its file at a time.
 const CHUNK: usize = 1 << 20;
@@ -152,7 +152,7 @@ impl JsonPiece {
             Part::Lines(texts) => {
                 let mut err: Option<PyErr> = None;
                 buf.push(b'[');
-                crate::columns::each_line(texts.bind(py), |i, line| {
+                crate::read::text::each_line(texts.bind(py), |i, line| {
                     if err.is_some() {
                         return;
                     }
@@ -261,7 +261,7 @@ impl JsonPiece {
 #[pyfunction]
 pub(crate) fn text_piece(texts: &Bound<'_, PyAny>) -> PyResult<Option<JsonPiece>> {
     let mut odd = 0u8;
-    crate::columns::each_line(texts, |_, line| {
+    crate::read::text::each_line(texts, |_, line| {
         odd |= line.iter().fold(0u8, |a, &c| a | LINE_CLASS[c as usize]);
     })?;
     if odd & 2 != 0 {

@@ -1,20 +1,24 @@
-//! initcall_debug, device probe and PCI quirk lines: scan, pair, and build the events.
-//! Reference: `scan_initcalls_py` and `InitcallParser.events_py` in bootlens/parsers/initcall.py.
+//! initcall_debug lines and the device probe and PCI quirk lines around them: the one reader of
+//! them (docs/architecture.md, "Where each format's knowledge lives"; parsers/initcall.py only
+//! words the warnings). `scan` finds the calls (`calling  fn+0x0/0x30 [mod] @ pid`, `initcall
+//! fn returned ret after N usecs`, the old `initcall 0x... ran for N msecs: fn`), pairs each
+//! return with its call, and reads the probe (`probe of dev returned ret after N usecs`, with or
+//! without the driver) and fixup (`pci dev: calling  quirk`, `pci dev: quirk took N usecs`)
+//! lines, on two threads for a large log. Its rows become a block's columns in model/build.rs
+//! (`initcall_block`, what parsers/initcall.py calls); `initcalls` hands them to Python as
+//! tuples (tests, fuzz/harness.py). The kernel symbol in these lines is symbol.rs's grammar.
 
 // once_cell, not std::sync::OnceLock: that needs Rust 1.70, and Debian 12 ships 1.63
 use once_cell::sync::OnceCell;
 
-use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyString, PyTuple, PyType};
 use regex::bytes::Regex;
 
-use crate::columns::{gather, slices, times_of, LineBytes, TextColumn};
-use crate::index::IndexColumn;
-use crate::{bounded, digits, to_ns, INT_MAX, INT_MIN, PID_MAX};
-
-// The initcall_debug patterns of parsers/initcall.py, with ASCII classes (`(?-u)`) as there.
-const FN: &str = r"(\S+?)(?:\+0x[0-9a-f]+/0x[0-9a-f]+)?(?: \[([^\]\s]+)\])?";
+use super::symbol::{fast_fn, FN};
+use crate::fxhash::FxMap;
+use crate::num::{bounded, digits, to_ns, INT_MAX, INT_MIN, PID_MAX};
+use crate::read::index::IndexColumn;
+use crate::read::text::{gather, slices, LineBytes, TextColumn};
 
 struct Rx {
     call: Regex,
@@ -58,8 +62,6 @@ fn ns(c: &regex::bytes::Captures, i: usize, unit: i64) -> Option<i64> {
     to_ns(c.get(i).map(|m| m.as_bytes()).unwrap_or(b""), unit)
 }
 
-use crate::fxhash::FxMap;
-
 pub(crate) type CallRow = (String, Option<String>, i64, i64, Option<i64>, Option<i64>, Option<i64>);
 /// A call row with its function and module as ids into Scan::call_names (no String a row).
 pub(crate) type CallIds = (u32, Option<u32>, i64, i64, Option<i64>, Option<i64>, Option<i64>);
@@ -93,73 +95,6 @@ impl Call {
 }
 pub(crate) type DevRow = (String, Option<String>, i64, i64, i64, i64);
 
-fn is_space(c: u8) -> bool {
-    matches!(c, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
-}
-
-/// Fast path for `FN` followed by `tail` at the start of `b`, for the common shape only:
-/// a name without '+' or '[', an optional `+0x<hex>/0x<hex>`, an optional ` [module]`.
-/// Within that shape the lazy regex has exactly one way to match, so the captures are the
-/// same; anything else returns None and the caller uses the regex.
-fn fast_fn<'a>(b: &'a [u8], tail: &[u8]) -> Option<(&'a [u8], Option<&'a [u8]>, usize)> {
-    // one pass: the token's end, its first '+', whether it holds a '['
-    let mut run = b.len();
-    let mut plus = None;
-    let mut bracket = false;
-    for (k, &c) in b.iter().enumerate() {
-        if is_space(c) {
-            run = k;
-            break;
-        }
-        if c == b'+' && plus.is_none() {
-            plus = Some(k);
-        }
-        bracket |= c == b'[';
-    }
-    if run == 0 || bracket {
-        return None;
-    }
-    let tok = &b[..run];
-    let name_end = match plus {
-        None => run,
-        Some(p) => {
-            let off = &tok[p..];
-            // +0x<hex>/0x<hex>, exactly, to the end of the token
-            if !off.starts_with(b"+0x") {
-                return None;
-            }
-            let h1 = off[3..].iter().take_while(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f')).count();
-            let rest = &off[3 + h1..];
-            if h1 == 0 || !rest.starts_with(b"/0x") {
-                return None;
-            }
-            let h2 = rest[3..].iter().take_while(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f')).count();
-            if h2 == 0 || 3 + h2 != rest.len() {
-                return None;
-            }
-            p
-        }
-    };
-    let name = &tok[..name_end];
-    if name.is_empty() {  // no '[' in the token, no '+' before plus
-        return None;
-    }
-    let mut q = run;
-    let mut module = None;
-    if b[q..].starts_with(b" [") {
-        let m = b[q + 2..].iter().take_while(|c| **c != b']' && !is_space(**c)).count();
-        if m == 0 || b.get(q + 2 + m) != Some(&b']') {
-            return None;
-        }
-        module = Some(&b[q + 2..q + 2 + m]);
-        q += 3 + m;
-    }
-    if !b[q..].starts_with(tail) {
-        return None;
-    }
-    Some((name, module, q + tail.len()))
-}
-
 /// `-?\d+` at p: (the digits with their sign, end) or None.
 fn signed(b: &[u8], p: usize) -> Option<(&[u8], usize)> {
     let neg = b.get(p) == Some(&b'-');
@@ -172,6 +107,7 @@ fn signed(b: &[u8], p: usize) -> Option<(&[u8], usize)> {
 }
 
 /// `calling  FN @ (\d+)` fast path: (name, module, pid), the pid None when out of range.
+#[allow(clippy::type_complexity)]
 fn fast_call(t: &[u8]) -> Option<(&[u8], Option<&[u8]>, Option<i64>)> {
     let b = t.strip_prefix(b"calling  ")?;
     let (name, module, q) = fast_fn(b, b" @ ")?;
@@ -276,7 +212,7 @@ pub(crate) fn scan(texts: &Bound<'_, PyAny>, candidates: &Bound<'_, PyAny>, spli
     let cut = match split {
         0 => None,
         k if k > 0 => Some((k as usize).min(n)),
-        _ if n < SPLIT_MIN || !crate::frame::two_cores() => None,
+        _ if n < SPLIT_MIN || !crate::read::frame::two_cores() => None,
         _ => Some(n / 2),
     };
     let k = match cut {
@@ -577,12 +513,14 @@ fn scan_run<'a>(candidates: impl Iterator<Item = usize>, k0: usize, strs: &LineB
 /// initcalls(texts, candidates) -> (calls, probes, fixups, not_understood, first_bad_index,
 /// out_of_range)
 ///
-/// Mirrors parsers/initcall.py scan_initcalls_py: calls are (fn, module, call_index|-1,
-/// return_index|-1, duration_ns|None, pid|None, ret|None) in the order the Python scan emits
-/// them (returned calls as they return, then unfinished ones in line order); probes and fixups are
+/// The rows of `scan` as tuples (for the tests and fuzz/harness.py; the parser takes them as a
+/// block: model/build.rs): calls are (fn, module, call_index|-1, return_index|-1,
+/// duration_ns|None, pid|None, ret|None) in the scan's order (returned calls as they return,
+/// then unfinished ones in line order); probes and fixups are
 /// (device, fn-or-driver, start_index|-1, end_index, duration_ns, ret). A line whose
 /// pid, return value or duration is out of range (numbers.py) is not used, only counted.
 #[pyfunction]
+#[allow(clippy::type_complexity)]
 pub(crate) fn initcalls(
     texts: &Bound<'_, PyAny>,
     candidates: &Bound<'_, PyAny>,
@@ -592,142 +530,3 @@ pub(crate) fn initcalls(
     let calls = r.calls().map(|c| c.ids()).map(|c| (nm(c.0), c.1.map(nm), c.2, c.3, c.4, c.5, c.6)).collect();
     Ok((calls, r.probes, r.fixups, r.bad, r.first_bad, r.out_of_range))
 }
-
-/// Build an instance of a tuple subclass (a NamedTuple) from owned items, as CPython's own
-/// tuple.__new__(cls, items) does: tp_alloc, then fill the slots.
-pub(crate) fn named_tuple<'py>(py: Python<'py>, cls: &Bound<'py, PyType>, items: Vec<PyObject>) -> PyResult<PyObject> {
-    if !cls.is_subclass_of::<PyTuple>()? {
-        return Err(pyo3::exceptions::PyTypeError::new_err("expected a tuple subclass"));
-    }
-    // Only the stable ABI (abi3): the type's tp_alloc through PyType_GetSlot, the slots filled
-    // through PyTuple_SetItem rather than the PyTuple_SET_ITEM macro.
-    // SAFETY: cls is a tuple subclass, so its instances have the PyTupleObject layout and
-    // tp_alloc gives one with items.len() empty slots and a reference count of 1 (as
-    // PyTuple_SetItem requires), each slot filled exactly once below (PyTuple_SetItem steals
-    // the reference, also when it fails).
-    unsafe {
-        let tp = cls.as_type_ptr();
-        let slot = ffi::PyType_GetSlot(tp, ffi::Py_tp_alloc);
-        let alloc: ffi::allocfunc =
-            if slot.is_null() { ffi::PyType_GenericAlloc } else { std::mem::transmute(slot) };
-        let obj = alloc(tp, items.len() as ffi::Py_ssize_t);
-        if obj.is_null() {
-            return Err(PyErr::fetch(py));
-        }
-        let obj = PyObject::from_owned_ptr(py, obj);
-        for (i, it) in items.into_iter().enumerate() {
-            if ffi::PyTuple_SetItem(obj.as_ptr(), i as ffi::Py_ssize_t, it.into_ptr()) != 0 {
-                return Err(PyErr::fetch(py));
-            }
-        }
-        Ok(obj)
-    }
-}
-
-/// initcall_events(texts, candidates, kernel, host, first, types) -> (events, unfinished,
-/// not_understood, first_bad_index, out_of_range)
-///
-/// The events InitcallParser.parse builds from the rows of `initcalls`, built here (same
-/// objects, sorted by line number as parse sorts them; tests/test_native.py compares them). `types` is (Event, Stamp,
-/// InitcallDetail, ProbeDetail, Kind.INITCALL, Kind.PROBE, Kind.FIXUP, Clock.KERNEL, Clock.HOST).
-#[pyfunction]
-pub(crate) fn initcall_events<'py>(
-    py: Python<'py>,
-    texts: &Bound<'py, PyAny>,
-    candidates: &Bound<'py, PyAny>,
-    kernel: &Bound<'py, PyAny>,
-    host: &Bound<'py, PyAny>,
-    first: i64,
-    types: &Bound<'py, PyTuple>,
-) -> PyResult<(Bound<'py, PyList>, usize, usize, i64, usize)> {
-    let r = scan(texts, candidates, -1)?;
-    let event_t = types.get_item(0)?.downcast_into::<PyType>()?;
-    let stamp_t = types.get_item(1)?.downcast_into::<PyType>()?;
-    let icd_t = types.get_item(2)?.downcast_into::<PyType>()?;
-    let probe_t = types.get_item(3)?.downcast_into::<PyType>()?;
-    let k_initcall = types.get_item(4)?.unbind();
-    let k_probe = types.get_item(5)?.unbind();
-    let k_fixup = types.get_item(6)?.unbind();
-    let c_kernel = types.get_item(7)?.unbind();
-    let c_host = types.get_item(8)?.unbind();
-    let none = || py.None();
-    let f = false.into_pyobject(py)?.to_owned().into_any().unbind();
-    let zero = 0i64.into_pyobject(py)?.into_any().unbind();
-    let tru = true.into_pyobject(py)?.to_owned().into_any().unbind();
-    let kernel = times_of(kernel)?;
-    let host = times_of(host)?;
-    // Stamp(clock, ns - minus) for line i: printk time, else host time, else None
-    let at = |i: i64, minus: i64| -> PyResult<PyObject> {
-        let (k, h) = (kernel[i as usize], host[i as usize]);
-        let (clock, v) = if k != i64::MIN {
-            (&c_kernel, k)
-        } else if h != i64::MIN {
-            (&c_host, h)
-        } else {
-            return Ok(none());
-        };
-        named_tuple(py, &stamp_t, vec![clock.clone_ref(py), (v - minus).into_pyobject(py)?.into_any().unbind(),
-                                       f.clone_ref(py), zero.clone_ref(py)])
-    };
-    let int = |v: i64| -> PyResult<PyObject> { Ok(v.into_pyobject(py)?.into_any().unbind()) };
-    let opt = |v: Option<i64>| -> PyResult<PyObject> { v.map_or(Ok(none()), int) };
-    // One str per distinct name and one detail per distinct (pid, module, ret, returned): the
-    // events are immutable, so equal values can be one object (most initcalls share pid 1, no
-    // module, ret 0; a trace repeats names). Saves ~90 bytes an event.
-    let mut names: FxMap<String, PyObject> = FxMap::default();
-    let mut strobj = |v: &str| -> PyObject {
-        if let Some(o) = names.get(v) {
-            return o.clone_ref(py);
-        }
-        let o = PyString::new(py, v).into_any().unbind();
-        names.insert(v.to_string(), o.clone_ref(py));
-        o
-    };
-    type DetailKey = (Option<i64>, Option<String>, Option<i64>, bool);
-    let mut details: FxMap<DetailKey, PyObject> = FxMap::default();
-    let mut icd = |pid: Option<i64>, module: &Option<String>, ret: Option<i64>, returned: bool| -> PyResult<PyObject> {
-        let key = (pid, module.clone(), ret, returned);
-        if let Some(o) = details.get(&key) {
-            return Ok(o.clone_ref(py));
-        }
-        let m = module.as_deref().map_or(none(), |v| PyString::new(py, v).into_any().unbind());
-        let flag = if returned { tru.clone_ref(py) } else { f.clone_ref(py) };
-        let o = named_tuple(py, &icd_t, vec![opt(pid)?, m, opt(ret)?, flag])?;
-        details.insert(key, o.clone_ref(py));
-        Ok(o)
-    };
-    // (line number, event): sorted by line below, stably, as InitcallParser.parse wants them
-    let mut out: Vec<(i64, PyObject)> = Vec::with_capacity(r.n_calls() + r.probes.len() + r.fixups.len());
-    let mut unfinished = 0usize;
-    for c in r.calls() {
-        let (name, module, ci, ri, dur, pid, ret) = &c.ids();
-        let name = &r.call_names[*name as usize];
-        let module = &module.map(|m| r.call_names[m as usize].clone());
-        let (start, d, line, end, detail) = if *ri < 0 {
-            unfinished += 1;
-            (at(*ci, 0)?, none(), first + ci, none(), icd(*pid, module, None, false)?)
-        } else if *ci >= 0 {
-            (at(*ci, 0)?, opt(*dur)?, first + ci, int(first + ri)?, icd(*pid, module, *ret, true)?)
-        } else {
-            (at(*ri, dur.unwrap_or(0))?, opt(*dur)?, first + ri, int(first + ri)?, icd(None, module, *ret, true)?)
-        };
-        out.push((line, named_tuple(py, &event_t, vec![k_initcall.clone_ref(py), strobj(name), start, d, int(line)?, end, detail])?));
-    }
-    for (dev, drv, _, ri, dur, ret) in &r.probes {
-        let drv = drv.as_deref().map_or(none(), &mut strobj);
-        let detail = named_tuple(py, &probe_t, vec![strobj(dev), drv, int(*ret)?])?;
-        out.push((first + ri, named_tuple(py, &event_t, vec![k_probe.clone_ref(py), strobj(dev), at(*ri, *dur)?, int(*dur)?,
-                                                  int(first + ri)?, int(first + ri)?, detail])?));
-    }
-    for (dev, quirk, si, ri, dur, _) in &r.fixups {
-        let start = if *si >= 0 { at(*si, 0)? } else { at(*ri, *dur)? };
-        let line = first + if *si >= 0 { *si } else { *ri };
-        let detail = named_tuple(py, &probe_t, vec![strobj(dev), none(), zero.clone_ref(py)])?;
-        out.push((line, named_tuple(py, &event_t, vec![k_fixup.clone_ref(py), strobj(quirk.as_deref().unwrap_or("")),
-                                                  start, int(*dur)?, int(line)?, int(first + ri)?, detail])?));
-    }
-    out.sort_by_key(|e| e.0);  // stable: equal lines keep calls, probes, fixups order
-    let out = PyList::new(py, out.into_iter().map(|e| e.1))?;
-    Ok((out, unfinished, r.bad, r.first_bad, r.out_of_range))
-}
-

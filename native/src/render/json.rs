@@ -1,5 +1,6 @@
 //! JSON lines for the common events (a timed initcall, a process), as render/jsonout.py
-//! event_dict writes them.
+//! event_dict writes them: the one writer of them, for Event tuples (`dump_initcalls`, called by
+//! jsonout.py) and for a block's rows (json_chunk.rs).
 
 use pyo3::prelude::*;
 use pyo3::sync::GILOnceCell;
@@ -125,7 +126,7 @@ pub(crate) struct Initcall<'a> {
 
 /// Append the JSON object of a timed initcall whose start is on the axis's own clock, keys and
 /// order as render/jsonout.py event_dict: the one writer of it (for Event tuples here, for the
-/// columns of an EventBlock in events.rs, which keeps the name and detail parts written once
+/// columns of an EventBlock in json_chunk.rs, which keeps the name and detail parts written once
 /// per name and detail: `name_json` and `detail_json`).
 pub(crate) fn write_initcall(buf: &mut Vec<u8>, e: &Initcall<'_>) {
     let mut name = Vec::with_capacity(e.name.len() + 2);
@@ -173,7 +174,7 @@ pub(crate) fn probe_detail_json(device: &str, driver: Option<&str>, ret: i64) ->
     buf
 }
 
-/// The `"kind"` member's value of an EventBlock row by its kind (events.rs INITCALL, PROBE,
+/// The `"kind"` member's value of an EventBlock row by its kind (model/mod.rs INITCALL, PROBE,
 /// FIXUP, PROCESS): model.Kind's values as JSON strings.
 pub(crate) const KIND_JSON: [&[u8]; 4] = [b"\"initcall\"", b"\"probe\"", b"\"fixup\"", b"\"process\""];
 
@@ -344,7 +345,7 @@ enum Value<'a> {
 }
 
 /// The fields of a process's JSON object (`t`: its start on the axis, in ns): from a process
-/// Event (`write_process`) or from the process columns of an EventBlock (events.rs json_chunk).
+/// Event (`write_process`) or from the process columns of an EventBlock (json_chunk.rs).
 pub(crate) struct Process<'a> {
     pub(crate) name: Option<&'a str>,
     pub(crate) t: i64,

@@ -9,9 +9,9 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PySet, PyType};
 
-use super::{axis_times, Detail, EventBlock, INITCALL, NONE};
+use super::{named_tuple, Detail, EventBlock, INITCALL, NONE};
 use crate::fxhash::FxMap;
-use crate::initcall::named_tuple;
+use crate::read::time::axis_times;
 
 /// A filter on one field: the values allowed, or with the flag set the values not allowed.
 type Among<T> = Option<(bool, Vec<T>)>;

@@ -1,6 +1,6 @@
-//! function_graph line parsing: the columns and body of one line, without state (split from
-//! ftrace.rs, which keeps the call-graph state machine). Pure functions of the line's bytes, so a
-//! reader thread can run them ahead of the state machine (`parse`).
+//! function_graph line parsing: the columns and body of one line, without state (graph.rs keeps
+//! the call-graph state machine). Pure functions of the line's bytes, so a reader thread can run
+//! them ahead of the state machine (`parse`, called by mod.rs).
 
 use memchr::{memchr, memmem};
 
@@ -311,7 +311,7 @@ pub(crate) fn graph(b: &[u8]) -> Option<Graph<'_>> {
     Some(Graph { ts, task, cpu, dur, body })
 }
 
-/// What a line is, for the state machine (`Scan::apply` in ftrace.rs).
+/// What a line is, for the state machine (`Scan::apply` in graph.rs).
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Kind {
     Skip,    // blank, or a `------` rule

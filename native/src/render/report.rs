@@ -1,8 +1,8 @@
 //! The report's per-event passes over an EventBlock (render/html.py boot_data; issue 14 part 4).
 //!
-//! A child module of events.rs, so it reads the block's columns directly. render/html.py keeps
-//! the Python reference of each function (its path for a boot whose events are a plain tuple,
-//! `tests/test_native.py` compares the two): the lanes of a timeline row (`_lanes`, `_pack`), the
+//! It reads the block's columns directly (model/rows.rs). render/html.py keeps a Python
+//! version of each function for a boot whose events are a plain tuple (`tests/test_native.py`
+//! compares the two): the lanes of a timeline row (`_lanes`, `_pack`), the
 //! event columns with their string table (`_columns`, `_detail`), the positions of events on
 //! some lines (`_positions`) and the places of a few events in the columns.
 
@@ -12,9 +12,10 @@ use std::collections::{BinaryHeap, HashSet};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 
-use super::{axis_times, item_in, Detail, EventBlock, Item, NONE, NO_NAME, PROCESS};
+use super::page::JsonPiece;
 use crate::fxhash::FxMap;
-use crate::page::JsonPiece;
+use crate::model::{item_in, line_of, named_tuple, Detail, EventBlock, Item, NONE, NO_NAME, PROCESS};
+use crate::read::time::axis_times;
 
 /// A duration as the report's `dd` holds it: the ns, -1 for none (a negative one stays), of the
 /// event at position `i`, item `it` of the block.
@@ -324,7 +325,7 @@ pub(crate) fn report_on_lines(py: Python<'_>, block: PyRef<'_, EventBlock>, line
     block.walk(|i, it| {
         let ln = match it {
             Item::Row(r) => block.rows.line[r],
-            Item::Other(k) => super::line_of(block.others[k].bind(py))?,
+            Item::Other(k) => line_of(block.others[k].bind(py))?,
         };
         if want.contains(&ln) {
             out.push(i);
@@ -362,7 +363,7 @@ pub(crate) fn timed_at(py: Python<'_>, block: PyRef<'_, EventBlock>, positions: 
             Some(_) => py.None(),
             None => return Err(pyo3::exceptions::PyIndexError::new_err("timed_at: a position past the times")),
         };
-        crate::initcall::named_tuple(py, cls, vec![block.get(py, j)?, t])
+        named_tuple(py, cls, vec![block.get(py, j)?, t])
     }).collect()
 }
 
