@@ -30,17 +30,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..core.errors import InputError, printable
-from ..core.model import Boot, Clock, Event, Fact, Kind, ProcessDetail, Stamp, UnitDetail
+from ..core.model import Boot, Event, Kind
 # telling inputs apart lives in kinds.py (light: every log goes through it; start-up)
 from .kinds import SYSTEMD_ANALYZE as SYSTEMD_ANALYZE
 from .kinds import classify as classify
 from .kinds import collection_files as collection_files
 
 if TYPE_CHECKING:
+    from .systemd_analyze.deps import Deps
     from .bootchart.reader import Bootchart
     from .ftrace.reader import Trace
     from .systemd_analyze.reader import Blame, CriticalChain, Dump, Plot, StartupTimes
-    from .systemd_analyze.deps import Deps
     from .logic.align import LogicInput, LogicSetup
     from .strace.summary import Summary as StraceSummary
 
@@ -183,6 +183,8 @@ def extend_boot(boot: Boot, sup: Supplement) -> tuple[Boot, Supplement]:
     """The boot with the supplement's events: the plot's units when the log has none, the
     bootchart's processes when the log has no process events. Returns the counts added too."""
     if sup.dump is not None and sup.dump.units:
+        from .systemd_analyze.attach import name_units
+
         boot = name_units(boot, sup.dump)
     if sup.logic is not None:  # a logic analyzer's edges, aligned with the console (logic_align)
         from .logic.align import place
@@ -197,10 +199,14 @@ def extend_boot(boot: Boot, sup: Supplement) -> tuple[Boot, Supplement]:
     added: list[Event] = []
     units = procs = 0
     if sup.plot is not None and Kind.UNIT not in kinds:
+        from .systemd_analyze.attach import plot_units
+
         plot_events = plot_units(sup.plot)
         added += plot_events
         units = len(plot_events)
     if sup.bootchart is not None and Kind.PROCESS not in kinds:
+        from .bootchart.attach import bootchart_processes
+
         proc_events = bootchart_processes(sup.bootchart)
         added += proc_events
         procs = len(proc_events)
@@ -227,71 +233,3 @@ def extend_boot(boot: Boot, sup: Supplement) -> tuple[Boot, Supplement]:
     # line order; in time order among themselves
     return (boot.replace(events=boot.events + tuple(added), formats=formats),
             replace(sup, added_units=units, added_processes=procs, added_trace_events=traced))
-
-
-def name_units(boot: Boot, dump: Dump) -> Boot:
-    """The boot with its unit events' file names filled in from a dump (names and descriptions)
-    where the log gave only a description or a name cut at 80 columns."""
-    from .systemd_analyze.deps import deps_from_dump  # the one resolver of console names (also the chain's)
-
-    deps = deps_from_dump(dump.units)
-    events = list(boot.events)
-    changed = False
-    for i, e in enumerate(events):
-        det = e.detail
-        if e.kind is not Kind.UNIT or not isinstance(det, UnitDetail) or det.unit:
-            continue
-        unit = e.name if e.name in deps.descriptions else deps.resolve(e.name)
-        if unit is not None:
-            events[i] = e._replace(detail=det._replace(unit=unit))
-            changed = True
-    return boot.replace(events=tuple(events)) if changed else boot
-
-
-def plot_units(plot: Plot) -> list[Event]:
-    """The plot's units as start jobs on the kernel clock (systemd's CLOCK_MONOTONIC, which the
-    printk clock follows), in activation order; a unit still activating has no duration."""
-    out = []
-    for u in sorted(plot.units, key=lambda u: (u.activating_ns, u.unit)):
-        done = u.active_ns is not None
-        out.append(Event(Kind.UNIT, u.unit, Stamp(Clock.KERNEL, u.activating_ns), u.activation_ns, 0, None,
-                         UnitDetail(u.unit, "", "done" if done else "", "systemd-analyze")))
-    return out
-
-
-def bootchart_processes(bc: Bootchart) -> list[Event]:
-    """Each process from when it started (or was first sampled) to its last sample, on the
-    uptime clock; kernel threads (kthreadd and its children) marked as such."""
-    end = max((p.last_ns for p in bc.processes), default=0)
-    out = []
-    for p in bc.processes:
-        kthread = p.pid == 2 or p.ppid == 2
-        out.append(Event(Kind.PROCESS, p.comm, Stamp(Clock.UPTIME, p.first_ns, True), p.last_ns - p.first_ns, 0,
-                         None, ProcessDetail(p.pid, p.ppid, p.comm, None, kthread, None, p.last_ns < end, 0)))
-    return out
-
-
-def bootchart_boot(bc: Bootchart) -> Boot:
-    """A bootchart given without a log: a boot of its processes alone, with the header's kernel
-    version and command line as facts (line 0: no console line holds them)."""
-    from ..core.lines import Lines
-
-    facts = [Fact(k, v, 0) for k, v in (("kernel_version", bc.kernel_version), ("cmdline", bc.cmdline)) if v]
-    warnings = ("a bootchart without a console log: its processes and CPU/IO samples on the uptime "
-                "clock, no stages (give the boot's log with it to place them)",)
-    return Boot(printable(bc.source), 0, Lines([], [], []), tuple(bootchart_processes(bc)), tuple(facts),
-                warnings, ("bootchart",), "start of input")
-
-
-def trace_supplement(recording: Path) -> Supplement | None:
-    """The recording's trace file read as a supplement of its boot, when there is one and a
-    reader knows its content (supplements.classify: by content, never by name)."""
-    from ..capture.trace_dump import trace_path
-
-    p = trace_path(recording)
-    if not p.is_file():
-        return None
-    kind = classify(str(p))
-    if kind is None:
-        return None
-    return read_supplements([(kind, str(p))])

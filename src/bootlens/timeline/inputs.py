@@ -45,7 +45,7 @@ def analyze_folder(folder: Path, options: ParseOptions | None = None, top: int =
     if not files:
         raise InputError(str(folder), "no recordings (boot-N.rec) or logs in this folder")
     from ..sources.supplements import merge
-    from ..sources.supplements import trace_supplement
+    from ..sources.ftrace.attach import trace_supplement
 
     opts = options if options is not None and options.markers else ParseOptions(run_markers(folder))
     traces = [trace_supplement(p) for p in files]  # run --trace: boot-N.trace.txt joins boot-N.rec
@@ -162,7 +162,8 @@ def trace_group(name: str, top: int = 10) -> Analysis:
 def _bootchart_group(name: str, top: int) -> Group:
     """A bootchart alone: a boot of its processes, its samples for the report's panel."""
     from ..sources.bootchart.reader import read_bootchart
-    from ..sources.supplements import Supplement, bootchart_boot
+    from ..sources.supplements import Supplement
+    from ..sources.bootchart.attach import bootchart_boot
 
     bc = read_bootchart(name)
     if not bc.processes and not bc.cpu:
