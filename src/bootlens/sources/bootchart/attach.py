@@ -5,11 +5,42 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...core.errors import printable
-from ...core.model import Boot, Clock, Event, Fact, Kind, ProcessDetail, Stamp
+from ...core.errors import InputError, printable
+from ...core.model import Boot, Clock, Event, Fact, InputStats, Kind, ProcessDetail, Stamp
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ..supplements import Supplement
     from .reader import Bootchart
+
+
+def read_one(kind: str, path: Path) -> tuple[Bootchart, tuple[str, ...]]:
+    """A bootchart archive or folder, and its reader's warnings."""
+    from .reader import read_bootchart
+
+    chart = read_bootchart(path)
+    return chart, chart.warnings
+
+
+def add(boot: Boot, sup: Supplement, kinds: set[Kind]) -> tuple[list[Event], Supplement, str]:
+    """The bootchart's processes, when the log has no process events of its own."""
+    if sup.bootchart is None or Kind.PROCESS in kinds:
+        return [], sup, "bootchart"
+    return bootchart_processes(sup.bootchart), sup, "bootchart"
+
+
+def alone(name: str) -> tuple[Boot, Supplement, InputStats]:
+    """A bootchart given without a log: a boot of its processes, its samples for the report's
+    panel (the processes are the boot's own events here: :func:`add` sees them and adds none)."""
+    from ..supplements import Supplement
+    from .reader import read_bootchart
+
+    bc = read_bootchart(name)
+    if not bc.processes and not bc.cpu:
+        raise InputError(name, "no processes or CPU samples in this bootchart: " + "; ".join(bc.warnings))
+    sup = Supplement((("bootchart", printable(name)),), {"bootchart": bc}, bc.warnings)
+    return bootchart_boot(bc), sup, InputStats(printable(name), 0, 0, "bootchart")
 
 
 def bootchart_processes(bc: Bootchart) -> list[Event]:

@@ -9,7 +9,61 @@ from typing import TYPE_CHECKING
 from ...core.model import Boot, Clock, Event, Kind, Stamp, UnitDetail
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ..supplements import Supplement
     from .reader import Dump, Plot
+
+
+def expand(kind: str, path: Path) -> tuple[list[tuple[str, Path]], list[str]] | None:
+    """A folder of outputs ("collection", as ``target boot --collect`` writes) as its files."""
+    if kind != "collection":
+        return None
+    from ...core.errors import printable
+    from .sniff import collection_files
+
+    found = collection_files(path)
+    return found, ([] if found else [f"{printable(str(path))}: no systemd-analyze outputs in this folder"])
+
+
+def read_one(kind: str, path: Path) -> tuple[object, tuple[str, ...]]:
+    """One output of ``systemd-analyze KIND``, and its reader's warnings."""
+    from ...core.errors import InputError
+    from .reader import read_blame, read_critical_chain, read_dump, read_plot, read_time
+
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError as e:
+        raise InputError(str(path), f"cannot read: {e.strerror or e}") from None
+    reader = {"time": read_time, "blame": read_blame, "critical-chain": read_critical_chain,
+              "dump": read_dump, "plot": read_plot}[kind]
+    value: object = reader(text)
+    return value, tuple(getattr(value, "warnings", ()))
+
+
+def finish(parts: dict[str, object], options: object) -> dict[str, object]:
+    """``time`` from the plot's heading when no ``time`` output was given (the plot's heading is
+    systemd-analyze time's first line)."""
+    from .reader import Plot
+
+    plot = parts.get("plot")
+    if parts.get("time") is None and isinstance(plot, Plot) and plot.startup is not None and plot.startup.line_no:
+        parts["time"] = plot.startup
+    return parts
+
+
+def place(boot: Boot, sup: Supplement) -> tuple[Boot, Supplement]:
+    """The console's units named by a dump (first: the other formats read the units' names)."""
+    if sup.dump is not None and sup.dump.units:
+        boot = name_units(boot, sup.dump)
+    return boot, sup
+
+
+def add(boot: Boot, sup: Supplement, kinds: set[Kind]) -> tuple[list[Event], Supplement, str]:
+    """The plot's units, when the log has none (a kernel-only console)."""
+    if sup.plot is None or Kind.UNIT in kinds:
+        return [], sup, "systemd-analyze plot"
+    return plot_units(sup.plot), sup, "systemd-analyze plot"
 
 
 def name_units(boot: Boot, dump: Dump) -> Boot:
