@@ -19,18 +19,23 @@ What each adds, and where it shows:
 - a bootchart archive: its processes become :attr:`Kind.PROCESS` events on the UPTIME clock
   (when the log has no process events of its own) and its CPU/disk samples a panel of the report.
 
+Each side format is one folder under ``sources/`` (:mod:`bootlens.sources.base`): this module
+knows none of them; it reads what :func:`classify` named through each format's own reading and
+keeps the results as the supplement's parts, in the order the formats declare.
+
 Nothing here raises on bad input: what a reader did not understand is in its warnings.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
-from ..core.errors import InputError, printable
-from ..core.model import Boot, Clock, Event, Fact, Kind, ProcessDetail, Stamp, UnitDetail
+from ..core.errors import printable
+from ..core.model import Boot, Event
+from .base import SideFormat, format_of, hooks
 # telling inputs apart lives in kinds.py (light: every log goes through it; start-up)
 from .kinds import SYSTEMD_ANALYZE as SYSTEMD_ANALYZE
 from .kinds import classify as classify
@@ -39,129 +44,151 @@ from .kinds import collection_files as collection_files
 if TYPE_CHECKING:
     from .bootchart.reader import Bootchart
     from .ftrace.reader import Trace
-    from .systemd_analyze.reader import Blame, CriticalChain, Dump, Plot, StartupTimes
-    from .systemd_analyze.deps import Deps
-    from .logic.align import LogicInput, LogicSetup
+    from .logic.align import LogicInput
     from .strace.summary import Summary as StraceSummary
+    from .systemd_analyze.deps import Deps
+    from .systemd_analyze.reader import Blame, CriticalChain, Dump, Plot, StartupTimes
 
 
 @dataclass(frozen=True, slots=True)
 class Supplement:
-    """What came with a boot beside its log; each part None (or empty) when not given."""
+    """What came with a boot beside its log: each side format's parts, by the kind of input it
+    read them from ("time", "blame", "ftrace", ...), and what it added to the boot. The
+    properties name the parts of the formats bootlens has; a format added later reads its own
+    part with :meth:`part`."""
 
     sources: tuple[tuple[str, str], ...] = ()  # (what, path): ("blame", "guest/analyze-blame.txt")
-    startup: StartupTimes | None = None
-    blame: Blame | None = None
-    chains: tuple[CriticalChain, ...] = ()  # in the order given (a folder: the default target's first)
-    dump: Dump | None = None
-    plot: Plot | None = None
-    bootchart: Bootchart | None = None
-    kconfig: tuple[tuple[str, str], ...] = ()  # a boot-data file's kernel CONFIG, in file order
+    parts: Mapping[str, object] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
-    added_units: int = 0  # plot units made events (the log had none)
-    added_processes: int = 0  # bootchart processes made events
-    ftrace: Trace | None = None  # an ftrace buffer (parsers.ftrace): events, the KFT table, the icicle
-    added_trace_events: int = 0  # trace events made events (the log had none of their kind)
-    strace: StraceSummary | None = None  # an strace/ltrace of the app's start (strace_summary), placed by extend_boot
-    logic: LogicInput | None = None  # a logic analyzer capture and its --channel roles (logic_align)
+    added: Mapping[str, int] = field(default_factory=dict)  # format -> events it added (the log had none of the kind)
 
     def __bool__(self) -> bool:
         return bool(self.sources)
 
+    def part(self, kind: str) -> object | None:
+        """The part read from inputs of this kind, or None."""
+        return self.parts.get(kind)
+
+    def with_parts(self, warnings: tuple[str, ...] | None = None, **parts: object) -> Supplement:
+        """A copy with these parts replaced (and, when given, these warnings)."""
+        return replace(self, parts={**self.parts, **parts}, warnings=self.warnings if warnings is None else warnings)
+
+    @property
+    def startup(self) -> StartupTimes | None:
+        return cast("StartupTimes | None", self.parts.get("time"))
+
+    @property
+    def blame(self) -> Blame | None:
+        return cast("Blame | None", self.parts.get("blame"))
+
+    @property
+    def chains(self) -> tuple[CriticalChain, ...]:  # in the order given (a folder: the default target's first)
+        return cast("tuple[CriticalChain, ...]", self.parts.get("critical-chain", ()))
+
+    @property
+    def dump(self) -> Dump | None:
+        return cast("Dump | None", self.parts.get("dump"))
+
+    @property
+    def plot(self) -> Plot | None:
+        return cast("Plot | None", self.parts.get("plot"))
+
+    @property
+    def bootchart(self) -> Bootchart | None:
+        return cast("Bootchart | None", self.parts.get("bootchart"))
+
+    @property
+    def kconfig(self) -> tuple[tuple[str, str], ...]:  # a boot-data file's kernel CONFIG, in file order
+        return cast("tuple[tuple[str, str], ...]", self.parts.get("kconfig", ()))
+
+    @property
+    def ftrace(self) -> Trace | None:  # an ftrace buffer: events, the KFT table, the icicle
+        return cast("Trace | None", self.parts.get("ftrace"))
+
+    @property
+    def strace(self) -> StraceSummary | None:  # an strace/ltrace of the app's start, placed by extend_boot
+        return cast("StraceSummary | None", self.parts.get("strace"))
+
+    @property
+    def logic(self) -> LogicInput | None:  # a logic analyzer capture and its --channel roles
+        return cast("LogicInput | None", self.parts.get("logic"))
+
+    @property
+    def added_units(self) -> int:  # plot units made events (the log had none)
+        return self.added.get("systemd_analyze", 0)
+
+    @property
+    def added_processes(self) -> int:  # bootchart processes made events
+        return self.added.get("bootchart", 0)
+
+    @property
+    def added_trace_events(self) -> int:  # trace events made events (the log had none of their kind)
+        return self.added.get("ftrace", 0)
+
 
 # ------------------------------------------------------------------------------------- reading
 
-def read_supplements(items: Sequence[tuple[str, str]], logic: LogicSetup | None = None) -> Supplement:
-    """Read and merge (what, path) pairs as :func:`classify` named them ("collection" folders
-    are opened). A second file of one kind replaces the first, with a warning; a chain is added."""
-    from .bootchart.reader import Bootchart, read_bootchart
-    from .ftrace.reader import Trace, read_trace
-    from .logic.reader import read_logic
-    from .systemd_analyze.reader import (
-        Blame, CriticalChain, Dump, Plot, StartupTimes, read_blame, read_critical_chain, read_dump, read_plot,
-        read_time)
-
+def read_supplements(items: Sequence[tuple[str, str]], options: Mapping[str, object] | None = None) -> Supplement:
+    """Read and merge (what, path) pairs as :func:`classify` named them, each through its
+    format's reading (a folder standing for several files is opened). A second file of one kind
+    replaces the first, with a warning, unless its format keeps every one (a chain is added).
+    ``options``: what the user gave for a format, by its name (``{"logic": LogicSetup}``)."""
     parts: dict[str, object] = {}
-    chains: list[CriticalChain] = []
     sources: list[tuple[str, str]] = []
     notes: list[str] = []
     flat: list[tuple[str, Path]] = []
     for what, name in items:
-        if what == "collection":
-            found = collection_files(Path(name))
-            if not found:
-                notes.append(f"{printable(name)}: no systemd-analyze outputs in this folder")
-            flat.extend(found)
-        else:
+        expand = _hook(format_of(what), "expand")
+        opened = expand(what, Path(name)) if expand is not None else None
+        if opened is None:
             flat.append((what, Path(name)))
-    straces = [p for what, p in flat if what == "strace"]  # strace -ff writes one file per process
-    flat = [(what, p) for what, p in flat if what != "strace"]
-    for what, p in flat:
-        src = printable(str(p))
-        value: object
-        if what == "bootchart":
-            chart = read_bootchart(p)
-            value = chart
-            notes.extend(f"{src}: {w}" for w in chart.warnings)
-        elif what == "logic":
-            value = read_logic(p)  # its warnings join the boot's when it is placed (logic_align)
-        elif what == "ftrace":
-            trace = read_trace(str(p))
-            value = trace
-            notes.extend(f"{src}: {w}" for w in trace.warnings)
         else:
-            try:
-                text = p.read_text(encoding="utf-8", errors="replace")
-            except OSError as e:
-                raise InputError(str(p), f"cannot read: {e.strerror or e}") from None
-            reader = {"time": read_time, "blame": read_blame, "critical-chain": read_critical_chain,
-                      "dump": read_dump, "plot": read_plot}[what]
-            value = reader(text)
-            notes.extend(f"{src}: {w}" for w in getattr(value, "warnings", ()))
+            found, more = opened
+            notes.extend(more)
+            flat.extend(found)
+    together: dict[SideFormat, list[Path]] = {}  # strace -ff writes one file per process: read as one
+    for what, p in flat:
+        fmt = format_of(what)
+        if fmt.together:
+            together.setdefault(fmt, []).append(p)
+            continue
+        src = printable(str(p))
+        value, warnings = hooks(fmt).read_one(what, p)
+        notes.extend(f"{src}: {w}" for w in warnings)
         sources.append((what, src))
-        if what == "critical-chain":
-            assert isinstance(value, CriticalChain)
-            chains.append(value)
+        if what in fmt.accumulates:
+            parts[what] = (*cast("tuple[object, ...]", parts.get(what, ())), value)
             continue
         if what in parts:
             notes.append(f"{src}: a second {what} input; it replaces the first")
         parts[what] = value
-    startup = parts.get("time")
-    plot = parts.get("plot")
-    if startup is None and isinstance(plot, Plot) and plot.startup is not None and plot.startup.line_no:
-        startup = plot.startup  # the plot's heading is systemd-analyze time's first line
-    strace = None
-    if straces:
-        from .strace.summary import read_summary
-
-        strace = read_summary(straces)
-        sources += [("strace", printable(str(p))) for p in straces]
-        notes.extend(strace.warnings)
-    return Supplement(
-        tuple(sources),
-        startup if isinstance(startup, StartupTimes) else None,
-        b if isinstance(b := parts.get("blame"), Blame) else None,
-        tuple(chains),
-        d if isinstance(d := parts.get("dump"), Dump) else None,
-        plot if isinstance(plot, Plot) else None,
-        c if isinstance(c := parts.get("bootchart"), Bootchart) else None,
-        ftrace=t if isinstance(t := parts.get("ftrace"), Trace) else None,
-        warnings=tuple(notes), strace=strace, logic=_logic_input(parts.get("logic"), logic))
+    for fmt, paths in together.items():
+        value, warnings = hooks(fmt).read_together(paths)
+        parts[fmt.name] = value
+        sources += [(fmt.name, printable(str(p))) for p in paths]
+        notes.extend(warnings)
+    for fmt in sorted({format_of(k) for k in parts}, key=lambda f: f.attach_order):
+        finish = _hook(fmt, "finish")
+        if finish is not None:
+            parts = finish(parts, (options or {}).get(fmt.name))
+    return Supplement(tuple(sources), parts, tuple(notes))
 
 
-def _logic_input(cap: object, setup: LogicSetup | None) -> LogicInput | None:
-    from .logic.align import LogicInput, LogicSetup
-    from .logic.reader import Capture
-
-    return LogicInput(cap, setup or LogicSetup()) if isinstance(cap, Capture) else None
+def _hook(fmt: SideFormat, name: str) -> Any:
+    """A format's function ``name`` (see :mod:`bootlens.sources.base`), or None."""
+    return getattr(hooks(fmt), name, None) if fmt.attaches else None
 
 
 def merge(a: Supplement, b: Supplement) -> Supplement:
-    """b's parts over a's (a boot-data file's own systemd part, then the files given with it)."""
-    return Supplement(
-        a.sources + b.sources, b.startup or a.startup, b.blame or a.blame, a.chains + b.chains, b.dump or a.dump,
-        b.plot or a.plot, b.bootchart or a.bootchart, b.kconfig or a.kconfig, a.warnings + b.warnings, ftrace=b.ftrace or a.ftrace,
-        strace=b.strace or a.strace, logic=b.logic or a.logic)
+    """b's parts over a's (a boot-data file's own systemd part, then the files given with it);
+    the kinds a format keeps every one of, a's then b's."""
+    parts = dict(a.parts)
+    for k, v in b.parts.items():
+        if k in format_of(k).accumulates:
+            parts[k] = (*cast("tuple[object, ...]", a.parts.get(k, ())), *cast("tuple[object, ...]", v))
+        elif (val := v or a.parts.get(k)) is not None:
+            parts[k] = val
+    return Supplement(a.sources + b.sources, parts, a.warnings + b.warnings)
 
 
 def deps_of(sup: Supplement | None) -> Deps | None:
@@ -180,118 +207,31 @@ def deps_of(sup: Supplement | None) -> Deps | None:
 # ------------------------------------------------------------------------------ adding events
 
 def extend_boot(boot: Boot, sup: Supplement) -> tuple[Boot, Supplement]:
-    """The boot with the supplement's events: the plot's units when the log has none, the
-    bootchart's processes when the log has no process events. Returns the counts added too."""
-    if sup.dump is not None and sup.dump.units:
-        boot = name_units(boot, sup.dump)
-    if sup.logic is not None:  # a logic analyzer's edges, aligned with the console (logic_align)
-        from .logic.align import place
-
-        boot, logic, notes = place(boot, sup.logic)
-        sup = replace(sup, logic=logic, warnings=sup.warnings + tuple(notes))
-    if sup.strace is not None:  # placed on the console through a line both show, then its processes
-        from .strace.summary import attach
-
-        boot, sup = attach(boot, sup)
+    """The boot with what its supplement adds: each format places its part on the boot (a
+    dump names the units, a logic capture's edges and an strace are aligned with the console),
+    then adds the events the log lacks (a plot's units, a bootchart's processes, a trace's
+    initcalls), in the formats' attach order. Returns the supplement with the counts added."""
+    present = sorted({format_of(k) for k in sup.parts}, key=lambda f: f.attach_order)
+    for fmt in present:
+        place = _hook(fmt, "place")
+        if place is not None:
+            boot, sup = place(boot, sup)
     kinds = {e.kind for e in boot.events}
     added: list[Event] = []
-    units = procs = 0
-    if sup.plot is not None and Kind.UNIT not in kinds:
-        plot_events = plot_units(sup.plot)
-        added += plot_events
-        units = len(plot_events)
-    if sup.bootchart is not None and Kind.PROCESS not in kinds:
-        proc_events = bootchart_processes(sup.bootchart)
-        added += proc_events
-        procs = len(proc_events)
-    traced = 0
-    if sup.ftrace is not None:  # the trace's initcalls/processes when the log has none of the kind
-        from .ftrace.kft import clock_notes, name_blocks, trace_events
-
-        trace_added = trace_events(sup.ftrace, kinds)
-        added += trace_added
-        traced = len(trace_added)
-        named, naming = name_blocks(sup.ftrace, boot)  # the console's initcall_debug names untraced initcalls
-        warnings = sup.warnings
-        if naming:  # the reader's count of unnamed blocks, less those the console named
-            from .ftrace.reader import UNNAMED_NOTE
-
-            warnings = tuple(w for w in warnings if UNNAMED_NOTE not in w) + tuple(
-                f"{named.source}: {w}" for w in named.warnings if UNNAMED_NOTE in w)
-        sup = replace(sup, ftrace=named, warnings=warnings + clock_notes(sup.ftrace, boot) + naming)
+    labels: list[str] = []
+    counts: dict[str, int] = {}
+    for fmt in present:
+        add = _hook(fmt, "add")
+        if add is None:
+            continue
+        events, sup, label = add(boot, sup, kinds)
+        if events:
+            added += events
+            labels.append(label)
+            counts[fmt.name] = len(events)
     if not added:
         return boot, sup
-    formats = boot.formats + tuple(f for f, n in (("systemd-analyze plot", units), ("bootchart", procs),
-                                                  ("ftrace", traced)) if n)
     # no line of the log holds them (line 0): placed after the log's own events, which are in
     # line order; in time order among themselves
-    return (boot.replace(events=boot.events + tuple(added), formats=formats),
-            replace(sup, added_units=units, added_processes=procs, added_trace_events=traced))
-
-
-def name_units(boot: Boot, dump: Dump) -> Boot:
-    """The boot with its unit events' file names filled in from a dump (names and descriptions)
-    where the log gave only a description or a name cut at 80 columns."""
-    from .systemd_analyze.deps import deps_from_dump  # the one resolver of console names (also the chain's)
-
-    deps = deps_from_dump(dump.units)
-    events = list(boot.events)
-    changed = False
-    for i, e in enumerate(events):
-        det = e.detail
-        if e.kind is not Kind.UNIT or not isinstance(det, UnitDetail) or det.unit:
-            continue
-        unit = e.name if e.name in deps.descriptions else deps.resolve(e.name)
-        if unit is not None:
-            events[i] = e._replace(detail=det._replace(unit=unit))
-            changed = True
-    return boot.replace(events=tuple(events)) if changed else boot
-
-
-def plot_units(plot: Plot) -> list[Event]:
-    """The plot's units as start jobs on the kernel clock (systemd's CLOCK_MONOTONIC, which the
-    printk clock follows), in activation order; a unit still activating has no duration."""
-    out = []
-    for u in sorted(plot.units, key=lambda u: (u.activating_ns, u.unit)):
-        done = u.active_ns is not None
-        out.append(Event(Kind.UNIT, u.unit, Stamp(Clock.KERNEL, u.activating_ns), u.activation_ns, 0, None,
-                         UnitDetail(u.unit, "", "done" if done else "", "systemd-analyze")))
-    return out
-
-
-def bootchart_processes(bc: Bootchart) -> list[Event]:
-    """Each process from when it started (or was first sampled) to its last sample, on the
-    uptime clock; kernel threads (kthreadd and its children) marked as such."""
-    end = max((p.last_ns for p in bc.processes), default=0)
-    out = []
-    for p in bc.processes:
-        kthread = p.pid == 2 or p.ppid == 2
-        out.append(Event(Kind.PROCESS, p.comm, Stamp(Clock.UPTIME, p.first_ns, True), p.last_ns - p.first_ns, 0,
-                         None, ProcessDetail(p.pid, p.ppid, p.comm, None, kthread, None, p.last_ns < end, 0)))
-    return out
-
-
-def bootchart_boot(bc: Bootchart) -> Boot:
-    """A bootchart given without a log: a boot of its processes alone, with the header's kernel
-    version and command line as facts (line 0: no console line holds them)."""
-    from ..core.lines import Lines
-
-    facts = [Fact(k, v, 0) for k, v in (("kernel_version", bc.kernel_version), ("cmdline", bc.cmdline)) if v]
-    warnings = ("a bootchart without a console log: its processes and CPU/IO samples on the uptime "
-                "clock, no stages (give the boot's log with it to place them)",)
-    return Boot(printable(bc.source), 0, Lines([], [], []), tuple(bootchart_processes(bc)), tuple(facts),
-                warnings, ("bootchart",), "start of input")
-
-
-def trace_supplement(recording: Path) -> Supplement | None:
-    """The recording's trace file read as a supplement of its boot, when there is one and a
-    reader knows its content (supplements.classify: by content, never by name)."""
-    from ..capture.trace_dump import trace_path
-
-    p = trace_path(recording)
-    if not p.is_file():
-        return None
-    kind = classify(str(p))
-    if kind is None:
-        return None
-    return read_supplements([(kind, str(p))])
+    return (boot.replace(events=boot.events + tuple(added), formats=boot.formats + tuple(labels)),
+            replace(sup, added=counts))

@@ -22,7 +22,7 @@ from ..core.model import READY, Kind
 from ..core.options import MarkerSpec, ParseOptions
 from .qemu import READY_MARKER, TargetFiles, boot
 from .tracerun import TracePlan
-from ..sources.supplements import trace_supplement
+from ..sources.ftrace.attach import trace_supplement
 
 
 @dataclass(frozen=True, slots=True)

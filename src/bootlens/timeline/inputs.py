@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from .analyze import Analysis, analyze_boot, analyze_paths, paused_gc
 from ..core.errors import InputError, printable
-from ..core.model import READY, Fact, InputStats, NamedTuple
+from ..core.model import READY, Fact, NamedTuple
 from ..core.options import ParseOptions
 from ..capture.run_folder import folder_files, run_markers
 from ..sources.kinds import classify  # light: the supplement model is imported when an input is one (start-up)
@@ -26,9 +26,10 @@ from ..sources.kinds import classify  # light: the supplement model is imported 
 TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 23)
 if TYPE_CHECKING:  # pathlib is imported where a folder is read (start-up: ~8 ms to import)
     from pathlib import Path
+    from typing import Any
 
-    from ..sources.supplements import Supplement
     from ..sources.logic.align import LogicSetup
+    from ..sources.supplements import Supplement
 
 class Group(NamedTuple):
     """One INPUT: a single log or recording, or a folder of repeated boots."""
@@ -45,7 +46,7 @@ def analyze_folder(folder: Path, options: ParseOptions | None = None, top: int =
     if not files:
         raise InputError(str(folder), "no recordings (boot-N.rec) or logs in this folder")
     from ..sources.supplements import merge
-    from ..sources.supplements import trace_supplement
+    from ..sources.ftrace.attach import trace_supplement
 
     opts = options if options is not None and options.markers else ParseOptions(run_markers(folder))
     traces = [trace_supplement(p) for p in files]  # run --trace: boot-N.trace.txt joins boot-N.rec
@@ -80,8 +81,8 @@ def analyze_bootdata(path: str, options: ParseOptions | None = None, top: int = 
         raise InputError(path, "a boot-data file without KERNEL MESSAGES: no boot to analyse")
     lines, stats = frame_bytes(source, sec.text.encode(), opts.needles())
     lines.first = sec.line_no  # line numbers point into the boot-data file
-    own = Supplement((("bootdata", source),), bd.startup, bd.blame, kconfig=bd.config,
-                     warnings=bd.warnings)
+    own = Supplement((("bootdata", source),), {"time": bd.startup, "blame": bd.blame, "kconfig": bd.config},
+                     bd.warnings)
     sup = merge(own, supplement) if supplement else own
     ready_given = any(m.name == READY for m in opts.markers)
     with paused_gc():
@@ -109,11 +110,8 @@ def analyze_inputs(inputs: Sequence[str], options: ParseOptions | None = None, t
             raise InputError(d, "--systemd-analyze takes a folder (as target boot --collect writes)")
         extra.append(("collection", d))
     if not logs:
-        charts = [name for kind, name in extra if kind == "bootchart"]
-        if len(charts) == 1 and len(extra) == 1:
-            return [_bootchart_group(charts[0], top)]
-        if len(extra) == 1 and extra[0][0] == "ftrace":  # a trace alone: a boot of its events
-            return [Group(extra[0][1], trace_group(extra[0][1], top), False)]
+        if len(extra) == 1 and (alone := _alone(extra[0][0])) is not None:  # a bootchart or a trace alone
+            return [_alone_group(extra[0][1], alone, top)]
         what = ", ".join(printable(n) for _, n in extra)
         raise InputError(what, "systemd-analyze outputs and bootcharts add to a boot: give the boot's log "
                          "(a console log, a recording, a journal) with them")
@@ -121,7 +119,7 @@ def analyze_inputs(inputs: Sequence[str], options: ParseOptions | None = None, t
     if extra:
         from ..sources.supplements import read_supplements
 
-        sup = read_supplements(extra, logic)  # logic: --channel/--align of a capture
+        sup = read_supplements(extra, {"logic": logic})  # logic: --channel/--align of a capture
     groups = []
     for name in logs:
         if kinds[name] == "bootdata":
@@ -139,37 +137,19 @@ def analyze_inputs(inputs: Sequence[str], options: ParseOptions | None = None, t
     return groups
 
 
-def trace_group(name: str, top: int = 10) -> Analysis:
-    """A trace given alone, analysed: a boot of its events, the trace attached as its supplement
-    (so the KFT table and the icicle show)."""
-    from ..sources.ftrace.kft import trace_boot
-    from ..sources.ftrace.reader import read_trace
-    from ..sources.supplements import Supplement
+def _alone(kind: str) -> Any:
+    """The side format's way to stand alone as a boot of its own (sources/<format>/attach.py
+    ``alone``), or None when it adds to a boot only."""
+    from ..sources.base import format_of, hooks
 
-    tr = read_trace(name)
-    src = printable(name)
-    sup = Supplement((("ftrace", src),), ftrace=tr, warnings=tr.warnings)  # the boot names its source
-    b = analyze_boot(trace_boot(tr), top, supplement=sup)
-    # "no timestamps in this boot" speaks of a console log; a trace's times are its own
+    fmt = format_of(kind)
+    return getattr(hooks(fmt), "alone", None) if fmt.attaches else None
+
+
+def _alone_group(name: str, alone: Any, top: int) -> Group:
+    """A side file given without a log: the boot its format makes of it, analysed."""
+    boot, sup, stats = alone(name)
+    b = analyze_boot(boot, top, supplement=sup)
+    # "no timestamps in this boot" speaks of a console log; a side file's times are its own
     b = b._replace(warnings=tuple(w for w in b.warnings if not w.startswith("no timestamps in this boot")))
-    try:
-        size = os.path.getsize(name)
-    except OSError:
-        size = 0
-    return Analysis((InputStats(src, size, tr.lines, "ftrace"),), (b,))
-
-
-def _bootchart_group(name: str, top: int) -> Group:
-    """A bootchart alone: a boot of its processes, its samples for the report's panel."""
-    from ..sources.bootchart.reader import read_bootchart
-    from ..sources.supplements import Supplement, bootchart_boot
-
-    bc = read_bootchart(name)
-    if not bc.processes and not bc.cpu:
-        raise InputError(name, "no processes or CPU samples in this bootchart: " + "; ".join(bc.warnings))
-    sup = Supplement((("bootchart", printable(name)),), bootchart=bc, warnings=bc.warnings)
-    # the processes are the boot's own events here (extend_boot sees them and adds none)
-    b = analyze_boot(bootchart_boot(bc), top, supplement=sup)
-    # "no timestamps in this boot" speaks of a console log; a bootchart's times are its own
-    b = b._replace(warnings=tuple(w for w in b.warnings if not w.startswith("no timestamps in this boot")))
-    return Group(name, Analysis((InputStats(printable(name), 0, 0, "bootchart"),), (b,)), False)
+    return Group(name, Analysis((stats,), (b,)), False)

@@ -612,8 +612,8 @@ def attach(boot: Boot, sup: Supplement) -> tuple[Boot, Supplement]:
     summary = align(summary, texts, stamps, lines.first if len(lines) else 1, wall_clock(boot, summary))
     added = events(summary)
     summary = replace(summary, added_events=len(added))
-    sup = replace(sup, strace=summary, warnings=sup.warnings + summary.warnings[len(sup.strace.warnings):]
-                  if sup.strace is not None else sup.warnings)
+    sup = sup.with_parts(sup.warnings + summary.warnings[len(sup.strace.warnings):]
+                         if sup.strace is not None else sup.warnings, strace=summary)
     if not added:
         return boot, sup
     fmt = "ltrace" if summary.tool == "ltrace" else "strace"

@@ -1,0 +1,107 @@
+"""The side-format role: a format of side files is one folder under ``sources/``.
+
+A folder ``sources/<name>/`` is a side format when its ``__init__.py`` declares ``FORMAT``, a
+:class:`SideFormat`: how a file or folder of it is told by content (``sniff``/``sniff_dir``, in
+a light module: every input of ``bootlens analyze`` is sniffed) and in which order it joins a
+boot. What it does with its files lives in ``sources/<name>/attach.py``, imported only when an
+input is of the format; each of these functions is optional:
+
+- ``expand(kind, path) -> (items, notes)``: one input standing for several (a folder of outputs);
+- ``read_one(kind, path) -> (value, notes)``: one file, kept in the supplement's parts under
+  ``kind`` (a second file of a kind replaces the first, with a warning, unless the format lists
+  the kind in ``accumulates``: then every one is kept, in order);
+- ``read_together(paths) -> (value, notes)`` for a format whose files are read as one
+  (``together``: strace -ff writes a file per process), kept under the format's name;
+- ``finish(parts, options) -> parts``: the parts as the format hands them to the boot (a default
+  taken from another part, the user's options for the format);
+- ``place(boot, supplement) -> (boot, supplement)``: put the format's data on the boot's axis;
+- ``add(boot, supplement, kinds) -> (events, supplement, label)``: events the boot's log lacks
+  (``kinds``: those the log has), added after the log's own, and the label they add to the
+  boot's formats;
+- ``alone(path) -> (boot, supplement, stats)``: an input of this format given without a log, as
+  a boot of its own (None: the format cannot stand alone).
+
+Formats are found by listing this package's folders (a new format needs no line elsewhere),
+asked in ``sniff_order`` and attached in ``attach_order``.
+"""
+
+from __future__ import annotations
+
+import os
+from importlib import import_module
+from types import ModuleType
+
+from ..core.model import NamedTuple
+
+TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 23)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+HEAD_BYTES = 8192  # what the sniffs look at: the first lines (a plot's sniff reads further itself)
+
+
+class Head:
+    """The first bytes of a file as text, read once when a sniff first asks."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._text: str | None = None
+
+    @property
+    def text(self) -> str:
+        if self._text is None:
+            self._text = read_head(self.path, HEAD_BYTES)
+        return self._text
+
+
+def read_head(path: str | os.PathLike[str], n: int) -> str:
+    """The first ``n`` bytes of a file, decoded (invalid UTF-8 replaced)."""
+    with open(path, "rb") as f:
+        return f.read(n).decode("utf-8", "replace")
+
+
+class SideFormat(NamedTuple):
+    """A side-file format: how bootlens tells it by content, and when it joins a boot."""
+
+    name: str  # its folder under sources/
+    sniff_order: int  # classify asks the formats in this order; the first answer wins
+    attach_order: int  # the formats' parts are placed on a boot, and add their events, in this order
+    sniff: Callable[[str, Head], str | None] | None = None  # a file -> its kind, or None
+    sniff_dir: Callable[[str], str | None] | None = None  # a folder -> its kind, or None
+    kinds: tuple[str, ...] = ()  # what its sniffs answer, besides its name ("time", "blame", ...)
+    together: bool = False  # its files are read as one (read_together), after the others
+    accumulates: tuple[str, ...] = ()  # kinds of which every file is kept (not replaced)
+    attaches: bool = True  # it has an attach module (a boot-data file is read as a log instead)
+
+
+_FORMATS: tuple[SideFormat, ...] | None = None
+_BY_KIND: dict[str, SideFormat] = {}
+
+
+def formats() -> tuple[SideFormat, ...]:
+    """Every side format (a folder of this package with a ``FORMAT``), in sniff order."""
+    global _FORMATS
+    if _FORMATS is None:
+        here = os.path.dirname(__file__)
+        found = []
+        for name in sorted(os.listdir(here)):  # os, not pkgutil: every input is classified (start-up)
+            if os.path.isfile(os.path.join(here, name, "__init__.py")):
+                fmt = getattr(import_module(f"{__package__}.{name}"), "FORMAT", None)
+                if isinstance(fmt, SideFormat):
+                    found.append(fmt)
+        _FORMATS = tuple(sorted(found, key=lambda f: (f.sniff_order, f.name)))
+    return _FORMATS
+
+
+def format_of(kind: str) -> SideFormat:
+    """The format that answers ``kind`` (classify's word for an input) or keeps a part of that name."""
+    if not _BY_KIND:
+        for f in formats():
+            for k in (f.name, *f.kinds):
+                _BY_KIND.setdefault(k, f)
+    return _BY_KIND[kind]
+
+
+def hooks(fmt: SideFormat) -> ModuleType:
+    """The format's ``attach`` module (its reading and attaching), imported on first use."""
+    return import_module(f"{__package__}.{fmt.name}.attach")
