@@ -21,7 +21,7 @@ export PATH := $(BIN):$(HOME)/.cargo/bin:$(PATH)
 
 .PHONY: install venv rust system demo test bench fuzz
 
-# The native core (native/, Rust) is required and needs cargo at install time (docs/architecture.md:
+# The native core (native/, Rust) is required and needs cargo at install time (docs/performance.md:
 # the hot formats are parsed in Rust only); as root on Debian it is installed, otherwise make stops.
 rust:
 	@command -v cargo >/dev/null 2>&1 || { \

@@ -1,7 +1,7 @@
 """The build step pyproject.toml cannot express: the native core bootlens._scan, built from native/.
 
 bootlens parses its hot formats (printk and grabserial framing, the keyword index, initcall_debug,
-function_graph) in Rust only, one implementation of each (docs/architecture.md), so the extension
+function_graph) in Rust only, one implementation of each (docs/performance.md), so the extension
 is required: without cargo (on PATH or named by $CARGO) the build stops with one line saying how to
 get it. It is built against CPython's stable ABI, so the wheel is tagged cp311-abi3-<platform> and
 installs on every CPython >= 3.11. Everything else is in pyproject.toml.

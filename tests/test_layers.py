@@ -1,4 +1,4 @@
-"""The package's stages import one way (issue 26; docs/architecture.md, "The map").
+"""The package's stages import one way (issue 26; docs/architecture.md, the map).
 
 Every import of every module is read from its source, function-local and ``TYPE_CHECKING`` ones
 included (they are dependencies all the same, only deferred), and checked against the stage

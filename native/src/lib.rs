@@ -1,6 +1,6 @@
 //! bootlens's native core, the extension module `bootlens._scan` (required: setup.py stops
 //! without cargo). The hot formats are parsed here only, with no Python twin to keep in step
-//! (docs/architecture.md, "Where each format's knowledge lives"); Python calls these functions
+//! (docs/performance.md, "Where each format's knowledge lives"); Python calls these functions
 //! and classes by name. Byte classes are ASCII, as the `re.ASCII` patterns they replaced.
 //!
 //! One room per stage of the pipeline:

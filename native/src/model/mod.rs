@@ -1,5 +1,5 @@
 //! The event model's native half: a boot's events as one sequence, `EventBlock`, which
-//! `bootlens.core.model.Events` wraps (issue 14 part 4; docs/architecture.md).
+//! `bootlens.core.model.Events` wraps (issue 14 part 4; docs/performance.md).
 //!
 //! The initcall, probe and fixup rows of the initcall scan (parse/initcall.rs) and the process
 //! rows of the sched_process scan (parse/process.rs; kind 3, step 24b) are kept as columns, 42

@@ -1,5 +1,5 @@
 //! initcall_debug lines and the device probe and PCI quirk lines around them: the one reader of
-//! them (docs/architecture.md, "Where each format's knowledge lives"; parsers/initcall.py only
+//! them (docs/performance.md, "Where each format's knowledge lives"; parsers/initcall.py only
 //! words the warnings). `scan` finds the calls (`calling  fn+0x0/0x30 [mod] @ pid`, `initcall
 //! fn returned ret after N usecs`, the old `initcall 0x... ran for N msecs: fn`), pairs each
 //! return with its call, and reads the probe (`probe of dev returned ret after N usecs`, with or

@@ -1,4 +1,4 @@
-//! The parse room: the formats whose knowledge lives in Rust only (docs/architecture.md, "Where
+//! The parse room: the formats whose knowledge lives in Rust only (docs/performance.md, "Where
 //! each format's knowledge lives"), each read by hand or by regexes with ASCII classes:
 //! initcall_debug with its probe and fixup lines (initcall.rs), the kernel symbols in them and
 //! in ftrace's initcall events (symbol.rs), the sched_process trace events (process.rs) and

@@ -1,5 +1,5 @@
 //! sched_process_fork/exec/exit trace events printed through tp_printk: scan, track the pids,
-//! build the process events. The one implementation of this format (docs/architecture.md step 19);
+//! build the process events. The one implementation of this format (docs/performance.md step 19);
 //! bootlens/parsers/process.py calls it and words the warnings.
 //!
 //!     sched_process_fork: comm=init pid=1 child_comm=init child_pid=79

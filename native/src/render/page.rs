@@ -1,5 +1,5 @@
 //! The report page's big JSON parts, written in pieces (render/html.py `_page_pieces`; docs/
-//! architecture.md step 24c).
+//! performance.md step 24c).
 //!
 //! The page embeds its data as JSON in a `<script>` element, made safe there by the page's
 //! escapes: '<', '>' and '&' as `\u003c`, `\u003e`, `\u0026`, and U+2028/U+2029 as `\u2028`,

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from ..core.options import MarkerSpec
 
-TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 23)
+TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/performance.md step 23)
 if TYPE_CHECKING:  # pathlib is imported where a folder is read (start-up: ~8 ms to import)
     from pathlib import Path
     from typing import Any

@@ -13,7 +13,7 @@ against the commands the modules register.
 
 This package imports no click: the click group :data:`main` lives in :mod:`.group` (read here
 on first use), and the console script's :func:`.fastpath.main` runs ``bootlens analyze`` without
-click when every argument is one of analyze's (docs/architecture.md, step 18).
+click when every argument is one of analyze's (docs/performance.md, step 18).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import sys
 # Start-up: the cyclic collector paused from here, before click and the command's imports, when
 # this process is the ``bootlens`` command (not a test or a program importing the CLI): every import
 # allocates thousands of objects and the collector's passes over them were ~15-20 ms CPU of a
-# 2,000-line ``analyze --json`` (~120 ms; docs/architecture.md, step 15). :func:`main` turns it
+# 2,000-line ``analyze --json`` (~120 ms; docs/performance.md, step 15). :func:`main` turns it
 # back on (the import-time objects frozen out of its walks) for every command but ``analyze``,
 # which ends in os._exit (exits.exit_now) and pauses it anyway over its big structures.
 COMMAND_PROCESS = os.path.basename(sys.argv[0]).startswith("bootlens") if sys.argv else False
@@ -34,7 +34,7 @@ if COMMAND_PROCESS:
 
 import importlib  # after the pause: these imports are its point
 
-TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 23)
+TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/performance.md step 23)
 if TYPE_CHECKING:
     from typing import Any
 

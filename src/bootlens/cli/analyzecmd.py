@@ -10,7 +10,7 @@ from ..core.errors import BootlensError, UsageError
 from .exits import echo, exit_now as _exit_now, fail as _fail
 from .storeopts import store_hook, wants_store
 
-TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 23)
+TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/performance.md step 23)
 if TYPE_CHECKING:
     from ..timeline.inputs import Group
     from ..sources.logic.align import LogicSetup

@@ -3,7 +3,7 @@ one-line error, exiting without teardown, writing an output file, a reader that 
 
 Apart from :mod:`.common` (which imports these back) so that ``bootlens analyze``'s fast path
 (:mod:`.fastpath`) ends exactly as the click command does without importing click (~25 ms of a
-small log's start-up; docs/architecture.md, step 18).
+small log's start-up; docs/performance.md, step 18).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import sys
 
 from ..core.errors import BootlensError, UsageError
 
-TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 23)
+TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/performance.md step 23)
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any, NoReturn

@@ -2,7 +2,7 @@
 
 click with what it imports (inspect, uuid, datetime, platform) was ~30 ms CPU of the ~120 ms
 that ``bootlens analyze`` of a 2,000-line log took, four times what bootgraph.pl takes for the
-whole job (docs/architecture.md, step 18). :func:`analyze_kwargs` reads the command line with
+whole job (docs/performance.md, step 18). :func:`analyze_kwargs` reads the command line with
 :mod:`.analyze_options`, a table generated from the click command (each option is declared once,
 in :mod:`.analysis`; tests/test_startup.py regenerates the table and checks that these keyword
 arguments are click's for many command lines), and :func:`main` runs the same
@@ -19,7 +19,7 @@ import sys
 
 from .exits import echo, is_devnull, release_closed_outputs
 
-TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 23)
+TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/performance.md step 23)
 if TYPE_CHECKING:
     from typing import Any
 

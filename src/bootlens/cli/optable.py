@@ -18,7 +18,7 @@ option); do not edit: tests/test_startup.py fails when this differs from what it
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 23)
+TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/performance.md step 23)
 if TYPE_CHECKING:
     from typing import Any
 

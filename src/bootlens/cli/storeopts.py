@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from ..core.errors import BootlensError
 from .exits import fail as _fail, say as _say
 
-TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 23)
+TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/performance.md step 23)
 if TYPE_CHECKING:
     from typing import Any, TypeVar
 

@@ -18,7 +18,7 @@ import os
 from .errors import BootlensError, printable
 from .model import NamedTuple  # typing's class syntax without its annotation checks (start-up)
 
-TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 23)
+TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/performance.md step 23)
 if TYPE_CHECKING:
     from typing import Any
 

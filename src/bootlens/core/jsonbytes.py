@@ -2,7 +2,7 @@
 
 Importing orjson costs ~20 ms on the reference machine (its init imports dataclasses with inspect,
 uuid with platform, datetime and json): more than the rest of ``bootlens analyze`` of a small log
-(docs/architecture.md, step 23). The standard library's C encoder writes the same
+(docs/performance.md, step 23). The standard library's C encoder writes the same
 bytes for every str, int, bool, None, list, tuple and dict (keys included: orjson is used with
 OPT_NON_STR_KEYS) except floats: orjson writes repr's shortest digits positionally from 1e-5 up to
 1e16 and with an unpadded exponent elsewhere (``1.5e-7``, ``1e+16``), and NaN and the infinities as
@@ -29,7 +29,7 @@ import sys
 
 from .lazyre import lazy
 
-TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 23)
+TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/performance.md step 23)
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any

@@ -10,7 +10,7 @@ from collections.abc import Iterator, MutableSequence, Sequence
 from .._native import native_module
 from .model import Clock, Line, Stamp
 
-TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 23)
+TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/performance.md step 23)
 if TYPE_CHECKING:
     from typing import Any
 

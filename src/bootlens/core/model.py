@@ -10,7 +10,7 @@ from collections import namedtuple
 from collections.abc import Iterator, Sequence
 from enum import StrEnum
 
-TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 23)
+TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/performance.md step 23)
 if TYPE_CHECKING:
     from typing import Any, Self, overload
     from typing import NamedTuple as NamedTuple  # what mypy sees; bootlens's modules import it from here
@@ -26,7 +26,7 @@ class _TupleMeta(type):
     the annotated fields, their defaults, the docstring, methods and properties), minus typing's
     check of each annotation: under ``from __future__ import annotations`` every one is a string
     that typing compiles into a ForwardRef, 0.35 ms a class against 0.13 here, ~5 ms of the 26
-    such classes on ``bootlens analyze``'s path (docs/architecture.md, step 18). The annotations
+    such classes on ``bootlens analyze``'s path (docs/performance.md, step 18). The annotations
     stay strings in ``__annotations__`` (nothing evaluates them at run time)."""
 
     def __new__(mcls, name: str, bases: tuple[type, ...], ns: dict[str, Any]) -> Any:
@@ -406,7 +406,7 @@ class _Record:
     """The base of :class:`Boot` and :class:`InputStats`: what ``@dataclass(frozen=True,
     slots=True)`` gave them (immutable, slotted, compared, hashed and shown by their fields in
     declaration order, copied with changes by :meth:`replace`) without importing dataclasses,
-    which brings inspect, ast and dis: ~8 ms of a small log's start-up (docs/architecture.md,
+    which brings inspect, ast and dis: ~8 ms of a small log's start-up (docs/performance.md,
     step 18). A subclass declares its fields once, as annotations (what mypy reads; ``__slots__``
     is made from them), and an ``__init__`` taking them in that order that calls :meth:`_fill`."""
 

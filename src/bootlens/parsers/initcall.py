@@ -25,7 +25,7 @@ from .base import Parser
 from ..core.options import ParseOptions
 
 # The formats above are parsed in Rust only (native/src/initcall.rs: the one implementation, see
-# docs/architecture.md); the native block builds Event objects from these types on demand.
+# docs/performance.md); the native block builds Event objects from these types on demand.
 NATIVE_TYPES = BLOCK_TYPES
 NEEDLES = ("call", "usecs")  # the keyword index entries the candidate lines come from
 

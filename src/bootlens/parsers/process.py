@@ -8,7 +8,7 @@ a user-space process trace with no agent on the target.
 
 Each pid becomes one process event from fork to exit (duration None if it had not exited when
 the log ended); a pid forked again after its exit is a new process. The events are the rows of a
-native block (kind 3 of native/src/events.rs, docs/architecture.md step 24b): an Event is built
+native block (kind 3 of native/src/events.rs, docs/performance.md step 24b): an Event is built
 only when one is asked for.
 """
 
@@ -23,7 +23,7 @@ from .base import Parser
 from ..core.options import ParseOptions
 
 # The format is parsed in Rust only (native/src/process.rs: the one implementation, see
-# docs/architecture.md step 19), whose block builds the Event objects from these types.
+# docs/performance.md step 19), whose block builds the Event objects from these types.
 SELF_EXE = "/proc/self/exe"  # busybox's re-exec of itself: such a process is named after its comm at exit
 NATIVE_TYPES = (*BLOCK_TYPES, SELF_EXE)
 PREFIX = "sched_process_"  # the keyword index entry (lines.INDEX_PREFIXES) the candidate lines come from

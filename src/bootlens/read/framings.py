@@ -18,7 +18,7 @@ from .journal import frame_json, is_json_line
 from ..core.lazyre import lazy
 from .._native import native_module  # start-up: most logs need few of these patterns
 
-TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 23)
+TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/performance.md step 23)
 if TYPE_CHECKING:
     from datetime import datetime
 

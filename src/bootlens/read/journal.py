@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from ..core.lazyre import lazy
 from ..core.model import NS_PER_US, InputStats
 
-TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 23)
+TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/performance.md step 23)
 if TYPE_CHECKING:
     from typing import Any
 
@@ -126,7 +126,7 @@ def frame_json(raw: list[str]) -> Framed:
     host: list[int | None] = [None] * len(raw)
     side: dict[int, dict[str, str]] = {}
     bad = 0
-    import json  # here: a console log never pays for the package (start-up, docs/architecture.md step 25)
+    import json  # here: a console log never pays for the package (start-up, docs/performance.md step 25)
 
     for i, s in enumerate(raw):
         if not s.strip():

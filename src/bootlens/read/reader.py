@@ -5,7 +5,7 @@ here. Cleaning (NULs, CR, ANSI escapes, control characters) runs over the whole 
 ``str`` methods and compiled regexes, in C. Framing (peeling grabserial and printk prefixes off
 each line) and the keyword index the parsers start from are the per-line work that bounds
 throughput: the native core (``bootlens._scan``, native/) does them in one pass, the only
-implementation of those formats (docs/architecture.md). The framings it does not know (grabserial
+implementation of those formats (docs/performance.md). The framings it does not know (grabserial
 -T, the wild framings of framings.py) are framed here in Python, with the native readers of the
 printk and grabserial prefixes, and indexed natively.
 """
@@ -24,7 +24,7 @@ from ..core.model import InputStats
 
 _native = native_module()
 
-TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 23)
+TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/performance.md step 23)
 if TYPE_CHECKING:
     from typing import Any
 
@@ -91,7 +91,7 @@ def read_path(path: str, needles: Sequence[str] = ()) -> tuple[Lines, InputStats
 
 # A regular file this large that needs no cleaning is mapped read-only, not read: reading the
 # 746 MB of a 10M-line log cost ~0.6 s (first touch of fresh pages, then the copy), the map and a
-# pass over it ~0.1 s (docs/architecture.md, step 17). The hazard of a map: a file truncated by
+# pass over it ~0.1 s (docs/performance.md, step 17). The hazard of a map: a file truncated by
 # another process while it is analysed kills bootlens with SIGBUS (a read copies it first).
 MAP_MIN = 16 << 20
 

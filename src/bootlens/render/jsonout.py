@@ -38,7 +38,7 @@ SCHEMA_VERSION = 1
 # from this many events, orjson writes the document (its ~20 ms import pays off; same bytes)
 ORJSON_FROM = 2000
 
-TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 23)
+TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/performance.md step 23)
 if TYPE_CHECKING:  # only a type here: chain.py is for --critical-chain, not worth importing at start-up
     from typing import Any, BinaryIO
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ..core.model import Clock, Event, LogicDetail, Stamp
 
-TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 23)
+TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/performance.md step 23)
 if TYPE_CHECKING:
     from typing import Any
 

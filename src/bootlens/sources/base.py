@@ -33,7 +33,7 @@ from types import ModuleType
 
 from ..core.model import NamedTuple
 
-TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 23)
+TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/performance.md step 23)
 if TYPE_CHECKING:
     from collections.abc import Callable
 

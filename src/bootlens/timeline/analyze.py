@@ -17,7 +17,7 @@ from ..parsers import Registry
 from ..core.options import ParseOptions
 from .stages import Stage, Total, compute_stages
 
-TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 23)
+TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/performance.md step 23)
 if TYPE_CHECKING:
     from ..sources.supplements import Supplement
 

@@ -23,7 +23,7 @@ from ..core.options import ParseOptions
 from ..capture.run_folder import folder_files, run_markers
 from ..sources.kinds import classify  # light: the supplement model is imported when an input is one (start-up)
 
-TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 23)
+TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/performance.md step 23)
 if TYPE_CHECKING:  # pathlib is imported where a folder is read (start-up: ~8 ms to import)
     from pathlib import Path
     from typing import Any

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from ...core.lazyre import lazy
 from ..base import HEAD_BYTES, read_head
 
-TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/architecture.md step 23)
+TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/performance.md step 23)
 if TYPE_CHECKING:  # pathlib only for a folder (start-up: ~8 ms to import)
     from pathlib import Path
 
