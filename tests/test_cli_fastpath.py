@@ -202,7 +202,7 @@ def test_the_fast_path_imports_no_click(tmp_path: Path) -> None:
     assert "bootlens.render.jsonout" in mods and "bootlens.cli.analyzecmd" in mods  # it ran
     assert not {"click", "bootlens.cli.group", "bootlens.cli.analysis"} & mods
     # nor typing (the modules on the path take TYPE_CHECKING as a constant of their own) nor
-    # orjson (jsonbytes writes a small document): ~25 ms of start-up (docs/architecture.md step 23)
+    # orjson (jsonbytes writes a small document): ~25 ms of start-up (docs/performance.md step 23)
     assert not {"typing", "orjson"} & mods
     # nor contextlib (analyze.paused_gc is a class) nor heapq (a block's top is native): ~1.5 ms
     assert not {"contextlib", "heapq"} & mods

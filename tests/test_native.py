@@ -1,5 +1,5 @@
 """The native core (native/): the one implementation of printk/grabserial framing, the keyword
-index, the column helpers and the initcall scan (docs/architecture.md).
+index, the column helpers and the initcall scan (docs/performance.md).
 
 What the golden tests do not check is checked here, on the corpus, every golden case, a generated
 initcall-heavy log and randomly mutated lines: framing only peels prefixes off (each message is

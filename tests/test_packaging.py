@@ -4,7 +4,7 @@ Built once for the module, offline (``python -m build --no-isolation`` with the 
 test extras), from a copy of this checkout's files (``git ls-files``): the sdist, then from that
 sdist (so it must carry native/) the wheel with the native core; and from the same sdist a wheel
 build where cargo is missing, which must stop with setup.py's one line saying how to get cargo (the
-native core is required: docs/architecture.md). The wheel is installed into a new virtualenv, as a
+native core is required: docs/performance.md). The wheel is installed into a new virtualenv, as a
 user would (``pip install FILE``, dependencies from the index), and run from there:
 ``bootlens --version`` and ``bootlens analyze`` of a log in tests/data; the abi3 wheel also into a
 newer CPython when the machine has one.

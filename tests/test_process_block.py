@@ -1,4 +1,4 @@
-"""Process events as rows of the native block (kind 3, docs/architecture.md step 24b): every
+"""Process events as rows of the native block (kind 3, docs/performance.md step 24b): every
 reader gives for a boot whose process events are block rows what it gives for the same boot with
 its events as a plain tuple (the pure-Python path, as other parsers' processes take it), on every
 real log with process events."""
