@@ -110,7 +110,9 @@ def test_core_imports_nothing_of_the_pipeline() -> None:
 def test_no_cycle_of_modules_longer_than_three() -> None:
     """Tarjan's strongly connected components over the module graph."""
     mods = modules()
-    edges = imports(mods)
+    # the package root's own imports are its lazy public calls (run on first attribute access,
+    # once every module is loaded) and TYPE_CHECKING names: no import-time cycle goes through them
+    edges = {a: b for a, b in imports(mods).items() if a != "bootlens"}
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []

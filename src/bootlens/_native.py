@@ -6,18 +6,18 @@ line, whatever runs first. Its column types are registered as the sequences they
 from __future__ import annotations
 
 from collections.abc import MutableSequence, Sequence
+from importlib import import_module
 from types import ModuleType
 
 
 def _load() -> ModuleType:
     """The native core (native/), required: a build without it is a broken install, said in one line."""
     try:
-        from . import _scan  # type: ignore[attr-defined]
+        # by name: the package's __getattr__ (its lazy public calls) would answer for a missing _scan
+        return import_module(f"{__package__}._scan")
     except ImportError as e:
         raise SystemExit(f"bootlens: its native module bootlens._scan does not load ({e}); reinstall bootlens "
                          "with cargo present (Debian: apt-get install cargo rustc; or https://rustup.rs)") from None
-    mod: ModuleType = _scan
-    return mod
 
 
 _native = _load()

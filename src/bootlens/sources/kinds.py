@@ -21,6 +21,8 @@ from .systemd_analyze.sniff import collection_files as collection_files
 # that is not a recording.
 RECORDING_ORDER = 25
 
+formats()  # the formats' sniffs imported with this module: every input is classified
+
 
 def classify(name: str) -> str | None:
     """What an input is when it is not a boot log: the kind a side format's sniff answers
