@@ -156,3 +156,27 @@ def test_the_checker_sees_a_function_local_import(tmp_path: Path) -> None:
     edges = imports(modules())
     assert "bootlens.timeline.analyze" in edges["bootlens.timeline.inputs"]  # a top-level import
     assert any(stage(b) == "sources" for b in edges["bootlens.timeline.inputs"])  # function-local ones
+
+
+def test_the_public_calls_come_from_their_stages() -> None:
+    """``bootlens.<call>`` is the stage's own function, imported on first use; a fresh
+    ``import bootlens`` imports no stage."""
+    import subprocess
+    import sys
+
+    import bootlens
+    from bootlens.timeline.analyze import analyze_paths
+    from bootlens.timeline.inputs import analyze_inputs
+
+    assert bootlens.analyze_paths is analyze_paths and bootlens.analyze_inputs is analyze_inputs
+    for name in bootlens.__all__:
+        assert callable(getattr(bootlens, name)) or name == "__version__", name
+    try:
+        bootlens.no_such_call  # noqa: B018
+    except AttributeError as e:
+        assert "no_such_call" in str(e)
+    else:
+        raise AssertionError("an unknown name must raise AttributeError")
+    out = subprocess.run([sys.executable, "-c", "import sys, bootlens; print(sorted(m for m in sys.modules "
+                          "if m.startswith('bootlens')))"], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "['bootlens']"
