@@ -36,7 +36,7 @@ HEAVY = ("sqlalchemy", "psycopg", "labgrid", "playwright", "scipy", "numpy", "ri
          "importlib.metadata", "email", "tomllib", "zipfile", "csv",
          "bootlens.history", "bootlens.render.html", "bootlens.render.svg", "bootlens.render.perfetto",
          "bootlens.stats.figures", "bootlens.stats.compare", "bootlens.advise", "bootlens.lab", "bootlens.targets.qemu",
-         "bootlens.capture.loop", "bootlens.timeline.chain")
+         "bootlens.capture.loop", "bootlens.capture.sources", "bootlens.timeline.chain")
 CLI_MODULES = tuple(f"bootlens.cli.{m}" for m in ("analysis", "boot", "capturecmd", "check", "history", "labgridcmd"))
 # what `analyze LOG` of a plain console log never needs: the readers of the inputs a log is sniffed
 # against (each sniff lives in a light parsers/<format>_sniff.py), the renderers of sections the
