@@ -23,7 +23,9 @@ import pytest
 from bootlens.timeline.inputs import analyze_inputs
 from bootlens.parsers import MarkerSpec, ParseOptions
 from bootlens.core.model import Event
-from bootlens.render.html import _embed, _pack, render_html, report_data
+from bootlens.render.html import _embed, render_html
+from bootlens.render.html_columns import _pack
+from bootlens.render.html_data import report_data
 
 CORPUS = Path(__file__).parent / "data" / "corpus"
 GRAB = CORPUS / "qemu-arm64-uboot-initcall.grabserial-t.log"
@@ -533,7 +535,7 @@ def test_positions_by_bisection_and_by_walk_agree() -> None:
     another line is not taken, the same line's equal events go to the first, a missing one is
     left out."""
     from bootlens.core.model import Kind
-    from bootlens.render.html import _positions
+    from bootlens.render.html_data import _positions
 
     def ev(name: str, line: int) -> Event:
         return Event(Kind.MARKER, name, None, None, line, None, None)
