@@ -96,7 +96,8 @@ def _timed(f: Callable[[], T]) -> tuple[float, T]:
 def run_case(name: str, log: Path, markers: tuple[str, ...], runs: int) -> dict[str, float]:
     from bootlens.timeline.inputs import Group, analyze_inputs
     from bootlens.parsers import MarkerSpec, ParseOptions
-    from bootlens.render.html import report_data, render_html
+    from bootlens.render.html import render_html
+    from bootlens.render.html_data import report_data
     from bootlens.render.svg import render_svg
 
     opts = ParseOptions(tuple(MarkerSpec.parse(m) for m in markers))

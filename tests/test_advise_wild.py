@@ -333,7 +333,7 @@ def test_every_corpus_log_advises_as_json() -> None:
 
 def test_report_shows_one_merged_set_for_several_boots(tmp_path: Path) -> None:
     from bootlens.timeline.inputs import analyze_inputs
-    from bootlens.render.html import report_data
+    from bootlens.render.html_data import report_data
 
     many = tmp_path / "three.log"
     many.write_text((log("34").read_text(errors="replace").rstrip("\n") + "\n") * 3)

@@ -17,9 +17,10 @@ import pytest
 from conftest import CORPUS
 
 from bootlens.timeline.analyze import analyze_paths
-from bootlens.capture.loop import ReplaySource, SerialSource, capture
+from bootlens.capture.loop import capture
 from bootlens.parsers import MarkerSpec, ParseOptions
 from bootlens.capture.recording import Header, RecordingWriter, line_times, read_recording, to_grabserial
+from bootlens.capture.sources import ReplaySource, SerialSource
 
 CLI = [sys.executable, "-m", "bootlens.cli"]
 READY = ParseOptions((MarkerSpec.parse("ready=APP READY"),))
@@ -394,7 +395,7 @@ def test_throttled_command_delivers_at_line_rate_and_blocks_the_writer(tmp_path:
     """--baud for an infinitely fast emulated UART: bytes reach the recording no faster than
     the line rate, and a writer that outruns the line blocks (the pipe is one page), as QEMU's
     vCPU blocks on its PL011 output."""
-    from bootlens.capture.loop import CommandSource, ThrottledSource
+    from bootlens.capture.sources import CommandSource, ThrottledSource
 
     stamp = tmp_path / "written"
     code = ("import os, sys, time; time.sleep(0.3); t = time.monotonic(); os.write(1, b'x' * 12287 + b'\\n'); "

@@ -225,7 +225,8 @@ def test_pyserial_labgrid_fork_serves_bootlens_ports() -> None:
     assert serial.__version__ == fork, f"serial/ is pyserial's {serial.__version__}, not pyserial-labgrid {fork}"
     assert "timeout" in vars(serial.rfc2217.Serial)  # the fork's own setter
 
-    from bootlens.capture.loop import SerialSource, capture
+    from bootlens.capture.loop import capture
+    from bootlens.capture.sources import SerialSource
 
     srv = socket.socket()
     srv.bind(("127.0.0.1", 0))

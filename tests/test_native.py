@@ -587,7 +587,7 @@ def test_report_data_of_a_block_is_what_the_event_tuple_gives() -> None:
     the data of the same boot with its events as a plain tuple (the path without columns)."""
     from bootlens.timeline.analyze import analyze_paths
     from bootlens.timeline.inputs import Group
-    from bootlens.render.html import report_data
+    from bootlens.render.html_data import report_data
 
     for name in ("qemu-x86_64-initcall.console.log", "qemu-arm64-uboot-initcall.grabserial-t.log"):
         a = analyze_paths([str(CORPUS / name)])
@@ -636,7 +636,7 @@ def test_block_row_groups_are_the_rows_by_kind_and_pid() -> None:
 def test_block_report_columns_are_the_python_columns() -> None:
     """EventBlock.report_columns: start and duration in rounded us (below zero too), line and end
     line of the events at some positions, rows and other events alike, as the Python columns of
-    render/html.py give them; an event without an axis time is refused."""
+    render/html_columns.py give them; an event without an axis time is refused."""
     from bootlens.timeline.align import align
     from bootlens.timeline.boots import boots_from_lines
     from bootlens.core.model import Events
@@ -972,10 +972,11 @@ def _overlap_log(tmp_path: Path) -> Path:
 
 
 def test_report_lanes_are_the_python_lanes(tmp_path: Path) -> None:
-    """report_lanes (the packing of one timeline row, natively) gives render/html.py's _lanes of
-    the same events: first fit, sorted by start, duration and position; one lane per thread."""
+    """report_lanes (the packing of one timeline row, natively) gives render/html_columns.py's
+    _lanes of the same events: first fit, sorted by start, duration and position; one lane per
+    thread."""
     from bootlens._scan import report_lanes
-    from bootlens.render.html import _lanes
+    from bootlens.render.html_columns import _lanes
 
     b0, _ = _report_boot(_overlap_log(tmp_path))
     ev, times = b0.boot.events, b0.times  # type: ignore[attr-defined]
@@ -996,10 +997,10 @@ def test_report_lanes_are_the_python_lanes(tmp_path: Path) -> None:
 
 def test_report_columns_all_are_the_python_columns(tmp_path: Path) -> None:
     """report_columns_all (the event columns and the string table, natively) gives what
-    render/html.py's _columns gives for the same order, the table growing in the same order
-    from the same start; a row's detail text as _detail makes it."""
+    render/html_columns.py's _columns gives for the same order, the table growing in the same
+    order from the same start; a row's detail text as _detail makes it."""
     from bootlens._scan import report_columns_all
-    from bootlens.render.html import _columns, _detail, _Names, _texts_exec
+    from bootlens.render.html_columns import _columns, _detail, _Names, _texts_exec
 
     b0, _ = _report_boot(_overlap_log(tmp_path))
     ev, times = b0.boot.events, b0.times  # type: ignore[attr-defined]
@@ -1057,7 +1058,7 @@ def test_report_data_natively_is_the_tuples_data(tmp_path: Path) -> None:
     table, top lists, chain) is the data of the same boot as a plain tuple of events: overlapping
     initcalls, probes, fixups and a process trace."""
     from bootlens.timeline.inputs import Group
-    from bootlens.render.html import report_data
+    from bootlens.render.html_data import report_data
 
     for log in (_overlap_log(tmp_path), CORPUS / "qemu-arm64-uboot-initcall.grabserial-t.log"):
         b0, a = _report_boot(log)
@@ -1092,14 +1093,15 @@ def test_timed_at_is_the_python_timed_rows(tmp_path: Path) -> None:
 
 
 def test_report_line_times_are_the_python_axis_times() -> None:
-    """report_line_times (each log line's axis time in the report, natively) gives render/html.py's
-    _axis_times for every case of offsets: host or kernel times alone, both (host first), none,
-    times below the origin rounded away from zero, lines without a time, unequal lengths."""
+    """report_line_times (each log line's axis time in the report, natively) gives
+    render/html_data.py's _axis_times for every case of offsets: host or kernel times alone, both
+    (host first), none, times below the origin rounded away from zero, lines without a time,
+    unequal lengths."""
     import orjson
 
     from bootlens._scan import report_line_times
     from bootlens.parsers import ParseOptions
-    from bootlens.render.html import _axis_times
+    from bootlens.render.html_data import _axis_times
 
     lines, _ = L.read_path(str(CORPUS / "qemu-arm64-uboot-initcall.grabserial-t.log"), ParseOptions().needles())
     assert type(lines.host).__name__ == "TimeColumn"  # a native column, read without a copy
@@ -1187,7 +1189,7 @@ def test_report_process_texts() -> None:
     from typing import NamedTuple
 
     from bootlens.core.model import ProbeDetail, ProcessDetail
-    from bootlens.render.html import _detail, _texts_exec, _us
+    from bootlens.render.html_columns import _detail, _texts_exec, _us
 
     def reference(d: ProcessDetail) -> str:
         parts = [f"pid {d.pid}", f"parent {d.ppid}" if d.ppid is not None else "",

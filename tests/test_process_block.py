@@ -64,7 +64,7 @@ def test_process_rows_read_as_the_plain_events(log: Path) -> None:
     from bootlens.advise.context import context_for_group
     from bootlens.advise.summary import advise_group
     from bootlens.advise.userspace import ProcTree
-    from bootlens.render.html import report_data
+    from bootlens.render.html_data import report_data
 
     an = analyze_paths([str(log)])
     for b in an.boots:
@@ -95,7 +95,7 @@ def test_block_rows_and_python_process_events_together() -> None:
     """Process events of another source (a bootchart's, strace's) added to a boot whose trace's
     are rows: the readers see both, as they see the same events as a plain tuple."""
     from bootlens.advise.userspace import ProcTree
-    from bootlens.render.html import report_data
+    from bootlens.render.html_data import report_data
 
     log = next(p for p in LOGS if p.name == "qemu-x86_64-tp_printk.console.log")
     an = analyze_paths([str(log)])

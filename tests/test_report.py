@@ -23,7 +23,9 @@ import pytest
 from bootlens.timeline.inputs import analyze_inputs
 from bootlens.parsers import MarkerSpec, ParseOptions
 from bootlens.core.model import Event
-from bootlens.render.html import _embed, _pack, render_html, report_data
+from bootlens.render.html import _embed, render_html
+from bootlens.render.html_columns import _pack
+from bootlens.render.html_data import report_data
 
 CORPUS = Path(__file__).parent / "data" / "corpus"
 GRAB = CORPUS / "qemu-arm64-uboot-initcall.grabserial-t.log"
@@ -121,7 +123,7 @@ def test_corpus_report_loads_offline_and_draws_every_event(grab_page: Loaded) ->
     expected = placed_events(GRAB, "ready=APP READY")
     assert expected > 900  # 918 initcalls, PCI fixups, probes, the autoboot delay
     assert p.js("bootlens.total()") == expected
-    assert p.js("bootlens.stats.figures.visible") == expected  # the whole boot is in view at first
+    assert p.js("bootlens.stats.visible") == expected  # the whole boot is in view at first
     assert p.page.inner_text("#headline") == "first byte → ready: 3.903 s"
     assert "bootloader (U-Boot)" in p.page.inner_text("#stagebar")
     assert p.page.locator("#t-initcalls tbody tr").count() == 25
@@ -133,7 +135,7 @@ def test_corpus_report_loads_offline_and_draws_every_event(grab_page: Loaded) ->
 @needs_browser
 def test_wheel_zoom_keys_and_reset(grab_page: Loaded) -> None:
     p = grab_page
-    total = p.js("bootlens.stats.figures.visible")
+    total = p.js("bootlens.stats.visible")
     span0 = p.js("bootlens.v1 - bootlens.v0")
     i = p.js("bootlens.find('crypto_algapi_init')")
     at = p.js(f"bootlens.locate({i})")
@@ -143,7 +145,7 @@ def test_wheel_zoom_keys_and_reset(grab_page: Loaded) -> None:
     p.frame()
     span1 = p.js("bootlens.v1 - bootlens.v0")
     assert span1 < span0 / 10
-    visible = p.js("bootlens.stats.figures.visible")
+    visible = p.js("bootlens.stats.visible")
     assert 0 < visible < total
     # zoomed around the cursor: the initcall under it is still in view
     start = p.js(f"bootlens.boot.ev.s[{i}]")
@@ -158,7 +160,7 @@ def test_wheel_zoom_keys_and_reset(grab_page: Loaded) -> None:
     p.page.keyboard.press("0")
     p.frame()
     assert p.js("bootlens.v1 - bootlens.v0") == pytest.approx(span0)
-    assert p.js("bootlens.stats.figures.visible") == total
+    assert p.js("bootlens.stats.visible") == total
     # drag pans without changing the zoom
     p.page.click("#zoom-in")
     p.frame()
@@ -504,7 +506,7 @@ def test_report_of_a_real_run_folder_loads_zooms_and_clicks(browser: Browser, tm
         assert p.page.locator("#boot-select option").count() == 3
         assert p.page.inner_text("#headline").startswith("power-on → ready: ")
         assert "Statistics over 3 boots" in p.page.inner_text("#stats-title")
-        total = p.js("bootlens.stats.figures.visible")
+        total = p.js("bootlens.stats.visible")
         assert total == p.js("bootlens.total()") and total >= 1  # the autoboot delay at least
         p.page.locator("#tl-canvas").focus()
         for _ in range(3):
@@ -533,7 +535,7 @@ def test_positions_by_bisection_and_by_walk_agree() -> None:
     another line is not taken, the same line's equal events go to the first, a missing one is
     left out."""
     from bootlens.core.model import Kind
-    from bootlens.render.html import _positions
+    from bootlens.render.html_data import _positions
 
     def ev(name: str, line: int) -> Event:
         return Event(Kind.MARKER, name, None, None, line, None, None)

@@ -12,7 +12,7 @@ from test_report import GRAB, Loaded, browser, needs_browser, report  # noqa: F4
 
 from bootlens.timeline.inputs import analyze_inputs
 from bootlens.parsers import MarkerSpec, ParseOptions
-from bootlens.render.html import report_data
+from bootlens.render.html_data import report_data
 
 HERE = Path(__file__).parent
 RUN = HERE / "data" / "advise" / "qemu-arm64-run"

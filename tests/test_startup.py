@@ -34,9 +34,10 @@ ENV = {k: v for k, v in os.environ.items() if k not in ("BOOTLENS_CONFIG", "PYTH
 # never on the start-up path of any command (each belongs to a command or an option that needs it)
 HEAVY = ("sqlalchemy", "psycopg", "labgrid", "playwright", "scipy", "numpy", "rich", "serial", "pexpect",
          "importlib.metadata", "email", "tomllib", "zipfile", "csv",
-         "bootlens.history", "bootlens.render.html", "bootlens.render.svg", "bootlens.render.perfetto",
+         "bootlens.history", "bootlens.render.html", "bootlens.render.html_data", "bootlens.render.html_columns",
+         "bootlens.render.svg", "bootlens.render.perfetto",
          "bootlens.stats.figures", "bootlens.stats.compare", "bootlens.advise", "bootlens.lab", "bootlens.targets.qemu",
-         "bootlens.capture.loop", "bootlens.timeline.chain")
+         "bootlens.capture.loop", "bootlens.capture.sources", "bootlens.timeline.chain")
 CLI_MODULES = tuple(f"bootlens.cli.{m}" for m in ("analysis", "boot", "capturecmd", "check", "history", "labgridcmd"))
 # what `analyze LOG` of a plain console log never needs: the readers of the inputs a log is sniffed
 # against (each sniff lives in a light parsers/<format>_sniff.py), the renderers of sections the
@@ -45,7 +46,7 @@ NOT_FOR_A_LOG = ("bootlens.sources.systemd_analyze.reader", "bootlens.sources.ft
                  "bootlens.sources.bootdata.reader", "bootlens.sources.logic.reader", "bootlens.sources.strace.reader",
                  "bootlens.sources.strace.summary", "bootlens.sources.logic.align", "bootlens.sources.ftrace.kft", "bootlens.timeline.chain",
                  "bootlens.render.kft", "bootlens.render.strace_text", "bootlens.render.chain_text",
-                 "bootlens.render.html", "bootlens.render.svg",
+                 "bootlens.render.html", "bootlens.render.html_data", "bootlens.render.html_columns", "bootlens.render.svg",
                  "bootlens.sources.supplements", "bootlens.capture.recording", "bootlens.targets.tracerun",
                  "tarfile", "subprocess", "tempfile", "shutil", "ctypes", "statistics", "decimal", "fractions",
                  # the history commands (analyze takes only --db/--label, from cli.storeopts) and, with

@@ -143,7 +143,8 @@ def capture(output: str | None, port: str | None, baud: int, bytesize: str, pari
     """
     import re
 
-    from ..capture.loop import CommandSource, SerialSource, Source, Stamper, capture_files, stdin_source
+    from ..capture.loop import Stamper, capture_files
+    from ..capture.sources import CommandSource, SerialSource, Source, stdin_source
 
     if port and command:
         _fail(UsageError("give a port (-d/--port) or a command after --, not both"))

@@ -78,8 +78,8 @@ def release_closed_outputs() -> bool:
 def write_output(path: str, data: bytes | Sequence[Any]) -> None:
     """Write bytes to a file, or to standard output for '-'; a failure is a one-line error.
     ``data``: bytes, or pieces written one after another: bytes, or objects that write
-    themselves (``write_to(file)``: a page's big values, render/html.py ``JsonPiece``), so that
-    a page of 186 MB is never joined into one buffer. A file a failed write left partly written
+    themselves (``write_to(file)``: a page's big values, ``JsonPiece`` in render/html_columns.py),
+    so that a page of 186 MB is never joined into one buffer. A file a failed write left partly written
     is removed: nothing is left that looks like a whole report."""
     pieces = [data] if isinstance(data, bytes) else data
     if path == "-":

@@ -23,8 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from ..experiment.testbed import BoardBench
-from ..capture.loop import READ_MAX, CaptureError, CaptureResult, Source, SourceGone, capture, stop_if_interrupted
+from ..capture.loop import CaptureResult, capture, stop_if_interrupted
 from ..capture.run_folder import write_run_meta
+from ..capture.sources import READ_MAX, CaptureError, Source, SourceGone
 from ..core.model import READY
 from ..core.options import MarkerSpec
 from ..targets.runs import RunAnalysis, analyze_run
