@@ -1,6 +1,6 @@
 """The registries (core/registry.py, one class for parsers, rules and tables of specs): filled
 by a decorator, duplicates refused, ordered by name, the built-ins found by module, third-party
-entries through entry points, tests build their own."""
+entries through entry points, tests build their own; and the parsers' index keywords."""
 
 from __future__ import annotations
 
@@ -14,14 +14,16 @@ from conftest import CORPUS
 
 from bootlens.advise import RuleRegistry, default_registry as default_rules, listed_ids
 from bootlens.advise.base import Rule
-from bootlens.core.model import Kind
+from bootlens.core.lines import Lines
+from bootlens.core.model import Kind, ParseResult
 from bootlens.core.registry import Registry as CoreRegistry, modules_of
-from bootlens.parsers import ParseOptions, ParserRegistry, Registry, default_registry
+from bootlens.parsers import ParseOptions, Parser, ParserRegistry, Registry, default_registry
 from bootlens.parsers.base import Registry as BaseRegistry
 from bootlens.parsers.initcall import InitcallParser
 from bootlens.parsers.kernel import KernelParser
-from bootlens.read.reader import read_path
-from bootlens.timeline.boots import boots_from_lines
+from bootlens.read.reader import OWN_PREFIXES, read_path
+from bootlens.timeline.analyze import analyze_paths
+from bootlens.timeline.boots import KERNEL_STARTS, boots_from_lines
 
 
 def test_duplicate_registration_is_an_error() -> None:
@@ -99,6 +101,40 @@ def test_the_public_registries_are_the_one_class() -> None:
     assert isinstance(default_registry(), CoreRegistry) and isinstance(default_rules(), CoreRegistry)
 
 
+class NeverParser(Parser):
+    """Finds nothing; declares a keyword no log holds."""
+
+    name = "never"
+    description = "test"
+    needles = ("zz-only-in-a-test",)
+    prefixes = ("zz-head",)
+
+    def sniff(self, lines: Lines, options: ParseOptions) -> float:
+        return 0.0
+
+    def parse(self, lines: Lines, options: ParseOptions) -> ParseResult:
+        return ParseResult((), (), ())
+
+
+def test_the_framing_indexes_what_the_parsers_declare() -> None:
+    """What analyze indexes while it frames: every parser's own keywords (none kept by hand in
+    the reader), the boot splitter's, the reader's own. A parser of a registry of one's own gets
+    its keywords indexed though it never asks for them."""
+    path = str(CORPUS / "qemu-arm64-uboot-initcall.grabserial-t.log")
+    lines = analyze_paths([path]).boots[0].boot.lines
+    for cls in default_registry():
+        assert set(cls.needles) <= set(lines._hits) and set(cls.prefixes) <= set(lines._starts), cls.name
+    assert {*KERNEL_STARTS, *OWN_PREFIXES} <= set(lines._starts)
+    needles, prefixes = default_registry().keywords()
+    assert "call" in needles and "sched_process_" in prefixes and len(set(needles)) == len(needles)
+    reg = ParserRegistry()
+    reg.register(InitcallParser)
+    reg.register(NeverParser)
+    assert reg.keywords() == (("call", "usecs", "zz-only-in-a-test"), ("zz-head",))
+    lines = analyze_paths([path], registry=reg).boots[0].boot.lines
+    assert "zz-only-in-a-test" in lines._hits and "zz-head" in lines._starts
+
+
 def _plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, group: str, entries: dict[str, str], code: str) -> None:
     """A distribution on sys.path declaring ``entries`` under ``group``, its module ``fake_plugin``."""
     dist = tmp_path / "bootlens_fake_plugin-1.0.dist-info"
@@ -118,6 +154,7 @@ from bootlens.core.model import ParseResult
 class FakeParser(Parser):
     name = "aaa-fake"
     description = "a third-party parser"
+    needles = ("fake needle",)
 
     def sniff(self, lines, options):
         return 0.0
@@ -149,6 +186,7 @@ def test_third_party_parsers_come_through_entry_points(tmp_path: Path, monkeypat
     reg.load_entry_points()
     assert reg.names() == ["aaa-fake", "initcall", "zzz-other"]
     assert [type(p).__name__ for p in reg.instances()] == ["FakeParser", "InitcallParser", "Other"]
+    assert reg.keywords()[0] == ("fake needle", "call", "usecs")
     with pytest.raises(ValueError, match="already registered"):
         reg.load_entry_points()
 

@@ -1,5 +1,6 @@
 """Built-in console parsers, one module per format: each registers its parser into
-:data:`REGISTRY` on import, and :func:`default_registry` imports every module of this package."""
+:data:`REGISTRY` on import, and :func:`default_registry` imports every module of this package. A new
+console format is one new module here, declaring its index keywords (:class:`Parser`)."""
 
 from __future__ import annotations
 

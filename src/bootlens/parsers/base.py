@@ -21,10 +21,19 @@ if TYPE_CHECKING:
 
 
 class Parser(ABC):
-    """One log format. Subclasses are registered with :meth:`ParserRegistry.register`."""
+    """One log format. Subclasses are registered with :meth:`ParserRegistry.register`.
+
+    ``needles`` and ``prefixes``: the keywords the framing pass indexes for this parser while it
+    frames every line (substrings for :meth:`Lines.grep`, message prefixes for
+    :meth:`Lines.starting`, which are far cheaper to index): those the parser asks of every
+    input, in its ``sniff`` or on its common path. Any other keyword is found when asked, by one
+    more pass over the lines.
+    """
 
     name: ClassVar[str]
     description: ClassVar[str]
+    needles: ClassVar[tuple[str, ...]] = ()
+    prefixes: ClassVar[tuple[str, ...]] = ()
 
     @abstractmethod
     def sniff(self, lines: Lines, options: ParseOptions) -> float:
@@ -49,6 +58,12 @@ class ParserRegistry(registry.Registry[type[Parser]]):
     def instances(self) -> list[Parser]:
         """One fresh instance of each parser, in the order of their names."""
         return [cls() for cls in self]
+
+    def keywords(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """Every parser's index keywords (:attr:`Parser.needles`, :attr:`Parser.prefixes`), each
+        once, in the order of the parsers' names: what the framing pass indexes for them."""
+        return (tuple(dict.fromkeys(n for cls in self for n in cls.needles)),
+                tuple(dict.fromkeys(p for cls in self for p in cls.prefixes)))
 
 
 Registry = ParserRegistry  # the name plugins and callers import
