@@ -93,11 +93,14 @@ def _render_deep(a: Analysis, path: str, baud: int | None, terminal: bool) -> No
 def _frame_all(data: bytes) -> None:
     """Every native framing and the initcall scan over the cleaned bytes, whatever the sniff says;
     the index must hold only lines that have the keyword."""
+    from bootlens.timeline.boots import index_keywords
+
     native = LC.native_module()
     text, _ = L.clean_text(data)
+    needles, prefixes = index_keywords(OPTIONS)  # what analyze indexes: every parser's keywords
     for framing in FRAMINGS:
-        lines = L.frame_text(text, framing, L.INDEX_NEEDLES, L.INDEX_PREFIXES)
-        for needle in L.INDEX_NEEDLES:
+        lines = L.frame_text(text, framing, needles, prefixes)
+        for needle in needles:
             if any(needle not in lines.text[i] for i in lines.grep(needle)):
                 raise AssertionError(f"index {needle!r} names a line without it ({framing})")
         block, *_ = native.initcall_block(lines.text, lines.grep(*NEEDLES), lines.kernel, lines.host, lines.first,
@@ -126,13 +129,15 @@ def check(data: bytes, recordings: bool = True, deep_every: int = 1, terminal_ev
     ``terminal_every`` through the terminal listings too. Which inputs is decided by the input's hash, so a crash reproduces
     from the input alone. ``recordings=False`` skips inputs that look like a recording.
     """
+    from bootlens.timeline.boots import index_keywords
+
     if not recordings and is_recording(data[:512]):
         return
     h = zlib.crc32(data)
     deep = deep_every <= 1 or h % deep_every == 0
     terminal = deep and (terminal_every <= 1 or (h >> 8) % terminal_every == 0)
     try:
-        L.frame_bytes("<fuzz>", data, OPTIONS.needles())
+        L.frame_bytes("<fuzz>", data, *index_keywords(OPTIONS))
     except BootlensError:
         pass
     _frame_all(data)

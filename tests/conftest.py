@@ -16,6 +16,8 @@ from bootlens.advise.base import Context, Finding, Rule
 from bootlens.timeline.analyze import analyze_paths
 from bootlens.core.model import Event, ParseResult, Stamp
 from bootlens.parsers import MarkerSpec, ParseOptions
+from bootlens.read.reader import keywords
+from bootlens.timeline.boots import index_keywords
 
 ROOT = Path(__file__).parent
 CORPUS = ROOT / "data" / "corpus"
@@ -27,6 +29,9 @@ WILD = ROOT.resolve().parents[1] / "shared" / "corpus" / "wild"
 WILD_LOGS = sorted(WILD.glob("*.log")) if WILD.is_dir() else []
 needs_wild = pytest.mark.skipif(not WILD_LOGS and not os.environ.get("CI"),
                                 reason=f"the shared corpus is not at {WILD}")
+# Every keyword `analyze` indexes while framing: the built-in parsers' and the boot splitter's
+# (timeline.boots.index_keywords), then the reader's own (read.reader.OWN_PREFIXES).
+INDEX_NEEDLES, INDEX_PREFIXES = keywords(*index_keywords(ParseOptions()))
 
 
 def cli(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, GOLDEN, WILD, needs_wild
+from conftest import CORPUS, GOLDEN, INDEX_NEEDLES, INDEX_PREFIXES, WILD, needs_wild
 
 from bootlens.read import reader as L
 from bootlens.core import lines as LC
@@ -126,11 +126,11 @@ def test_torn_level_of_a_cut_ring_buffer_corpus_09() -> None:
 def test_corpus_index_stays_true_after_the_quirks_pass(path: Path) -> None:
     """The quirks pass rewrites some texts (glued and quoted stamps): the index follows."""
     text, _ = L.clean_text(path.read_bytes())
-    nat = L.frame_text(text, L._detect_framing(text), L.INDEX_NEEDLES, L.INDEX_PREFIXES)
+    nat = L.frame_text(text, L._detect_framing(text), INDEX_NEEDLES, INDEX_PREFIXES)
     texts = list(nat.text)
-    for p in L.INDEX_PREFIXES:
+    for p in INDEX_PREFIXES:
         assert nat.starting(p) == [i for i, t in enumerate(texts) if t.startswith(p)], p
-    for n in L.INDEX_NEEDLES:
+    for n in INDEX_NEEDLES:
         assert nat.grep(n) == [i for i, t in enumerate(texts) if n in t], n
 
 
@@ -170,9 +170,9 @@ def test_wild_framings_are_framed_in_python_and_indexed() -> None:
         if framing in ("lava", "journalctl-short", "dmesg-T", "dmesg-x"):
             seen.add(framing)
             assert native.frame(text, framing, [], []) is None
-            lines = L.frame_text(text, framing, L.INDEX_NEEDLES, L.INDEX_PREFIXES)
+            lines = L.frame_text(text, framing, INDEX_NEEDLES, INDEX_PREFIXES)
             texts = list(lines.text)
-            for n in L.INDEX_NEEDLES:
+            for n in INDEX_NEEDLES:
                 assert lines.grep(n) == [i for i, t in enumerate(texts) if n in t], (case.name, n)
     assert seen == {"lava", "journalctl-short", "dmesg-T", "dmesg-x"}
 

@@ -4,6 +4,7 @@ values, 4,301-digit runs, saturation). The native scan's bounds: tests/test_nati
 from __future__ import annotations
 
 import pytest
+from conftest import INDEX_NEEDLES, INDEX_PREFIXES
 
 from bootlens.read import reader as L
 from bootlens.core import numbers as N
@@ -59,7 +60,7 @@ def test_stamps_out_of_range_are_no_time_in_any_framing(framing: str) -> None:
     pre = "[    1.000000     0.000000] " if framing == "grabserial-t" else ""
     text = f"{pre}{big}Linux version 6.1\n{pre}{edge}b\n{pre}[    2.000000] c\nglued {big}d\n"
     notes: list[str] = []
-    got = L.frame_text(text, framing, L.INDEX_NEEDLES, L.INDEX_PREFIXES, notes)
+    got = L.frame_text(text, framing, INDEX_NEEDLES, INDEX_PREFIXES, notes)
     assert got.kernel[0] is None and got.text[0] == "Linux version 6.1"
     assert got.kernel[1] == N.TIME_NS_MAX // 1000 * 1000
     assert got.kernel[3] is None  # a glued stamp out of range is not read either

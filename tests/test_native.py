@@ -19,7 +19,7 @@ import sys
 from typing import Any
 
 import pytest
-from conftest import CORPUS, GOLDEN
+from conftest import CORPUS, GOLDEN, INDEX_NEEDLES, INDEX_PREFIXES
 
 from bootlens.read import reader as L
 from bootlens.core import lines as LC
@@ -149,16 +149,16 @@ def test_frame_peels_prefixes_and_indexes(name: str, text: str, framing: str) ->
     prefixes off); a line with a printk time shows that time in what was taken off; the index
     built while framing is what a plain search of the messages finds."""
     raw = text[:-1].split("\n") if text.endswith("\n") else text.split("\n")
-    msgs, kern, host, _, hits, starts = native.frame(text, framing, list(L.INDEX_NEEDLES), list(L.INDEX_PREFIXES))
+    msgs, kern, host, _, hits, starts = native.frame(text, framing, list(INDEX_NEEDLES), list(INDEX_PREFIXES))
     assert len(msgs) == len(kern) == len(host) == len(raw)
     for r, m, k in zip(raw, msgs, kern):
         assert r.endswith(m), (r, m)
         if k is not None and k < 2**63 - 1:
             assert f"{k // 10**9}.{k % 10**9 // 1000:06d}]" in r[: len(r) - len(m)], (r, k)
     texts = list(msgs)
-    for needle, got in zip(L.INDEX_NEEDLES, hits):
+    for needle, got in zip(INDEX_NEEDLES, hits):
         assert got == [i for i, t in enumerate(texts) if needle in t], needle
-    for prefix, got in zip(L.INDEX_PREFIXES, starts):
+    for prefix, got in zip(INDEX_PREFIXES, starts):
         assert got == [i for i, t in enumerate(texts) if t.startswith(prefix)], prefix
     assert LC.grep(texts, ["call", "é"]) == [[i for i, t in enumerate(texts) if n in t] for n in ("call", "é")]
 
@@ -826,8 +826,8 @@ def test_located_gives_each_kinds_positions_as_a_walk_over_every_event() -> None
 
 
 def _frame_cols(text: str | bytes, framing: str, split: int) -> list[object]:
-    msgs, kern, host, longest, hits, starts = native.frame(text, framing, list(L.INDEX_NEEDLES) + ["é", ""],
-                                                           list(L.INDEX_PREFIXES), split)
+    msgs, kern, host, longest, hits, starts = native.frame(text, framing, list(INDEX_NEEDLES) + ["é", ""],
+                                                           list(INDEX_PREFIXES), split)
     return [list(msgs), list(kern), list(host), longest, [list(h) for h in hits], [list(s) for s in starts]]
 
 

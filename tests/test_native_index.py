@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from conftest import INDEX_NEEDLES, INDEX_PREFIXES
 
 from bootlens.read import reader as L
 from bootlens.core import lines as LC
@@ -66,7 +67,7 @@ def test_index_column_past_u32() -> None:
 def test_lines_index_is_native_and_true() -> None:
     """Lines.grep / starting give IndexColumns equal to a plain search of the messages, alone or
     as a union of several keywords (which was sorted(set().union(...)))."""
-    lines = L.frame_text(LOG, "plain", L.INDEX_NEEDLES, L.INDEX_PREFIXES)
+    lines = L.frame_text(LOG, "plain", INDEX_NEEDLES, INDEX_PREFIXES)
     texts = list(lines.text)
     for n in ("call", "usecs", "é", "memory"):
         got = lines.grep(n)
@@ -82,7 +83,7 @@ def test_lines_index_is_native_and_true() -> None:
 def test_initcall_scan_reads_the_column() -> None:
     """PyO3's Vec<usize> extraction (the initcall scan's `candidates`) reads an IndexColumn, a
     single keyword's or a union, as it reads the list."""
-    lines = L.frame_text(LOG, "plain", L.INDEX_NEEDLES, L.INDEX_PREFIXES)
+    lines = L.frame_text(LOG, "plain", INDEX_NEEDLES, INDEX_PREFIXES)
     for cands in (lines.grep(*NEEDLES), lines.grep("call")):
         assert type(cands).__name__ == "IndexColumn"
         got = native.initcalls(lines.text, cands)
@@ -91,7 +92,7 @@ def test_initcall_scan_reads_the_column() -> None:
 
 
 def test_slice_and_retext_keep_the_index_true() -> None:
-    lines = L.frame_text(LOG, "plain", L.INDEX_NEEDLES, L.INDEX_PREFIXES)
+    lines = L.frame_text(LOG, "plain", INDEX_NEEDLES, INDEX_PREFIXES)
     part = lines.slice(40, 130)
     texts = list(part.text)
     assert part.grep("call") == [i for i, t in enumerate(texts) if "call" in t]
@@ -227,7 +228,7 @@ def test_time_column_iterates_in_chunks() -> None:
 def test_initcall_scan_reads_lines_in_place() -> None:
     """The scan reads a TextColumn's lines in place (a rewritten line from its own str) and a
     list of str as before: the same rows either way; a candidate past the end is an IndexError."""
-    lines = L.frame_text(LOG, "plain", L.INDEX_NEEDLES, L.INDEX_PREFIXES)
+    lines = L.frame_text(LOG, "plain", INDEX_NEEDLES, INDEX_PREFIXES)
     lines.retext({0: "calling  rewritten_é+0x0/0x10 @ 7", 1: "plain now"})
     cands = lines.grep(*NEEDLES)
     got = native.initcalls(lines.text, cands)
@@ -280,7 +281,7 @@ def test_initcall_rows_keep_their_extremes() -> None:
             "initcall b+0x0/0x1 [mod_b] returned 2147483647 after 9 msecs\n"
             "initcall c+0x0/0x1 returned 0 after 1 usecs\n"
             "calling  d+0x0/0x1 [mod_d] @ 12\n")
-    lines = L.frame_text(text, "plain", L.INDEX_NEEDLES, L.INDEX_PREFIXES)
+    lines = L.frame_text(text, "plain", INDEX_NEEDLES, INDEX_PREFIXES)
     calls = native.initcalls(lines.text, lines.grep(*NEEDLES))[0]
     assert calls == [("a", None, 0, 1, 7_000, 4194304, -2147483648),
                      ("b", "mod_b", 2, 3, 9_000_000, 0, 2147483647),

@@ -11,7 +11,7 @@ from conftest import GOLDEN, WILD, needs_wild
 from bootlens.timeline.analyze import BootAnalysis, analyze_paths
 from bootlens.core.lines import Lines
 from bootlens.core.model import NS_PER_MS, Clock, Kind, Milestone
-from bootlens.parsers import ParseOptions, default_registry
+from bootlens.parsers import ParseOptions
 from bootlens.parsers.banners import FIRMWARE_END, SPL_END, banner_of
 from bootlens.timeline.stages import ABSENT, MEASURED, NOT_MEASURED
 
@@ -227,9 +227,6 @@ def test_uboot_self_stamped_lines_are_the_bootloader_clock() -> None:
     # Vendor U-Boots stamp their own lines ("[   0.114] ", Allwinner's "[00.608]"): seconds and
     # milliseconds of the bootloader's timer. Read from the text of lines the framing left
     # without a printk time (built by hand here, whatever the framing does with them).
-    # Imported here, after the registry: importing a parser module first would change the
-    # registration order, and with it the order of parsers every other test sees.
-    default_registry()
     from bootlens.parsers.uboot import UBootParser, self_stamp
 
     st, rest = self_stamp("[00.608]CPU:   Allwinner Family")

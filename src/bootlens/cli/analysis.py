@@ -222,7 +222,7 @@ def advise_cmd(inputs: tuple[str, ...], as_json: bool, markers: tuple[str, ...],
     and its median saving (min and max). Warnings go to standard error, each once, counted.
     Where the log cannot support a figure, the finding says why.
     """
-    from ..advise import default_registry
+    from ..advise import default_registry, listed_ids
     from ..advise.summary import advise_inputs
     from ..core.options import MarkerSpec, ParseOptions
 
@@ -238,7 +238,7 @@ def advise_cmd(inputs: tuple[str, ...], as_json: bool, markers: tuple[str, ...],
             click.echo(w, err=True)
         from ..render.advise_json import write_advise_json
 
-        write_advise_json(result, default_registry().ids(), sys.stdout.buffer)
+        write_advise_json(result, listed_ids(default_registry()), sys.stdout.buffer)
         _exit_now()
     from rich.console import Console
     from rich.text import Text

@@ -9,23 +9,31 @@ what it understands.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator
 
-from ..core.plugins import entry_points  # not importlib.metadata's: that import is a third of start-up
+from ..core import registry
 from ..core.lines import Lines
 from ..core.model import ParseResult
 from ..core.options import MarkerSpec as MarkerSpec, ParseOptions as ParseOptions  # public here too (plugins import them from base)
 
 TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/performance.md step 23)
 if TYPE_CHECKING:
-    from typing import ClassVar, TypeVar
+    from typing import ClassVar
 
 
 class Parser(ABC):
-    """One log format. Subclasses are registered with :meth:`Registry.register`."""
+    """One log format. Subclasses are registered with :meth:`ParserRegistry.register`.
+
+    ``needles`` and ``prefixes``: the keywords the framing pass indexes for this parser while it
+    frames every line (substrings for :meth:`Lines.grep`, message prefixes for
+    :meth:`Lines.starting`, which are far cheaper to index): those the parser asks of every
+    input, in its ``sniff`` or on its common path. Any other keyword is found when asked, by one
+    more pass over the lines.
+    """
 
     name: ClassVar[str]
     description: ClassVar[str]
+    needles: ClassVar[tuple[str, ...]] = ()
+    prefixes: ClassVar[tuple[str, ...]] = ()
 
     @abstractmethod
     def sniff(self, lines: Lines, options: ParseOptions) -> float:
@@ -36,44 +44,26 @@ class Parser(ABC):
         """Read the lines into events, facts and warnings; never raise on bad input."""
 
 
-if TYPE_CHECKING:
-    P = TypeVar("P", bound=type[Parser])
+class ParserRegistry(registry.Registry[type[Parser]]):
+    """Parser classes by name (:class:`bootlens.core.registry.Registry`); they run in the order of
+    their names. Third-party parsers come through the ``bootlens.parsers`` entry-point group."""
 
+    def __init__(self, package: str | None = None) -> None:
+        super().__init__("parser", "name", "bootlens.parsers", package)
 
-class Registry:
-    """A set of parser classes, filled by the :meth:`register` decorator."""
-
-    def __init__(self) -> None:
-        self._parsers: dict[str, type[Parser]] = {}
-
-    def register(self, cls: P) -> P:
-        """Class decorator; registering a name twice is an error."""
-        if cls.name in self._parsers:
-            raise ValueError(f"parser {cls.name!r} is already registered")
-        self._parsers[cls.name] = cls
-        return cls
-
-    def __iter__(self) -> Iterator[type[Parser]]:
-        return iter(self._parsers.values())
-
-    def __len__(self) -> int:
-        return len(self._parsers)
-
-    def names(self) -> list[str]:
-        """Registered parser names, in registration order."""
-        return list(self._parsers)
+    def accepts(self, obj: object) -> bool:
+        """A :class:`Parser` subclass."""
+        return isinstance(obj, type) and issubclass(obj, Parser)
 
     def instances(self) -> list[Parser]:
-        """One fresh instance of each parser."""
-        return [cls() for cls in self._parsers.values()]
+        """One fresh instance of each parser, in the order of their names."""
+        return [cls() for cls in self]
 
-    def load_entry_points(self, group: str = "bootlens.parsers") -> None:
-        """Register third-party parsers published under an entry-point group."""
-        for ep in entry_points(group=group):
-            obj = ep.load()
-            if isinstance(obj, type) and issubclass(obj, Parser):
-                self.register(obj)
-            elif callable(obj):  # a function taking the registry
-                register_fn: Callable[[Registry], None] = obj
-                register_fn(self)
+    def keywords(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """Every parser's index keywords (:attr:`Parser.needles`, :attr:`Parser.prefixes`), each
+        once, in the order of the parsers' names: what the framing pass indexes for them."""
+        return (tuple(dict.fromkeys(n for cls in self for n in cls.needles)),
+                tuple(dict.fromkeys(p for cls in self for p in cls.prefixes)))
 
+
+Registry = ParserRegistry  # the name plugins and callers import

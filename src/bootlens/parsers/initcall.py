@@ -27,7 +27,7 @@ from ..core.options import ParseOptions
 # The formats above are parsed in Rust only (native/src/initcall.rs: the one implementation, see
 # docs/performance.md); the native block builds Event objects from these types on demand.
 NATIVE_TYPES = BLOCK_TYPES
-NEEDLES = ("call", "usecs")  # the keyword index entries the candidate lines come from
+NEEDLES = ("call", "usecs")  # the keyword index entries (InitcallParser.needles) the candidate lines come from
 
 
 @REGISTRY.register
@@ -36,6 +36,7 @@ class InitcallParser(Parser):
 
     name = "initcall"
     description = "initcall_debug: calling/returned pairs, module inits, async threads, probes, PCI fixups"
+    needles = NEEDLES
 
     def sniff(self, lines: Lines, options: ParseOptions) -> float:
         hits = 0

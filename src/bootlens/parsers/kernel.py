@@ -16,11 +16,12 @@ from ..core.options import ParseOptions
 # Dispatch on the first four characters: one dict lookup per line instead of a dozen searches.
 _PREFIXES = frozenset({"Linu", "Boot", "Kern", "Comm", "Cali", "VFS:", "Run ", "prin", "cloc", "Warn"})
 
-# "Freeing" is looked up on its own (below): a log can hold tens of thousands of such lines
-# (every page freed by a driver), of which two are milestones.
-_NEEDLES = ("Linux version", "Booting Linux", "Kernel command line:", "Command line:",
-            "Calibrating delay", "VFS: Mounted root", "Run ", "printk:",
-            "clocksource: Switched", "Kernel panic", "Warning: unable to open an initial console")
+# The messages the parse visits start with one of these. "Freeing" is looked up on its own
+# (below): a log can hold tens of thousands of such lines (every page freed by a driver), of
+# which two are milestones.
+_HEADS = ("Linux version", "Booting Linux", "Kernel command line:", "Command line:",
+          "Calibrating delay", "VFS: Mounted root", "Run ", "printk:",
+          "clocksource: Switched", "Kernel panic", "Warning: unable to open an initial console")
 _VERSION = lazy(r"Linux version (\S+)")
 # "Calibrating delay using timer specific routine.." (calibrate_delay_direct) also measures,
 # for several timer ticks; both are skipped by lpj= on the command line.
@@ -49,6 +50,7 @@ class KernelParser(Parser):
 
     name = "kernel"
     description = "kernel milestones: Linux version, command line, lpj, root mount, Run /init"
+    prefixes = (*_HEADS, "Freeing")
 
     def sniff(self, lines: Lines, options: ParseOptions) -> float:
         texts = lines.text
@@ -81,7 +83,7 @@ class KernelParser(Parser):
         initmem = next((i for i in freeing if _INITMEM.match(texts[i])), None)
         if initmem is not None:
             once(Milestone.INITMEM_FREED, initmem)
-        for idx in lines.starting(*_NEEDLES):
+        for idx in lines.starting(*_HEADS):
             t = texts[idx]
             if t[:4] not in prefixes:
                 continue

@@ -64,6 +64,8 @@ class MarkerParser(Parser):
 
     name = "markers"
     description = "user markers (--marker NAME=REGEX) and 'uptime: A B' lines"
+    # the literal markers of the options are indexed too (ParseOptions.needles)
+    prefixes = ("uptime: ",)
 
     def sniff(self, lines: Lines, options: ParseOptions) -> float:
         if options.markers:

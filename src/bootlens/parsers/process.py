@@ -26,7 +26,7 @@ from ..core.options import ParseOptions
 # docs/performance.md step 19), whose block builds the Event objects from these types.
 SELF_EXE = "/proc/self/exe"  # busybox's re-exec of itself: such a process is named after its comm at exit
 NATIVE_TYPES = (*BLOCK_TYPES, SELF_EXE)
-PREFIX = "sched_process_"  # the keyword index entry (lines.INDEX_PREFIXES) the candidate lines come from
+PREFIX = "sched_process_"  # the keyword index entry (ProcessParser.prefixes) the candidate lines come from
 
 
 @REGISTRY.register
@@ -35,6 +35,7 @@ class ProcessParser(Parser):
 
     name = "process"
     description = "process fork/exec/exit from trace_event=sched:sched_process_* tp_printk"
+    prefixes = (PREFIX,)
 
     def sniff(self, lines: Lines, options: ParseOptions) -> float:
         hits = 0

@@ -286,6 +286,7 @@ class SystemdParser(Parser):
 
     name = "systemd"
     description = "systemd units: console status lines, systemd[1] lines in a dmesg or the journal, Startup finished"
+    needles = (_SYSTEMD, "[  OK  ]", "[FAILED]")  # the sniff's: asked of every input
 
     def sniff(self, lines: Lines, options: ParseOptions) -> float:
         if lines.fields or lines.grep(_SYSTEMD, "[  OK  ]", "[FAILED]"):

@@ -75,14 +75,16 @@ _INIT_LOOKAHEAD = 5000  # lines after the first evidence searched for the init s
 # "hostname login:" (getty, BusyBox login), and BusyBox/procd's "Please press Enter".
 _LOGIN = lazy(r"(?:[\w().-]+ )?login: ?(?:$|\S)")
 _PRESS_ENTER = "Please press Enter to activate this console"
+# The kernel's first words (_start_index) and what it prints as init is exec'd (_exec_index).
+_KERNEL_START = ("Linux version", "Booting Linux")
+_EXEC = ("Run ", "Freeing", "Warning: unable to open an initial console")
 
 
 def _start_index(lines: Lines) -> tuple[int, bool]:
     """Index of the kernel's first line (``Linux version``/``Booting Linux``), or of the first
     stamped line: user space cannot come before it; and whether the kernel's start was seen."""
     texts = lines.text
-    banners = [i for i in lines.starting("Linux version", "Booting Linux")
-               if texts[i].startswith(("Linux version", "Booting Linux"))]
+    banners = [i for i in lines.starting(*_KERNEL_START) if texts[i].startswith(_KERNEL_START)]
     if banners:
         return banners[0], True
     for i, k in enumerate(lines.kernel):
@@ -96,7 +98,7 @@ def _exec_index(lines: Lines, start: int) -> int | None:
     of init memory, else the initial-console warning; None when the log shows none."""
     texts = lines.text
     found: list[int] = []
-    for i in lines.starting("Run ", "Freeing", "Warning: unable to open an initial console"):
+    for i in lines.starting(*_EXEC):
         if i < start:
             continue
         t = texts[i]
@@ -132,6 +134,8 @@ class UserspaceParser(Parser):
 
     name = "userspace"
     description = "first user-space output (systemd, sysvinit, BusyBox, procd, Android init), login prompt"
+    needles = ("login:", _PRESS_ENTER)  # _login
+    prefixes = (*_KERNEL_START, *_EXEC)  # _start_index, _exec_index
 
     def sniff(self, lines: Lines, options: ParseOptions) -> float:
         return 0.5 if len(lines) else 0.0

@@ -225,11 +225,12 @@ def frame_export(data: bytes) -> Framed:
     return texts, kernel, [None] * len(texts), notes, side
 
 
-def read_export(source: str, data: bytes, needles: Sequence[str] = ()) -> tuple[Lines, InputStats]:
+def read_export(source: str, data: bytes, needles: Sequence[str] = (), prefixes: Sequence[str] = ()
+                ) -> tuple[Lines, InputStats]:
     """``journalctl -o export`` as :func:`bootlens.read.reader.frame_bytes` returns inputs: framed from
     the bytes (its binary fields carry a length the console cleaning would take apart), indexed
-    and settled like every framing."""
-    from .reader import INDEX_NEEDLES, INDEX_PREFIXES, index
+    and settled like every framing (``needles``, ``prefixes``: see :func:`~bootlens.read.reader.frame_text`)."""
+    from .reader import index, keywords
     from ..core.lines import Lines
     from .quirks import settle
 
@@ -237,8 +238,7 @@ def read_export(source: str, data: bytes, needles: Sequence[str] = ()) -> tuple[
     lines = Lines(texts, kernel, host)
     lines.fields = fields
     lines.journal = True
-    extra = tuple(n for n in dict.fromkeys(needles) if n not in INDEX_NEEDLES)
-    lines.set_hits(*index(texts, INDEX_NEEDLES + extra, INDEX_PREFIXES))
+    lines.set_hits(*index(texts, *keywords(needles, prefixes)))
     settle(lines, notes)
     return lines, InputStats(source=source, bytes=len(data), lines=len(lines), framing="journal-export",
                              no_final_newline=not data.endswith(b"\n"), warnings=tuple(notes))

@@ -21,6 +21,7 @@ from ..core.lazyre import lazy
 from .._native import native_module
 from ..core.lines import Index, Lines, Texts, grep, starting
 from ..core.model import InputStats
+from .quirks import CALLER_HEADS, settle
 
 _native = native_module()
 
@@ -57,20 +58,21 @@ _DAY_NS = 86_400 * 1_000_000_000
 JOURNAL_FRAMINGS = frozenset(("journalctl", "journalctl-short", "journal-json", "journal-export"))
 
 
-def read_path(path: str, needles: Sequence[str] = ()) -> tuple[Lines, InputStats]:
+def read_path(path: str, needles: Sequence[str] = (), prefixes: Sequence[str] = ()) -> tuple[Lines, InputStats]:
     """Read a file (or ``-`` for standard input) and frame it into lines.
 
-    ``needles``: extra plain strings to index while framing (see :meth:`Lines.grep`).
+    ``needles`` and ``prefixes``: the keywords to index while framing (see :func:`frame_text`),
+    those of the parsers that will read the lines (:func:`bootlens.timeline.boots.index_keywords`).
     """
     if path == "-":
         data = sys.stdin.buffer.read()
         from ..capture.recording_sniff import is_recording  # not the reader: every log is asked (start-up)
 
         if is_recording(data[:512]):
-            return _frame_recording("<stdin>", data, needles)
+            return _frame_recording("<stdin>", data, needles, prefixes)
         box = [data]
         del data  # the framing frees the raw bytes once cleaned (box: the only reference)
-        return _frame_owned("<stdin>", box, needles)
+        return _frame_owned("<stdin>", box, needles, prefixes)
     try:
         with open(path, "rb") as f:  # not pathlib: it alone imports urllib.parse and ipaddress (~8 ms start-up)
             data = _read_file(f)
@@ -83,10 +85,10 @@ def read_path(path: str, needles: Sequence[str] = ()) -> tuple[Lines, InputStats
     from ..capture.recording_sniff import is_recording  # not the reader: every log is asked (start-up)
 
     if is_recording(data[:512]):
-        return _frame_recording(path, data, needles)
+        return _frame_recording(path, data, needles, prefixes)
     box = [data]
     del data  # the framing frees the raw bytes once cleaned (box: the only reference)
-    return _frame_owned(printable(path), box, needles)
+    return _frame_owned(printable(path), box, needles, prefixes)
 
 
 # A regular file this large that needs no cleaning is mapped read-only, not read: reading the
@@ -129,12 +131,13 @@ def _read_file(f: Any) -> bytes:
     return mapped
 
 
-def _frame_recording(path: str, data: bytes, needles: Sequence[str]) -> tuple[Lines, InputStats]:
+def _frame_recording(path: str, data: bytes, needles: Sequence[str], prefixes: Sequence[str]
+                     ) -> tuple[Lines, InputStats]:
     """A recording is read as the grabserial -t text it exports to, with its own origin."""
     from ..capture.recording import read_recording, to_grabserial
 
     rec = read_recording(path, data)
-    lines, stats = frame_bytes(printable(path), to_grabserial(rec), needles)
+    lines, stats = frame_bytes(printable(path), to_grabserial(rec), needles, prefixes)
     notes: list[str] = list(rec.warnings)
     if rec.bad_records:
         notes.append(f"{rec.bad_records} damaged records in the recording were skipped")
@@ -226,23 +229,26 @@ def _detect_framing(text: str) -> str:
     return detect(sample) or "plain"
 
 
-# What every input is indexed for while it is framed (the built-in parsers' and the boot
-# splitter's keywords); anything else is found on demand. Substrings anywhere in a message:
-INDEX_NEEDLES = ("call", "usecs", "systemd[1]: ", "[  OK  ]", "[FAILED]", "login:",
-                 "Please press Enter to activate this console")  # initcall, systemd's sniff, userspace._login
-# ... and message prefixes (far cheaper to index than substrings):
-INDEX_PREFIXES = ("sched_process_", "uptime: ", "Linux version", "Booting Linux", "Kernel command line:",
-                  "Command line:", "Calibrating delay", "Freeing", "VFS: Mounted root", "Run ", "printk:",
-                  "clocksource: Switched", "Kernel panic", "U-Boot", "Warning: unable to open an initial console",
-                  " (", "-(", " [", "(", "[")  # the last five: quirks.CALLER_HEADS (vendor caller prefixes)
+# The message prefixes every input is indexed for whoever reads it, the reader's own: the quirks
+# pass (quirks.settle) runs inside the framing, before any parser, and starts from the lines that
+# open with a vendor caller prefix's first characters. The parsers' keywords come from the caller
+# (each parser declares its own: Parser.needles, Parser.prefixes); anything else is found on demand.
+OWN_PREFIXES = CALLER_HEADS
 
 
-def frame_bytes(source: str, data: bytes, needles: Sequence[str] = ()) -> tuple[Lines, InputStats]:
-    """Decode, clean and frame a whole input."""
-    return _frame_owned(source, [data], needles)
+def keywords(needles: Sequence[str], prefixes: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """What the framing indexes given a caller's keywords: each once, the reader's own prefixes after them."""
+    return tuple(dict.fromkeys(needles)), tuple(dict.fromkeys((*prefixes, *OWN_PREFIXES)))
 
 
-def _frame_owned(source: str, box: list[bytes], needles: Sequence[str]) -> tuple[Lines, InputStats]:
+def frame_bytes(source: str, data: bytes, needles: Sequence[str] = (), prefixes: Sequence[str] = ()
+                ) -> tuple[Lines, InputStats]:
+    """Decode, clean and frame a whole input (``needles``, ``prefixes``: see :func:`frame_text`)."""
+    return _frame_owned(source, [data], needles, prefixes)
+
+
+def _frame_owned(source: str, box: list[bytes], needles: Sequence[str], prefixes: Sequence[str]
+                 ) -> tuple[Lines, InputStats]:
     """frame_bytes of the bytes in ``box``, popped: when the caller holds no other reference, the
     raw bytes are freed as soon as they are cleaned (on the CR / non-ASCII path the framing would
     otherwise hold them beside the cleaned copy)."""
@@ -255,7 +261,7 @@ def _frame_owned(source: str, box: list[bytes], needles: Sequence[str]) -> tuple
     from .journal import is_export, read_export
 
     if not mapped and is_export(data):  # framed from the bytes: binary fields carry a length cleaning would break
-        return read_export(source, data, needles)
+        return read_export(source, data, needles, prefixes)
     text: bytes
     if mapped or _native.clean_as_is(data):
         # nothing to clean (the common case, checked in one pass at memory speed): framed in place, never
@@ -270,9 +276,8 @@ def _frame_owned(source: str, box: list[bytes], needles: Sequence[str]) -> tuple
     no_final_newline = text[-1:] != b"\n"
     # the first 64 Ki characters (at most 4 bytes each; the cut character is dropped)
     framing = _detect_framing(text[: 1 << 18].decode("utf-8", errors="ignore")[: 1 << 16])
-    extra = tuple(n for n in dict.fromkeys(needles) if n not in INDEX_NEEDLES)
     notes: list[str] = []
-    lines = frame_text(text, framing, INDEX_NEEDLES + extra, INDEX_PREFIXES, notes)
+    lines = frame_text(text, framing, needles, prefixes, notes)
     if framing == "grabserial-t":
         from .quirks import host_restarts
 
@@ -342,12 +347,11 @@ def frame_text(text: str | bytes, framing: str, needles: Sequence[str] = (), pre
     line; it does not start an empty one), then settle what the stamps mean (quirks.py).
 
     ``text``: str, or UTF-8 bytes (framed natively in place). ``needles`` and ``prefixes``:
-    what to index while the lines are at hand (see
-    :meth:`Lines.grep` and :meth:`Lines.starting`). ``notes``: where a framing that has
-    something to say about the input (skipped lines, clock resolution) appends it.
+    what to index while the lines are at hand (see :meth:`Lines.grep` and
+    :meth:`Lines.starting`), besides the reader's own (:data:`OWN_PREFIXES`). ``notes``: where a
+    framing that has something to say about the input (skipped lines, clock resolution) appends it.
     """
-    from .quirks import settle
-
+    needles, prefixes = keywords(needles, prefixes)
     cols = _native.frame(text, framing, list(needles), list(prefixes))
     if cols is not None:
         lines = Lines(cols[0], cols[1], cols[2])

@@ -9,7 +9,7 @@ import gc
 from collections.abc import Sequence
 
 from .align import Alignment, align
-from .boots import boots_from_lines
+from .boots import boots_from_lines, index_keywords
 from ..read.reader import read_path
 from ..core.lines import gaps
 from ..core.model import CUT_START_NS, NS_PER_S, READY, Boot, Clock, Event, Events, InputStats, Kind, Milestone, NamedTuple
@@ -212,9 +212,10 @@ def analyze_paths(
     ready_given = any(m.name == READY for m in opts.markers)
     stats_all: list[InputStats] = []
     results: list[BootAnalysis] = []
+    needles, prefixes = index_keywords(opts, registry)
     with paused_gc():
         for path in paths:
-            lines, stats = read_path(path, opts.needles())
+            lines, stats = read_path(path, needles, prefixes)
             boots = boots_from_lines(stats.source, lines, stats, opts, registry)
             stats_all.append(stats)
             for boot in boots:

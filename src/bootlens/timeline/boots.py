@@ -22,6 +22,18 @@ from ..core.options import ParseOptions
 from ..parsers.banners import RANK_KERNEL, find_banners
 
 BACKWARDS_SPLIT_NS = 500 * NS_PER_MS
+# The kernel's first words: where a boot starts once the kernel was seen. Indexed while framing.
+KERNEL_STARTS = ("Booting Linux", "Linux version")
+
+
+def index_keywords(options: ParseOptions, registry: Registry | None = None
+                   ) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The needles and prefixes to index while an input is framed for these parsers (the default
+    registry's when None): each parser's own (:meth:`bootlens.parsers.ParserRegistry.keywords`), the literal
+    markers of ``options``, and the boot splitter's :data:`KERNEL_STARTS`."""
+    needles, prefixes = (registry if registry is not None else default_registry()).keywords()
+    return (*needles, *options.needles()), (*prefixes, *KERNEL_STARTS)
+
 
 def split_boots(lines: Lines) -> list[tuple[Lines, str, int]]:
     """Cut lines into boots: (lines, why this boot starts here, printk backward steps).
@@ -31,7 +43,7 @@ def split_boots(lines: Lines) -> list[tuple[Lines, str, int]]:
     whole columns.
     """
     kern, texts = lines.kernel, lines.text
-    kernel_starts = lines.starting("Booting Linux", "Linux version")
+    kernel_starts = lines.starting(*KERNEL_STARTS)
     banners = {i: b for i, b, _ in find_banners(lines)}
     back = {i: j for i, j in steps_back(kern)}
     cuts: list[tuple[int, str]] = [(0, "start of input")]

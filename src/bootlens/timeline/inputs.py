@@ -63,7 +63,7 @@ def analyze_bootdata(path: str, options: ParseOptions | None = None, top: int = 
     """A boot-data file as one input: its KERNEL MESSAGES through the normal pipeline (line
     numbers are the file's), its SYSTEMD INFO and kernel CONFIG attached as a supplement, its
     machine facts (GBD_MACHINE, the CPU count, ...) added where the kernel log has none."""
-    from .boots import boots_from_lines
+    from .boots import boots_from_lines, index_keywords
     from ..read.reader import frame_bytes
     from ..sources.bootdata.reader import read_bootdata
     from ..sources.supplements import Supplement, merge
@@ -79,7 +79,7 @@ def analyze_bootdata(path: str, options: ParseOptions | None = None, top: int = 
     sec = bd.section("KERNEL MESSAGES")
     if sec is None or not sec.text.strip():
         raise InputError(path, "a boot-data file without KERNEL MESSAGES: no boot to analyse")
-    lines, stats = frame_bytes(source, sec.text.encode(), opts.needles())
+    lines, stats = frame_bytes(source, sec.text.encode(), *index_keywords(opts))
     lines.first = sec.line_no  # line numbers point into the boot-data file
     own = Supplement((("bootdata", source),), {"time": bd.startup, "blame": bd.blame, "kconfig": bd.config},
                      bd.warnings)
