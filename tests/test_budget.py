@@ -337,8 +337,8 @@ def test_cli_exit_codes_junit_summary(tmp_path: Path) -> None:
     suite = ET.parse(junit).getroot().find("testsuite")
     assert suite is not None and suite.get("tests") == "3" and suite.get("failures") == "2"
     cases = suite.findall("testcase")
-    assert [c.get("classname") for c in cases] == ["bootlens.lab.budget.total", "bootlens.lab.budget.stage",
-                                                  "bootlens.lab.budget.stage"]
+    assert [c.get("classname") for c in cases] == ["bootlens.budget.total", "bootlens.budget.stage",
+                                                  "bootlens.budget.stage"]
     fail = cases[1].find("failure")
     assert fail is not None and fail.get("message", "").startswith("stage bootloader: 2.371 s > 1.500 s")
     props = {p.get("name"): p.get("value") for p in cases[1].iter("property")}

@@ -21,8 +21,9 @@ input is of the format; each of these functions is optional:
 - ``alone(path) -> (boot, supplement, stats)``: an input of this format given without a log, as
   a boot of its own (None: the format cannot stand alone).
 
-Formats are found by listing this package's folders (a new format needs no line elsewhere),
-asked in ``sniff_order`` and attached in ``attach_order``.
+Formats are found by listing this package's folders (a new format needs no line elsewhere) and
+kept in the one registry class (:mod:`bootlens.core.registry`: a name twice is an error), asked
+in ``sniff_order`` and attached in ``attach_order``.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from importlib import import_module
 from types import ModuleType
 
 from ..core.model import NamedTuple
+from ..core.registry import Registry, modules_of
 
 TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/performance.md step 23)
 if TYPE_CHECKING:
@@ -74,22 +76,21 @@ class SideFormat(NamedTuple):
     attaches: bool = True  # it has an attach module (a boot-data file is read as a log instead)
 
 
+REGISTRY: Registry[SideFormat] = Registry("side format")  # each format's __init__ registers its FORMAT
 _FORMATS: tuple[SideFormat, ...] | None = None
 _BY_KIND: dict[str, SideFormat] = {}
 
 
 def formats() -> tuple[SideFormat, ...]:
-    """Every side format (a folder of this package with a ``FORMAT``), in sniff order."""
+    """Every side format (a folder of this package, whose ``__init__`` registers its
+    ``FORMAT``), in sniff order (the registry's name order between equal orders)."""
     global _FORMATS
     if _FORMATS is None:
         here = os.path.dirname(__file__)
-        found = []
-        for name in sorted(os.listdir(here)):  # os, not pkgutil: every input is classified (start-up)
-            if os.path.isfile(os.path.join(here, name, "__init__.py")):
-                fmt = getattr(import_module(f"{__package__}.{name}"), "FORMAT", None)
-                if isinstance(fmt, SideFormat):
-                    found.append(fmt)
-        _FORMATS = tuple(sorted(found, key=lambda f: (f.sniff_order, f.name)))
+        for name in modules_of(__package__):
+            if os.path.isdir(os.path.join(here, name)):
+                import_module(f"{__package__}.{name}")
+        _FORMATS = tuple(sorted(REGISTRY, key=lambda f: f.sniff_order))
     return _FORMATS
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..base import Head, SideFormat
+from ..base import REGISTRY, Head, SideFormat
 from .sniff import sniff_bootchart
 
 
@@ -10,4 +10,4 @@ def _sniff(path: str, head: Head | None = None) -> str | None:
     return "bootchart" if sniff_bootchart(path) else None  # a tar archive or a folder: by its members
 
 
-FORMAT = SideFormat("bootchart", sniff_order=10, attach_order=20, sniff=_sniff, sniff_dir=_sniff)
+FORMAT = REGISTRY.register(SideFormat("bootchart", sniff_order=10, attach_order=20, sniff=_sniff, sniff_dir=_sniff))

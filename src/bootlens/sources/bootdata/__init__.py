@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..base import Head, SideFormat
+from ..base import REGISTRY, Head, SideFormat
 from .sniff import sniff_bootdata
 
 
@@ -10,4 +10,4 @@ def _sniff(path: str, head: Head) -> str | None:
     return "bootdata" if sniff_bootdata(head.text) else None
 
 
-FORMAT = SideFormat("bootdata", sniff_order=20, attach_order=90, sniff=_sniff, kinds=("kconfig",), attaches=False)
+FORMAT = REGISTRY.register(SideFormat("bootdata", sniff_order=20, attach_order=90, sniff=_sniff, kinds=("kconfig",), attaches=False))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..base import Head, SideFormat
+from ..base import REGISTRY, Head, SideFormat
 from .sniff import sniff_ftrace
 
 
@@ -10,4 +10,4 @@ def _sniff(path: str, head: Head) -> str | None:
     return "ftrace" if sniff_ftrace(head.text) else None
 
 
-FORMAT = SideFormat("ftrace", sniff_order=50, attach_order=50, sniff=_sniff)
+FORMAT = REGISTRY.register(SideFormat("ftrace", sniff_order=50, attach_order=50, sniff=_sniff))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..base import Head, SideFormat
+from ..base import REGISTRY, Head, SideFormat
 from .sniff import sniff_logic
 
 
@@ -10,4 +10,4 @@ def _sniff(path: str, head: Head) -> str | None:
     return "logic" if sniff_logic(head.text) else None
 
 
-FORMAT = SideFormat("logic", sniff_order=30, attach_order=30, sniff=_sniff)
+FORMAT = REGISTRY.register(SideFormat("logic", sniff_order=30, attach_order=30, sniff=_sniff))

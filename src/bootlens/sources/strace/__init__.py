@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..base import Head, SideFormat
+from ..base import REGISTRY, Head, SideFormat
 from .sniff import sniff_strace
 
 
@@ -11,4 +11,4 @@ def _sniff(path: str, head: Head) -> str | None:
 
 
 # strace -ff writes one file per process: the files given are read as one trace
-FORMAT = SideFormat("strace", sniff_order=40, attach_order=40, sniff=_sniff, together=True)
+FORMAT = REGISTRY.register(SideFormat("strace", sniff_order=40, attach_order=40, sniff=_sniff, together=True))

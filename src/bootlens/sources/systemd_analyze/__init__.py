@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..base import Head, SideFormat, read_head
+from ..base import REGISTRY, Head, SideFormat, read_head
 from .sniff import PLOT_HEAD, SYSTEMD_ANALYZE, detect
 
 
@@ -21,5 +21,5 @@ def _sniff_dir(path: str) -> str | None:
 
 
 # its parts join first: a dump names the console's units before anything else reads them
-FORMAT = SideFormat("systemd_analyze", sniff_order=60, attach_order=10, sniff=_sniff, sniff_dir=_sniff_dir,
-                    kinds=(*SYSTEMD_ANALYZE, "collection"), accumulates=("critical-chain",))
+FORMAT = REGISTRY.register(SideFormat("systemd_analyze", sniff_order=60, attach_order=10, sniff=_sniff, sniff_dir=_sniff_dir,
+                                      kinds=(*SYSTEMD_ANALYZE, "collection"), accumulates=("critical-chain",)))
