@@ -8,6 +8,8 @@ the exact byte count the console sent from ``Booting Linux`` to ``Run /init`` (1
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from ..timeline.analyze import BootAnalysis
 from ..core.kindpos import first
 from ..core.lines import clip
@@ -30,9 +32,12 @@ def line_text(boot: Boot, line_no: int) -> str:
     return ""
 
 
-def evidence(boot: Boot, *line_nos: int) -> tuple[Evidence, ...]:
-    """Evidence for these input lines, in order, each once."""
-    return tuple(Evidence(no, line_text(boot, no)) for no in sorted(set(line_nos)))
+def evidence(boot: Boot, line_nos: Iterable[int | None], at_most: int | None = None) -> tuple[Evidence, ...]:
+    """Evidence for these input lines, each quoted once, in log order (None skipped): the first
+    ``at_most`` of them when given (the kernel rules quote 6 and name the rest by count in their
+    arithmetic), else all."""
+    nos = sorted({n for n in line_nos if n is not None})
+    return tuple(Evidence(n, line_text(boot, n)) for n in nos[:at_most])
 
 
 def console_bytes(boot: Boot, first: int, last: int) -> tuple[int, int]:

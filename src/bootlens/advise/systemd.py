@@ -364,7 +364,7 @@ def unit_evidence(boot: BootAnalysis, runs: Iterable[UnitRun], extra: Iterable[i
     nos: list[int] = list(extra)
     for r in runs:
         nos += [r.line_no, r.end_line_no]
-    return evidence(boot.boot, *nos)
+    return evidence(boot.boot, nos)
 
 
 # --- changes -------------------------------------------------------------------------------

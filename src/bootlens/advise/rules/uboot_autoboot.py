@@ -152,5 +152,5 @@ class AutobootDelay(Rule):
             confidence=Confidence.MEDIUM,
             tradeoff=TRADEOFF_BAREBOX if barebox else TRADEOFF,
             change=CHANGE_BAREBOX if barebox else CHANGE,
-            evidence=evidence(b, *lines),
+            evidence=evidence(b, lines),
         )
