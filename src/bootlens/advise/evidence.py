@@ -14,6 +14,7 @@ from ..timeline.analyze import BootAnalysis
 from ..core.kindpos import first
 from ..core.lines import clip
 from ..core.model import Boot, Kind
+from ..core.units import PROSE, duration
 from .base import Evidence
 
 PRINTK_PREFIX_BYTES = 15  # "[    1.234567] "
@@ -65,11 +66,7 @@ def first_event(boot: BootAnalysis, kind: Kind, name: str) -> int | None:
 
 def secs(ns: float) -> str:
     """A duration for prose: '2.089 s', '84.1 ms', '912 µs'."""
-    if abs(ns) >= 1e9:
-        return f"{ns / 1e9:.3f} s"
-    if abs(ns) >= 1e6:
-        return f"{ns / 1e6:.1f} ms"
-    return f"{ns / 1e3:.0f} µs"
+    return duration(ns, PROSE)
 
 
 def size(n: float) -> str:

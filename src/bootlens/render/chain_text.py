@@ -8,6 +8,7 @@ from typing import Any
 
 from ..timeline.analyze import BootAnalysis
 from ..timeline.chain import AFTER, ESTIMATE, Chain, Link
+from ..core.units import duration
 from .visible import visible
 
 HEADER = ("The time when unit became active or started is printed after the \"@\" character "
@@ -16,7 +17,7 @@ HEADER = ("The time when unit became active or started is printed after the \"@\
 
 
 def _s(ns: int | None) -> str:
-    return "?" if ns is None else f"{ns / 1e9:.3f}s"
+    return duration(ns, {"s": 3}, none="?", sep="")
 
 
 def _at(lk: Link) -> int | None:

@@ -17,7 +17,7 @@ from rich.text import Text
 from ..stats.compare import ALPHA, FLOOR_NS, FLOOR_REL, Change, Comparison, Delta, NameDeltas, Significance
 from ..stats.figures import SPREAD_WARN, Stat
 from .terminal import fit_table
-from ..core.units import mid_clip, short, short_range
+from ..core.units import SHORT, duration, mid_clip, short, short_range, unit_of
 from .visible import visible
 
 
@@ -41,12 +41,10 @@ def median_with_interval(s: Stat | None) -> str:
         return "—"
     if s.n < 2:
         return short(s.median)
-    top = max(abs(s.median), abs(s.ci_high), abs(s.ci_low))
-    div, unit, digits = (1e9, "s", 3) if top >= 1e9 else (1e6, "ms", 1) if top >= 1e6 else \
-        (1e3, "µs", 0) if top >= 1e3 else (1.0, "ns", 0)
+    unit = unit_of(max(abs(s.median), abs(s.ci_high), abs(s.ci_low)))
 
     def f(x: float) -> str:
-        return f"{x / div:.{digits}f}".replace("-", "−")
+        return duration(x, {unit: SHORT[unit]}, sep=None).replace("-", "−")
 
     return f"{f(s.median)} [{f(s.ci_low)}–{f(s.ci_high)}] {unit}"
 

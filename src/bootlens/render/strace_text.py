@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..core.model import Clock
+from ..core.units import duration
 from ..sources.strace.summary import Process, Summary
 
 TOP_CALLS = 5
@@ -21,11 +22,7 @@ _HWCAP = re.compile(r"(/glibc-hwcaps/[^/]+|/tls(/[^/]+)?|/(aarch64|x86_64|i686|i
 
 
 def _ms(ns: int | None) -> str:
-    if ns is None:
-        return "-"
-    if abs(ns) >= 1_000_000_000:
-        return f"{ns / 1e9:.3f} s"
-    return f"{ns / 1e6:.1f} ms"
+    return duration(ns, {"s": 3, "ms": 1}, none="-")
 
 
 def _s(ns: int | None) -> float | None:
@@ -93,14 +90,14 @@ def strace_lines(summary: Summary, offsets: Mapping[Clock, int], width: int = 80
             out.append(_clip(f"  board clock - host clock: {'+' if e >= 0 else ''}{_ms(e)} (by the wall clock "
                              f"{_ms(abs(e))} {'later' if e >= 0 else 'earlier'})", width))
     if t0 is not None:
-        out.append(f"  trace starts at {t0 / 1e9:.3f} s on the boot's axis")
+        out.append(f"  trace starts at {duration(t0, {'s': 3})} on the boot's axis")
     head = f"  {'pid program':<34}{'start':>8}{'life':>10}{'exec→out':>10}{'loader':>10}{'exit':>6}"
     out.append(head[:width])
     first = summary.first_ns or 0
     tree = _tree(summary)
     for depth, p in tree[:rows]:
         name = _clip(("  " * depth) + ("└ " if depth else "") + f"{p.pid} {_command(p)}", 34)
-        start = "-" if p.start_ns is None else f"+{(p.start_ns - first) / 1e9:.3f}"
+        start = "-" if p.start_ns is None else "+" + duration(p.start_ns - first, {"s": 3}, sep=None)
         life = None if p.start_ns is None or p.end_ns is None else p.end_ns - p.start_ns
         ex = "kill" if p.killed_by else ("-" if p.exit_code is None else str(p.exit_code))
         loader = _ms(p.loader_ns) if p.loader_ns is not None else p.linkage or "-"

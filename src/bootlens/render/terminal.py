@@ -27,7 +27,7 @@ from ..timeline.analyze import Analysis, BootAnalysis
 from ..core.model import READY, Clock, Event, InitcallDetail, Kind, Milestone, ProbeDetail, ProcessDetail, UnitDetail
 from ..timeline.stages import MEASURED, Total
 from .logic import event_text, logic_lines, power_on_from_logic
-from ..core.units import mid_clip, short, short_range
+from ..core.units import duration, mid_clip, short, short_range
 from .visible import visible
 
 if TYPE_CHECKING:
@@ -49,21 +49,19 @@ def _esc(s: str) -> str:
     return escape(visible(s))
 
 
-def _sec(ns: int | None, width: int = 0) -> str:
-    return "—" if ns is None else f"{ns / 1e9:{width}.6f}"
+def _sec(ns: int | None) -> str:
+    """A time in seconds to the microsecond, its unit said by the text around it."""
+    return duration(ns, {"s": 6}, sep=None)
 
 
 def _dur(ns: int | None) -> str:
-    if ns is None:
-        return "—"
-    if ns >= 1_000_000_000:
-        return f"{ns / 1e9:.3f} s"
-    return f"{ns / 1e6:.3f} ms"
+    """A systemd unit's time beside systemd's own: 2.089 s, 84.102 ms (a negative one in ms)."""
+    return duration(ns, {"s": 3, "ms": 3}, by_magnitude=False)
 
 
 def _at(ns: int | None, estimated: bool = False) -> str:
     """A time on the boot's axis, in seconds to the millisecond; '~' where the line had no time."""
-    return "—" if ns is None else f"{'~' if estimated else ''}{ns / 1e9:.3f}"
+    return "—" if ns is None else ("~" if estimated else "") + duration(ns, {"s": 3}, sep=None)
 
 
 def _range(ns: int | None, estimated: bool, error_ns: int | None) -> str:
@@ -405,9 +403,9 @@ def systemd_chain_lines(b: BootAnalysis, chain: Chain) -> list[str]:
         out.append("systemd-analyze says (its @ from the start of user space" +
                    (f", at {_sec(base)} s on this axis; = the axis time):" if base is not None else "):"))
         for n in c.nodes:
-            at = "" if n.at_ns is None else f" @{n.at_ns / 1e9:.3f}s" + (
-                f" (= {(base + n.at_ns) / 1e9:.3f})" if base is not None else "")
-            plus = "" if n.duration_ns is None else f" +{n.duration_ns / 1e9:.3f}s"
+            at = "" if n.at_ns is None else f" @{_s(n.at_ns)}" + (
+                f" (= {duration(base + n.at_ns, {'s': 3}, sep=None)})" if base is not None else "")
+            plus = "" if n.duration_ns is None else f" +{_s(n.duration_ns)}"
             out.append(visible(("  " * (n.depth - 1) + "└─" if n.depth else "") + n.unit + at + plus))
         _, said = chain_agreement([n.unit for n in c.nodes], chain.units())
         out.append(visible(f"bootlens's chain and systemd-analyze's: {said}"))
@@ -496,7 +494,8 @@ def _warn(lines: Sequence[str], err: Console | None) -> None:
 
 
 def _s(ns: int) -> str:
-    return f"{ns / 1e9:.3f}s"
+    """systemd-analyze's form: 1.234s."""
+    return duration(ns, {"s": 3}, sep="")
 
 
 def summary_line(b: BootAnalysis) -> str:

@@ -16,6 +16,7 @@ from ...core.lines import stamp_at
 from ..._native import native_module
 from ...core.model import BLOCK_KINDS, Event, Events, InitcallDetail, Kind, Milestone, ProbeDetail, ProcessDetail
 from ...core.numbers import CPUS_MAX, INT_MAX, to_int
+from ...core.units import duration
 from ..base import Evidence
 from ..evidence import evidence
 from ..memo import per_boot
@@ -29,7 +30,7 @@ _VERSION = re.compile(r"(\d+)\.(\d+)")
 
 def ms(ns: int | None) -> str:
     """A duration for the arithmetic, in milliseconds with microsecond precision."""
-    return "?" if ns is None else f"{ns / 1e6:.3f} ms"
+    return duration(ns, {"ms": 3}, none="?")
 
 
 def event_evidence(ba: BootAnalysis, timed: Iterable[Timed]) -> tuple[Evidence, ...]:
