@@ -68,14 +68,3 @@ def short_range(lo: float, hi: float) -> str:
         return f"{ua[0]}–{b}"
     return f"{a}–{b}"
 
-
-def mid_clip(s: str, width: int) -> str:
-    """``s`` in at most ``width`` characters, the middle replaced by '…' (both ends of a name
-    tell it apart: of_platform_…_populate_init)."""
-    if len(s) <= width:
-        return s
-    if width <= 1:
-        return "…"[:width]
-    head = (width - 1 + 1) // 2
-    tail = width - 1 - head
-    return s[:head] + "…" + (s[-tail:] if tail else "")

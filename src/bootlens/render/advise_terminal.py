@@ -22,7 +22,7 @@ from rich.text import Text
 from ..advise.base import Change, Finding
 from ..advise.summary import BootAdvice, GroupAdvice, MergedFinding
 from ..stats.figures import Stat
-from .terminal import fit_table
+from .fit import fit_table
 from ..core.units import duration, short
 from .visible import visible
 
