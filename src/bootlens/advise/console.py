@@ -34,6 +34,7 @@ from enum import StrEnum
 
 from ..timeline.analyze import BootAnalysis
 from ..core.numbers import BAUD_MAX, INT_MAX, to_int
+from ..core.units import duration
 from .base import Context
 from .evidence import BITS_PER_BYTE, LINE_END_BYTES, PRINTK_PREFIX_BYTES, wire_ns
 from .memo import per_boot
@@ -221,4 +222,4 @@ def console_time(ba: BootAnalysis, ctx: Context, first: int, last: int, assume: 
                                                  f"printed them at {baud} baud ({src})")
     else:
         head = f"{c.describe()}; counted as printed at {baud} baud" + (f" ({src})" if src else "")
-    return ConsoleTime(ns, assumed, f"{head}: {what} x {BITS_PER_BYTE} bits / {baud} baud = {ns / 1e6:.3f} ms")
+    return ConsoleTime(ns, assumed, f"{head}: {what} x {BITS_PER_BYTE} bits / {baud} baud = {duration(ns, {'ms': 3})}")

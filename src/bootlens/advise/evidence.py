@@ -8,10 +8,13 @@ the exact byte count the console sent from ``Booting Linux`` to ``Run /init`` (1
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from ..timeline.analyze import BootAnalysis
 from ..core.kindpos import first
 from ..core.lines import clip
 from ..core.model import Boot, Kind
+from ..core.units import PROSE, duration
 from .base import Evidence
 
 PRINTK_PREFIX_BYTES = 15  # "[    1.234567] "
@@ -30,9 +33,12 @@ def line_text(boot: Boot, line_no: int) -> str:
     return ""
 
 
-def evidence(boot: Boot, *line_nos: int) -> tuple[Evidence, ...]:
-    """Evidence for these input lines, in order, each once."""
-    return tuple(Evidence(no, line_text(boot, no)) for no in sorted(set(line_nos)))
+def evidence(boot: Boot, line_nos: Iterable[int | None], at_most: int | None = None) -> tuple[Evidence, ...]:
+    """Evidence for these input lines, each quoted once, in log order (None skipped): the first
+    ``at_most`` of them when given (the kernel rules quote 6 and name the rest by count in their
+    arithmetic), else all."""
+    nos = sorted({n for n in line_nos if n is not None})
+    return tuple(Evidence(n, line_text(boot, n)) for n in nos[:at_most])
 
 
 def console_bytes(boot: Boot, first: int, last: int) -> tuple[int, int]:
@@ -60,11 +66,7 @@ def first_event(boot: BootAnalysis, kind: Kind, name: str) -> int | None:
 
 def secs(ns: float) -> str:
     """A duration for prose: '2.089 s', '84.1 ms', '912 µs'."""
-    if abs(ns) >= 1e9:
-        return f"{ns / 1e9:.3f} s"
-    if abs(ns) >= 1e6:
-        return f"{ns / 1e6:.1f} ms"
-    return f"{ns / 1e3:.0f} µs"
+    return duration(ns, PROSE)
 
 
 def size(n: float) -> str:

@@ -25,6 +25,7 @@ from ..timeline.chain import Chain, critical_chain
 from ..sources.systemd_analyze.deps import Deps
 from ..core.kindpos import located
 from ..core.model import Kind, UnitDetail
+from ..core.units import duration
 from .base import Change, ChangeKind, Context, Evidence
 from .evidence import evidence, secs
 from .userspace import ready_marker
@@ -317,8 +318,8 @@ def chain_for(boot: BootAnalysis, uf: UnitFiles) -> Chain:
 
 def chain_text(chain: Chain, limit: int = 6, uf: UnitFiles | None = None) -> str:
     """The chain's top links in words, for an arithmetic: 'app.service @99.650s <- ...'."""
-    parts = [f"{uf.resolve(lk.name) if uf is not None and lk.kind == 'unit' else lk.name} @{lk.at_ns / 1e9:.3f}s"
-             for lk in chain.links[:limit] if lk.at_ns is not None]
+    parts = [f"{uf.resolve(lk.name) if uf is not None and lk.kind == 'unit' else lk.name} "
+             f"@{duration(lk.at_ns, {'s': 3}, sep='')}" for lk in chain.links[:limit] if lk.at_ns is not None]
     return " <- ".join(parts) + (" <- ..." if len(chain.links) > limit else "")
 
 
@@ -364,7 +365,7 @@ def unit_evidence(boot: BootAnalysis, runs: Iterable[UnitRun], extra: Iterable[i
     nos: list[int] = list(extra)
     for r in runs:
         nos += [r.line_no, r.end_line_no]
-    return evidence(boot.boot, *nos)
+    return evidence(boot.boot, nos)
 
 
 # --- changes -------------------------------------------------------------------------------
@@ -390,7 +391,8 @@ def overlap_ns(a: tuple[int, int], b: tuple[int, int]) -> int:
 
 
 def fmt_at(ns: int) -> str:
-    return f"{ns / 1e9:.3f} s"
+    """A time on the boot's axis, in seconds to the millisecond: '4.403 s'."""
+    return duration(ns, {"s": 3})
 
 
 

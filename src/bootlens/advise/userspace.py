@@ -28,8 +28,7 @@ from ..parsers.process import SELF_EXE
 from .base import Context, Evidence, Finding, Rule
 from .memo import per_boot
 from .rules._kernel import events as kind_events
-from .evidence import evidence as lines_evidence
-from .evidence import line_text
+from .evidence import evidence, line_text
 
 TRACE_APPEND = ("trace_event=sched:sched_process_fork,sched:sched_process_exec,sched:sched_process_exit "
                 "tp_printk")
@@ -302,17 +301,12 @@ def ready_marker(ba: BootAnalysis) -> tuple[Event, int] | None:
     return None
 
 
-def evidence(ba: BootAnalysis, line_nos: Iterable[int | None]) -> tuple[Evidence, ...]:
-    """Evidence for some input lines (each once, in order; None skipped)."""
-    return lines_evidence(ba.boot, *(n for n in line_nos if n is not None))
-
-
 def proc_evidence(ba: BootAnalysis, procs: Iterable[Proc]) -> tuple[Evidence, ...]:
     """The fork and exit lines of some processes."""
     nos: list[int | None] = []
     for p in procs:
         nos += [p.line_no, p.end_line_no]
-    return evidence(ba, nos)
+    return evidence(ba.boot, nos)
 
 
 def union_ns(spans: Iterable[tuple[int, int]]) -> int:

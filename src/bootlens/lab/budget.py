@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any
 from ..timeline.analyze import BootAnalysis
 from ..stats.compare import NAME_KINDS, boot_sums
 from ..core.errors import InputError, ParseError, printable
+from ..core.lines import clip
 from ..core.model import Event, Kind
 from ..sources.systemd_analyze.reader import parse_timespan
 from ..core.units import short, short_range
@@ -263,7 +264,7 @@ def _ev(b: BootAnalysis, line_no: int, what: str) -> Evidence:
     lines = b.boot.lines
     i = line_no - lines.first
     text = lines.text[i].strip() if 0 <= i < len(lines) else ""
-    return Evidence(b.boot.source, line_no, what, text if len(text) <= TEXT_MAX else text[:TEXT_MAX - 1] + "…")
+    return Evidence(b.boot.source, line_no, what, clip(text, TEXT_MAX))
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,8 +22,8 @@ from rich.text import Text
 from ..advise.base import Change, Finding
 from ..advise.summary import BootAdvice, GroupAdvice, MergedFinding
 from ..stats.figures import Stat
-from .terminal import fit_table
-from ..core.units import short
+from .fit import fit_table
+from ..core.units import duration, short
 from .visible import visible
 
 _CONF_STYLE = {"high": "bold green", "medium": "yellow", "low": "magenta"}
@@ -34,9 +34,7 @@ _KIND_SHORT = {"cmdline": "cmdline", "uboot_env": "U-Boot", "overlay": "rootfs",
 
 
 def _dur(ns: float) -> str:
-    if abs(ns) >= 1e9:
-        return f"{ns / 1e9:.3f} s"
-    return f"{ns / 1e6:.1f} ms"
+    return duration(ns, {"s": 3, "ms": 1})
 
 
 def saving_text(f: Finding, s: Stat | None = None) -> str:

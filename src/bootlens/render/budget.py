@@ -28,7 +28,7 @@ from .. import __version__
 from ..lab.budget import Check, Result, Verdict
 from ..core.errors import printable
 from ..stats.figures import CI_TARGET, Stat
-from .terminal import fit_table
+from .fit import fit_table
 from ..core.units import short, short_range
 from .visible import visible
 

@@ -8,6 +8,8 @@ from typing import Any
 
 from ..timeline.analyze import BootAnalysis
 from ..timeline.chain import AFTER, ESTIMATE, Chain, Link
+from ..core.lines import clip
+from ..core.units import duration
 from .visible import visible
 
 HEADER = ("The time when unit became active or started is printed after the \"@\" character "
@@ -16,7 +18,7 @@ HEADER = ("The time when unit became active or started is printed after the \"@\
 
 
 def _s(ns: int | None) -> str:
-    return "?" if ns is None else f"{ns / 1e9:.3f}s"
+    return duration(ns, {"s": 3}, none="?", sep="")
 
 
 def _at(lk: Link) -> int | None:
@@ -45,7 +47,7 @@ def chain_lines(b: BootAnalysis, chain: Chain, width: int = 80) -> list[str]:
         where = f" (line {lk.line_no})" if lk.line_no is not None and lk.kind != "unit" else ""
         guess = " ~" if lk.how == ESTIMATE else ""
         line = visible(f"{lead}{name}{at}{plus}{where}{guess}")
-        out.append(line if len(line) <= width else line[: width - 1] + "…")
+        out.append(clip(line, width))
     if chain.estimated:
         out.append("")
         out.append("~ an estimate: the unit that became active last before this one started "

@@ -1,6 +1,6 @@
 """The terminal tables of repeated boots (``bootlens run --repeat``) and of ``bootlens compare``.
 
-Built for 80 columns, like the other tables (render/terminal.py ``fit_table``): every row one
+Built for 80 columns, like the other tables (render/fit.py ``fit_table``): every row one
 line, the quantity's name whole ("total (power-on → ready)"), the numbers in their short form.
 A median comes with its order-statistic interval (stats.median_interval) and the level that
 interval has for that many boots; a difference with its verdict (compare.judge): "yes (p 3e-05)",
@@ -16,8 +16,8 @@ from rich.text import Text
 
 from ..stats.compare import ALPHA, FLOOR_NS, FLOOR_REL, Change, Comparison, Delta, NameDeltas, Significance
 from ..stats.figures import SPREAD_WARN, Stat
-from .terminal import fit_table
-from ..core.units import mid_clip, short, short_range
+from .fit import fit_table, mid_clip
+from ..core.units import SHORT, duration, short, short_range, unit_of
 from .visible import visible
 
 
@@ -41,12 +41,10 @@ def median_with_interval(s: Stat | None) -> str:
         return "—"
     if s.n < 2:
         return short(s.median)
-    top = max(abs(s.median), abs(s.ci_high), abs(s.ci_low))
-    div, unit, digits = (1e9, "s", 3) if top >= 1e9 else (1e6, "ms", 1) if top >= 1e6 else \
-        (1e3, "µs", 0) if top >= 1e3 else (1.0, "ns", 0)
+    unit = unit_of(max(abs(s.median), abs(s.ci_high), abs(s.ci_low)))
 
     def f(x: float) -> str:
-        return f"{x / div:.{digits}f}".replace("-", "−")
+        return duration(x, {unit: SHORT[unit]}, sep=None).replace("-", "−")
 
     return f"{f(s.median)} [{f(s.ci_low)}–{f(s.ci_high)}] {unit}"
 

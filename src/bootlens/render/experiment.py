@@ -23,7 +23,7 @@ from ..core.lines import clip
 from ..experiment.configs import EQUALISED, change_dict
 from .compare_json import SIGNIFICANCE_RULE, compare_json_obj, stat_dict
 from .compare_terminal import p_text, render_compare
-from .terminal import fit_table
+from .fit import fit_table
 from ..core.units import short, short_range
 from .visible import visible
 

@@ -18,7 +18,9 @@ from ..history.regress import Regression, Row, Side
 from ..history.store import StoredRun
 from ..history.trends import Trend
 from .compare_json import SIGNIFICANCE_RULE, stat_dict, verdict_dict
-from ..core.units import mid_clip, short
+from ..core.lines import clip
+from ..core.units import short
+from .fit import mid_clip
 from .visible import visible
 
 SPARKS = "▁▂▃▄▅▆▇█"
@@ -53,7 +55,7 @@ def history_lines(runs: Sequence[StoredRun], trends: Sequence[Trend], width: int
         head = f"{r.id:>5}  {r.created:%Y-%m-%d %H:%M}  {r.kind:6}  {r.boots:>5}  {short(r.total):>9}  "
         labels = labels_text(r)
         room = max(width - len(head), 20)
-        out.append(visible(head + (labels if len(labels) <= room else labels[:room - 1] + "…")))
+        out.append(visible(head + clip(labels, room)))
     names = {r.total_name for r in runs if r.total_name}
     if len(names) == 1:
         out.append(f"total: the median {names.pop()} over a run's boots")

@@ -12,7 +12,8 @@ from rich.text import Text
 
 from ..sources.ftrace.kft import UNKNOWN, Cell, FuncRow, Kft, icicle, icicle_roots, kft
 from ..sources.ftrace.reader import Trace
-from .terminal import fit_table
+from ..core.lines import clip
+from .fit import fit_table
 from ..core.units import short
 from .visible import visible
 
@@ -123,7 +124,7 @@ def icicle_svg(cells: Sequence[Cell], title: str) -> str:
                f"{c.calls:,} call{'s' if c.calls != 1 else ''}")
         label = visible(c.name)
         fit = int((w - 6) / 6.2)
-        text = "" if fit < 3 else escape(label if len(label) <= fit else label[: fit - 1] + "…")
+        text = "" if fit < 3 else escape(clip(label, fit))
         out.append(f'<g><title>{escape(tip)}</title><rect x="{x:.1f}" y="{y}" width="{max(w - 0.5, 0.5):.1f}" '
                    f'height="{ROW - 1}" fill="{_hue(c.name)}"/>'
                    + (f'<text x="{x + 3:.1f}" y="{y + 13}">{text}</text>' if text else "") + "</g>")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 
 from ..core.model import Clock, Event, LogicDetail, Stamp
+from ..core.units import duration
 
 TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/performance.md step 23)
 if TYPE_CHECKING:
@@ -30,7 +31,7 @@ def event_text(e: Event) -> str | None:
     d = e.detail
     if not isinstance(d, LogicDetail):
         return None
-    return f"logic analyzer {d.channel} {d.edge} ({d.role}, capture {d.capture_ns / 1e9:.6f} s)"
+    return f"logic analyzer {d.channel} {d.edge} ({d.role}, capture {duration(d.capture_ns, {'s': 6})})"
 
 
 def _hz(hz: float) -> str:
@@ -41,7 +42,7 @@ def _hz(hz: float) -> str:
 
 
 def _ms(ns: int) -> str:
-    return f"{ns / 1e6:.3f} ms"
+    return duration(ns, {"ms": 3})
 
 
 def first_byte_ns(b: BootAnalysis) -> int | None:
@@ -59,18 +60,18 @@ def logic_lines(b: BootAnalysis) -> list[str]:
     cap, f, al = lg.capture, lg.fit, b.alignment
     rate = f" at {_hz(cap.samplerate_hz)}" if cap.samplerate_hz else ""
     out = [f"Logic analyzer: {cap.source} ({cap.format}, {len(cap.channels)} channels{rate}, "
-           f"{cap.end_ns / 1e9:.6f} s)",
+           f"{duration(cap.end_ns, {'s': 6})})",
            f"  aligned with the console ({f.clock.value} clock) by {f.method}",
            f"  residual: max |error| {_ms(f.max_abs_ns)}, RMS {_ms(f.rms_ns)} (bound {_ms(f.bound_ns)})"
            + (": POOR, events placed only that closely" if f.poor else "")]
     for e, what in ((lg.power_on, "power-on"), (lg.ready, "ready")):
         if e is not None and isinstance(e.detail, LogicDetail):
             t = al.to_axis(e.start)
-            at = f"{t / 1e9:.6f} s" if t is not None else "not placed"
-            out.append(f"  {what}: {e.detail.channel} {e.detail.edge} at {at} (capture {e.detail.capture_ns / 1e9:.6f} s)")
+            at, cap_at = duration(t, {"s": 6}, none="not placed"), duration(e.detail.capture_ns, {"s": 6})
+            out.append(f"  {what}: {e.detail.channel} {e.detail.edge} at {at} (capture {cap_at})")
     fb = first_byte_ns(b)
     if lg.power_on is not None and fb is not None:
-        out.append(f"  console's first byte: {fb / 1e9:.6f} s after power-on (placed by the alignment)")
+        out.append(f"  console's first byte: {duration(fb, {'s': 6})} after power-on (placed by the alignment)")
     if lg.markers:
         out.append(f"  {lg.markers} marker edge{'s' if lg.markers != 1 else ''} (--channel NAME=marker:LABEL)")
     return out

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from rich.console import Console
 from rich.progress import Progress
 
-from ..core.units import mid_clip
+from .fit import mid_clip
 
 
 def _left(seconds: float) -> str:

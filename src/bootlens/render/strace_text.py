@@ -8,7 +8,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from ..core.lines import clip
 from ..core.model import Clock
+from ..core.units import duration
 from ..sources.strace.summary import Process, Summary
 
 TOP_CALLS = 5
@@ -21,19 +23,11 @@ _HWCAP = re.compile(r"(/glibc-hwcaps/[^/]+|/tls(/[^/]+)?|/(aarch64|x86_64|i686|i
 
 
 def _ms(ns: int | None) -> str:
-    if ns is None:
-        return "-"
-    if abs(ns) >= 1_000_000_000:
-        return f"{ns / 1e9:.3f} s"
-    return f"{ns / 1e6:.1f} ms"
+    return duration(ns, {"s": 3, "ms": 1}, none="-")
 
 
 def _s(ns: int | None) -> float | None:
     return None if ns is None else round(ns / 1e9, 9)
-
-
-def _clip(s: str, n: int) -> str:
-    return s if len(s) <= n else s[:n - 1] + "…"
 
 
 def _command(p: Process) -> str:
@@ -81,26 +75,26 @@ def strace_lines(summary: Summary, offsets: Mapping[Clock, int], width: int = 80
     if pl is None:
         out.append("  not placed on the boot: no output line of the trace is on the console")
     elif pl.marker is None:
-        out.append(_clip(f"  placed by the wall clock: recording started {pl.started_wall}", width))
+        out.append(clip(f"  placed by the wall clock: recording started {pl.started_wall}", width))
         out.append("  (no line in both: the board's clock is taken to be right, unchecked)")
     else:
-        out.append(_clip(f"  placed by the line {_clip(pl.marker, 24)!r}: console line {pl.console_line} = "
-                         f"trace line {pl.trace_line}", width))
+        out.append(clip(f"  placed by the line {clip(pl.marker, 24)!r}: console line {pl.console_line} = "
+                        f"trace line {pl.trace_line}", width))
         for t, ln, r in pl.residuals[:3]:
-            out.append(_clip(f"  residual at {t!r} (console line {ln}): {_ms(r)}", width))
+            out.append(clip(f"  residual at {t!r} (console line {ln}): {_ms(r)}", width))
         if pl.clock_error_ns is not None:
             e = pl.clock_error_ns
-            out.append(_clip(f"  board clock - host clock: {'+' if e >= 0 else ''}{_ms(e)} (by the wall clock "
-                             f"{_ms(abs(e))} {'later' if e >= 0 else 'earlier'})", width))
+            out.append(clip(f"  board clock - host clock: {'+' if e >= 0 else ''}{_ms(e)} (by the wall clock "
+                            f"{_ms(abs(e))} {'later' if e >= 0 else 'earlier'})", width))
     if t0 is not None:
-        out.append(f"  trace starts at {t0 / 1e9:.3f} s on the boot's axis")
+        out.append(f"  trace starts at {duration(t0, {'s': 3})} on the boot's axis")
     head = f"  {'pid program':<34}{'start':>8}{'life':>10}{'exec→out':>10}{'loader':>10}{'exit':>6}"
     out.append(head[:width])
     first = summary.first_ns or 0
     tree = _tree(summary)
     for depth, p in tree[:rows]:
-        name = _clip(("  " * depth) + ("└ " if depth else "") + f"{p.pid} {_command(p)}", 34)
-        start = "-" if p.start_ns is None else f"+{(p.start_ns - first) / 1e9:.3f}"
+        name = clip(("  " * depth) + ("└ " if depth else "") + f"{p.pid} {_command(p)}", 34)
+        start = "-" if p.start_ns is None else "+" + duration(p.start_ns - first, {"s": 3}, sep=None)
         life = None if p.start_ns is None or p.end_ns is None else p.end_ns - p.start_ns
         ex = "kill" if p.killed_by else ("-" if p.exit_code is None else str(p.exit_code))
         loader = _ms(p.loader_ns) if p.loader_ns is not None else p.linkage or "-"
@@ -113,22 +107,22 @@ def strace_lines(summary: Summary, offsets: Mapping[Clock, int], width: int = 80
                                       if ".so" in t.rsplit("/", 1)[-1] and not t.startswith("/etc/ld.so")))
             more = f" and {len(dirs) - 3} more" if len(dirs) > 3 else ""
             where = f"found in {s.found.rsplit('/', 1)[0]}" if s.found else "not found in the trace"
-            out.append(_clip(f"  library search ({p.pid} {p.program}): {s.library} after {len(s.tried)} failed "
-                             f"lookups, {_ms(s.cost_ns)} ({cost})", width))
+            out.append(clip(f"  library search ({p.pid} {p.program}): {s.library} after {len(s.tried)} failed "
+                            f"lookups, {_ms(s.cost_ns)} ({cost})", width))
             vain = [d for d in dirs[:3] if s.found is None or not s.found.startswith(d + "/")]
-            out.append(_clip(f"    tried {', '.join(vain)}{more}; {where}", width))
+            out.append(clip(f"    tried {', '.join(vain)}{more}; {where}", width))
     for n in summary.needless:
         what = (f"{n.failed} failed execve of {n.what} along PATH" if n.kind == "path-walk"
                 else f"a shell to run one command: sh -c {n.what}")
-        out.append(_clip(f"  needless exec: {n.pid}: {what} ({_ms(n.cost_ns)})", width))
+        out.append(clip(f"  needless exec: {n.pid}: {what} ({_ms(n.cost_ns)})", width))
     calls = summary.totals()[:TOP_CALLS]
     if calls:
         label = "costliest calls (-T total)" if summary.has_durations else "commonest calls"
         out.append(f"  {label}:")
         for c in calls:
             took = f"{_ms(c.total_ns)} in " if c.total_ns is not None else ""
-            out.append(_clip(f"    {c.name:<16} {took}{c.count} calls{f', {c.errors} failed' if c.errors else ''}",
-                             width))
+            out.append(clip(f"    {c.name:<16} {took}{c.count} calls{f', {c.errors} failed' if c.errors else ''}",
+                            width))
     if summary.added_events:
         out.append(f"  {summary.added_events} processes added to the boot's events")
     return out

@@ -41,9 +41,10 @@ from .. import __version__
 from ..timeline.analyze import BootAnalysis
 from ..timeline.inputs import Group
 from ..core.lines import clip
-from ..core.model import NS_PER_MS, NS_PER_S, READY, Event, InitcallDetail, Kind, LoadDetail, ProbeDetail, ProcessDetail, \
+from ..core.model import NS_PER_MS, READY, Event, InitcallDetail, Kind, LoadDetail, ProbeDetail, ProcessDetail, \
     UnitDetail
 from ..timeline.stages import ABSENT, MEASURED, NOT_MEASURED, Stage
+from ..core.units import duration
 from . import palette
 from .headline import boots_total
 from .svglayout import (
@@ -249,7 +250,7 @@ def _event_rows(b: BootAnalysis, view_end: int
             tip = (f"{'marker' if marker else 'milestone'} {e.name}\n{fmt_at(t)}\nline {e.line_no}"
                    + (f": {text}" if text else ""))
             rank = (0 if e.name == READY else 1) if marker else (2 if e.name in KEY_MILESTONES else 3)
-            marks.append(_Mark(t, f"{name} {t / NS_PER_S:.3f} s", tip, marker, rank))
+            marks.append(_Mark(t, f"{name} {duration(t, {'s': 3})}", tip, marker, rank))
     kernel = [calls[p] for p in sorted(calls, key=lambda p: (p is None, p != 1, p or 0))]
     kernel += [probes, fixups, procs, units, kthreads]
     return ([r for r in boot_rows.values() if r.bars], [r for r in kernel if r.bars], marks, left)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from xml.sax.saxutils import escape
 
 from ..core.model import NS_PER_MS, NS_PER_S
+from ..core.units import duration
 from . import palette
 from .visible import visible
 
@@ -68,18 +69,16 @@ def num(v: float) -> str:
 
 
 def fmt_duration(ns: int) -> str:
-    """A duration for a label: 2.089 s, 166.3 ms, 4.25 ms, 86 µs."""
-    if ns >= NS_PER_S:
-        return f"{ns / NS_PER_S:.3f} s"
-    if ns >= 10 * NS_PER_MS:
-        return f"{ns / NS_PER_MS:.1f} ms"
-    if ns >= NS_PER_MS:
-        return f"{ns / NS_PER_MS:.2f} ms"
-    return f"{ns / 1000:.0f} µs"
+    """A duration for a label: 2.089 s, 166.3 ms, 4.25 ms (a digit more below 10 ms), 86 µs; a
+    negative one in µs."""
+    if NS_PER_MS <= ns < 10 * NS_PER_MS:
+        return duration(ns, {"ms": 2})
+    return duration(ns, {"s": 3, "ms": 1, "µs": 0}, by_magnitude=False)
 
 
 def fmt_at(ns: int) -> str:
-    return f"{ns / NS_PER_S:.6f} s"
+    """A time on the boot's axis, to the microsecond: 1.234567 s."""
+    return duration(ns, {"s": 6})
 
 
 # -- the document ------------------------------------------------------------------------------

@@ -16,32 +16,29 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from rich import box
-from rich.cells import cell_len
 from rich.console import Console, Group as Stack
 from rich.markup import escape
-from rich.table import Table
 from rich.text import Text
 
 from ..timeline.analyze import Analysis, BootAnalysis
 from ..core.model import READY, Clock, Event, InitcallDetail, Kind, Milestone, ProbeDetail, ProcessDetail, UnitDetail
 from ..timeline.stages import MEASURED, Total
 from .logic import event_text, logic_lines, power_on_from_logic
-from ..core.units import mid_clip, short, short_range
+from ..core.lines import clip
+from ..core.units import duration, short, short_range
+from .fit import fit_table, mid_clip
 from .visible import visible
 
 if TYPE_CHECKING:
     from ..timeline.chain import Chain
     from ..timeline.inputs import Group
+    from .fit import Cell
 
 _ORIGIN = {"first_byte": "first byte received", "power_on": "power-on", "kernel_start": "kernel clock start"}
 _KEY_MILESTONES = ("firmware_banner", "tpl_start", "spl_start", "uboot_start", "starting_kernel", "efi_stub",
                    "kernel_start", "console_enabled", "root_mounted", "initmem_freed", "no_initial_console",
                    "run_init", "userspace_first", "systemd_start", "startup_finished", "login_prompt",
                    "kernel_panic", "power_on")
-# No vertical rules and two spaces between columns, as the compare and experiment tables.
-_TABLE = {"box": box.SIMPLE_HEAD, "show_edge": False, "pad_edge": False, "padding": (0, 0, 0, 1)}
-_GAP = 2
 
 
 def _esc(s: str) -> str:
@@ -49,21 +46,19 @@ def _esc(s: str) -> str:
     return escape(visible(s))
 
 
-def _sec(ns: int | None, width: int = 0) -> str:
-    return "—" if ns is None else f"{ns / 1e9:{width}.6f}"
+def _sec(ns: int | None) -> str:
+    """A time in seconds to the microsecond, its unit said by the text around it."""
+    return duration(ns, {"s": 6}, sep=None)
 
 
 def _dur(ns: int | None) -> str:
-    if ns is None:
-        return "—"
-    if ns >= 1_000_000_000:
-        return f"{ns / 1e9:.3f} s"
-    return f"{ns / 1e6:.3f} ms"
+    """A systemd unit's time beside systemd's own: 2.089 s, 84.102 ms (a negative one in ms)."""
+    return duration(ns, {"s": 3, "ms": 3}, by_magnitude=False)
 
 
 def _at(ns: int | None, estimated: bool = False) -> str:
     """A time on the boot's axis, in seconds to the millisecond; '~' where the line had no time."""
-    return "—" if ns is None else f"{'~' if estimated else ''}{ns / 1e9:.3f}"
+    return "—" if ns is None else ("~" if estimated else "") + duration(ns, {"s": 3}, sep=None)
 
 
 def _range(ns: int | None, estimated: bool, error_ns: int | None) -> str:
@@ -110,7 +105,7 @@ def headline(b: BootAnalysis, which: str, width: int = 80) -> Text:
     if len(tail) > room and tail.endswith(")") and " (" in tail:
         tail = tail[: tail.rindex(" (")]  # "no ready marker (use --marker ...)": the hint is on stderr
     if tail and room >= 12:
-        head.append(" · " + (tail if len(tail) <= room else tail[: room - 1] + "…"))
+        head.append(" · " + clip(tail, room))
     return head
 
 
@@ -118,67 +113,6 @@ def _where(b: BootAnalysis, width: int) -> Text:
     boot = b.boot
     tail = f" · lines {boot.first_line}–{boot.last_line}"
     return Text(mid_clip(visible(boot.source), max(20, width - len(tail))) + tail, style="dim")
-
-
-# --- tables fitted to the width -----------------------------------------------------------------
-
-Cell = str | Text
-
-
-def fit_table(title: str, cols: Sequence[tuple[str, str]], rows: Sequence[Sequence[Cell]], width: int,
-         flex: Sequence[int] = (), keep: Sequence[int] = (0,), row_styles: Sequence[str] = (),
-         tail: int | None = None, wrap: int | None = None) -> Stack:
-    """A table of ``rows`` under ``cols`` (header, justify) in ``width`` columns: a column whose
-    every cell is empty is left out (but those in ``keep``); while the table is too wide, the
-    ``tail`` column (log text) loses the end of its longest cells down to 24 characters, then the
-    widest ``flex`` column (names) the middle of its longest. Every cell stays on one line but
-    those of the ``wrap`` column (the last, prose), which wraps in the room the others leave."""
-    def w(c: Cell) -> int:
-        return c.cell_len if isinstance(c, Text) else cell_len(c)
-
-    shown = [i for i in range(len(cols)) if i in keep or any(w(r[i]) for r in rows)]
-    grid = [list(r) for r in rows]
-
-    def col_width(i: int) -> int:
-        return max([cell_len(cols[i][0])] + [w(r[i]) for r in grid])
-
-    def shrink(i: int, target: int, middle: bool) -> None:
-        for r in grid:
-            c = r[i]
-            text = c.plain if isinstance(c, Text) else c
-            if cell_len(text) > target:
-                cut = mid_clip(text, target) if middle else text[: max(target - 1, 0)] + "…"
-                r[i] = Text(cut, style=c.style) if isinstance(c, Text) else cut
-
-    widths = {i: col_width(i) for i in shown}
-    budget = width - _GAP * (len(shown) - 1)
-    if wrap is not None and wrap in widths:
-        widths[wrap] = min(widths[wrap], max(16, budget - sum(v for k, v in widths.items() if k != wrap)))
-    if tail is not None and tail in widths and sum(widths.values()) > budget:
-        shrink(tail, max(24, widths[tail] - (sum(widths.values()) - budget)), False)
-        widths[tail] = col_width(tail)
-    for _ in range(len(flex) * 4):
-        over = sum(widths.values()) - budget
-        cands = [i for i in flex if i in widths and widths[i] > max(12, cell_len(cols[i][0]))]
-        if over <= 0 or not cands:
-            break
-        i = max(cands, key=lambda c: widths[c])
-        shrink(i, max(12, cell_len(cols[i][0]), widths[i] - over), True)
-        widths[i] = col_width(i)
-    t = Table(**_TABLE)  # type: ignore[arg-type]
-    for i in shown:
-        head, justify = cols[i]
-        if i == wrap:
-            t.add_column(head, justify=justify, overflow="fold")  # type: ignore[arg-type]
-            continue
-        t.add_column(head, justify=justify, no_wrap=True, overflow="ellipsis",  # type: ignore[arg-type]
-                     min_width=widths[i] if i != tail else None)
-    for n, r in enumerate(grid):
-        # a plain string is log text, never rich markup ("bootconsole [pl11] enabled" kept whole)
-        t.add_row(*[c if isinstance(c := r[i], Text) else Text(c) for i in shown],
-                  style=row_styles[n] if n < len(row_styles) else None)
-    # the title above the table, not in it: rich wraps a title to its table's width
-    return Stack(Text(title, style="bold", no_wrap=True, overflow="ellipsis"), t)
 
 
 def _lines(first: int | None, last: int | None) -> str:
@@ -405,9 +339,9 @@ def systemd_chain_lines(b: BootAnalysis, chain: Chain) -> list[str]:
         out.append("systemd-analyze says (its @ from the start of user space" +
                    (f", at {_sec(base)} s on this axis; = the axis time):" if base is not None else "):"))
         for n in c.nodes:
-            at = "" if n.at_ns is None else f" @{n.at_ns / 1e9:.3f}s" + (
-                f" (= {(base + n.at_ns) / 1e9:.3f})" if base is not None else "")
-            plus = "" if n.duration_ns is None else f" +{n.duration_ns / 1e9:.3f}s"
+            at = "" if n.at_ns is None else f" @{_s(n.at_ns)}" + (
+                f" (= {duration(base + n.at_ns, {'s': 3}, sep=None)})" if base is not None else "")
+            plus = "" if n.duration_ns is None else f" +{_s(n.duration_ns)}"
             out.append(visible(("  " * (n.depth - 1) + "└─" if n.depth else "") + n.unit + at + plus))
         _, said = chain_agreement([n.unit for n in c.nodes], chain.units())
         out.append(visible(f"bootlens's chain and systemd-analyze's: {said}"))
@@ -496,7 +430,8 @@ def _warn(lines: Sequence[str], err: Console | None) -> None:
 
 
 def _s(ns: int) -> str:
-    return f"{ns / 1e9:.3f}s"
+    """systemd-analyze's form: 1.234s."""
+    return duration(ns, {"s": 3}, sep="")
 
 
 def summary_line(b: BootAnalysis) -> str:

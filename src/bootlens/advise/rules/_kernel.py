@@ -12,11 +12,13 @@ from functools import partial
 from typing import Any, NamedTuple
 
 from ...timeline.analyze import BootAnalysis
-from ...core.lines import clip, stamp_at
+from ...core.lines import stamp_at
 from ..._native import native_module
 from ...core.model import BLOCK_KINDS, Event, Events, InitcallDetail, Kind, Milestone, ProbeDetail, ProcessDetail
 from ...core.numbers import CPUS_MAX, INT_MAX, to_int
+from ...core.units import duration
 from ..base import Evidence
+from ..evidence import evidence
 from ..memo import per_boot
 
 MAIN_PID = 1  # initcalls "@ 1" run on the init thread, which everything after them waits for
@@ -28,30 +30,16 @@ _VERSION = re.compile(r"(\d+)\.(\d+)")
 
 def ms(ns: int | None) -> str:
     """A duration for the arithmetic, in milliseconds with microsecond precision."""
-    return "?" if ns is None else f"{ns / 1e6:.3f} ms"
-
-
-def text(ba: BootAnalysis, line_no: int) -> str:
-    """The message of input line ``line_no`` (printk and host prefixes removed), stripped."""
-    lines = ba.boot.lines
-    i = lines.index_of(line_no)
-    if not 0 <= i < len(lines):
-        return ""
-    return clip(lines.text[i].strip())
-
-
-def evidence(ba: BootAnalysis, line_nos: Iterable[int | None]) -> tuple[Evidence, ...]:
-    """Evidence lines, in log order, each once, at most :data:`EVIDENCE_MAX`."""
-    seen = sorted({n for n in line_nos if n is not None})
-    return tuple(Evidence(n, text(ba, n)) for n in seen[:EVIDENCE_MAX])
+    return duration(ns, {"ms": 3}, none="?")
 
 
 def event_evidence(ba: BootAnalysis, timed: Iterable[Timed]) -> tuple[Evidence, ...]:
-    """The first and last line of each event (an initcall's calling and returned lines)."""
+    """The first and last line of each event (an initcall's calling and returned lines), at most
+    :data:`EVIDENCE_MAX` lines."""
     nos: list[int | None] = []
     for t in timed:
         nos += [t.event.line_no, t.event.end_line_no]
-    return evidence(ba, nos)
+    return evidence(ba.boot, nos, EVIDENCE_MAX)
 
 
 def line_time(ba: BootAnalysis, idx: int) -> int | None:

@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from ...timeline.analyze import BootAnalysis
 from .. import REGISTRY
 from ..base import Change, ChangeKind, Confidence, Context, Finding, Rule
+from ..evidence import evidence
 from . import _kernel as K
 
 MIN_NS = 20_000_000
@@ -70,7 +71,7 @@ class Jffs2Mount(Rule):
                           + (f" on {part[0]}" if part else "")
                           + " to UBIFS on UBI with fastmap (CONFIG_MTD_UBI_FASTMAP=y, ubi.fm_autoconvert=1), or "
                           "to a read-only SquashFS with a small writable partition for data"),
-            evidence=K.evidence(boot, [K.line_no(boot, j), *(K.line_no(boot, i) for i in range(j + 1, v)
-                                                             if any(w in texts[i] for w in _SCAN_WORDS))][:4]
-                                + [K.line_no(boot, v)]),
+            evidence=evidence(boot.boot, [K.line_no(boot, j), *(K.line_no(boot, i) for i in range(j + 1, v)
+                                                                if any(w in texts[i] for w in _SCAN_WORDS))][:4]
+                                   + [K.line_no(boot, v)], K.EVIDENCE_MAX),
         )

@@ -22,6 +22,7 @@ from ...timeline.analyze import BootAnalysis
 from ...core.numbers import to_ns
 from .. import REGISTRY
 from ..base import Change, ChangeKind, Confidence, Context, Finding, Rule
+from ..evidence import evidence
 from . import _kernel as K
 
 MIN_NS = 5_000_000
@@ -94,7 +95,7 @@ class RootMount(Rule):
                       "that never appears hangs the boot instead of panicking after the delay"),
             change=Change(ChangeKind.CMDLINE, "rootdelay=0 rootwait",
                           "replace rootdelay= by rootwait on the kernel command line"),
-            evidence=K.evidence(boot, nos),
+            evidence=evidence(boot.boot, nos, K.EVIDENCE_MAX),
         )
 
     def _rootwait(self, boot: BootAnalysis, v: int) -> Iterable[Finding]:
@@ -126,7 +127,8 @@ class RootMount(Rule):
                           "some need a few hundred ms"),
                 change=Change(ChangeKind.CMDLINE, "usb-storage.delay_use=0",
                               "add usb-storage.delay_use=0 to the kernel command line"),
-                evidence=K.evidence(boot, [K.line_no(boot, w), K.line_no(boot, h), K.line_no(boot, scans[0])]),
+                evidence=evidence(boot.boot, [K.line_no(boot, w), K.line_no(boot, h), K.line_no(boot, scans[0])],
+                                  K.EVIDENCE_MAX),
             )
             return
         root = K.root_disk(boot)
@@ -151,7 +153,7 @@ class RootMount(Rule):
                           "make the root device's controller driver built-in and probed early (not a module, "
                           "no deferred probe), and for SD/eMMC mark the slot non-removable in the device tree "
                           "so the card is not found by polling"),
-            evidence=K.evidence(boot, [K.line_no(boot, w), K.line_no(boot, end)]),
+            evidence=evidence(boot.boot, [K.line_no(boot, w), K.line_no(boot, end)], K.EVIDENCE_MAX),
         )
 
     def _fstypes(self, boot: BootAnalysis, v: int) -> Iterable[Finding]:
@@ -180,5 +182,6 @@ class RootMount(Rule):
             tradeoff="none, as long as the root file system keeps this type",
             change=Change(ChangeKind.CMDLINE, f"rootfstype={fstype.value}",
                           f"add rootfstype={fstype.value} to the kernel command line"),
-            evidence=K.evidence(boot, [*(K.line_no(boot, i) for i in refused[:3]), K.line_no(boot, v)]),
+            evidence=evidence(boot.boot, [*(K.line_no(boot, i) for i in refused[:3]), K.line_no(boot, v)],
+                              K.EVIDENCE_MAX),
         )

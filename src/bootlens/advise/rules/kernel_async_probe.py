@@ -21,6 +21,7 @@ from ...timeline.analyze import BootAnalysis
 from ...core.model import Kind, ProbeDetail
 from .. import REGISTRY
 from ..base import Change, ChangeKind, Confidence, Context, Finding, Rule
+from ..evidence import evidence
 from . import _kernel as K
 
 MIN_PROBE_NS = 10_000_000  # shorter probes are not worth a change in probe order
@@ -140,6 +141,6 @@ class AsyncProbe(Rule):
             confidence=confidence,
             tradeoff=TRADEOFF,
             change=change,
-            evidence=K.evidence(boot, [*(t.event.line_no for t, _, _ in picked[:3]),
-                                       *(ln for _, _, ln in picked[:2]), cpu_line]),
+            evidence=evidence(boot.boot, [*(t.event.line_no for t, _, _ in picked[:3]),
+                                          *(ln for _, _, ln in picked[:2]), cpu_line], K.EVIDENCE_MAX),
         )

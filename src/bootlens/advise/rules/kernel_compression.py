@@ -248,7 +248,7 @@ class KernelCompression(Rule):
         assert cur is not None
         b = boot.boot
         arch = _arch(boot)
-        ev = evidence(b, *load.lines, *now.lines)
+        ev = evidence(b, (*load.lines, *now.lines))
         if load.read_ns is None:
             yield self._no_estimate("the image load is not timed",
                                     f"{load.how}; without the read time the storage bandwidth is unknown", ev)

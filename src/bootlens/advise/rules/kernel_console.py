@@ -102,5 +102,5 @@ class SerialConsole(Rule):
             tradeoff="boot messages no longer appear on the console (they stay in the kernel log: dmesg); "
                      "a board that fails to boot in the field says less; loglevel=3 keeps errors too",
             change=change,
-            evidence=evidence(b, a_no, z_no),
+            evidence=evidence(b, (a_no, z_no)),
         )

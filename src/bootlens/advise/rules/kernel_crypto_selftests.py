@@ -20,6 +20,7 @@ from ...timeline.analyze import BootAnalysis
 from ...core.model import Kind
 from .. import REGISTRY
 from ..base import Change, ChangeKind, Confidence, Context, Finding, Rule
+from ..evidence import evidence
 from . import _kernel as K
 
 # Share of crypto_algapi_init that cryptomgr.notests removed on the reference target
@@ -74,8 +75,8 @@ class CryptoSelftests(Rule):
                 confidence=Confidence.MEDIUM,
                 tradeoff=TRADEOFF,
                 change=change,
-                evidence=K.evidence(boot, [algapi.event.line_no, algapi.event.end_line_no,
-                                           *(K.line_no(boot, i) for i in alg_lines[:2])]),
+                evidence=evidence(boot.boot, [algapi.event.line_no, algapi.event.end_line_no,
+                                              *(K.line_no(boot, i) for i in alg_lines[:2])], K.EVIDENCE_MAX),
             )
         elif any(boot.boot.lines.text[i].startswith(("alg: No test for", "alg: self-tests for"))
                  for i in alg_lines):
@@ -94,7 +95,7 @@ class CryptoSelftests(Rule):
                 confidence=Confidence.LOW,
                 tradeoff=TRADEOFF,
                 change=change,
-                evidence=K.evidence(boot, nos),
+                evidence=evidence(boot.boot, nos, K.EVIDENCE_MAX),
             )
 
     def _from_threads(self, boot: BootAnalysis, threads: list[K.Timed], algapi: K.Timed | None,
@@ -136,5 +137,5 @@ class CryptoSelftests(Rule):
             confidence=Confidence.HIGH if one_cpu else Confidence.MEDIUM,
             tradeoff=TRADEOFF,
             change=change,
-            evidence=K.evidence(boot, nos),
+            evidence=evidence(boot.boot, nos, K.EVIDENCE_MAX),
         )

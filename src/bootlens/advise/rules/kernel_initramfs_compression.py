@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from ...timeline.analyze import BootAnalysis
 from .. import REGISTRY
 from ..base import Change, ChangeKind, Confidence, Context, Finding, Rule
+from ..evidence import evidence
 from . import _kernel as K
 
 DECOMPRESS_SHARE_PERCENT = 70
@@ -123,9 +124,9 @@ class InitramfsCompression(Rule):
             confidence=confidence,
             tradeoff=tradeoff,
             change=change,
-            evidence=K.evidence(boot, [
+            evidence=evidence(boot.boot, [
                 packed, K.line_no(boot, start) if start is not None else None,
                 K.line_no(boot, freed) if freed is not None else None,
                 populate.event.line_no if populate is not None else None,
-                populate.event.end_line_no if populate is not None else None]),
+                populate.event.end_line_no if populate is not None else None], K.EVIDENCE_MAX),
         )

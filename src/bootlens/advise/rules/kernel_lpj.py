@@ -58,5 +58,5 @@ class DelayLoopCalibration(Rule):
                      "keep the value per product variant",
             change=Change(ChangeKind.CMDLINE, f"lpj={lpj.value}",
                           f"add lpj={lpj.value} to the kernel command line (the value this boot measured)"),
-            evidence=evidence(b, lpj.line_no),
+            evidence=evidence(b, (lpj.line_no,)),
         )

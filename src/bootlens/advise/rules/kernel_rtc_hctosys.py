@@ -23,6 +23,7 @@ from ...timeline.analyze import BootAnalysis
 from .. import REGISTRY
 from ..base import Change, ChangeKind, Confidence, Context, Finding, Rule
 from ..console import console_time
+from ..evidence import evidence
 from . import _kernel as K
 
 MIN_NS = 1_000_000
@@ -77,7 +78,7 @@ class RtcHctosys(Rule):
                 confidence=Confidence.LOW if con.assumed else Confidence.MEDIUM,
                 tradeoff=TRADEOFF,
                 change=change,
-                evidence=K.evidence(boot, [K.line_no(boot, j), K.line_no(boot, i)]),
+                evidence=evidence(boot.boot, [K.line_no(boot, j), K.line_no(boot, i)], K.EVIDENCE_MAX),
             )
             return
 

@@ -29,6 +29,7 @@ from ...timeline.analyze import BootAnalysis
 from ...core.model import Kind
 from .. import REGISTRY
 from ..base import Change, ChangeKind, Confidence, Context, Finding, Rule
+from ..evidence import evidence
 from . import _kernel as K
 
 MIN_NS = 10_000_000
@@ -154,7 +155,7 @@ class SlowInitcalls(Rule):
                 change=Change(ChangeKind.CMDLINE, "ip=off",
                               "drop ip= from the kernel command line (ip=off) and configure the network in "
                               "user space, in the background"),
-                evidence=K.evidence(boot, nos),
+                evidence=evidence(boot.boot, nos, K.EVIDENCE_MAX),
             )
         saving = K.span(boot, dhcp[0], answer[0]) if dhcp and answer else None
         return Finding(
@@ -174,7 +175,7 @@ class SlowInitcalls(Rule):
                           "give the NFS-root board a static address on the command line "
                           "(ip=<client-ip>:<server-ip>:<gw-ip>:<netmask>:<hostname>:<device>:off) instead "
                           "of DHCP; set carrier_timeout= to bound the carrier wait"),
-            evidence=K.evidence(boot, nos),
+            evidence=evidence(boot.boot, nos, K.EVIDENCE_MAX),
         )
 
     def _generic(self, boot: BootAnalysis, generic: list[K.Timed], own: dict[int, int]) -> Finding:

@@ -22,6 +22,7 @@ from ...timeline.analyze import BootAnalysis
 from .. import REGISTRY
 from ..base import Change, ChangeKind, Confidence, Context, Finding, Rule
 from ..console import console_time
+from ..evidence import evidence
 from . import _kernel as K
 
 MIN_NS = 1_000_000
@@ -67,5 +68,5 @@ class SmpBringup(Rule):
             change=Change(ChangeKind.CMDLINE, "maxcpus=1",
                           "add maxcpus=1 to the kernel command line (nosmp removes SMP altogether and "
                           "cannot be undone at run time)"),
-            evidence=K.evidence(boot, [K.line_no(boot, a), done_no]),
+            evidence=evidence(boot.boot, [K.line_no(boot, a), done_no], K.EVIDENCE_MAX),
         )

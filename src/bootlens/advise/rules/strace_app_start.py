@@ -18,8 +18,7 @@ from ...core.model import NS_PER_MS
 from ...sources.strace.summary import Summary
 from .. import REGISTRY
 from ..base import Change, ChangeKind, Confidence, Context, Evidence, Finding, Rule
-from ..evidence import secs
-from ..userspace import evidence
+from ..evidence import evidence, secs
 
 MIN_LOOKUPS = 3  # fewer failed lookups than this is a normal search (ld.so.preload, one hwcap dir)
 MIN_LOADER_NS = 5 * NS_PER_MS  # below this the loader is not worth a relink
@@ -30,7 +29,7 @@ STATIC_TRADEOFF = ("a static binary carries its own copy of the libraries (large
 
 
 def _anchor(boot: BootAnalysis, s: Summary) -> tuple[Evidence, ...]:
-    return evidence(boot, [s.placement.console_line if s.placement else None])
+    return evidence(boot.boot, [s.placement.console_line if s.placement else None])
 
 
 def _confidence(s: Summary) -> Confidence:

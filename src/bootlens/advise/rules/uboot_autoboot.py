@@ -23,6 +23,7 @@ from ...timeline.analyze import BootAnalysis
 from ...core.kindpos import located
 from ...core.model import Fact, Kind
 from ...core.numbers import INT_MAX, NS_PER_S, TIME_NS_MAX, to_int
+from ...core.units import duration
 from .. import REGISTRY
 from ..base import Change, ChangeKind, Confidence, Context, Evidence, Finding, Rule
 from ..evidence import evidence
@@ -81,19 +82,19 @@ class AutobootDelay(Rule):
                                   "measure it); with bootdelay=0 it is 0")
                 else:
                     saving = e.duration_ns
-                    arithmetic = (f"countdown measured at line {e.line_no}: {e.duration_ns / 1e9:.6f} s; "
+                    arithmetic = (f"countdown measured at line {e.line_no}: {duration(e.duration_ns, {'s': 6})}; "
                                   "with bootdelay=0 it is 0 (U-Boot still checks once for a key)")
                 if e.duration_ns is not None and delay_ns is not None and saving > delay_ns:
                     # the next line comes after the countdown *and* the first work of the boot
                     # command (e.g. qfw load prints only once the images are read)
-                    arithmetic = (f"line {e.line_no} to the next line: {e.duration_ns / 1e9:.6f} s, of which the "
-                                  f"countdown is bootdelay = {delay_ns // 1_000_000_000} s (the rest is the boot "
-                                  "command's work before its first line); with bootdelay=0 the countdown is 0 "
-                                  "(U-Boot still checks once for a key)")
+                    arithmetic = (f"line {e.line_no} to the next line: {duration(e.duration_ns, {'s': 6})}, "
+                                  f"of which the countdown is bootdelay = {delay_ns // 1_000_000_000} s (the rest "
+                                  "is the boot command's work before its first line); with bootdelay=0 the "
+                                  "countdown is 0 (U-Boot still checks once for a key)")
                     saving = delay_ns
                 yield Finding(
                     rule=self.id,
-                    title=f"U-Boot waits {saving / 1e9:.3f} s for a key press before booting{setting}",
+                    title=f"U-Boot waits {duration(saving, {'s': 3})} for a key press before booting{setting}",
                     stage="bootloader",
                     saving_ns=saving,
                     arithmetic=arithmetic,
@@ -112,11 +113,11 @@ class AutobootDelay(Rule):
             return
         saving = delay_ns if measured_ns is None else min(measured_ns, delay_ns)
         how = (f"the prompt at line {line_no} counts down from {m[1]} s (the log has no timestamps to measure it)"
-               if measured_ns is None else f"countdown measured at line {line_no}: {measured_ns / 1e9:.6f} s, "
+               if measured_ns is None else f"countdown measured at line {line_no}: {duration(measured_ns, {'s': 6})}, "
                f"at most the {m[1]} s it counts down from")
         yield Finding(
             rule=self.id,
-            title=f"barebox waits {saving / 1e9:.3f} s for a key press before booting",
+            title=f"barebox waits {duration(saving, {'s': 3})} for a key press before booting",
             stage="bootloader",
             saving_ns=saving,
             arithmetic=how + "; with a timeout of 0 it is 0",
@@ -152,5 +153,5 @@ class AutobootDelay(Rule):
             confidence=Confidence.MEDIUM,
             tradeoff=TRADEOFF_BAREBOX if barebox else TRADEOFF,
             change=CHANGE_BAREBOX if barebox else CHANGE,
-            evidence=evidence(b, *lines),
+            evidence=evidence(b, lines),
         )

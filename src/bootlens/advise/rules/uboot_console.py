@@ -92,5 +92,5 @@ class BootloaderConsole(Rule):
                      "error messages when a load fails; set silent= (empty) from the U-Boot shell to "
                      "debug, and keep the UART FIFO in mind (its 16-64 bytes cost nothing)",
             change=Change(ChangeKind.KCONFIG, "CONFIG_SILENT_CONSOLE=y", description),
-            evidence=evidence(b, a_no, z_no),
+            evidence=evidence(b, (a_no, z_no)),
         )

@@ -75,5 +75,5 @@ class ImageVerify(Rule):
             confidence=confidence,
             tradeoff=tradeoff,
             change=change,
-            evidence=evidence(b, *nos),
+            evidence=evidence(b, nos),
         )

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from ...timeline.analyze import BootAnalysis
 from .. import REGISTRY
 from ..base import Change, ChangeKind, Confidence, Context, Finding
-from ..evidence import secs
+from ..evidence import evidence, secs
 from ..userspace import (ProcessRule, FILE_MODE, NOT_MEASURED, SCRIPT_MODE, Proc, ProcTree, app_process, commands,
-                         evidence, inittab_programs, proc_evidence, run_init_line, script_text)
+                         inittab_programs, proc_evidence, run_init_line, script_text)
 
 MOUNT = re.compile(r"\bmount\b([^;&|<>\n]*)")
 MKDIR = re.compile(r"\bmkdir\b([^;&|<>\n]*)")
@@ -232,4 +232,4 @@ class AppOrder(ProcessRule):
             arithmetic=f"{NOT_MEASURED}; it needs " + ("; ".join(f"{p} for {r}" for p, r in nd.reasons.items())
                                                       or "none of them"),
             confidence=Confidence.MEDIUM, tradeoff=TRADEOFF, change=change,
-            evidence=evidence(boot, [run_init_line(boot)]))
+            evidence=evidence(boot.boot, [run_init_line(boot)]))

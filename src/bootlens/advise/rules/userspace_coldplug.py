@@ -11,8 +11,8 @@ from enum import Enum
 from ...timeline.analyze import BootAnalysis
 from .. import REGISTRY
 from ..base import Change, ChangeKind, Confidence, Context, Finding
-from ..evidence import secs
-from ..userspace import (ProcessRule, FILE_MODE, NOT_MEASURED, SCRIPT_MODE, Proc, ProcTree, commands, evidence,
+from ..evidence import evidence, secs
+from ..userspace import (ProcessRule, FILE_MODE, NOT_MEASURED, SCRIPT_MODE, Proc, ProcTree, commands,
                          known_scripts, proc_evidence, rcs_skips_non_executable, ready_marker, replace_commands,
                          rootfs_key, run_init_line, script_text, sharing_note, union_ns)
 
@@ -170,7 +170,7 @@ class Coldplug(ProcessRule):
             confidence=pl.confidence,
             tradeoff=tradeoff,
             change=pl.change,
-            evidence=proc_evidence(boot, [script, *procs]) + evidence(boot, [dev.line_no]),
+            evidence=proc_evidence(boot, [script, *procs]) + evidence(boot.boot, [dev.line_no]),
         )
 
     def _from_scripts(self, boot: BootAnalysis, ctx: Context) -> Iterable[Finding]:
@@ -192,6 +192,6 @@ class Coldplug(ProcessRule):
                 confidence=pl.confidence,
                 tradeoff=UDEV_TRADEOFF if kind == "udev" else MDEV_TRADEOFF,
                 change=pl.change,
-                evidence=evidence(boot, [run_init_line(boot), dev.line_no]),
+                evidence=evidence(boot.boot, [run_init_line(boot), dev.line_no]),
             )
             return  # one finding at most without measurements

@@ -16,8 +16,8 @@ from ...core.model import NS_PER_MS, Kind
 from ...core.kindpos import located
 from .. import REGISTRY
 from ..base import Change, ChangeKind, Confidence, Context, Finding, Rule
-from ..evidence import secs
-from ..userspace import (proc_tree, Proc, ProcTree, app_process, elf_interpreter, evidence, has_process_events,
+from ..evidence import evidence, secs
+from ..userspace import (proc_tree, Proc, ProcTree, app_process, elf_interpreter, has_process_events,
                          inittab_programs, reached_userspace, rootfs_key)
 
 SLOW_START_NS = 100 * NS_PER_MS  # exec -> first action beyond this, with the file unknown, is worth a look
@@ -113,5 +113,5 @@ class DynamicLinking(Rule):
                           f"link {name} statically (-static; with musl or uClibc-ng the binary stays small), or "
                           "prelink it; with glibc, at least link with -Wl,-z,now -Wl,--hash-style=gnu and fewer "
                           "libraries"),
-            evidence=evidence(boot, [app.line_no if app else None, startup[1] if startup else None]),
+            evidence=evidence(boot.boot, [app.line_no if app else None, startup[1] if startup else None]),
         )

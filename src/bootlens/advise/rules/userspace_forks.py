@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from ...timeline.analyze import BootAnalysis
 from .. import REGISTRY
 from ..base import Change, ChangeKind, Confidence, Context, Finding
-from ..evidence import secs
-from ..userspace import (ProcessRule, NOT_MEASURED, SCRIPT_MODE, Proc, ProcTree, commands, evidence, known_scripts,
+from ..evidence import evidence, secs
+from ..userspace import (ProcessRule, NOT_MEASURED, SCRIPT_MODE, Proc, ProcTree, commands, known_scripts,
                          proc_evidence, ready_marker, rootfs_key, run_init_line, script_text, sharing_note, union_ns)
 
 # Programs a shell script commonly forks for a job its builtins can do ([, test, echo, printf and
@@ -181,6 +181,6 @@ class ForkHeavyScript(ProcessRule):
                 change=Change(ChangeKind.OVERLAY, f"{path}: shell builtins",
                               f"rewrite {path} with shell builtins: " + "; ".join(rw.used),
                               ((rootfs_key(path), rw.text.encode(), SCRIPT_MODE),)),
-                evidence=evidence(boot, [run_init_line(boot)]),
+                evidence=evidence(boot.boot, [run_init_line(boot)]),
             )
             return

@@ -8,8 +8,8 @@ from collections.abc import Iterable
 from ...timeline.analyze import BootAnalysis
 from .. import REGISTRY
 from ..base import Change, ChangeKind, Confidence, Context, Finding
-from ..evidence import secs
-from ..userspace import (ProcessRule, NOT_MEASURED, SCRIPT_MODE, Proc, ProcTree, evidence, known_scripts,
+from ..evidence import evidence, secs
+from ..userspace import (ProcessRule, NOT_MEASURED, SCRIPT_MODE, Proc, ProcTree, known_scripts,
                          proc_evidence, ready_marker, replace_commands, rootfs_key, run_init_line, script_text,
                          sharing_note)
 
@@ -112,5 +112,5 @@ class NeedlessSleep(ProcessRule):
             confidence=Confidence.HIGH,
             tradeoff=TRADEOFF,
             change=Change(ChangeKind.OVERLAY, "remove " + ", ".join(found), "remove " + "; ".join(found), tuple(files)),
-            evidence=evidence(boot, [run_init_line(boot)]),
+            evidence=evidence(boot.boot, [run_init_line(boot)]),
         )
