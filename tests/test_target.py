@@ -54,6 +54,25 @@ def test_unknown_target_is_a_one_line_error() -> None:
 
 
 
+def test_kernel_cmdline_is_one_value_joined_in_one_place() -> None:
+    """console= (and root= for an image) kept, the defaults or --cmdline, the user's and the
+    configuration's arguments, bootlens's own last; run.json's parts; the parameters set."""
+    from bootlens.targets.cmdline import KernelCmdline
+
+    tf = T.TargetFiles(T.TARGETS["qemu-arm64"], Path("k"), Path("i"), "v")
+    k = T.kernel_cmdline(tf)
+    assert k.text() == f"console=ttyAMA0 {T.BASE_CMDLINE}" and k.appended == "" and k.user_base is None
+    k = T.kernel_cmdline(tf, append="quiet").append("", "lpj=1250000 quiet").append_own("ftrace=function")
+    assert k.text() == f"console=ttyAMA0 {T.BASE_CMDLINE} quiet lpj=1250000 quiet ftrace=function"
+    assert k.appended == "quiet lpj=1250000 quiet"  # what the user and the changes add; not bootlens's own
+    assert k.names() == ("console", "printk.time", "panic", "quiet", "lpj")
+    r = T.kernel_cmdline(tf, cmdline="  lpj=250000 ", append=" ")
+    assert r.text() == "console=ttyAMA0 lpj=250000" and r.user_base == "  lpj=250000 " and r.appended == ""
+    image = T.TargetFiles(T.TARGETS["qemu-x86_64-systemd"], Path("k"), Path("i"), "v", Path("rootfs.ext4"))
+    assert T.kernel_cmdline(image, cmdline="").text() == "console=ttyS0 root=/dev/vda ro"
+    assert KernelCmdline().text() == "" and KernelCmdline(base="a=1").replacing(None).user_base is None
+
+
 @pytest.mark.slow
 @needs_qemu
 def test_boot_qemu_arm64_twice_from_power_on(tmp_path: Path) -> None:

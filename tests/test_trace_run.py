@@ -107,9 +107,12 @@ def test_bad_specs_are_one_line_errors(spec: str, message: str) -> None:
 
 
 def test_append_may_not_set_what_trace_sets() -> None:
-    check_append("initcall_debug ignore_loglevel quiet")
+    tf = T.TargetFiles(T.spec("qemu-arm64"), Path("k"), Path("i"), "6.1")
+    check_append(T.kernel_cmdline(tf, append="initcall_debug ignore_loglevel quiet"))
     with pytest.raises(UsageError, match="trace_event="):
-        check_append("quiet trace_event=sched:*")
+        check_append(T.kernel_cmdline(tf, append="quiet trace_event=sched:*"))
+    with pytest.raises(UsageError, match="ftrace="):  # --cmdline replaces the defaults, not the check
+        check_append(T.kernel_cmdline(tf, cmdline="ftrace=function", append="quiet"))
 
 
 def test_cli_refuses_trace_on_the_systemd_target_and_a_bad_spec() -> None:

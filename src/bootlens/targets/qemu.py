@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 
 from ..capture.loop import CaptureResult, CommandSource, Source, ThrottledSource, capture, stop_if_interrupted
 from ..core.errors import BootlensError
+from .cmdline import KernelCmdline
 
 if TYPE_CHECKING:
     from .tracerun import TracePlan
@@ -412,26 +413,30 @@ def flash_image(tf: TargetFiles, overrides: dict[str, str], path: str) -> None:
 # --- booting --------------------------------------------------------------------------------
 
 
-def qemu_command(tf: TargetFiles, monitor: str, append: str = "", flash: str | None = None,
-                 cmdline: str | None = None, initramfs: Path | None = None, rootfs: Path | None = None,
-                 collect_disk: Path | None = None) -> list[str]:
-    """The QEMU command line: paused (-S), serial on stdout, a monitor socket to release it.
-
-    ``cmdline`` replaces the kernel arguments after ``console=`` (the console stays: without it
-    there is nothing to measure; so does ``root=`` for a target booting an image); ``append``
-    adds to them. A root filesystem image (``rootfs``, else the target's own) is attached with
-    ``snapshot=on``: the guest's writes (journal, random seed) are dropped, every boot starts
-    from the same image. The network is QEMU's user net restricted to the guest and its DHCP
-    server; ``collect_disk`` is a second disk for the collector (target_systemd).
-    """
-    s = tf.spec
-    args = BASE_CMDLINE if cmdline is None else cmdline
-    root = ""
+def kernel_cmdline(tf: TargetFiles, cmdline: str | None = None, append: str = "") -> KernelCmdline:
+    """The target's kernel command line: ``console=`` (and ``root=`` for a target booting an
+    image) always, then BASE_CMDLINE or ``cmdline`` in its place, then ``append``."""
+    kept: tuple[str, ...] = (f"console={tf.spec.console}",)
     if tf.rootfs is not None:
         from .qemu_systemd import ROOT_ARGS
 
-        root = ROOT_ARGS + " "
-    kernel_args = f"console={s.console} {root}{args} {append}".strip()
+        kept += (ROOT_ARGS,)
+    return KernelCmdline(kept, BASE_CMDLINE).replacing(cmdline).append(append)
+
+
+def qemu_command(tf: TargetFiles, monitor: str, cmdline: KernelCmdline | None = None, flash: str | None = None,
+                 initramfs: Path | None = None, rootfs: Path | None = None,
+                 collect_disk: Path | None = None) -> list[str]:
+    """The QEMU command line: paused (-S), serial on stdout, a monitor socket to release it.
+
+    ``cmdline``: the kernel's (default: the target's own, :func:`kernel_cmdline`). A root
+    filesystem image (``rootfs``, else the target's own) is attached with ``snapshot=on``: the
+    guest's writes (journal, random seed) are dropped, every boot starts from the same image.
+    The network is QEMU's user net restricted to the guest and its DHCP server;
+    ``collect_disk`` is a second disk for the collector (target_systemd).
+    """
+    s = tf.spec
+    kernel_args = (cmdline if cmdline is not None else kernel_cmdline(tf)).text()
     cmd = [s.qemu, *s.machine, "-display", "none", "-no-reboot", "-S", "-serial", "stdio",
            "-monitor", f"unix:{monitor},server,nowait", "-kernel", str(tf.kernel),
            "-initrd", str(initramfs or tf.initramfs), "-append", kernel_args]
@@ -447,25 +452,27 @@ def qemu_command(tf: TargetFiles, monitor: str, append: str = "", flash: str | N
     return cmd
 
 
-def boot(tf: TargetFiles, out: str, append: str = "", timeout_s: float = 180.0,
-         uboot_env: dict[str, str] | None = None, cmdline: str | None = None,
-         overlay: Path | None = None, baud: int | None = None, ready: str = READY_MARKER,
-         collect: Path | None = None, trace: TracePlan | None = None) -> CaptureResult:
+def boot(tf: TargetFiles, out: str, cmdline: KernelCmdline | None = None, timeout_s: float = 180.0,
+         uboot_env: dict[str, str] | None = None, overlay: Path | None = None, baud: int | None = None,
+         ready: str = READY_MARKER, collect: Path | None = None, trace: TracePlan | None = None) -> CaptureResult:
     """Boot once and capture the console from power-on into the recording ``out``, until a line
     matches ``ready`` (QEMU is stopped then), the target powers off or ``timeout_s`` passes;
+    ``cmdline`` is the kernel's (default: the target's own, :func:`kernel_cmdline`);
     ``baud`` reads the console no faster than a serial line at that rate (ThrottledSource);
     ``uboot_env`` overrides variables of U-Boot's default environment (e.g. bootdelay=0),
-    ``cmdline`` replaces the kernel arguments, ``overlay`` is laid over the initramfs (or over
-    a cached copy of the root filesystem image). ``collect`` (a target booting an image): the
-    guest's collector runs after the app, the capture goes on until the guest powers off, and
-    what it wrote (systemd-analyze, journalctl outputs) is unpacked into that directory.
-    ``trace`` (busybox targets): boot-time ftrace on the command line; the capture goes on past
-    the ready line until the guest has dumped its trace buffer, which is split out of the
-    recording into ``out``'s ``.trace.txt`` sibling (:mod:`bootlens.targets.tracerun`)."""
+    ``overlay`` is laid over the initramfs (or over a cached copy of the root filesystem
+    image). ``collect`` (a target booting an image): the guest's collector runs after the app,
+    the capture goes on until the guest powers off, and what it wrote (systemd-analyze,
+    journalctl outputs) is unpacked into that directory. ``trace`` (busybox targets):
+    boot-time ftrace on the command line; the capture goes on past the ready line until the
+    guest has dumped its trace buffer, which is split out of the recording into ``out``'s
+    ``.trace.txt`` sibling (:mod:`bootlens.targets.tracerun`)."""
+    if cmdline is None:
+        cmdline = kernel_cmdline(tf)
     if trace is not None:
         from .tracerun import check_trace
 
-        check_trace(tf, trace, f"{cmdline or ''} {append}")
+        check_trace(tf, trace, cmdline)
     if collect is not None and tf.rootfs is None:
         raise TargetError(f"{tf.spec.name} has no collector: collection is for targets booting systemd")
     if shutil.which(tf.spec.qemu) is None:
@@ -482,7 +489,7 @@ def boot(tf: TargetFiles, out: str, append: str = "", timeout_s: float = 180.0,
         if trace is not None:
             from .tracerun import end_pattern, write_overlay
 
-            append = f"{append} {trace.kernel_args}".strip()
+            cmdline = cmdline.append_own(trace.kernel_args)
             overlay = write_overlay(Path(tmp) / "trace-overlay", overlay, APP.encode())
             ready = end_pattern()  # the capture ends after the dump, the analysis still at ready
         if overlay is not None and tf.rootfs is not None:
@@ -497,8 +504,8 @@ def boot(tf: TargetFiles, out: str, append: str = "", timeout_s: float = 180.0,
 
             disk = Path(tmp) / "collect.img"
             collect_disk(disk)
-            append = f"{append} {COLLECT_ARG}".strip()
-        source: Source = CommandSource(qemu_command(tf, monitor, append, flash, cmdline, initramfs, rootfs, disk))
+            cmdline = cmdline.append_own(COLLECT_ARG)
+        source: Source = CommandSource(qemu_command(tf, monitor, cmdline, flash, initramfs, rootfs, disk))
         if baud:
             source = ThrottledSource(source, baud)
 

@@ -25,6 +25,7 @@ from ..core.errors import UsageError
 from ..capture.trace_dump import DUMP_BEGIN, DUMP_END
 
 if TYPE_CHECKING:
+    from .cmdline import KernelCmdline
     from .qemu import TargetFiles
 
 
@@ -157,24 +158,23 @@ def _function(spec: str, name: str) -> str:
     return name
 
 
-def check_append(args: str) -> None:
-    """--append and --cmdline may not set what --trace sets: the kernel keeps the last of each,
-    silently."""
-    for word in args.split():
-        name = word.partition("=")[0]
+def check_append(cmdline: KernelCmdline) -> None:
+    """The target's, the user's and the configuration's kernel arguments may not set what
+    --trace sets: the kernel keeps the last of each, silently."""
+    for name in cmdline.names():
         if name in OWN_PARAMS:
             raise UsageError(f"the kernel arguments set {name}=, which --trace sets: put it in --trace "
                              "(e.g. depth=N, buf=SIZE) or drop --trace")
 
 
-def check_trace(tf: TargetFiles, plan: TracePlan, args: str) -> None:
-    """A traced boot of this target with these kernel arguments can be made (else a one-line
+def check_trace(tf: TargetFiles, plan: TracePlan, cmdline: KernelCmdline) -> None:
+    """A traced boot of this target with this kernel command line can be made (else a one-line
     error, before anything is booted or written)."""
     if tf.rootfs is not None:
         from .qemu import TargetError
 
         raise TargetError(f"--trace is for the busybox targets (qemu-arm64, qemu-x86_64), not {tf.spec.name}")
-    check_append(args)
+    check_append(cmdline)
 
 
 def write_overlay(into: Path, user_overlay: Path | None, app: bytes) -> Path:
