@@ -11,7 +11,7 @@ Where the anchors come from
     sleepgraph.py,config/cgskip.txt}`` (bootgraph.py imports sleepgraph.py from its own folder).
     tar's verbose list is checked against those four names (a member missing from the tarball is
     an error, not a silent skip). Decompressing the xz stream takes ~15-35 s of one core, once.
-    ``XDG_CACHE_HOME`` moves the cache as it moves the target images (bootlens.target.cache_root).
+    ``XDG_CACHE_HOME`` moves the cache as it moves the target images (bootlens.targets.qemu.cache_root).
 
 The logs
     initcall_debug console logs of ``--sizes`` lines (default 100k, 1M, 10M) from

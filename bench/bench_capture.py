@@ -153,7 +153,7 @@ def run_tool(tool: str, baud: int, lines: list[bytes], workdir: Path, gap_s: flo
     cpu = usage.ru_utime + usage.ru_stime
     if tool in ("bootlens", "floor"):
         sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-        from bootlens.recording import line_times, read_recording
+        from bootlens.capture.recording import line_times, read_recording
 
         rec = read_recording(str(out))
         got, times = line_times(rec, wire=True)
@@ -192,7 +192,7 @@ def main() -> None:
     QOS = not args.no_qos
     print(f"python {sys.version.split()[0]}, nproc {os.cpu_count()}")
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-    from bootlens.capture import low_wakeup_latency
+    from bootlens.capture.loop import low_wakeup_latency
 
     with low_wakeup_latency(QOS) as held:
         print("CPU wake-up latency request (PM QoS 0 us) for all tools: " + ("held" if held else "not held"))

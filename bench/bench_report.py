@@ -115,8 +115,8 @@ def browser_runs(path: Path, runs: int) -> list[dict[str, float]]:
             page.evaluate("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
             load = time.perf_counter() - t
             nav = page.evaluate("performance.getEntriesByType('navigation')[0].domContentLoadedEventEnd")
-            full = page.evaluate("[bootlens.total(), bootlens.stats.visible, bootlens.stats.drawn, "
-                                 "bootlens.stats.lastFrameMs]")
+            full = page.evaluate("[bootlens.total(), bootlens.stats.figures.visible, bootlens.stats.figures.drawn, "
+                                 "bootlens.stats.figures.lastFrameMs]")
             box = page.locator("#tl-canvas").bounding_box()
             assert box is not None
             page.mouse.move(box["x"] + box["width"] * 0.5, box["y"] + 80)
@@ -127,7 +127,7 @@ def browser_runs(path: Path, runs: int) -> list[dict[str, float]]:
                 else:
                     page.keyboard.press("ArrowRight" if k % 2 else "-")
                 page.evaluate("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
-                frames.append(page.evaluate("bootlens.stats.lastFrameMs"))
+                frames.append(page.evaluate("bootlens.stats.figures.lastFrameMs"))
             results.append({"load_s": load, "dcl_ms": nav, "events": full[0], "visible": full[1], "drawn": full[2],
                             "first_frame_ms": full[3], "frame_median_ms": statistics.median(frames),
                             "frame_max_ms": max(frames), "errors": len(errors)})

@@ -94,7 +94,7 @@ def _timed(f: Callable[[], T]) -> tuple[float, T]:
 
 
 def run_case(name: str, log: Path, markers: tuple[str, ...], runs: int) -> dict[str, float]:
-    from bootlens.inputs import Group, analyze_inputs
+    from bootlens.timeline.inputs import Group, analyze_inputs
     from bootlens.parsers import MarkerSpec, ParseOptions
     from bootlens.render.html import report_data, render_html
     from bootlens.render.svg import render_svg

@@ -5,7 +5,7 @@ What it measures
     The data are tests/data/rerun: 12 boots of the reference target with U-Boot's bootdelay=2
     and 12 with bootdelay=0, booted interleaved by ``bootlens experiment`` on the shared 2-core
     machine (tests/data/rerun/README.md). Every per-boot figure (total, stages, marker) is read
-    once; then the rule itself (bootlens.compare.judge, on bootlens.stats.stat of the figures)
+    once; then the rule itself (bootlens.stats.compare.judge, on bootlens.stats.figures.stat of the figures)
     decides each comparison:
 
     1. False positives: one configuration against itself. Every way of splitting one
@@ -34,10 +34,10 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from bootlens import compare
-from bootlens.compare import Significance, judge
-from bootlens.inputs import analyze_folder
-from bootlens.stats import Stat, boot_figures, stat
+from bootlens.stats import compare
+from bootlens.stats.compare import Significance, judge
+from bootlens.timeline.inputs import analyze_folder
+from bootlens.stats.figures import Stat, boot_figures, stat
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "rerun"
 

@@ -5,7 +5,7 @@ recording reader sees the inputs that look like recordings) and as a buffer (``f
 framed in every native framing; the analysis is advised (every rule) and rendered by every
 renderer (terminal, JSON, HTML, SVG, Perfetto, the advisor's listing and JSON).
 
-Anything but a clean result or a :class:`~bootlens.errors.BootlensError` (a one-line error for
+Anything but a clean result or a :class:`~bootlens.core.errors.BootlensError` (a one-line error for
 unusable input) raises: a crash (a panic in the native core surfaces as an exception too).
 ``fuzz/run.py`` drives this with atheris; tests/test_fuzz.py replays the
 seed corpus and every input a run ever crashed on (``fuzz/crashes/``).
@@ -23,16 +23,16 @@ from pathlib import Path
 import orjson
 from rich.console import Console
 
-from bootlens import lines as L
-from bootlens import linecols as LC
+from bootlens.read import reader as L
+from bootlens.core import lines as LC
 from bootlens.advise.context import context_for_group
 from bootlens.advise.summary import advise_group
-from bootlens.analyze import Analysis, analyze_paths
-from bootlens.errors import BootlensError
-from bootlens.inputs import Group
+from bootlens.timeline.analyze import Analysis, analyze_paths
+from bootlens.core.errors import BootlensError
+from bootlens.timeline.inputs import Group
 from bootlens.parsers import MarkerSpec, ParseOptions
 from bootlens.parsers.initcall import NATIVE_TYPES, NEEDLES
-from bootlens.recording import is_recording
+from bootlens.capture.recording import is_recording
 from bootlens.render.advise_json import write_advise_json
 from bootlens.render.advise_terminal import render_advise, warning_lines
 from bootlens.render.html import render_html

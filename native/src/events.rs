@@ -1,6 +1,6 @@
 //! A boot's events with its initcall_debug rows kept as columns (issue 14 part 4).
 //!
-//! `EventBlock` is what `bootlens.model.Events` wraps: the initcall, probe and fixup rows of the
+//! `EventBlock` is what `bootlens.core.model.Events` wraps: the initcall, probe and fixup rows of the
 //! native scan (initcall.rs) as columns, 42 bytes a row, names and details shared through tables,
 //! plus the boot's other events (Python `Event` objects, a few hundred) merged into line order.
 //! To Python it is a sequence of `Event`: a row becomes an `Event` only when it is asked for

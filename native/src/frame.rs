@@ -132,7 +132,7 @@ fn grabserial_t_parts(b: &[u8]) -> Option<(usize, u64, bool, usize, usize)> {
 
 /// grabserial_t_delta(text) -> (negative, microsecond digits) or None: the delta of a grabserial
 /// -t prefix at the start of `text` (the time since the line before), for the host-restart
-/// quirk (bootlens.quirks.host_restarts).
+/// quirk (bootlens.read.quirks.host_restarts).
 #[pyfunction]
 pub(crate) fn grabserial_t_delta(text: &Bound<'_, PyString>) -> PyResult<Option<(bool, String)>> {
     let b = text.to_str()?.as_bytes();
@@ -216,7 +216,7 @@ pub(crate) fn grabserial_sys_prefix(text: &Bound<'_, PyString>) -> PyResult<Opti
 /// the lines or more with a grabserial -t stamp, else with a grabserial -T one, else half or
 /// more in journalctl's short-monotonic form (a printk stamp, then `host ident: `) with at
 /// least one kernel line (`host kernel: `; a plain dmesg's "driver device: message" lines have
-/// the user-space form's shape). None: for the Python framings (bootlens.framings.detect).
+/// the user-space form's shape). None: for the Python framings (bootlens.read.framings.detect).
 #[pyfunction]
 pub(crate) fn detect_framing(sample: Vec<String>) -> Option<&'static str> {
     let n = sample.len();

@@ -406,7 +406,7 @@ fn write_process<'py>(buf: &mut Vec<u8>, e: &Bound<'py, PyTuple>, t: &Bound<'py,
     let py = e.py();
     let kind = e.get_item(0)?;
     let (process_kind, detail_type) = PROCESS_TYPES.get_or_try_init(py, || -> PyResult<_> {
-        let model = py.import("bootlens.model")?;
+        let model = py.import("bootlens.core.model")?;
         let kind = model.getattr("Kind")?.getattr("PROCESS")?.unbind();
         let det = model.getattr("ProcessDetail")?.downcast_into::<PyType>()?.unbind();
         Ok((kind, det))
