@@ -20,7 +20,7 @@ from ..advise.base import Change, ChangeKind
 from ..core.errors import BootlensError, printable
 from ..capture.run_folder import RUN_META, read_run_meta
 from ..targets.cmdline import param_name
-from ..targets.qemu import overlay_files
+from ..targets.initramfs import overlay_files
 
 SPEC_KINDS = ("cmdline", "uboot-env", "overlay", "rule")
 RESERVED = frozenset({"baseline", "all", "advise", "final", "final-overlay"})  # folder names bootlens uses

@@ -21,7 +21,8 @@ from ..core.model import READY
 from ..core.options import MarkerSpec
 from .configs import HOOK_KIND, OVERLAY_DIR, ExperimentError, Setup, change_dict, write_overlay
 from ..targets.cmdline import KernelCmdline
-from ..targets.qemu import READY_MARKER, TargetFiles, kernel_cmdline
+from ..targets.base import READY_MARKER, TargetError
+from ..targets.qemu import TargetFiles, kernel_cmdline
 
 
 class Bench(ABC):
@@ -89,7 +90,7 @@ class QemuBench(Bench):
         return Context(target=self.name, rootfs_files=rootfs_files(self.name), baud=self.baud)
 
     def default_bootdelay(self) -> str | None:
-        from ..targets.qemu import TargetError, default_uboot_env
+        from ..targets.qemu import default_uboot_env
 
         fw = self.tf.spec.firmware
         if not fw or not self.tf.spec.env_size:

@@ -21,7 +21,8 @@ from ..capture.run_folder import folder_files, run_markers, write_run_meta
 from ..core.model import READY, Kind
 from ..core.options import MarkerSpec, ParseOptions
 from .cmdline import KernelCmdline
-from .qemu import READY_MARKER, TargetFiles, boot, kernel_cmdline
+from .base import READY_MARKER
+from .qemu import TargetFiles, boot, kernel_cmdline
 from .tracerun import TracePlan
 from ..sources.supplements import trace_supplement
 

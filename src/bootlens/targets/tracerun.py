@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..core.errors import UsageError
+from .base import TargetError
 from ..capture.trace_dump import DUMP_BEGIN, DUMP_END
 
 if TYPE_CHECKING:
@@ -171,8 +172,6 @@ def check_trace(tf: TargetFiles, plan: TracePlan, cmdline: KernelCmdline) -> Non
     """A traced boot of this target with this kernel command line can be made (else a one-line
     error, before anything is booted or written)."""
     if tf.rootfs is not None:
-        from .qemu import TargetError
-
         raise TargetError(f"--trace is for the busybox targets (qemu-arm64, qemu-x86_64), not {tf.spec.name}")
     check_append(cmdline)
 
@@ -186,9 +185,7 @@ def write_overlay(into: Path, user_overlay: Path | None, app: bytes) -> Path:
 
     if user_overlay is not None:
         if not user_overlay.is_dir():
-            from .qemu import TargetError
-
-            raise TargetError(f"--rootfs-overlay {user_overlay}: not a directory")
+                raise TargetError(f"--rootfs-overlay {user_overlay}: not a directory")
         shutil.copytree(user_overlay, into, symlinks=True, dirs_exist_ok=True)
     for rel, text in ((DUMP_SCRIPT, DUMP.encode()), ("bin/poweroff", POWEROFF.encode()),
                       ("usr/bin/app", hooked_app(_read(into / "usr/bin/app") or app))):
