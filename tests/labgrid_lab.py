@@ -274,7 +274,8 @@ def _configured(board: dict[str, Any], argv: list[str], state: Path) -> list[str
     """The reference target's QEMU command line with what the hook applied: kernel arguments
     added, U-Boot variables in an environment image in its flash, files over its initramfs; made
     with bootlens's own functions, as ``bootlens run qemu-arm64`` would boot it."""
-    from bootlens.targets.qemu import build_initramfs, files, flash_image
+    from bootlens.targets.initramfs import build_initramfs
+    from bootlens.targets.qemu import files, flash_image
 
     if board.get("append"):
         i = argv.index("-append") + 1

@@ -18,7 +18,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from bootlens.targets.qemu import APP, cache_root
+from bootlens.targets.initramfs import APP
+from bootlens.targets.qemu import cache_root
 
 PACKAGES = ("strace", "libc6", "libunwind8", "liblzma5", "libgcc-s1")
 BEGIN = "=== STRACE BEGIN ==="

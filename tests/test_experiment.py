@@ -30,6 +30,7 @@ from bootlens.experiment.experiment import (
 )
 from bootlens.core.model import Kind
 from bootlens.experiment.configs import Setup
+from bootlens.targets.cmdline import KernelCmdline
 
 CLI = [sys.executable, "-m", "bootlens.cli"]
 
@@ -259,7 +260,7 @@ class ReplayBench(Bench):
     pool and in its own order, as a target would boot them: the experiment's rounds, folders,
     measurements and verdicts run as they do on a board, on boots that really happened."""
 
-    name, ready, append, baud, rate_limited = "replay", "APP READY", "", None, False
+    name, ready, cmdline, baud, rate_limited = "replay", "APP READY", KernelCmdline(), None, False
 
     def __init__(self, pools: dict[str, tuple[Path, list[int]]]) -> None:
         self.pools = pools

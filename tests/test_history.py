@@ -352,7 +352,7 @@ def test_regress_finds_an_added_sleep_in_an_init_script(tmp_path: Path) -> None:
     with the kernel's tracing on (initcalls, probes, processes); both stored; regress reports the
     script's user-space regression and no other."""
     from bootlens.experiment.experiment import TRACE_APPEND
-    from bootlens.targets.qemu import SCRIPTS
+    from bootlens.targets.initramfs import SCRIPTS
 
     ov = tmp_path / "ov" / "etc" / "init.d"
     ov.mkdir(parents=True)

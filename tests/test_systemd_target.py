@@ -79,7 +79,7 @@ def test_overlay_paths_that_leave_the_tree_are_refused(tmp_path: Path) -> None:
 
 def test_qemu_command_keeps_root_and_restricts_the_network(tmp_path: Path) -> None:
     tf = T.TargetFiles(T.spec(NAME), tmp_path / "vmlinuz", tmp_path / "initrd", "0", tmp_path / "rootfs.ext4")
-    cmd = T.qemu_command(tf, "mon", "quiet", cmdline="printk.time=1")
+    cmd = T.qemu_command(tf, "mon", T.kernel_cmdline(tf, cmdline="printk.time=1", append="quiet"))
     assert cmd[cmd.index("-append") + 1] == "console=ttyS0 root=/dev/vda ro printk.time=1 quiet"
     assert "user,id=n0,restrict=on" in cmd
     assert f"file={tmp_path / 'rootfs.ext4'},format=raw,if=virtio,snapshot=on" in cmd

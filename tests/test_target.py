@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import needs_qemu
 
-from bootlens.targets import qemu as T
+from bootlens.targets import initramfs as I, qemu as T
 from bootlens.timeline.inputs import analyze_folder
 from bootlens.stats.figures import statistics_of
 
@@ -33,16 +33,16 @@ def parse_newc(data: bytes) -> dict[str, tuple[int, bytes]]:
 
 
 def test_initramfs_layout() -> None:
-    files = parse_newc(gzip.decompress(T.build_initramfs(b"\x7fELF fake busybox")))
+    files = parse_newc(gzip.decompress(I.build_initramfs(b"\x7fELF fake busybox")))
     assert files["bin/busybox"] == (0o100755, b"\x7fELF fake busybox")
     assert files["init"] == (0o120777, b"sbin/init")
     assert files["sbin/init"][1] == b"../bin/busybox"
     assert b"::sysinit:/etc/init.d/rcS" in files["etc/inittab"][1]
     scripts = sorted(n for n in files if n.startswith("etc/init.d/S"))
-    assert scripts == sorted(f"etc/init.d/{n}" for n in T.SCRIPTS)
+    assert scripts == sorted(f"etc/init.d/{n}" for n in I.SCRIPTS)
     assert b"sleep 1" in files["etc/init.d/S40settle"][1]
     assert b"APP READY" in files["usr/bin/app"][1]
-    assert all(files[f"bin/{a}"] == (0o120777, b"busybox") for a in T.APPLETS)
+    assert all(files[f"bin/{a}"] == (0o120777, b"busybox") for a in I.APPLETS)
 
 
 def test_unknown_target_is_a_one_line_error() -> None:
@@ -52,6 +52,25 @@ def test_unknown_target_is_a_one_line_error() -> None:
                                          "qemu-x86_64-systemd")
 
 
+
+
+def test_kernel_cmdline_is_one_value_joined_in_one_place() -> None:
+    """console= (and root= for an image) kept, the defaults or --cmdline, the user's and the
+    configuration's arguments, bootlens's own last; run.json's parts; the parameters set."""
+    from bootlens.targets.cmdline import KernelCmdline
+
+    tf = T.TargetFiles(T.TARGETS["qemu-arm64"], Path("k"), Path("i"), "v")
+    k = T.kernel_cmdline(tf)
+    assert k.text() == f"console=ttyAMA0 {T.BASE_CMDLINE}" and k.appended == "" and k.user_base is None
+    k = T.kernel_cmdline(tf, append="quiet").append("", "lpj=1250000 quiet").append_own("ftrace=function")
+    assert k.text() == f"console=ttyAMA0 {T.BASE_CMDLINE} quiet lpj=1250000 quiet ftrace=function"
+    assert k.appended == "quiet lpj=1250000 quiet"  # what the user and the changes add; not bootlens's own
+    assert k.names() == ("console", "printk.time", "panic", "quiet", "lpj")
+    r = T.kernel_cmdline(tf, cmdline="  lpj=250000 ", append=" ")
+    assert r.text() == "console=ttyAMA0 lpj=250000" and r.user_base == "  lpj=250000 " and r.appended == ""
+    image = T.TargetFiles(T.TARGETS["qemu-x86_64-systemd"], Path("k"), Path("i"), "v", Path("rootfs.ext4"))
+    assert T.kernel_cmdline(image, cmdline="").text() == "console=ttyS0 root=/dev/vda ro"
+    assert KernelCmdline().text() == "" and KernelCmdline(base="a=1").replacing(None).user_base is None
 
 
 @pytest.mark.slow
@@ -118,7 +137,7 @@ def test_overlay_replaces_in_place_and_keeps_parents_first(tmp_path: Path) -> No
     (ov / "opt/new").mkdir(parents=True)
     (ov / "opt/new/file").write_text("x")
     names = []
-    raw = gzip.decompress(T.build_initramfs(b"bb", ov))
+    raw = gzip.decompress(I.build_initramfs(b"bb", ov))
     files = parse_newc(raw)
     pos = 0
     while True:  # the archive order: every path's parent directory comes before it

@@ -14,7 +14,7 @@ import pytest
 from conftest import needs_qemu
 from test_target import parse_newc
 
-from bootlens.targets import qemu as T
+from bootlens.targets import initramfs as I, qemu as T
 from bootlens.timeline.analyze import analyze_paths
 from bootlens.core.errors import UsageError
 from bootlens.timeline.inputs import analyze_folder
@@ -107,9 +107,12 @@ def test_bad_specs_are_one_line_errors(spec: str, message: str) -> None:
 
 
 def test_append_may_not_set_what_trace_sets() -> None:
-    check_append("initcall_debug ignore_loglevel quiet")
+    tf = T.TargetFiles(T.spec("qemu-arm64"), Path("k"), Path("i"), "6.1")
+    check_append(T.kernel_cmdline(tf, append="initcall_debug ignore_loglevel quiet"))
     with pytest.raises(UsageError, match="trace_event="):
-        check_append("quiet trace_event=sched:*")
+        check_append(T.kernel_cmdline(tf, append="quiet trace_event=sched:*"))
+    with pytest.raises(UsageError, match="ftrace="):  # --cmdline replaces the defaults, not the check
+        check_append(T.kernel_cmdline(tf, cmdline="ftrace=function", append="quiet"))
 
 
 def test_cli_refuses_trace_on_the_systemd_target_and_a_bad_spec() -> None:
@@ -125,10 +128,10 @@ def test_cli_refuses_trace_on_the_systemd_target_and_a_bad_spec() -> None:
 # --- the overlay -------------------------------------------------------------------------
 
 def test_the_app_gets_a_dumping_poweroff_function() -> None:
-    hooked = hooked_app(T.APP.encode()).decode()
+    hooked = hooked_app(I.APP.encode()).decode()
     lines = hooked.splitlines()
     assert lines[0] == "#!/bin/sh" and lines[1] == APP_HOOK.rstrip("\n")
-    assert hooked.replace(APP_HOOK, "") == T.APP  # nothing else changed
+    assert hooked.replace(APP_HOOK, "") == I.APP  # nothing else changed
     assert hooked_app(b"\x7fELF\x02\x01") == b"\x7fELF\x02\x01"  # not a script: only /bin/poweroff dumps
 
 
@@ -138,8 +141,8 @@ def test_overlay_keeps_the_users_files_and_hooks_their_app(tmp_path: Path) -> No
     (user / "usr/bin/app").write_text("#!/bin/sh\necho 'MY APP READY'\npoweroff -f\n")
     (user / "etc/init.d").mkdir(parents=True)
     (user / "etc/init.d/S40settle").write_text("#!/bin/sh\n")
-    ov = write_overlay(tmp_path / "ov", user, T.APP.encode())
-    files = parse_newc(gzip.decompress(T.build_initramfs(b"busybox", ov)))
+    ov = write_overlay(tmp_path / "ov", user, I.APP.encode())
+    files = parse_newc(gzip.decompress(I.build_initramfs(b"busybox", ov)))
     assert files["etc/init.d/S40settle"][1] == b"#!/bin/sh\n"
     mode, app = files["usr/bin/app"]
     assert mode == 0o100755 and b"MY APP READY" in app and app.index(b"poweroff()") < app.index(b"MY APP READY")
@@ -147,7 +150,7 @@ def test_overlay_keeps_the_users_files_and_hooks_their_app(tmp_path: Path) -> No
     assert mode == 0o100755 and DUMP_BEGIN.encode() in script and b"cat $T/trace" in script
     # /bin/poweroff was a link to busybox: now a script (for callers that use its path)
     assert files["bin/poweroff"][0] == 0o100755 and DUMP_SCRIPT.encode() in files["bin/poweroff"][1]
-    plain = write_overlay(tmp_path / "ov2", None, T.APP.encode())
+    plain = write_overlay(tmp_path / "ov2", None, I.APP.encode())
     assert b"APP READY" in (plain / "usr/bin/app").read_bytes()
 
 

@@ -99,14 +99,14 @@ def target_boot(name: str, output: str, append: str, cmdline: str | None, overla
     """Boot TARGET once and record its console from power-on (QEMU stops at APP READY)."""
     from pathlib import Path
 
-    from ..targets.qemu import boot, setup
+    from ..targets.qemu import boot, kernel_cmdline, setup
     from ..targets.tracerun import parse_trace
     from ..capture.trace_dump import trace_path
 
     try:
         plan = parse_trace(trace_spec) if trace_spec is not None else None
         tf = setup(name)
-        boot(tf, output, append, timeout_s, cmdline=cmdline, overlay=Path(overlay) if overlay else None,
+        boot(tf, output, kernel_cmdline(tf, cmdline, append), timeout_s, overlay=Path(overlay) if overlay else None,
              collect=Path(collect) if collect else None, trace=plan)
     except BootlensError as e:
         _fail(e)
@@ -176,7 +176,7 @@ def run_cmd(name: str, repeat: int, append: str, cmdline: str | None, overlay: s
     from ..render.terminal import render_terminal
     from ..targets.runs import run_target
     from ..stats.figures import statistics_of
-    from ..targets.qemu import parse_env_overrides, setup
+    from ..targets.qemu import kernel_cmdline, parse_env_overrides, setup
     from ..targets.tracerun import check_trace, parse_trace
 
     console = Console(highlight=False, stderr=as_json)
@@ -208,10 +208,11 @@ def run_cmd(name: str, repeat: int, append: str, cmdline: str | None, overlay: s
         else:
             env = parse_env_overrides(uboot_env)
             tf = setup(name)
+            kernel = kernel_cmdline(tf, cmdline, append)
             if plan is not None:  # before the run folder is made
-                check_trace(tf, plan, f"{cmdline or ''} {append}")
-            run = run_target(tf, folder, repeat, append, progress, env or None, cmdline,
-                             Path(overlay) if overlay else None, baud, ready, timeout_s, plan)
+                check_trace(tf, plan, kernel)
+            run = run_target(tf, folder, repeat, kernel, progress, env or None, Path(overlay) if overlay else None,
+                             baud, ready, timeout_s, plan)
     except BootlensError as e:
         bar.stop()
         _fail(e)

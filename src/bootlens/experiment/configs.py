@@ -19,7 +19,8 @@ from pathlib import Path, PurePosixPath
 from ..advise.base import Change, ChangeKind
 from ..core.errors import BootlensError, printable
 from ..capture.run_folder import RUN_META, read_run_meta
-from ..targets.qemu import overlay_files
+from ..targets.cmdline import param_name
+from ..targets.initramfs import overlay_files
 
 SPEC_KINDS = ("cmdline", "uboot-env", "overlay", "rule")
 RESERVED = frozenset({"baseline", "all", "advise", "final", "final-overlay"})  # folder names bootlens uses
@@ -139,7 +140,7 @@ def combine(name: str, changes: Sequence[tuple[str, Change]]) -> Setup:
                                   "only cmdline, uboot-env and overlay changes are applied")
         if c.kind is ChangeKind.CMDLINE:
             for arg in c.value.split():
-                key = arg.split("=", 1)[0]
+                key = param_name(arg)
                 if key in argkeys and argkeys[key][0] != arg:
                     notes.append(f"kernel argument {key}: {argkeys[key][1]} adds {argkeys[key][0]}, {label} adds "
                                  f"{arg}; both are passed and the kernel takes the last one ({label}'s)")

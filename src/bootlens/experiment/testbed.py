@@ -20,7 +20,9 @@ from ..capture.run_folder import write_run_meta
 from ..core.model import READY
 from ..core.options import MarkerSpec
 from .configs import HOOK_KIND, OVERLAY_DIR, ExperimentError, Setup, change_dict, write_overlay
-from ..targets.qemu import READY_MARKER, TargetFiles
+from ..targets.cmdline import KernelCmdline
+from ..targets.base import READY_MARKER, TargetError
+from ..targets.qemu import TargetFiles, kernel_cmdline
 
 
 class Bench(ABC):
@@ -28,7 +30,7 @@ class Bench(ABC):
 
     name: str
     ready: str  # the ready line's regular expression
-    append: str  # kernel arguments every configuration gets (the product's own)
+    cmdline: KernelCmdline  # the kernel arguments every configuration gets (the product's own)
     baud: int | None
     rate_limited: bool  # the console costs what a serial line costs (False: QEMU unthrottled)
 
@@ -42,7 +44,7 @@ class Bench(ABC):
 
     def meta(self, setup: Setup, overlay: Path | None) -> dict[str, object]:
         """What run.json records about a configuration on this target."""
-        return {"target": self.name, "append": " ".join(x for x in (self.append, setup.append) if x),
+        return {"target": self.name, "append": self.cmdline.append(setup.append).appended,
                 "cmdline": None, "uboot_env": dict(setup.env_image),
                 "overlay": str(overlay) if overlay else None, "baud": self.baud,
                 "experiment": {"configuration": setup.name,
@@ -77,7 +79,7 @@ class QemuBench(Bench):
         self.tf = tf
         self.name = tf.spec.name
         self.ready = ready
-        self.append = append
+        self.cmdline = kernel_cmdline(tf, append=append)
         self.baud = baud
         self.rate_limited = baud is not None
         self.timeout_s = timeout_s
@@ -88,7 +90,7 @@ class QemuBench(Bench):
         return Context(target=self.name, rootfs_files=rootfs_files(self.name), baud=self.baud)
 
     def default_bootdelay(self) -> str | None:
-        from ..targets.qemu import TargetError, default_uboot_env
+        from ..targets.qemu import default_uboot_env
 
         fw = self.tf.spec.firmware
         if not fw or not self.tf.spec.env_size:
@@ -105,9 +107,8 @@ class QemuBench(Bench):
     def boot(self, setup: Setup, folder: Path, index: int) -> None:
         from ..targets.qemu import boot
 
-        args = " ".join(x for x in (self.append, setup.append) if x)
         overlay = folder / OVERLAY_DIR if setup.files else None
-        boot(self.tf, str(folder / f"boot-{index}.rec"), args, self.timeout_s,
+        boot(self.tf, str(folder / f"boot-{index}.rec"), self.cmdline.append(setup.append), self.timeout_s,
              uboot_env=dict(setup.env_image) or None, overlay=overlay, baud=self.baud, ready=self.ready)
 
 
@@ -119,7 +120,7 @@ class BoardBench(Bench):
                  timeout_s: float = 300.0, hook_timeout_s: float = 300.0) -> None:
         self.name = "board"
         self.port, self.power_cycle, self.ready = port, power_cycle, ready
-        self.append = ""
+        self.cmdline = KernelCmdline()  # the hook changes the board's
         self.baud = self.line_rate = baud
         self.rate_limited = True
         self.timeout_s, self.hook_timeout_s = timeout_s, hook_timeout_s

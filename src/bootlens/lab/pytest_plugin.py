@@ -112,7 +112,7 @@ class BootTime:
         folder = self._folder() / ("boots" if self._runs == 1 else f"boots-{self._runs}")
         tf = tg.files(target)
         kw: dict[str, Any] = {} if ready is None else {"ready": ready}
-        ra = run_target(tf, folder, repeat, append, uboot_env=dict(uboot_env or {}), cmdline=cmdline,
+        ra = run_target(tf, folder, repeat, tg.kernel_cmdline(tf, cmdline, append), uboot_env=dict(uboot_env or {}),
                         overlay=Path(overlay) if overlay is not None else None, timeout_s=timeout_s, **kw)
         not_ready = tuple(f"{Path(n.path).name}: {n.why}" for n in ra.not_ready)
         return self._measured(ra.analysis.boots, folder, not_ready, check_budget)

@@ -2,9 +2,8 @@
 
 ``setup`` downloads Debian's kernel and busybox-static for the target's architecture with a
 private apt state (the system's apt architectures are not touched, no root is needed), and
-builds an initramfs that behaves like an unoptimised product: busybox init, an rcS running
-S-scripts (mounts, mdev coldplug, syslogd/klogd, loopback, a needless ``sleep 1``, fork-heavy
-checks), then an application that prints ``APP READY`` and powers off.
+builds an initramfs that behaves like an unoptimised product (:mod:`.initramfs`); the systemd
+target's image is :mod:`.qemu_systemd`'s.
 
 ``boot`` starts QEMU paused, releases it once the capture is reading (so t=0 is power-on, to
 within the time of one monitor command) and captures its serial console into a recording.
@@ -12,12 +11,9 @@ within the time of one monitor command) and captures its serial console into a r
 
 from __future__ import annotations
 
-import gzip
-import io
 import os
 import shutil
 import socket
-import stat as st
 import sys
 import subprocess
 import tempfile
@@ -29,18 +25,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..capture.loop import CaptureResult, CommandSource, Source, ThrottledSource, capture, stop_if_interrupted
-from ..core.errors import BootlensError
+from .base import READY_MARKER, TargetError
+from .cmdline import KernelCmdline
+from .initramfs import APP, build_initramfs, init_files
 
 if TYPE_CHECKING:
     from .tracerun import TracePlan
-
-READY_MARKER = "APP READY"
-
-
-class TargetError(BootlensError):
-    """A reference target could not be set up or booted."""
-
-    exit_code = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,77 +178,6 @@ def setup(name: str, force: bool = False, log: bool = True) -> TargetFiles:
     return files(name)
 
 
-# --- the initramfs --------------------------------------------------------------------------
-
-APPLETS = ("sh", "ash", "init", "mount", "umount", "mdev", "syslogd", "klogd", "ifconfig", "sleep", "cat",
-           "grep", "echo", "expr", "test", "[", "poweroff", "mkdir", "ls", "sed", "cut", "head", "true",
-           "uname", "hostname", "ln", "seq")
-
-INITTAB = """\
-::sysinit:/etc/init.d/rcS
-::once:/usr/bin/app
-::shutdown:/bin/umount -a -r
-"""
-
-RCS = """\
-#!/bin/sh
-# Runs the S-scripts in order, like a stock busybox or Buildroot image.
-for s in /etc/init.d/S??*; do
-    [ -x "$s" ] && "$s" start
-done
-"""
-
-SCRIPTS = {
-    "S01mount": """\
-#!/bin/sh
-mount -t proc proc /proc
-mount -t sysfs sysfs /sys
-mount -t devtmpfs devtmpfs /dev 2>/dev/null || true
-mkdir -p /dev/pts /run /tmp /var/log
-""",
-    "S10mdev": """\
-#!/bin/sh
-# coldplug: walk /sys and create device nodes (slow on real hardware)
-mdev -s
-""",
-    "S20syslog": """\
-#!/bin/sh
-syslogd
-klogd
-""",
-    "S30network": """\
-#!/bin/sh
-ifconfig lo 127.0.0.1 up
-hostname bootlens-ref
-""",
-    "S40settle": """\
-#!/bin/sh
-# "wait for things to settle": a needless fixed delay
-sleep 1
-""",
-    "S50checks": """\
-#!/bin/sh
-# fork-heavy checks, the way init scripts are often written
-if cat /proc/cmdline | grep -q quiet; then echo "quiet boot"; fi
-n=0
-for f in /etc/init.d/*; do
-    n=$(expr $n + 1)
-    [ -f "$f" ] && echo "$f" | grep -q S && true
-done
-kernel=$(uname -r | cut -d- -f1)
-echo "checks done ($n scripts, kernel $kernel)"
-""",
-}
-
-APP = """\
-#!/bin/sh
-# The product's application: report ready, then power off so that QEMU exits.
-echo "uptime: $(cat /proc/uptime)"
-echo "APP READY"
-poweroff -f
-"""
-
-
 def rootfs_files(target: str | None = None) -> dict[str, bytes]:
     """The init files of the reference initramfs (path without leading /, content): what the
     advisor reads to propose script edits, and what an overlay replaces. For a target that
@@ -267,87 +186,7 @@ def rootfs_files(target: str | None = None) -> dict[str, bytes]:
         from .qemu_systemd import rootfs_files as unit_files
 
         return unit_files(cache_root() / target)
-    files = {"etc/inittab": INITTAB.encode(), "etc/init.d/rcS": RCS.encode(), "usr/bin/app": APP.encode()}
-    files.update({f"etc/init.d/{n}": body.encode() for n, body in SCRIPTS.items()})
-    return files
-
-
-def build_initramfs(busybox: bytes, overlay: Path | None = None) -> bytes:
-    """A gzip-compressed newc cpio archive, written here so that no root (or fakeroot) is needed
-    for root-owned device-less entries; the kernel creates /dev through devtmpfs.
-
-    ``overlay``: a directory whose files, directories and symlinks are laid over the image
-    (same path: the overlay's wins), e.g. an edited ``etc/init.d/S40settle``.
-    """
-    entries: list[tuple[str, int, bytes]] = []  # (path, mode, data or link target)
-    for dname in ("bin", "sbin", "usr", "usr/bin", "etc", "etc/init.d", "proc", "sys", "dev", "tmp", "run",
-                  "var", "var/log", "root"):
-        entries.append((dname, 0o040755, b""))
-    entries.append(("bin/busybox", 0o100755, busybox))
-    for applet in APPLETS:
-        entries.append((f"bin/{applet}", 0o120777, b"busybox"))
-    entries.append(("sbin/init", 0o120777, b"../bin/busybox"))
-    entries.append(("sbin/mdev", 0o120777, b"../bin/busybox"))
-    entries.append(("init", 0o120777, b"sbin/init"))
-    entries.append(("etc/inittab", 0o100644, INITTAB.encode()))
-    entries.append(("etc/init.d/rcS", 0o100755, RCS.encode()))
-    for name, text in SCRIPTS.items():
-        entries.append((f"etc/init.d/{name}", 0o100755, text.encode()))
-    entries.append(("usr/bin/app", 0o100755, APP.encode()))
-    if overlay is not None:
-        entries = _overlay(entries, overlay)
-    raw = io.BytesIO()
-    for ino, (path, mode, data) in enumerate(entries, 1):
-        cpio_entry(raw, ino, path, mode, data)
-    cpio_entry(raw, 0, "TRAILER!!!", 0, b"")
-    return gzip.compress(raw.getvalue(), compresslevel=6, mtime=0)
-
-
-def _overlay(entries: list[tuple[str, int, bytes]], root: Path) -> list[tuple[str, int, bytes]]:
-    """Entries with the overlay directory's contents laid over them (same path: replaced)."""
-    if not root.is_dir():
-        raise TargetError(f"--rootfs-overlay {root}: not a directory")
-    extra: dict[str, tuple[int, bytes]] = {}
-    for p in sorted(root.rglob("*")):
-        rel = p.relative_to(root).as_posix()
-        if p.is_symlink():
-            extra[rel] = (0o120777, os.readlink(p).encode())
-        elif p.is_dir():
-            extra[rel] = (0o040755, b"")
-        elif p.is_file():
-            mode = 0o100755 if os.access(p, os.X_OK) else 0o100644
-            extra[rel] = (mode, p.read_bytes())
-    # Replace in place, so that every directory still comes before what it holds (the kernel's
-    # unpacker cannot create a file whose directory does not exist yet); new paths go last,
-    # in sorted order, parents first.
-    out = [(path, *extra.pop(path)) if path in extra else (path, mode, data) for path, mode, data in entries]
-    return out + [(path, mode, data) for path, (mode, data) in extra.items()]
-
-
-def overlay_files(root: Path) -> list[tuple[str, bytes, int]]:
-    """The files and symlinks under ``root`` as (path below it, content or link target, mode),
-    in walk order; a symlink to a directory is a link, not followed."""
-    files: list[tuple[str, bytes, int]] = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        for n in sorted(dirnames + filenames):
-            p = Path(dirpath) / n
-            rel = p.relative_to(root).as_posix()
-            if p.is_symlink():
-                files.append((rel, os.readlink(p).encode(), st.S_IFLNK | 0o777))
-            elif p.is_file():
-                files.append((rel, p.read_bytes(), st.S_IFREG | (p.stat().st_mode & 0o777)))
-        dirnames[:] = [d for d in dirnames if not (Path(dirpath) / d).is_symlink()]
-    return files
-
-
-def cpio_entry(out: io.BytesIO, ino: int, name: str, mode: int, data: bytes) -> None:
-    nb = name.encode() + b"\0"
-    fields = (ino, mode, 0, 0, 2 if mode & 0o040000 else 1, 0, len(data), 0, 0, 0, 0, len(nb), 0)
-    out.write(b"070701" + b"".join(b"%08X" % f for f in fields))
-    out.write(nb)
-    out.write(b"\0" * (-(110 + len(nb)) % 4))
-    out.write(data)
-    out.write(b"\0" * (-len(data) % 4))
+    return init_files()
 
 
 # --- U-Boot environment ------------------------------------------------------------------
@@ -412,26 +251,30 @@ def flash_image(tf: TargetFiles, overrides: dict[str, str], path: str) -> None:
 # --- booting --------------------------------------------------------------------------------
 
 
-def qemu_command(tf: TargetFiles, monitor: str, append: str = "", flash: str | None = None,
-                 cmdline: str | None = None, initramfs: Path | None = None, rootfs: Path | None = None,
-                 collect_disk: Path | None = None) -> list[str]:
-    """The QEMU command line: paused (-S), serial on stdout, a monitor socket to release it.
-
-    ``cmdline`` replaces the kernel arguments after ``console=`` (the console stays: without it
-    there is nothing to measure; so does ``root=`` for a target booting an image); ``append``
-    adds to them. A root filesystem image (``rootfs``, else the target's own) is attached with
-    ``snapshot=on``: the guest's writes (journal, random seed) are dropped, every boot starts
-    from the same image. The network is QEMU's user net restricted to the guest and its DHCP
-    server; ``collect_disk`` is a second disk for the collector (target_systemd).
-    """
-    s = tf.spec
-    args = BASE_CMDLINE if cmdline is None else cmdline
-    root = ""
+def kernel_cmdline(tf: TargetFiles, cmdline: str | None = None, append: str = "") -> KernelCmdline:
+    """The target's kernel command line: ``console=`` (and ``root=`` for a target booting an
+    image) always, then BASE_CMDLINE or ``cmdline`` in its place, then ``append``."""
+    kept: tuple[str, ...] = (f"console={tf.spec.console}",)
     if tf.rootfs is not None:
         from .qemu_systemd import ROOT_ARGS
 
-        root = ROOT_ARGS + " "
-    kernel_args = f"console={s.console} {root}{args} {append}".strip()
+        kept += (ROOT_ARGS,)
+    return KernelCmdline(kept, BASE_CMDLINE).replacing(cmdline).append(append)
+
+
+def qemu_command(tf: TargetFiles, monitor: str, cmdline: KernelCmdline | None = None, flash: str | None = None,
+                 initramfs: Path | None = None, rootfs: Path | None = None,
+                 collect_disk: Path | None = None) -> list[str]:
+    """The QEMU command line: paused (-S), serial on stdout, a monitor socket to release it.
+
+    ``cmdline``: the kernel's (default: the target's own, :func:`kernel_cmdline`). A root
+    filesystem image (``rootfs``, else the target's own) is attached with ``snapshot=on``: the
+    guest's writes (journal, random seed) are dropped, every boot starts from the same image.
+    The network is QEMU's user net restricted to the guest and its DHCP server;
+    ``collect_disk`` is a second disk for the collector (target_systemd).
+    """
+    s = tf.spec
+    kernel_args = (cmdline if cmdline is not None else kernel_cmdline(tf)).text()
     cmd = [s.qemu, *s.machine, "-display", "none", "-no-reboot", "-S", "-serial", "stdio",
            "-monitor", f"unix:{monitor},server,nowait", "-kernel", str(tf.kernel),
            "-initrd", str(initramfs or tf.initramfs), "-append", kernel_args]
@@ -447,25 +290,27 @@ def qemu_command(tf: TargetFiles, monitor: str, append: str = "", flash: str | N
     return cmd
 
 
-def boot(tf: TargetFiles, out: str, append: str = "", timeout_s: float = 180.0,
-         uboot_env: dict[str, str] | None = None, cmdline: str | None = None,
-         overlay: Path | None = None, baud: int | None = None, ready: str = READY_MARKER,
-         collect: Path | None = None, trace: TracePlan | None = None) -> CaptureResult:
+def boot(tf: TargetFiles, out: str, cmdline: KernelCmdline | None = None, timeout_s: float = 180.0,
+         uboot_env: dict[str, str] | None = None, overlay: Path | None = None, baud: int | None = None,
+         ready: str = READY_MARKER, collect: Path | None = None, trace: TracePlan | None = None) -> CaptureResult:
     """Boot once and capture the console from power-on into the recording ``out``, until a line
     matches ``ready`` (QEMU is stopped then), the target powers off or ``timeout_s`` passes;
+    ``cmdline`` is the kernel's (default: the target's own, :func:`kernel_cmdline`);
     ``baud`` reads the console no faster than a serial line at that rate (ThrottledSource);
     ``uboot_env`` overrides variables of U-Boot's default environment (e.g. bootdelay=0),
-    ``cmdline`` replaces the kernel arguments, ``overlay`` is laid over the initramfs (or over
-    a cached copy of the root filesystem image). ``collect`` (a target booting an image): the
-    guest's collector runs after the app, the capture goes on until the guest powers off, and
-    what it wrote (systemd-analyze, journalctl outputs) is unpacked into that directory.
-    ``trace`` (busybox targets): boot-time ftrace on the command line; the capture goes on past
-    the ready line until the guest has dumped its trace buffer, which is split out of the
-    recording into ``out``'s ``.trace.txt`` sibling (:mod:`bootlens.targets.tracerun`)."""
+    ``overlay`` is laid over the initramfs (or over a cached copy of the root filesystem
+    image). ``collect`` (a target booting an image): the guest's collector runs after the app,
+    the capture goes on until the guest powers off, and what it wrote (systemd-analyze,
+    journalctl outputs) is unpacked into that directory. ``trace`` (busybox targets):
+    boot-time ftrace on the command line; the capture goes on past the ready line until the
+    guest has dumped its trace buffer, which is split out of the recording into ``out``'s
+    ``.trace.txt`` sibling (:mod:`bootlens.targets.tracerun`)."""
+    if cmdline is None:
+        cmdline = kernel_cmdline(tf)
     if trace is not None:
         from .tracerun import check_trace
 
-        check_trace(tf, trace, f"{cmdline or ''} {append}")
+        check_trace(tf, trace, cmdline)
     if collect is not None and tf.rootfs is None:
         raise TargetError(f"{tf.spec.name} has no collector: collection is for targets booting systemd")
     if shutil.which(tf.spec.qemu) is None:
@@ -482,7 +327,7 @@ def boot(tf: TargetFiles, out: str, append: str = "", timeout_s: float = 180.0,
         if trace is not None:
             from .tracerun import end_pattern, write_overlay
 
-            append = f"{append} {trace.kernel_args}".strip()
+            cmdline = cmdline.append_own(trace.kernel_args)
             overlay = write_overlay(Path(tmp) / "trace-overlay", overlay, APP.encode())
             ready = end_pattern()  # the capture ends after the dump, the analysis still at ready
         if overlay is not None and tf.rootfs is not None:
@@ -497,8 +342,8 @@ def boot(tf: TargetFiles, out: str, append: str = "", timeout_s: float = 180.0,
 
             disk = Path(tmp) / "collect.img"
             collect_disk(disk)
-            append = f"{append} {COLLECT_ARG}".strip()
-        source: Source = CommandSource(qemu_command(tf, monitor, append, flash, cmdline, initramfs, rootfs, disk))
+            cmdline = cmdline.append_own(COLLECT_ARG)
+        source: Source = CommandSource(qemu_command(tf, monitor, cmdline, flash, initramfs, rootfs, disk))
         if baud:
             source = ThrottledSource(source, baud)
 

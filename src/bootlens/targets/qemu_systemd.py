@@ -32,7 +32,9 @@ import tempfile
 from pathlib import Path, PurePosixPath
 
 from . import qemu as target
-from .qemu import TargetError, TargetFiles, TargetSpec, cpio_entry, overlay_files
+from .base import TargetError
+from .initramfs import cpio_entry, overlay_files
+from .qemu import TargetFiles, TargetSpec
 
 MIRROR = "http://deb.debian.org/debian"
 SUITE = "bookworm"

@@ -20,7 +20,9 @@ from ..core.errors import BootlensError, InputError
 from ..capture.run_folder import folder_files, run_markers, write_run_meta
 from ..core.model import READY, Kind
 from ..core.options import MarkerSpec, ParseOptions
-from .qemu import READY_MARKER, TargetFiles, boot
+from .cmdline import KernelCmdline
+from .base import READY_MARKER
+from .qemu import TargetFiles, boot, kernel_cmdline
 from .tracerun import TracePlan
 from ..sources.ftrace.attach import trace_supplement
 
@@ -105,23 +107,24 @@ def _why(path: str, b: BootAnalysis | None, unusable: str | None) -> str:
     return "; ".join(parts) or "the ready marker is not in the log"
 
 
-def run_target(tf: TargetFiles, folder: Path, repeat: int, append: str = "",
+def run_target(tf: TargetFiles, folder: Path, repeat: int, cmdline: KernelCmdline | None = None,
                progress: Callable[[int, float], None] | None = None,
-               uboot_env: dict[str, str] | None = None, cmdline: str | None = None,
-               overlay: Path | None = None, baud: int | None = None, ready: str = READY_MARKER,
-               timeout_s: float = 300.0, trace: TracePlan | None = None) -> RunAnalysis:
+               uboot_env: dict[str, str] | None = None, overlay: Path | None = None, baud: int | None = None,
+               ready: str = READY_MARKER, timeout_s: float = 300.0, trace: TracePlan | None = None) -> RunAnalysis:
     """Boot ``repeat`` times (a fresh QEMU each time), one recording per boot in ``folder``,
     each until its ready line, the target's power-off or ``timeout_s``; with ``trace``, each
     boot's ftrace buffer beside its recording (``boot-N.trace.txt``, :mod:`bootlens.targets.tracerun`)."""
+    if cmdline is None:
+        cmdline = kernel_cmdline(tf)
     folder.mkdir(parents=True, exist_ok=True)
     write_run_meta(folder, (MarkerSpec.parse(f"{READY}={ready}"),), target=tf.spec.name,
-                   append=append, cmdline=cmdline, uboot_env=uboot_env or {},
+                   append=cmdline.appended, cmdline=cmdline.user_base, uboot_env=uboot_env or {},
                    overlay=str(overlay) if overlay else None, baud=baud, timeout_s=timeout_s,
                    **({"trace": trace.spec, "trace_args": trace.kernel_args} if trace else {}))
     for i in range(1, repeat + 1):
         t = time.monotonic()
-        boot(tf, str(folder / f"boot-{i}.rec"), append, timeout_s, uboot_env=uboot_env, cmdline=cmdline,
-             overlay=overlay, baud=baud, ready=ready, trace=trace)
+        boot(tf, str(folder / f"boot-{i}.rec"), cmdline, timeout_s, uboot_env=uboot_env, overlay=overlay, baud=baud,
+             ready=ready, trace=trace)
         if progress is not None:
             progress(i, time.monotonic() - t)
     return analyze_run(folder)

@@ -22,9 +22,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..core.errors import UsageError
+from .base import TargetError
 from ..capture.trace_dump import DUMP_BEGIN, DUMP_END
 
 if TYPE_CHECKING:
+    from .cmdline import KernelCmdline
     from .qemu import TargetFiles
 
 
@@ -157,24 +159,21 @@ def _function(spec: str, name: str) -> str:
     return name
 
 
-def check_append(args: str) -> None:
-    """--append and --cmdline may not set what --trace sets: the kernel keeps the last of each,
-    silently."""
-    for word in args.split():
-        name = word.partition("=")[0]
+def check_append(cmdline: KernelCmdline) -> None:
+    """The target's, the user's and the configuration's kernel arguments may not set what
+    --trace sets: the kernel keeps the last of each, silently."""
+    for name in cmdline.names():
         if name in OWN_PARAMS:
             raise UsageError(f"the kernel arguments set {name}=, which --trace sets: put it in --trace "
                              "(e.g. depth=N, buf=SIZE) or drop --trace")
 
 
-def check_trace(tf: TargetFiles, plan: TracePlan, args: str) -> None:
-    """A traced boot of this target with these kernel arguments can be made (else a one-line
+def check_trace(tf: TargetFiles, plan: TracePlan, cmdline: KernelCmdline) -> None:
+    """A traced boot of this target with this kernel command line can be made (else a one-line
     error, before anything is booted or written)."""
     if tf.rootfs is not None:
-        from .qemu import TargetError
-
         raise TargetError(f"--trace is for the busybox targets (qemu-arm64, qemu-x86_64), not {tf.spec.name}")
-    check_append(args)
+    check_append(cmdline)
 
 
 def write_overlay(into: Path, user_overlay: Path | None, app: bytes) -> Path:
@@ -186,9 +185,7 @@ def write_overlay(into: Path, user_overlay: Path | None, app: bytes) -> Path:
 
     if user_overlay is not None:
         if not user_overlay.is_dir():
-            from .qemu import TargetError
-
-            raise TargetError(f"--rootfs-overlay {user_overlay}: not a directory")
+                raise TargetError(f"--rootfs-overlay {user_overlay}: not a directory")
         shutil.copytree(user_overlay, into, symlinks=True, dirs_exist_ok=True)
     for rel, text in ((DUMP_SCRIPT, DUMP.encode()), ("bin/poweroff", POWEROFF.encode()),
                       ("usr/bin/app", hooked_app(_read(into / "usr/bin/app") or app))):

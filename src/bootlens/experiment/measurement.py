@@ -1,0 +1,393 @@
+"""How ``bootlens experiment`` and ``optimize`` measure: configurations booted in interleaved
+rounds, each one's boots analysed, and its saving against the baseline judged and set next to
+the advisor's estimate (:func:`outcome`).
+
+Every configuration (the baseline, each change alone, all changes together) boots ``repeat``
+times, interleaved round by round and rotating (baseline, A, B, all; A, B, all, baseline; ...)
+so that a slow minute on a shared machine hits every configuration alike instead of one block,
+and no configuration always boots first. The measured saving of a configuration is
+median(baseline total) - median(its total), power-on to ready; its significance is
+:func:`bootlens.stats.compare.judge`'s rule (a t-test at p < 0.001 and a floor of max(1 ms, 1%)).
+
+With ``max_repeat`` (``--repeat auto``) the rounds go on past ``repeat`` while some change's
+verdict is "need N more boots": the next batch is the largest N asked for, booted by the
+baseline and the undecided configurations only (still interleaved: a decided one needs no more
+boots, and on a slow target each boot is minutes; optimize does not ask for boots of a change
+that made the boot slower, which it keeps in no case), until every verdict is decided
+(significant, or not significant) or ``max_repeat`` boots a configuration. Looking at
+the data between batches and stopping when decided raises the false-positive rate above the
+test's 0.001 by at most the number of looks (a few: each batch jumps to the projected N), so
+it stays under 1% with the default cap of 10.
+Conditions stay equal: when any configuration sets a U-Boot variable, the others boot with an
+environment image too, holding U-Boot's default ``bootdelay``: attaching the image has a cost
+of its own, which must not count as a saving.
+
+An estimate agrees with a measurement when |measured - estimate| <= 30% of the estimate.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+
+from ..advise import RuleRegistry, advise
+from ..advise.base import Change, ChangeKind, Confidence, Context, Finding
+from ..timeline.analyze import Analysis, BootAnalysis
+from .testbed import Bench
+from ..stats.compare import Change as CompareChange, Significance, figure_delta
+from ..core.errors import printable
+from ..timeline.inputs import analyze_folder
+from ..stats.figures import Stat, diff_interval, statistics_of
+from .configs import ExperimentError, Setup, change_key, combine
+
+TRACE_APPEND = ("initcall_debug ignore_loglevel trace_event=sched:sched_process_fork,"
+                "sched:sched_process_exec,sched:sched_process_exit tp_printk")
+AGREEMENT = 0.30  # an estimate agrees when it is within 30% of the measured saving
+
+Progress = Callable[[int, int, str, float], None]  # (boots done, boots planned, what, seconds)
+
+# --- measurements ------------------------------------------------------------------------
+
+
+class Agreement(StrEnum):
+    """Estimate against measurement."""
+
+    WITHIN = "within ±30%"
+    OUTSIDE = "outside ±30%"
+    NO_ESTIMATE = "no estimate"
+    NOT_MEASURED = "not measured"
+
+
+@dataclass(frozen=True, slots=True)
+class Measured:
+    """One configuration's boots: ``stats`` per total, stage and marker (stats.figures.statistics_of)."""
+
+    setup: Setup
+    folder: Path
+    analysis: Analysis
+    stats: dict[str, Stat]
+    boots: int
+    ready_boots: int  # boots that reached the ready marker
+
+    @property
+    def total(self) -> Stat | None:
+        """Power-on (or first byte) to ready over the boots that reached it."""
+        return next((s for n, s in self.stats.items() if n.startswith("total ")), None)
+
+
+@dataclass(frozen=True, slots=True)
+class Estimate:
+    """The advisor's figure for a change; ``source`` says which boots it comes from."""
+
+    rule: str
+    title: str
+    saving_ns: float | None
+    arithmetic: str
+    confidence: Confidence
+    stage: str
+    source: str
+    traced: bool  # made on the boot with tracing on (the product boots gave no figure)
+    traced_stage_ns: int | None = None  # then: the stage's duration on that boot
+
+
+@dataclass(frozen=True, slots=True)
+class Traced:
+    """The boot with the kernel's tracing on, and the advisor's findings on it."""
+
+    folder: Path
+    boot: BootAnalysis | None
+    findings: tuple[Finding, ...]
+
+    def stage_ns(self, name: str) -> int | None:
+        """A top-level stage's duration on this boot."""
+        b = self.boot
+        return None if b is None else next((x.duration_ns for x in b.stages if x.name == name), None)
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """A configuration against the baseline: saving = median(baseline) - median(it)."""
+
+    name: str
+    measured: Measured
+    saving_ns: float | None
+    saving_pct: float | None
+    significance: Significance
+    spread_ns: int | None  # the larger max - min of the two sides
+    reason: str
+    estimate: Estimate | None
+    stage_saving_ns: float | None  # the same difference within the estimate's stage
+    agreement: Agreement
+    explanation: str | None
+    spec: str = ""  # the --try text, or the finding's change for optimize
+    p_value: float | None = None  # the test's two-sided p; None with fewer than 2 boots a side
+    need_boots: int | None = None  # UNKNOWN: more boots a side the verdict needs
+    test: str | None = None  # "student" | "welch"
+    stage_significance: Significance | None = None  # the verdict on stage_saving_ns (compare's rule)
+    stage_p_value: float | None = None
+
+
+def measure(setup: Setup, folder: Path) -> Measured:
+    """Analyse a configuration's run folder; a recording with no boot in it (a silent console)
+    or without the ready marker counts as a boot that did not reach ready (runs.analyze_run)."""
+    from ..targets.runs import analyze_run
+
+    run = analyze_run(folder)
+    a = run.analysis
+    stats = {s.name: s for s in statistics_of(a.boots)}
+    return Measured(setup, folder, a, stats, run.recordings, run.ready_count)
+
+
+def agreement(estimate_ns: float | None, saving_ns: float | None) -> Agreement:
+    """Within ±30% when |measured - estimate| <= 0.3 x estimate."""
+    if saving_ns is None:
+        return Agreement.NOT_MEASURED
+    if estimate_ns is None or estimate_ns <= 0:
+        return Agreement.NO_ESTIMATE
+    return Agreement.WITHIN if abs(saving_ns - estimate_ns) <= AGREEMENT * estimate_ns else Agreement.OUTSIDE
+
+
+def _s(ns: float) -> str:
+    return f"{ns / 1e9:.3f} s"
+
+
+def explain(m: Measured, saving: float | None, sig: Significance, spread: int | None, est: Estimate | None,
+            stage_saving: float | None, agree: Agreement, rate_limited: bool,
+            base_stage: Stat | None = None, base_n: int = 0, reason: str = "",
+            interval: tuple[float, float] | None = None, stage_p: float | None = None) -> str | None:
+    """Why a measurement does not confirm its estimate, from the data at hand; None when it
+    does. ``reason`` is the verdict's (compare.judge); ``interval`` the 95% interval of the
+    saving (stats.diff_interval), None when unknown; ``stage_p`` the p-value of the saving in
+    the estimate's stage when that is significant there, else None."""
+    why: list[str] = []
+    there = "" if stage_p is None else f", significant there (p = {stage_p:.2g})"
+    if m.ready_boots < m.boots:
+        why.append(f"{m.boots - m.ready_boots} of {m.boots} boots did not reach the ready marker")
+    if saving is not None and sig is Significance.UNKNOWN:
+        why.append(f"these boots cannot decide yet: {reason}; --repeat auto boots until they can")
+    elif saving is not None and sig is Significance.NOT_SIGNIFICANT:
+        said = reason.replace("under the floor", "under the floor of 1 ms or 1% of the baseline", 1)
+        why.append(f"the difference is {said.replace('within the noise', 'within the noise of these boots', 1)}")
+    elif saving is not None and saving < 0:
+        why.append("the change made the boot slower")
+    if there and sig is not Significance.SIGNIFICANT and est is not None and stage_saving is not None and \
+            not (agree is Agreement.OUTSIDE and est.saving_ns is not None and saving is not None
+                 and agreement(est.saving_ns, stage_saving) is Agreement.WITHIN):
+        why.append(f"in its stage ({est.stage}) it saved {_s(stage_saving)}{there}: the other stages' noise hides "
+                   "it in the total")
+    if agree is Agreement.OUTSIDE and est is not None and est.saving_ns is not None and saving is not None:
+        if stage_saving is not None and agreement(est.saving_ns, stage_saving) is Agreement.WITHIN:
+            rest = stage_saving - saving
+            why.append(f"in its stage ({est.stage}) it saved {_s(stage_saving)}{there}, within ±30% of the estimate; "
+                       f"the other stages took {_s(abs(rest))} {'longer' if rest > 0 else 'less'} than the "
+                       "baseline's, which the change does not explain: run-to-run noise")
+        if est.traced:
+            traced_ns, base_ns = est.traced_stage_ns, base_stage.median if base_stage is not None else None
+            if traced_ns is None or base_ns is None:
+                why.append("estimated on the boot with tracing on, which prints far more on the console than the "
+                           "product configuration and can run slower")
+            elif traced_ns > base_ns * (1 + AGREEMENT):
+                why.append(f"estimated on the boot with tracing on, whose {est.stage} took {_s(traced_ns)} against "
+                           f"{_s(base_ns)} without tracing: the traced boot is slower there")
+        if not rate_limited and "baud" in est.arithmetic.lower():
+            why.append("the estimate prices console output at a serial line's rate; this console is not rate "
+                       "limited (QEMU), so the printing costs less here (boot with --baud to model a line)")
+        if interval is not None and interval[0] <= est.saving_ns <= interval[1] and sig is Significance.SIGNIFICANT:
+            why.append(f"the estimate is inside the 95% interval of the measured saving ({_s(interval[0])} to "
+                       f"{_s(interval[1])}): these boots cannot tell the two apart")
+        if est.confidence is Confidence.LOW:
+            why.append("the estimate rests on a model (low confidence), not on a measured delay")
+        if len(why) == 0:
+            n = min(m.boots, base_n)
+            why.append(f"measured {_s(saving)} against an estimate of {_s(est.saving_ns)}; nothing in the "
+                       f"recorded boots explains the difference ({n} boots a side)")
+    return "; ".join(why) or None
+
+
+def outcome(name: str, base: Measured, m: Measured, est: Estimate | None, rate_limited: bool,
+            spec: str = "") -> Outcome:
+    """One configuration against the baseline, with the estimate verdict."""
+    d = figure_delta("total", base.total, m.total, ("baseline", name))
+    saving = None if d.delta_ns is None else -d.delta_ns
+    stage_saving = stage_sig = stage_p = None
+    if est is not None and est.stage in base.stats and est.stage in m.stats:
+        stage_saving = base.stats[est.stage].median - m.stats[est.stage].median
+        sd = figure_delta(est.stage, base.stats[est.stage], m.stats[est.stage])
+        stage_sig, stage_p = sd.significance, sd.p_value
+    agree = agreement(est.saving_ns if est else None, saving)
+    # mean(base) - mean(m): the saving's interval
+    interval = diff_interval(m.total, base.total) if base.total is not None and m.total is not None else None
+    why = explain(m, saving, d.significance, d.threshold_ns, est, stage_saving, agree, rate_limited,
+                  base.stats.get(est.stage) if est is not None else None, base.boots, d.reason, interval,
+                  stage_p if stage_sig is Significance.SIGNIFICANT and (stage_saving or 0) > 0 else None)
+    return Outcome(name, m, saving, None if d.delta_pct is None else -d.delta_pct, d.significance,
+                   d.threshold_ns, d.reason, est, stage_saving, agree, why, spec, d.p_value, d.need_boots, d.test,
+                   stage_sig, stage_p)
+
+
+def needs(base: Measured, others: Sequence[Measured], gains_only: bool = False) -> dict[int, int]:
+    """Index in ``others`` -> the boots a side its verdict against the baseline still asks
+    for ("need N more boots"); a verdict that is decided or cannot be (a configuration whose
+    boots missed the ready line is not kept whatever its figures) is left out, and with
+    ``gains_only`` so is a configuration slower than the baseline (optimize keeps no such one)."""
+    out: dict[int, int] = {}
+    for i, m in enumerate(others):
+        if m.ready_boots < m.boots or base.ready_boots < base.boots:
+            continue
+        d = figure_delta("total", base.total, m.total)
+        if gains_only and (d.delta_ns is None or d.delta_ns >= 0):
+            continue
+        if d.significance is Significance.UNKNOWN and d.change is CompareChange.CHANGED:
+            out[i] = d.need_boots or 1
+    return out
+
+
+def undecided(base: Measured, others: Sequence[Measured], gains_only: bool = False) -> int | None:
+    """The most boots a side that some configuration's verdict still asks for (:func:`needs`);
+    None when every verdict is decided or cannot be."""
+    n = needs(base, others, gains_only)
+    return max(n.values()) if n else None
+
+
+def findings_per_boot(a: Analysis, ctx: Context, registry: RuleRegistry) -> list[list[Finding]]:
+    """The advisor's findings for every boot of a run folder."""
+    return [advise(b, ctx, registry) for b in a.boots]
+
+
+def estimate_for(change: Change, rule: str | None, baseline: Sequence[Sequence[Finding]],
+                 traced: Traced | None) -> Estimate | None:
+    """The advisor's estimate for a change (a finding with this change, from ``rule`` when
+    given): the median figure over the baseline boots; else, when they give no figure (process
+    and initcall rules need the trace), the traced boot's; else a figureless finding."""
+    key = change_key(change)
+
+    def hit(fs: Sequence[Finding]) -> Finding | None:
+        return next((f for f in fs if (rule is None or f.rule == rule) and change_key(f.change) == key), None)
+
+    hits = [f for fs in baseline if (f := hit(fs)) is not None]
+    vals = [f.saving_ns for f in hits if f.saving_ns is not None]
+    if vals:
+        med = statistics.median(vals)
+        f = min(hits, key=lambda f: abs((f.saving_ns if f.saving_ns is not None else -1e18) - med))
+        return Estimate(f.rule, f.title, med, f.arithmetic, f.confidence, f.stage,
+                        f"median over {len(vals)} of {len(baseline)} baseline boots", False)
+    t = hit(traced.findings) if traced is not None else None
+    if t is not None and (t.saving_ns is not None or not hits):
+        where = "on the boot with tracing on (" + ("the baseline boots give no figure" if hits else
+                                                   "the baseline boots do not show it") + ")"
+        return Estimate(t.rule, t.title, t.saving_ns, t.arithmetic, t.confidence, t.stage, where, True,
+                        traced.stage_ns(t.stage) if traced is not None else None)
+    if hits:
+        f = hits[0]
+        return Estimate(f.rule, f.title, None, f.arithmetic, f.confidence, f.stage,
+                        f"seen in {len(hits)} of {len(baseline)} baseline boots, without a figure", False)
+    return None
+
+
+# --- running -------------------------------------------------------------------------------
+
+
+class Runner:
+    """Boots configurations in interleaved rounds (:meth:`rounds`), counting the boots done and
+    planned for the caller's progress function."""
+
+    def __init__(self, bench: Bench, progress: Progress | None, total: int) -> None:
+        self.bench, self.progress, self.total, self.done = bench, progress, total, 0
+
+    def boot(self, setup: Setup, folder: Path, index: int) -> None:
+        t = time.monotonic()
+        self.bench.boot(setup, folder, index)
+        self.done += 1
+        if self.progress is not None:
+            self.progress(self.done, self.total, f"{setup.name} {index}", time.monotonic() - t)
+
+    def rounds(self, plan: Sequence[tuple[Setup, Path]], repeat: int, max_repeat: int | None = None,
+               base: Measured | None = None, gains_only: bool = False) -> tuple[list[Measured], int]:
+        """Boot every configuration ``repeat`` times, interleaved round by round, the order
+        rotating from one round to the next; with ``max_repeat``, more rounds while a verdict
+        against the baseline (``base``, else the plan's first) asks for more boots, up to
+        ``max_repeat`` (module docstring): those rounds boot only the undecided configurations
+        and the baseline, still interleaved (``gains_only``: a slower one is not undecided for
+        optimize). Returns the measurements and the most boots a configuration got."""
+        for s, folder in plan:
+            self.bench.check(s)
+        for s, folder in plan:
+            self.bench.prepare(s, folder)
+        booted = [0] * len(plan)
+        active = list(range(len(plan)))
+        target = repeat
+        while True:
+            for i in range(min(booted[k] for k in active), target):
+                turn = [k for k in active if booted[k] <= i]
+                r = i % len(turn) if turn else 0  # each round starts one configuration later: none always boots first
+                for k in [*turn[r:], *turn[:r]]:
+                    s, folder = plan[k]
+                    booted[k] += 1
+                    self.boot(s, folder, booted[k])
+            measured = [measure(s, folder) for s, folder in plan]
+            done = max(booted)
+            if max_repeat is None or done >= max_repeat:
+                return measured, done
+            ref, others, shift = (base, measured, 0) if base is not None else (measured[0], measured[1:], 1)
+            need = needs(ref, others, gains_only)
+            if not need:
+                return measured, done
+            more = {i + shift for i in need}
+            active = sorted(more | ({0} if base is None else set()))
+            target = min(max(max(booted[k] for k in active) + 1,
+                             min(booted[k] for k in more) + max(need.values())), max_repeat)
+            self.total += sum(target - booted[k] for k in active)
+
+
+def fresh_folder(out: Path) -> None:
+    """The run's folder must be new or empty: old boot-N.rec files would join the statistics."""
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise ExperimentError(f"{printable(str(out))}: exists and is not empty; give a new folder with -o")
+    out.mkdir(parents=True, exist_ok=True)
+
+
+def traced_boot(bench: Bench, runner: Runner, out: Path, ctx: Context, registry: RuleRegistry,
+            applied: Sequence[tuple[str, Change]] = ()) -> Traced:
+    """One boot with the kernel's tracing on (and the ``applied`` changes), to advise on
+    (initcall and process rules need the tracing)."""
+    folder = out / "advise"
+    s = combine("advise", [*applied, ("tracing", Change(ChangeKind.CMDLINE, TRACE_APPEND,
+                                                         "kernel tracing for the advisor"))])
+    bench.prepare(s, folder)
+    runner.boot(s, folder, 1)
+    a = analyze_folder(folder)
+    b = a.boots[0] if a.boots else None
+    return Traced(folder, b, tuple(advise(b, ctx, registry)) if b is not None else ())
+
+
+def auto_note(notes: list[str], repeat: int, rounds: int, max_repeat: int | None, need: int | None,
+               what: str = "boots per configuration") -> None:
+    """What --repeat auto did, in the notes."""
+    if max_repeat is None:
+        return
+    if need is not None:
+        notes.append(f"--repeat auto: stopped at the cap, {rounds} {what} (--max-repeat {max_repeat}); some "
+                     f"verdicts still need about {need} more boots a side")
+    elif rounds > repeat:
+        notes.append(f"--repeat auto: {rounds} {what} ({repeat} first, then more until every verdict was decided)")
+    else:
+        notes.append(f"--repeat auto: {repeat} {what} decided every verdict")
+
+
+def overlap(o: Outcome, sum_single: float | None, why: str | None) -> str | None:
+    """For changes applied together: the measured saving against the single savings' sum."""
+    if o.saving_ns is None or sum_single is None or sum_single <= 0:
+        return why
+    if agreement(sum_single, o.saving_ns) is Agreement.WITHIN:
+        text = f"the single savings add up: {_s(sum_single)} alone, {_s(o.saving_ns)} together"
+    elif o.saving_ns < sum_single:
+        text = (f"the savings overlap: {_s(sum_single)} measured one by one, {_s(o.saving_ns)} together (a change "
+                "that shortens a stage leaves less for the next one to save there)")
+    else:
+        text = f"together they save more than one by one: {_s(sum_single)} alone, {_s(o.saving_ns)} together"
+    return f"{why}; {text}" if why else text
+

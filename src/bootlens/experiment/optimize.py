@@ -1,0 +1,320 @@
+"""``bootlens optimize``: advise on a traced boot, try every finding bootlens can apply alone,
+keep those that save time significantly and still reach ready, boot them together; with
+``rounds``, advise again on what was kept and try what it reveals (:func:`optimize`). Each
+step is measured as :mod:`.measurement` says.
+"""
+
+from __future__ import annotations
+
+import stat
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from ..advise import RuleRegistry, default_registry
+from ..advise.base import Change, ChangeKind, Context, Finding
+from ..stats.compare import Comparison, Significance, compare_groups
+from ..timeline.inputs import Group
+from .configs import (
+    HOOK_KIND, NOT_AUTOMATIC, RESERVED, ExperimentError, Setup, change_key, combine, equalise, valid_name,
+    write_overlay,
+)
+from .measurement import (
+    Measured, Outcome, Progress, Runner, auto_note, estimate_for, findings_per_boot, fresh_folder, outcome, overlap,
+    traced_boot, undecided,
+)
+from .testbed import Bench
+
+FINAL_SPEC = "the kept changes together"
+
+
+@dataclass(frozen=True, slots=True)
+class Tried:
+    """A finding tried alone: kept when it saves significantly and every boot reached ready."""
+
+    finding: Finding
+    outcome: Outcome
+    kept: bool
+    decision: str  # why kept or not
+
+
+@dataclass(frozen=True, slots=True)
+class Round:
+    """One round of ``optimize``: advise on a traced boot of the configuration so far, try each
+    automatic finding alone on top of it, keep the significant ones."""
+
+    number: int  # 1, 2, ...
+    applied: tuple[tuple[str, Change], ...]  # kept in earlier rounds: every configuration here has them
+    folder: Path
+    advise_folder: Path
+    findings: tuple[Finding, ...]  # every finding on the traced boot
+    not_tried: tuple[tuple[Finding, str], ...]  # (finding, why)
+    baseline: Measured  # the configuration so far (round 1: the target as it is)
+    tried: tuple[Tried, ...]
+    kept: Setup | None  # ``applied`` with this round's kept changes; None when it kept none
+    kept_outcome: Outcome | None  # ``kept`` against this round's baseline
+    sum_single_ns: float | None  # this round's kept changes' savings, measured one by one
+    repeat: int  # boots per configuration, as booted
+
+
+@dataclass(frozen=True, slots=True)
+class OptimizeResult:
+    """``bootlens optimize``: what each round tried and kept, the final configuration. With a
+    single round ``final_outcome`` is against that round's baseline; after several, the target as
+    it was and the final configuration are booted again side by side (``final_baseline``)."""
+
+    target: str
+    folder: Path
+    repeat: int  # boots per configuration tried, as booted (with --repeat auto: the most any round booted)
+    rounds: tuple[Round, ...]
+    final: Setup | None  # every kept change together; None when nothing was kept
+    final_outcome: Outcome | None
+    final_overlay: Path | None
+    sum_single_ns: float | None
+    comparison: Comparison | None
+    notes: tuple[str, ...]
+    max_repeat: int | None = None  # --repeat auto: the cap (--max-repeat); None: a fixed --repeat
+    final_baseline: Measured | None = None  # the target as it was, booted beside the final configuration
+
+    # round 1, which starts from the target as it is
+    @property
+    def advise_folder(self) -> Path:
+        return self.rounds[0].advise_folder
+
+    @property
+    def findings(self) -> tuple[Finding, ...]:
+        return self.rounds[0].findings
+
+    @property
+    def not_tried(self) -> tuple[tuple[Finding, str], ...]:
+        return self.rounds[0].not_tried
+
+    @property
+    def baseline(self) -> Measured:
+        """The measurement the final outcome is against."""
+        return self.final_baseline or self.rounds[0].baseline
+
+    @property
+    def tried(self) -> tuple[Tried, ...]:
+        return tuple(t for r in self.rounds for t in r.tried)
+
+
+def _candidate_names(findings: Sequence[Finding]) -> list[str]:
+    """Folder names: the rule id, numbered when a rule made several findings."""
+    names: list[str] = []
+    for f in findings:
+        n, k = f.rule, 2
+        while n in names or n in RESERVED or not valid_name(n):
+            n = f"{f.rule if valid_name(f.rule) else 'rule'}-{k}"
+            k += 1
+        names.append(n)
+    return names
+
+
+def with_files(ctx: Context, setup: Setup | None) -> Context:
+    """The rule context with a configuration's regular overlay files laid over the target's:
+    the advisor reads the unit files and scripts that boot, not the stock ones."""
+    if setup is None or not setup.files:
+        return ctx
+    laid = {p.lstrip("/"): d for p, d, mode in setup.files if not stat.S_ISLNK(mode)}
+    return replace(ctx, rootfs_files={**ctx.rootfs_files, **laid})
+
+
+def optimize(bench: Bench, out: Path, repeat: int, registry: RuleRegistry | None = None,
+             progress: Progress | None = None, max_repeat: int | None = None, rounds: int = 1) -> OptimizeResult:
+    """Advise on a traced boot, try every automatic finding alone, keep the significant ones
+    that still reach ready, then boot them all together; with ``max_repeat``, each step boots
+    more until its verdicts are decided or that many (:mod:`.measurement`). With ``rounds`` > 1,
+    while a round kept something, the next one advises on a traced boot of what was kept and
+    tries the new findings on top of it (a change can only show once another one is in: the
+    application's console output matters once it starts early); the target as it was and the
+    final configuration are then booted again side by side."""
+    if rounds < 1:
+        raise ExperimentError("--rounds: at least 1")
+    reg = registry or default_registry()
+    fresh_folder(out)
+    ctx = bench.context()
+    runner = Runner(bench, progress, 1)
+    notes: list[str] = []
+    done: list[Round] = []
+    applied: tuple[tuple[str, Change], ...] = ()
+    kept_round: Round | None = None
+    final_base: Measured | None = None
+    final_out: Outcome | None = None
+    try:
+        for k in range(1, rounds + 1):
+            folder = out if k == 1 else out / f"round-{k}"
+            if k > 1:
+                runner.total += 1
+            last = done[-1] if done else None
+            rnd = _round(bench, runner, folder, k, applied, reg, repeat, max_repeat, notes,
+                         last.kept if last else None, ctx,
+                         last.kept_outcome.measured if last and last.kept_outcome else None)
+            done.append(rnd)
+            if rnd.kept is None or rnd.kept_outcome is None:
+                if k > 1:
+                    notes.append(f"round {k} kept nothing more: the configuration of round {k - 1} is final")
+                break
+            kept_round = rnd
+            m = rnd.kept_outcome.measured
+            if m.ready_boots < m.boots:
+                break  # the kept changes clash: no round on top of them (noted by _final)
+            applied = rnd.kept.changes
+        if kept_round is not None:
+            final_out = kept_round.kept_outcome
+            if kept_round.number > 1:
+                final_base, final_out = _overall(bench, runner, out, kept_round, repeat, max_repeat, notes)
+    finally:
+        bench.finish()
+    final = kept_round.kept if kept_round is not None else None
+    base = final_base or done[0].baseline
+    overlay = None
+    comparison = None
+    if final is not None and final_out is not None:
+        if final.files:
+            overlay = out / "final-overlay"
+            write_overlay(final.files, overlay)
+        comparison = compare_groups([Group(str(base.folder), base.analysis, True),
+                                     Group(str(final_out.measured.folder), final_out.measured.analysis, True)])
+    sums = [r.sum_single_ns for r in done if r.kept is not None]
+    return OptimizeResult(bench.name, out, max(r.repeat for r in done), tuple(done), final, final_out, overlay,
+                          sum(x or 0 for x in sums) if sums else None, comparison, tuple(notes), max_repeat,
+                          final_base)
+
+
+def _round(bench: Bench, runner: Runner, out: Path, number: int, applied: tuple[tuple[str, Change], ...],
+           reg: RuleRegistry, repeat: int, max_repeat: int | None, notes: list[str], so_far: Setup | None,
+           target_ctx: Context, prior: Measured | None = None) -> Round:
+    """Advise on a traced boot of ``applied``, try each new automatic finding alone on top of
+    it against ``applied`` itself, keep the significant ones and boot them together. With
+    nothing to try, the baseline is ``prior`` (the round before's measurement), else booted."""
+    ctx = with_files(target_ctx, so_far)
+    if number > 1:
+        out.mkdir(parents=True, exist_ok=True)
+    here: list[str] = []
+    traced = traced_boot(bench, runner, out, ctx, reg, applied)
+    findings = traced.findings
+    if traced.boot is None or traced.boot.total.duration_ns is None:
+        here.append("the traced boot did not reach the ready marker; findings may be incomplete")
+    not_tried: list[tuple[Finding, str]] = []
+    cands: list[Finding] = []
+    for f in findings:
+        if not f.change.automatic:
+            not_tried.append((f, NOT_AUTOMATIC[f.change.kind]))
+        elif any(_same(c, f.change) for _, c in applied):
+            not_tried.append((f, "kept in an earlier round"))
+        elif any(_same(c.change, f.change) for c in cands):
+            not_tried.append((f, "same change as a finding tried above"))
+        else:
+            try:
+                combine(f.rule, [(f.rule, f.change)])
+            except ExperimentError as e:  # a rule's bad overlay path: skip it, try the rest
+                not_tried.append((f, f"cannot be applied: {e}"))
+                continue
+            cands.append(f)
+    names = _candidate_names(cands)
+    if not cands:
+        here.append("no finding can be tried automatically")
+        notes += [f"round {number}: {n}" if number > 1 else n for n in here]
+        if prior is not None:  # the configuration so far, as the round before measured it
+            return Round(number, applied, out, traced.folder, findings, tuple(not_tried), prior, (), None, None,
+                         None, prior.boots)
+        runner.total += repeat
+        (base,), booted = runner.rounds([(combine("baseline", applied), out / "baseline")], repeat)
+        return Round(number, applied, out, traced.folder, findings, tuple(not_tried), base, (), None, None, None,
+                     booted)
+    setups = equalise([combine("baseline", applied)] +
+                      [combine(n, [*applied, (n, f.change)]) for n, f in zip(names, cands)],
+                      bench.default_bootdelay())
+    runner.total += repeat * len(setups)
+    measured, booted = runner.rounds([(s, out / s.name) for s in setups], repeat, max_repeat, gains_only=True)
+    auto_note(here, repeat, booted, max_repeat, undecided(measured[0], measured[1:], True))
+    base = measured[0]
+    per_boot = findings_per_boot(base.analysis, ctx, reg)
+    tried: list[Tried] = []
+    for n, f, m in zip(names, cands, measured[1:]):
+        o = outcome(n, base, m, estimate_for(f.change, f.rule, per_boot, traced), bench.rate_limited,
+                    f"{HOOK_KIND[f.change.kind]}:{f.change.value}")
+        if m.ready_boots < m.boots:
+            tried.append(Tried(f, o, False, f"not kept: {m.boots - m.ready_boots} of {m.boots} boots did not "
+                               "reach the ready marker"))
+        elif o.significance is not Significance.SIGNIFICANT or o.saving_ns is None or o.saving_ns <= 0:
+            what = "slower" if o.saving_ns is not None and o.saving_ns <= 0 and \
+                o.significance is Significance.SIGNIFICANT else "undecided" \
+                if o.significance is Significance.UNKNOWN else "not significant"
+            tried.append(Tried(f, o, False, f"not kept: {what}, {o.reason}" if what == "undecided" else
+                               f"not kept: {what} ({o.reason})"))
+        else:
+            tried.append(Tried(f, o, True, "kept: saves significantly and every boot reached ready"))
+    kept, kept_out, sum_single = _final(bench, runner, out, base, tried, repeat, here, max_repeat, applied)
+    notes += [f"round {number}: {n}" if number > 1 else n for n in here]
+    return Round(number, applied, out, traced.folder, findings, tuple(not_tried), base, tuple(tried), kept, kept_out,
+                 sum_single, booted)
+
+
+def _overall(bench: Bench, runner: Runner, out: Path, last: Round, repeat: int, max_repeat: int | None,
+             notes: list[str]) -> tuple[Measured, Outcome]:
+    """The target as it was and every kept change together, booted side by side: each round
+    measured against the round before, at another time; this is the figure of the whole."""
+    assert last.kept is not None
+    final = combine("final", last.kept.changes)
+    base, final = equalise([combine("baseline", []), final], bench.default_bootdelay())
+    where = out / "overall"
+    runner.total += 2 * repeat
+    (b, m), booted = runner.rounds([(base, where / "baseline"), (final, where / "final")], repeat, max_repeat,
+                                    gains_only=True)
+    auto_note(notes, repeat, booted, max_repeat, undecided(b, [m], True),
+               "boots of the target as it was and of the final configuration, side by side")
+    o = outcome("final", b, m, None, bench.rate_limited, FINAL_SPEC)
+    if m.ready_boots < m.boots:
+        notes.append(f"the final configuration did not reach the ready line in {m.boots - m.ready_boots} of "
+                     f"{m.boots} boots side by side with the target as it was: do not adopt it as it is")
+    return b, o
+
+
+def _final(bench: Bench, runner: Runner, out: Path, base: Measured, tried: list[Tried], repeat: int,
+           notes: list[str], max_repeat: int | None = None, applied: Sequence[tuple[str, Change]] = (),
+           ) -> tuple[Setup | None, Outcome | None, float | None]:
+    """Combine the kept changes (the larger saving first; a change touching the same file or
+    U-Boot variable as one already chosen is left out) on top of ``applied`` and boot them
+    together."""
+    kept = sorted((t for t in tried if t.kept), key=lambda t: -(t.outcome.saving_ns or 0))
+    chosen: list[Tried] = []
+    for t in kept:
+        mine = set(change_key(t.finding.change)[2]) | _env_names(t.finding.change)
+        clash = next((c for c in chosen if mine & (set(change_key(c.finding.change)[2])
+                                                   | _env_names(c.finding.change))), None)
+        if clash is not None:
+            notes.append(f"{t.outcome.name} left out of the final configuration: it changes the same "
+                         f"{'file' if t.finding.change.kind is ChangeKind.OVERLAY else 'U-Boot variable'} as "
+                         f"{clash.outcome.name}, which saved more")
+            continue
+        chosen.append(t)
+    if not chosen:
+        notes.append("no change saved time significantly: the configuration stays as it is")
+        return None, None, None
+    sum_single = sum(t.outcome.saving_ns or 0 for t in chosen)
+    final = combine("final", [*applied, *((t.outcome.name, t.finding.change) for t in chosen)])
+    if len(chosen) == 1:
+        only = chosen[0].outcome
+        notes.append(f"one change kept: the boots of {only.name} above measure the configuration it makes")
+        return final, replace(only, name="final"), sum_single
+    final = equalise([base.setup, final], bench.default_bootdelay())[1]
+    runner.total += repeat
+    (m,), rounds = runner.rounds([(final, out / "final")], repeat, max_repeat, base, gains_only=True)
+    auto_note(notes, repeat, rounds, max_repeat, undecided(base, [m], True), "boots of the final configuration")
+    o = outcome("final", base, m, None, bench.rate_limited, FINAL_SPEC)
+    if m.ready_boots < m.boots:
+        notes.append(f"the kept changes together did not reach the ready line in {m.boots - m.ready_boots} of "
+                     f"{m.boots} boots, though each did alone: do not adopt them as they are; `bootlens "
+                     "experiment` with them in pairs shows which ones clash")
+    return final, replace(o, explanation=overlap(o, sum_single, o.explanation)), sum_single
+
+
+def _same(a: Change, b: Change) -> bool:
+    """The same change twice (two rules proposing one argument, the same script edit)."""
+    return a.kind is b.kind and a.value == b.value and a.files == b.files
+
+
+def _env_names(c: Change) -> set[str]:
+    return {c.value.partition("=")[0]} if c.kind is ChangeKind.UBOOT_ENV else set()
