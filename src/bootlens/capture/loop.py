@@ -22,13 +22,7 @@ from typing import Any, TextIO
 
 from ..core.errors import BootlensError
 from .recording import RecordingWriteError, RecordingWriter, new_header
-from .sources import READ_MAX, SourceGone
-
-# CaptureError and Source are used here; targets/ (qemu.py, runs.py) also imports them and three
-# sources from here, and another branch is reshaping targets/: re-exported (``as``) until its
-# imports name .sources, then the three sources and the ``as`` go.
-from .sources import CaptureError as CaptureError, CommandSource as CommandSource, SerialSource as SerialSource
-from .sources import Source as Source, ThrottledSource as ThrottledSource
+from .sources import READ_MAX, CaptureError, Source, SourceGone
 
 QUIT_GRACE_NS = 200_000_000  # how long to wait for the end of a line the quit pattern matched
 

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..capture.loop import CaptureResult, CommandSource, Source, ThrottledSource, capture, stop_if_interrupted
+from ..capture.loop import CaptureResult, capture, stop_if_interrupted
+from ..capture.sources import CommandSource, Source, ThrottledSource
 from .base import READY_MARKER, TargetError
 from .cmdline import KernelCmdline
 from .initramfs import APP, build_initramfs, init_files

@@ -136,7 +136,8 @@ def board_boot(port: str, baud: int, argv: Sequence[str], out: Path, ready: str,
     is when the command returns, i.e. when power is back."""
     import subprocess
 
-    from ..capture.loop import CaptureError, SerialSource, capture, stop_if_interrupted
+    from ..capture.loop import capture, stop_if_interrupted
+    from ..capture.sources import CaptureError, SerialSource
 
     def cycle() -> None:
         try:
@@ -155,7 +156,7 @@ def power_cycle_argv(power_cycle: str) -> list[str]:
     """The power-cycle command as an argument list; an empty one is an error."""
     import shlex
 
-    from ..capture.loop import CaptureError
+    from ..capture.sources import CaptureError
 
     try:
         argv = shlex.split(power_cycle)
