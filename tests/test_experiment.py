@@ -22,15 +22,15 @@ from bootlens.advise import RuleRegistry
 from bootlens.advise.base import Change, ChangeKind, Confidence, Context, Evidence, Finding, Rule
 from bootlens.advise.rules.uboot_autoboot import AutobootDelay
 from bootlens.timeline.analyze import BootAnalysis
-from bootlens.experiment.testbed import Bench
 from bootlens.stats.compare import Significance
 from bootlens.experiment.experiment import (
-    TRACE_APPEND, Agreement, BoardBench, Estimate, ExperimentError, Measured, QemuBench, agreement, combine,
+    TRACE_APPEND, Agreement, Estimate, ExperimentError, Measured, agreement, combine,
     equalise, experiment, optimize, outcome, overlay_change, parse_try, read_applied, write_overlay,
 )
 from bootlens.core.model import Kind
-from bootlens.experiment.configs import Setup
-from bootlens.targets.cmdline import KernelCmdline
+from bootlens.targets.base import BootConfig, Target, TargetError, TargetOptions
+from bootlens.targets.board import BoardTarget, Hook
+from bootlens.targets.qemu import QemuTarget
 
 CLI = [sys.executable, "-m", "bootlens.cli"]
 
@@ -179,11 +179,11 @@ def test_reference_target_default_bootdelay_is_read_from_uboot() -> None:
     from bootlens.targets import qemu as T
 
     tf = T.TargetFiles(T.TARGETS["qemu-arm64"], Path("k"), Path("i"), "v")
-    assert QemuBench(tf).default_bootdelay() == "2"
+    assert QemuTarget(tf).default_bootdelay() == "2"
     x86 = T.TargetFiles(T.TARGETS["qemu-x86_64"], Path("k"), Path("i"), "v")
-    assert QemuBench(x86).default_bootdelay() is None
-    with pytest.raises(ExperimentError, match="has no U-Boot environment"):
-        QemuBench(x86).check(combine("n", [("n", Change(ChangeKind.UBOOT_ENV, "bootdelay=0", ""))]))
+    assert QemuTarget(x86).default_bootdelay() is None
+    with pytest.raises(TargetError, match="^n: qemu-x86_64 has no U-Boot environment"):
+        QemuTarget(x86).check(combine("n", [("n", Change(ChangeKind.UBOOT_ENV, "bootdelay=0", ""))]).boot_config(Path("n")))
 
 
 # --- estimate against measurement -----------------------------------------------------------
@@ -255,31 +255,36 @@ def test_outcome_explains_what_the_data_explain() -> None:
 RERUN = Path(__file__).parent / "data" / "rerun"
 
 
-class ReplayBench(Bench):
+class ReplayTarget(Target):
     """Boots by replaying real recordings (tests/data/rerun), each configuration from its own
     pool and in its own order, as a target would boot them: the experiment's rounds, folders,
     measurements and verdicts run as they do on a board, on boots that really happened."""
 
-    name, ready, cmdline, baud, rate_limited = "replay", "APP READY", KernelCmdline(), None, False
+    name, ready, timeout_s, baud, rate_limited = "replay", "APP READY", 300.0, None, False
+    can_change = frozenset({"cmdline", "uboot-env", "overlay"})
 
     def __init__(self, pools: dict[str, tuple[Path, list[int]]]) -> None:
         self.pools = pools
         self.booted: list[tuple[str, int]] = []
 
-    def boot(self, setup: Setup, folder: Path, index: int) -> None:
-        src, order = self.pools[setup.name]
-        k = order[sum(1 for n, _ in self.booted if n == setup.name) % len(order)]
-        self.booted.append((setup.name, index))
-        shutil.copyfile(src / f"boot-{k}.rec", folder / f"boot-{index}.rec")
+    @classmethod
+    def from_options(cls, opts: TargetOptions) -> ReplayTarget:
+        raise NotImplementedError  # made by the tests, not from the command line
+
+    def boot(self, config: BootConfig, out: Path) -> None:
+        src, order = self.pools[config.name]
+        k = order[sum(1 for n, _ in self.booted if n == config.name) % len(order)]
+        self.booted.append((config.name, int(out.stem.removeprefix("boot-"))))
+        shutil.copyfile(src / f"boot-{k}.rec", out)
 
 
 def test_repeat_auto_stops_when_decided(tmp_path: Path) -> None:
     """The same boots' configuration tried as a 'change' (boots 2, 4, ... of bootdelay=2 against
     1, 3, ...): nothing to find, and the first 3 rounds decide it."""
     slow = RERUN / "bootdelay-2"
-    bench = ReplayBench({"baseline": (slow, [1, 3, 5, 7, 9, 11]), "same": (slow, [2, 4, 6, 8, 10, 12]),
+    target = ReplayTarget({"baseline": (slow, [1, 3, 5, 7, 9, 11]), "same": (slow, [2, 4, 6, 8, 10, 12]),
                          "advise": (slow, [12])})
-    r = experiment(bench, [parse_try("same=cmdline:quiet")], tmp_path / "e", 3, max_repeat=6)
+    r = experiment(target, [parse_try("same=cmdline:quiet")], tmp_path / "e", 3, max_repeat=6)
     (o,) = r.changes
     assert r.repeat == 3 and r.max_repeat == 6 and o.measured.boots == r.baseline.boots == 3
     assert o.significance is Significance.NOT_SIGNIFICANT, o
@@ -290,15 +295,15 @@ def test_repeat_auto_boots_more_until_the_cap(tmp_path: Path) -> None:
     """The real 2 s change: its total varies by seconds from boot to boot on the loaded host that
     made these boots, so 3 boots a side cannot decide it; auto boots more rounds, interleaved,
     and at the cap says how many more it would still take."""
-    bench = ReplayBench({"baseline": (RERUN / "bootdelay-2", list(range(1, 13))),
+    target = ReplayTarget({"baseline": (RERUN / "bootdelay-2", list(range(1, 13))),
                          "nodelay": (RERUN / "bootdelay-0", list(range(1, 13)))})
     seen: list[tuple[int, int]] = []
-    r = experiment(bench, [parse_try("nodelay=uboot-env:bootdelay=0")], tmp_path / "e", 3,
+    r = experiment(target, [parse_try("nodelay=uboot-env:bootdelay=0")], tmp_path / "e", 3,
                    progress=lambda done, total, what, s: seen.append((done, total)), max_repeat=8)
     (o,) = r.changes
     assert r.repeat == 8 and o.measured.boots == r.baseline.boots == 8
     # rounds stay interleaved and rotating past the first three
-    assert [n for n, _ in bench.booted[6:10]] == ["nodelay", "baseline", "baseline", "nodelay"]
+    assert [n for n, _ in target.booted[6:10]] == ["nodelay", "baseline", "baseline", "nodelay"]
     assert seen[-1][0] == seen[-1][1] == 16 and seen[2][1] == 6  # planned 6, then more
     assert o.significance is Significance.UNKNOWN and o.need_boots is not None, o
     assert any(n.startswith("--repeat auto: stopped at the cap, 8 boots per configuration (--max-repeat 8)")
@@ -323,16 +328,16 @@ def test_repeat_auto_boots_more_only_where_undecided(tmp_path: Path) -> None:
     decided ones (the baseline's own boots; all together, on these boots) keep their 3 boots
     while the 2 s change boots on to the cap, interleaved with the baseline."""
     slow, fast = RERUN / "bootdelay-2", RERUN / "bootdelay-0"
-    bench = ReplayBench({"baseline": (slow, [1, 3, 5, 7, 9, 11, 2, 4, 6, 8]), "same": (slow, [2, 4, 6]),
+    target = ReplayTarget({"baseline": (slow, [1, 3, 5, 7, 9, 11, 2, 4, 6, 8]), "same": (slow, [2, 4, 6]),
                          "nodelay": (fast, list(range(12, 0, -1))), "all": (fast, list(range(1, 13))),
                          "advise": (slow, [12])})
-    r = experiment(bench, [parse_try("same=cmdline:quiet"), parse_try("nodelay=uboot-env:bootdelay=0")],
+    r = experiment(target, [parse_try("same=cmdline:quiet"), parse_try("nodelay=uboot-env:bootdelay=0")],
                    tmp_path / "e", 3, max_repeat=8)
     same, nodelay = r.changes
     assert r.together is not None
     assert [(o.significance, o.measured.boots) for o in (same, r.together)] == [(Significance.NOT_SIGNIFICANT, 3)] * 2
     assert nodelay.significance is Significance.UNKNOWN and nodelay.measured.boots == r.baseline.boots == 8
-    booted = [n for n, _ in bench.booted if n != "advise"]
+    booted = [n for n, _ in target.booted if n != "advise"]
     assert sorted(booted[:12]) == sorted(["baseline", "same", "nodelay", "all"] * 3)
     # each extra round boots the baseline and the undecided change, the order rotating
     later = booted[12:]
@@ -542,9 +547,9 @@ def test_optimize_on_a_board_keeps_what_saves_and_reaches_ready(tmp_path: Path) 
     for cls in (AutobootDelay, FastInit, Breaker, Lz4):
         reg.register(cls)
     with FakeBoard(tmp_path) as fb:
-        bench = BoardBench(fb.port, 115200, f"touch {fb.trigger}", "ready to serve", str(fb.hook), timeout_s=2.0)
+        target = BoardTarget(fb.port, f"touch {fb.trigger}", 115200, "ready to serve", 2.0, Hook(str(fb.hook)))
         seen: list[tuple[int, int]] = []
-        r = optimize(bench, tmp_path / "o", 3, reg, lambda done, total, what, s: seen.append((done, total)))
+        r = optimize(target, tmp_path / "o", 3, reg, lambda done, total, what, s: seen.append((done, total)))
         calls = fb.calls()
     assert calls[:2] == ["advise reset", f"advise apply cmdline {TRACE_APPEND}"]
     assert calls[-4:] == ["final reset", "final apply uboot-env bootdelay=0", "final apply cmdline fastinit",
@@ -588,8 +593,8 @@ def test_optimize_rounds_try_what_a_kept_change_reveals(tmp_path: Path) -> None:
     for cls in (FastInit, Settle):
         reg.register(cls)
     with FakeBoard(tmp_path, late=True) as fb:
-        bench = BoardBench(fb.port, 115200, f"touch {fb.trigger}", "ready to serve", str(fb.hook), timeout_s=2.0)
-        r = optimize(bench, tmp_path / "o", 3, reg, rounds=3)
+        target = BoardTarget(fb.port, f"touch {fb.trigger}", 115200, "ready to serve", 2.0, Hook(str(fb.hook)))
+        r = optimize(target, tmp_path / "o", 3, reg, rounds=3)
         calls = fb.calls()
     assert [x.number for x in r.rounds] == [1, 2, 3]
     one, two, three = r.rounds
@@ -639,13 +644,13 @@ def test_optimize_rounds_try_what_a_kept_change_reveals(tmp_path: Path) -> None:
 def test_an_existing_folder_is_refused(tmp_path: Path) -> None:
     (tmp_path / "e").mkdir()
     (tmp_path / "e" / "old").write_text("x")
-    bench = BoardBench("/dev/null", 115200, "true", "x", "true")
+    target = BoardTarget("/dev/null", "true", 115200, "x", hook=Hook("true"))
     with pytest.raises(ExperimentError, match="exists and is not empty"):
-        experiment(bench, [parse_try("q=cmdline:quiet")], tmp_path / "e", 1)
+        experiment(target, [parse_try("q=cmdline:quiet")], tmp_path / "e", 1)
     with pytest.raises(ExperimentError, match="unknown rule; known: uboot.autoboot_delay"):
         reg = RuleRegistry()
         reg.register(AutobootDelay)
-        experiment(bench, [parse_try("r=rule:no.such")], tmp_path / "f", 1, reg)
+        experiment(target, [parse_try("r=rule:no.such")], tmp_path / "f", 1, reg)
 
 
 # --- the reference target (slow) -------------------------------------------------------------
@@ -715,7 +720,7 @@ def test_optimize_the_reference_target(tmp_path: Path) -> None:
     reg = RuleRegistry()
     reg.register(AutobootDelay)
     reg.register(NoSleep)
-    r = optimize(QemuBench(setup("qemu-arm64")), tmp_path / "o", 3, reg)
+    r = optimize(QemuTarget(setup("qemu-arm64")), tmp_path / "o", 3, reg)
     tried = {t.finding.rule: t for t in r.tried}
     assert set(tried) == {"uboot.autoboot_delay", "test.needless_sleep"}
     ns = tried["test.needless_sleep"].outcome

@@ -35,9 +35,9 @@ if not HAVE_LABGRID and not os.environ.get("CI"):  # under CI a missing labgrid 
 
 from labgrid_lab import HERE, Lab  # noqa: E402
 
-from bootlens.lab.labgrid import LabgridSpec, _override, run_labgrid  # noqa: E402
+from bootlens.lab.labgrid import LabgridSpec, LabgridTarget, _override  # noqa: E402
 from bootlens.capture.recording import Recording, read_recording  # noqa: E402
-from bootlens.targets.runs import analyze_run  # noqa: E402
+from bootlens.targets.runs import analyze_run, run_target  # noqa: E402
 from bootlens.stats.figures import statistics_of  # noqa: E402
 
 DATA = Path(__file__).parent / "data"
@@ -104,7 +104,7 @@ def test_replayed_boots_through_labgrid_keep_their_times(lab: Lab, tmp_path: Pat
     tens of milliseconds of its time in the original recording."""
     originals = sorted(ARM64_RUN.glob("boot-*.rec"))
     env = lab.env(replay_board(originals))
-    run = run_labgrid(LabgridSpec(str(env)), tmp_path / "run", 2, "APP READY", 60)
+    run = run_target(LabgridTarget(LabgridSpec(str(env)), "APP READY", 60), tmp_path / "run", 2)
     assert run.recordings == 2 and run.ready_count == 2 and not run.not_ready
     assert "acquired: None" not in lab.client("-p", lab.place, "show").stdout  # bootlens never releases it
     replayed = (lab.root / "replayed.txt").read_text().split()[-2:]

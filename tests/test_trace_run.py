@@ -20,7 +20,8 @@ from bootlens.core.errors import UsageError
 from bootlens.timeline.inputs import analyze_folder
 from bootlens.parsers import MarkerSpec, ParseOptions
 from bootlens.capture.recording import Header, RecordingWriter, read_recording
-from bootlens.targets.tracerun import APP_HOOK, DUMP_SCRIPT, check_append, hooked_app, parse_trace, write_overlay
+from bootlens.targets.trace_plan import check_append, parse_trace
+from bootlens.targets.tracerun import APP_HOOK, DUMP_SCRIPT, hooked_app, write_overlay
 from bootlens.capture.trace_dump import DUMP_BEGIN, DUMP_END, dump_span, save_dump, split_dump, trace_path
 
 READY = ParseOptions((MarkerSpec.parse("ready=APP READY"),))

@@ -13,35 +13,33 @@ from ..core.errors import BootlensError, UsageError
 from . import main
 from .common import EXIT_NOT_READY, fail as _fail, say as _say, write_output as _write_output
 from .storeopts import store_hook, store_options, wants_store  # not .history: its commands (start-up)
-from .labgridcmd import labgrid_options, labgrid_spec
+from .labgridcmd import labgrid_options
 
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from ..experiment.experiment import Bench
-    from ..lab.labgrid import LabgridSpec
+    from ..targets.base import Target
     from ..targets.runs import NotReady
 
 
-def _check_board_options(name: str, ready: str, **given: str | None) -> None:
-    """--ready must compile; --port, --power-cycle and --hook typed on the command line for a
-    reference target are a mistake (from bootlens.toml they are the board's: left alone)."""
-    import re
-
+def _open_target(name: str, ready: str, timeout_s: float, baud: int | None, port: str | None,
+                 power_cycle: str | None, lg_env: str | None, lg_role: str, lg_place: str | None,
+                 lg_coordinator: str | None, append: str = "", cmdline: str | None = None, hook: str | None = None,
+                 changes: bool = False) -> Target:
+    """The target TARGET names (lab.catalogue), opened from the command's options; which of them
+    were typed on the command line (not taken from bootlens.toml) goes with them."""
     from click.core import ParameterSource
 
-    try:
-        re.compile(ready)
-    except re.error as e:
-        raise UsageError(f"--ready {ready!r}: bad regular expression: {e}") from None
-    if name == "board":
-        return
+    from ..lab.catalogue import open_target
+    from ..targets.base import TargetOptions
+
     ctx = click.get_current_context()
-    for param, value in given.items():
-        if value is not None and ctx.get_parameter_source(param) is ParameterSource.COMMANDLINE:
-            raise UsageError(f"--{param.replace('_', '-')} is for TARGET board; {name} is a reference target "
-                             "(bootlens boots it itself)")
+    typed = frozenset(p.removeprefix("lg_") for p in ctx.params
+                      if ctx.get_parameter_source(p) is ParameterSource.COMMANDLINE)
+    return open_target(TargetOptions(name, ready, timeout_s, baud, append, cmdline, port=port, power_cycle=power_cycle,
+                                     hook=hook, env=lg_env, role=lg_role, place=lg_place, coordinator=lg_coordinator,
+                                     changes=changes, typed=typed))
 
 
 def _exit_if_not_ready(failed: list[NotReady], ready: str) -> None:
@@ -100,7 +98,7 @@ def target_boot(name: str, output: str, append: str, cmdline: str | None, overla
     from pathlib import Path
 
     from ..targets.qemu import boot, kernel_cmdline, setup
-    from ..targets.tracerun import parse_trace
+    from ..targets.trace_plan import parse_trace
     from ..capture.trace_dump import trace_path
 
     try:
@@ -174,10 +172,11 @@ def run_cmd(name: str, repeat: int, append: str, cmdline: str | None, overlay: s
 
     from ..render.compare_terminal import render_stats
     from ..render.terminal import render_terminal
-    from ..targets.runs import run_target
     from ..stats.figures import statistics_of
-    from ..targets.qemu import kernel_cmdline, parse_env_overrides, setup
-    from ..targets.tracerun import check_trace, parse_trace
+    from ..targets.base import BootConfig
+    from ..targets.qemu import parse_env_overrides
+    from ..targets.runs import run_target
+    from ..targets.trace_plan import parse_trace
 
     console = Console(highlight=False, stderr=as_json)
     folder = Path(output or f"runs/{name}-{_time.strftime('%Y%m%d-%H%M%S')}")
@@ -187,32 +186,13 @@ def run_cmd(name: str, repeat: int, append: str, cmdline: str | None, overlay: s
         boot_done(i, repeat, "", seconds)
 
     try:
-        lg = labgrid_spec(name, lg_env, lg_role, lg_place, lg_coordinator, port=port, power_cycle=power_cycle)
-        _check_board_options("board" if lg else name, ready, port=port, power_cycle=power_cycle)
-        plan = parse_trace(trace_spec) if trace_spec is not None else None
-        if plan is not None and (lg is not None or name == "board"):
-            raise UsageError("--trace is for the busybox reference targets (qemu-arm64, qemu-x86_64): on a "
-                             "board, put the trace arguments in its command line and read the buffer yourself")
-        if name == "board" and (not port or not power_cycle):
-            raise UsageError("run board needs --port (its console) and --power-cycle (a command)")
+        config = BootConfig(uboot_env=tuple(parse_env_overrides(uboot_env).items()),
+                            overlay=Path(overlay) if overlay else None,
+                            trace=parse_trace(trace_spec) if trace_spec is not None else None)
+        target = _open_target(name, ready, timeout_s, baud, port, power_cycle, lg_env, lg_role, lg_place,
+                              lg_coordinator, append, cmdline)
         bar.start()
-        if lg is not None:
-            from ..lab.labgrid import run_labgrid
-
-            run = run_labgrid(lg, folder, repeat, ready, timeout_s, progress)
-        elif name == "board":
-            from ..targets.runs import run_board
-
-            assert port is not None and power_cycle is not None
-            run = run_board(port, baud or 115200, power_cycle, folder, repeat, ready, timeout_s, progress)
-        else:
-            env = parse_env_overrides(uboot_env)
-            tf = setup(name)
-            kernel = kernel_cmdline(tf, cmdline, append)
-            if plan is not None:  # before the run folder is made
-                check_trace(tf, plan, kernel)
-            run = run_target(tf, folder, repeat, kernel, progress, env or None, Path(overlay) if overlay else None,
-                             baud, ready, timeout_s, plan)
+        run = run_target(target, folder, repeat, config, progress)
     except BootlensError as e:
         bar.stop()
         _fail(e)
@@ -250,7 +230,7 @@ def _with_target(labels: tuple[str, ...], name: str) -> tuple[str, ...]:
     return labels if any(lb.partition("=")[0].strip() == "target" for lb in labels) else (*labels, f"target={name}")
 
 
-def _bench_options(f: Callable[..., None]) -> Callable[..., None]:
+def _experiment_options(f: Callable[..., None]) -> Callable[..., None]:
     """The options ``experiment`` and ``optimize`` share: how many boots, where, which target."""
     opts = [
         click.option("--repeat", default="3", show_default=True, type=_REPEAT, metavar="N|auto",
@@ -325,39 +305,12 @@ def _repeat_plan(repeat: int | str, max_repeat: int) -> tuple[int, int | None]:
     return int(repeat), None
 
 
-def _bench(name: str, append: str, baud: int | None, port: str | None, power_cycle: str | None, ready: str,
-           hook: str | None, timeout_s: float, lg: LabgridSpec | None = None) -> Bench:
-    """The target to experiment on: a reference target, or a board driven through its hook."""
-    from ..experiment.experiment import BoardBench, QemuBench
-    from ..targets.qemu import setup
-
-    if lg is not None:
-        from ..lab.labgrid import LabgridBench
-
-        _check_board_options("board", ready)
-        if not hook or append:
-            raise UsageError("labgrid needs --hook (a script that applies changes; see docs/experiment.md), "
-                             "and takes no --append (the hook changes the command line)")
-        return LabgridBench(lg, ready, hook, timeout_s, baud)
-
-    _check_board_options(name, ready, port=port, power_cycle=power_cycle, hook=hook)
-    if name == "board":
-        if not port or not power_cycle or not hook:
-            raise UsageError("board needs --port (its console), --power-cycle (a command) and --hook (a script "
-                             "that applies changes; see docs/experiment.md)")
-        if append:
-            raise UsageError("--append is for reference targets; on a board the hook changes the command line")
-        return BoardBench(port, baud or 115200, power_cycle, ready, hook, timeout_s)
-    return QemuBench(setup(name), append, baud, timeout_s, ready)
-
-
-
 @main.command("experiment")
 @click.argument("name", metavar="TARGET")
 @click.option("--try", "tries", multiple=True, required=True, metavar="NAME=CHANGE",
               help="A change to measure, repeatable: NAME=cmdline:ARGS, NAME=uboot-env:VAR=VALUE, "
               "NAME=overlay:DIR (files laid over the root filesystem) or NAME=rule:RULE_ID (the advisor's change).")
-@_bench_options
+@_experiment_options
 @store_options("each configuration's boots (labels config=NAME and experiment=FOLDER added)")
 def experiment_cmd(name: str, tries: tuple[str, ...], repeat: int | str, max_repeat: int, output: str | None, append: str, as_json: bool,
                    baud: int | None, port: str | None, power_cycle: str | None, ready: str, hook: str | None,
@@ -385,11 +338,11 @@ def experiment_cmd(name: str, tries: tuple[str, ...], repeat: int | str, max_rep
     bar, progress = boot_bar(console, name)
     try:
         specs = [parse_try(t) for t in tries]
-        lg = labgrid_spec(name, lg_env, lg_role, lg_place, lg_coordinator, port=port, power_cycle=power_cycle)
-        bench = _bench(name, append, baud, port, power_cycle, ready, hook, timeout_s, lg)
+        target = _open_target(name, ready, timeout_s, baud, port, power_cycle, lg_env, lg_role, lg_place,
+                              lg_coordinator, append, hook=hook, changes=True)
         bar.start()
         first, most = _repeat_plan(repeat, max_repeat)
-        result = experiment(bench, specs, folder, first, progress=progress, max_repeat=most)
+        result = experiment(target, specs, folder, first, progress=progress, max_repeat=most)
     except BootlensError as e:
         bar.stop()
         _fail(e)
@@ -421,7 +374,7 @@ def _not_ready(folders: list[Path]) -> list[NotReady]:
 
 @main.command("optimize")
 @click.argument("name", metavar="TARGET")
-@_bench_options
+@_experiment_options
 @click.option("--html", metavar="FILE", help="Also write the before/after compare report (HTML) to FILE; '-' "
               "writes only it, to standard output.")
 @click.option("--rounds", default=3, show_default=True, type=click.IntRange(1, 20), metavar="N",
@@ -451,18 +404,18 @@ def optimize_cmd(name: str, repeat: int | str, max_repeat: int, output: str | No
 
     from ..render.progress import boot_bar
 
-    from ..experiment.experiment import optimize
+    from ..experiment.optimize import optimize
     from ..render.experiment import optimize_json_obj, render_optimize, write_json_obj
 
     console = Console(highlight=False, stderr=as_json)
     folder = Path(output or f"runs/optimize-{name}-{_time.strftime('%Y%m%d-%H%M%S')}")
     bar, progress = boot_bar(console, name)
     try:
-        lg = labgrid_spec(name, lg_env, lg_role, lg_place, lg_coordinator, port=port, power_cycle=power_cycle)
-        bench = _bench(name, append, baud, port, power_cycle, ready, hook, timeout_s, lg)
+        target = _open_target(name, ready, timeout_s, baud, port, power_cycle, lg_env, lg_role, lg_place,
+                              lg_coordinator, append, hook=hook, changes=True)
         bar.start()
         first, most = _repeat_plan(repeat, max_repeat)
-        result = optimize(bench, folder, first, progress=progress, max_repeat=most, rounds=rounds)
+        result = optimize(target, folder, first, progress=progress, max_repeat=most, rounds=rounds)
     except BootlensError as e:
         bar.stop()
         _fail(e)

@@ -1,5 +1,5 @@
-"""Stage 6, experiment and optimize: changes and the configurations made of them
-(:mod:`.configs`), a target as an experiment drives it (:mod:`.testbed`), how configurations
-are booted and measured (:mod:`.measurement`), ``bootlens experiment`` (:mod:`.experiment`)
-and ``bootlens optimize`` (:mod:`.optimize`).
+"""Stage 6, experiment and optimize: changes and the configurations made of them, and what a
+target boots with in each (:mod:`.configs`), how configurations are booted on a target and
+measured (:mod:`.measurement`), ``bootlens experiment`` (:mod:`.experiment`) and ``bootlens
+optimize`` (:mod:`.optimize`). The targets themselves are :mod:`bootlens.targets`.
 """

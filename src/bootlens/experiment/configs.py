@@ -19,13 +19,14 @@ from pathlib import Path, PurePosixPath
 from ..advise.base import Change, ChangeKind
 from ..core.errors import BootlensError, printable
 from ..capture.run_folder import RUN_META, read_run_meta
+from ..targets.base import CMDLINE, OVERLAY, UBOOT_ENV, BootConfig
 from ..targets.cmdline import param_name
 from ..targets.initramfs import overlay_files
 
 SPEC_KINDS = ("cmdline", "uboot-env", "overlay", "rule")
 RESERVED = frozenset({"baseline", "all", "advise", "final", "final-overlay"})  # folder names bootlens uses
 OVERLAY_DIR = "overlay"  # in each configuration's folder: the files laid over the root filesystem
-HOOK_KIND = {ChangeKind.CMDLINE: "cmdline", ChangeKind.UBOOT_ENV: "uboot-env", ChangeKind.OVERLAY: "overlay"}
+HOOK_KIND = {ChangeKind.CMDLINE: CMDLINE, ChangeKind.UBOOT_ENV: UBOOT_ENV, ChangeKind.OVERLAY: OVERLAY}
 NOT_AUTOMATIC = {ChangeKind.KCONFIG: "needs a kernel rebuild", ChangeKind.MANUAL: "needs a manual edit"}
 
 
@@ -124,6 +125,15 @@ class Setup:
     def all_notes(self) -> tuple[str, ...]:
         """The notes, with the environment image's when it is only there for equal conditions."""
         return self.notes + ((EQUALISED.format(dict(self.env_image).get("bootdelay")),) if self.equalised else ())
+
+    def boot_config(self, folder: Path) -> BootConfig:
+        """What the target boots with in this configuration, whose folder is ``folder``: the
+        kernel arguments, the environment image's variables, ``folder/overlay`` when files are
+        laid over the root filesystem, and for a hook one step per change, in order (the
+        overlay's files are one step, after them: merged, conflicts settled)."""
+        steps = tuple((HOOK_KIND[c.kind], c.value) for _, c in self.changes if c.kind is not ChangeKind.OVERLAY)
+        return BootConfig(self.name, self.append, self.env_image, folder / OVERLAY_DIR if self.files else None,
+                          steps=steps)
 
 
 def combine(name: str, changes: Sequence[tuple[str, Change]]) -> Setup:

@@ -19,21 +19,22 @@ from pathlib import Path
 
 from ..advise import RuleRegistry, default_registry
 from ..core.errors import printable
+from ..targets.base import Target
 from .configs import (
     NOT_AUTOMATIC, ExperimentError, Setup, TrySpec, change_dict, combine, equalise, overlay_change, parse_try,
     read_applied, write_overlay,
 )
 from .measurement import (
     AGREEMENT, TRACE_APPEND, Agreement, Estimate, Measured, Outcome, Progress, Runner, Traced, agreement,
-    auto_note, estimate_for, findings_per_boot, fresh_folder, outcome, overlap, traced_boot, undecided,
+    auto_note, estimate_for, findings_per_boot, fresh_folder, outcome, overlap, target_context, traced_boot,
+    undecided,
 )
 from .optimize import FINAL_SPEC, OptimizeResult, Round, Tried, optimize
-from .testbed import Bench, BoardBench, QemuBench
 
 ALL_SPEC = "every change above"  # the spec shown for changes applied together
 
-__all__ = ["AGREEMENT", "ALL_SPEC", "FINAL_SPEC", "TRACE_APPEND", "Agreement", "Bench", "BoardBench", "Estimate",
-           "ExperimentError", "ExperimentResult", "Measured", "OptimizeResult", "Outcome", "QemuBench", "Setup",
+__all__ = ["AGREEMENT", "ALL_SPEC", "FINAL_SPEC", "TRACE_APPEND", "Agreement", "Estimate",
+           "ExperimentError", "ExperimentResult", "Measured", "OptimizeResult", "Outcome", "Setup",
            "Round", "Tried", "TrySpec", "agreement", "change_dict", "combine", "equalise", "experiment", "optimize",
            "outcome", "overlay_change", "parse_try", "read_applied", "write_overlay"]
 
@@ -53,7 +54,7 @@ class ExperimentResult:
     max_repeat: int | None = None  # --repeat auto: the cap (--max-repeat); None: a fixed --repeat
 
 
-def experiment(bench: Bench, specs: Sequence[TrySpec], out: Path, repeat: int,
+def experiment(target: Target, specs: Sequence[TrySpec], out: Path, repeat: int,
                registry: RuleRegistry | None = None, progress: Progress | None = None,
                max_repeat: int | None = None) -> ExperimentResult:
     """Boot the baseline, each change and all changes together ``repeat`` times each; with
@@ -70,22 +71,22 @@ def experiment(bench: Bench, specs: Sequence[TrySpec], out: Path, repeat: int,
             raise ExperimentError(f"--try {sp.name}=rule:{printable(sp.rule)}: unknown rule; known: "
                                   f"{', '.join(reg.ids()) or 'none'}")
     fresh_folder(out)
-    ctx = bench.context()
+    ctx = target_context(target)
     together = len(specs) > 1
-    runner = Runner(bench, progress, repeat * (1 + len(specs) + together))
+    runner = Runner(target, progress, repeat * (1 + len(specs) + together))
     notes: list[str] = []
     traced: Traced | None = None
     try:
         if any(sp.change is None for sp in specs):
             runner.total += 1
-            traced = traced_boot(bench, runner, out, ctx, reg)
+            traced = traced_boot(runner, out, ctx, reg)
             notes.append(f"rule changes come from the advisor's findings on a boot with tracing on ({traced.folder})")
         resolved = [sp if sp.change is not None else _resolve(sp, traced, notes) for sp in specs]
         labelled = [(sp.name, sp.change) for sp in resolved if sp.change is not None]
         setups = [combine("baseline", [])] + [combine(n, [(n, c)]) for n, c in labelled]
         if together:
             setups.append(combine("all", labelled))
-        setups = equalise(setups, bench.default_bootdelay())
+        setups = equalise(setups, target.default_bootdelay())
         measured, rounds = runner.rounds([(s, out / s.name) for s in setups], repeat, max_repeat)
         auto_note(notes, repeat, rounds, max_repeat, undecided(measured[0], measured[1:]))
         base = measured[0]
@@ -94,23 +95,23 @@ def experiment(bench: Bench, specs: Sequence[TrySpec], out: Path, repeat: int,
         if traced is None and any(e is None or e.saving_ns is None for e in ests):
             # initcall and process rules need the kernel's tracing to put a figure on a change
             runner.total += 1
-            traced = traced_boot(bench, runner, out, ctx, reg)
+            traced = traced_boot(runner, out, ctx, reg)
             notes.append(f"the advisor put no figure on some changes from the product boots: one more boot, with "
                          f"tracing on ({traced.folder}), for its initcall and process rules")
             ests = [estimate_for(c, sp.rule, per_boot, traced) for sp, (_, c) in zip(resolved, labelled)]
     finally:
-        bench.finish()
-    outs = [outcome(sp.name, base, m, est, bench.rate_limited, sp.spec)
+        target.close()
+    outs = [outcome(sp.name, base, m, est, target.rate_limited, sp.spec)
             for sp, m, est in zip(resolved, measured[1:], ests)]
     single = [o.saving_ns for o in outs]
     sum_single = sum(x for x in single if x is not None) if all(x is not None for x in single) else None
     all_out = None
     if together:
-        all_out = outcome("all", base, measured[-1], None, bench.rate_limited, ALL_SPEC)
+        all_out = outcome("all", base, measured[-1], None, target.rate_limited, ALL_SPEC)
         all_out = replace(all_out, explanation=overlap(all_out, sum_single, all_out.explanation))
     else:
         notes.append("a single change: no 'all' configuration (it would be the same)")
-    return ExperimentResult(bench.name, out, rounds, base, tuple(outs), all_out, sum_single, tuple(notes),
+    return ExperimentResult(target.name, out, rounds, base, tuple(outs), all_out, sum_single, tuple(notes),
                             max_repeat)
 
 

@@ -37,12 +37,13 @@ from pathlib import Path
 from ..advise import RuleRegistry, advise
 from ..advise.base import Change, ChangeKind, Confidence, Context, Finding
 from ..timeline.analyze import Analysis, BootAnalysis
-from .testbed import Bench
 from ..stats.compare import Change as CompareChange, Significance, figure_delta
 from ..core.errors import printable
 from ..timeline.inputs import analyze_folder
 from ..stats.figures import Stat, diff_interval, statistics_of
-from .configs import ExperimentError, Setup, change_key, combine
+from ..targets.base import BootConfig, Target
+from ..targets.runs import write_meta
+from .configs import ExperimentError, Setup, change_dict, change_key, combine, write_overlay
 
 TRACE_APPEND = ("initcall_debug ignore_loglevel trace_event=sched:sched_process_fork,"
                 "sched:sched_process_exec,sched:sched_process_exit tp_printk")
@@ -295,15 +296,16 @@ class Runner:
     """Boots configurations in interleaved rounds (:meth:`rounds`), counting the boots done and
     planned for the caller's progress function."""
 
-    def __init__(self, bench: Bench, progress: Progress | None, total: int) -> None:
-        self.bench, self.progress, self.total, self.done = bench, progress, total, 0
+    def __init__(self, target: Target, progress: Progress | None, total: int) -> None:
+        self.target, self.progress, self.total, self.done = target, progress, total, 0
 
-    def boot(self, setup: Setup, folder: Path, index: int) -> None:
+    def boot(self, config: BootConfig, folder: Path, index: int) -> None:
+        """Boot the target once in ``config``, into ``folder``'s ``boot-INDEX.rec``."""
         t = time.monotonic()
-        self.bench.boot(setup, folder, index)
+        self.target.boot(config, folder / f"boot-{index}.rec")
         self.done += 1
         if self.progress is not None:
-            self.progress(self.done, self.total, f"{setup.name} {index}", time.monotonic() - t)
+            self.progress(self.done, self.total, f"{config.name} {index}", time.monotonic() - t)
 
     def rounds(self, plan: Sequence[tuple[Setup, Path]], repeat: int, max_repeat: int | None = None,
                base: Measured | None = None, gains_only: bool = False) -> tuple[list[Measured], int]:
@@ -314,20 +316,18 @@ class Runner:
         and the baseline, still interleaved (``gains_only``: a slower one is not undecided for
         optimize). Returns the measurements and the most boots a configuration got."""
         for s, folder in plan:
-            self.bench.check(s)
-        for s, folder in plan:
-            self.bench.prepare(s, folder)
+            self.target.check(s.boot_config(folder))
+        configs = [prepare(self.target, s, folder) for s, folder in plan]
         booted = [0] * len(plan)
         active = list(range(len(plan)))
-        target = repeat
+        upto = repeat
         while True:
-            for i in range(min(booted[k] for k in active), target):
+            for i in range(min(booted[k] for k in active), upto):
                 turn = [k for k in active if booted[k] <= i]
                 r = i % len(turn) if turn else 0  # each round starts one configuration later: none always boots first
                 for k in [*turn[r:], *turn[:r]]:
-                    s, folder = plan[k]
                     booted[k] += 1
-                    self.boot(s, folder, booted[k])
+                    self.boot(configs[k], plan[k][1], booted[k])
             measured = [measure(s, folder) for s, folder in plan]
             done = max(booted)
             if max_repeat is None or done >= max_repeat:
@@ -338,9 +338,31 @@ class Runner:
                 return measured, done
             more = {i + shift for i in need}
             active = sorted(more | ({0} if base is None else set()))
-            target = min(max(max(booted[k] for k in active) + 1,
-                             min(booted[k] for k in more) + max(need.values())), max_repeat)
-            self.total += sum(target - booted[k] for k in active)
+            upto = min(max(max(booted[k] for k in active) + 1,
+                           min(booted[k] for k in more) + max(need.values())), max_repeat)
+            self.total += sum(upto - booted[k] for k in active)
+
+
+def prepare(target: Target, setup: Setup, folder: Path) -> BootConfig:
+    """Make a configuration's folder: the files it lays over the root filesystem
+    (``overlay/``), run.json saying what is applied; the configuration as the target boots it."""
+    folder.mkdir(parents=True, exist_ok=True)
+    config = setup.boot_config(folder)
+    if config.overlay is not None:
+        write_overlay(setup.files, config.overlay)
+    write_meta(folder, target, config, experiment={
+        "configuration": setup.name, "changes": [change_dict(lb, c) for lb, c in setup.changes],
+        "uboot_env_equalised": setup.equalised, "notes": list(setup.all_notes())})
+    return config
+
+
+def target_context(target: Target) -> Context:
+    """What the advisor may know of the target beyond the logs: its name and root filesystem
+    files when bootlens knows them (a reference target), the console's line rate."""
+    files = target.known_files()
+    if files is None:
+        return Context(baud=target.baud)
+    return Context(target=target.name, rootfs_files=files, baud=target.baud)
 
 
 def fresh_folder(out: Path) -> None:
@@ -350,15 +372,14 @@ def fresh_folder(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
 
 
-def traced_boot(bench: Bench, runner: Runner, out: Path, ctx: Context, registry: RuleRegistry,
-            applied: Sequence[tuple[str, Change]] = ()) -> Traced:
+def traced_boot(runner: Runner, out: Path, ctx: Context, registry: RuleRegistry,
+                applied: Sequence[tuple[str, Change]] = ()) -> Traced:
     """One boot with the kernel's tracing on (and the ``applied`` changes), to advise on
     (initcall and process rules need the tracing)."""
     folder = out / "advise"
     s = combine("advise", [*applied, ("tracing", Change(ChangeKind.CMDLINE, TRACE_APPEND,
                                                          "kernel tracing for the advisor"))])
-    bench.prepare(s, folder)
-    runner.boot(s, folder, 1)
+    runner.boot(prepare(runner.target, s, folder), folder, 1)
     a = analyze_folder(folder)
     b = a.boots[0] if a.boots else None
     return Traced(folder, b, tuple(advise(b, ctx, registry)) if b is not None else ())

@@ -14,6 +14,7 @@ from pathlib import Path
 from ..advise import RuleRegistry, default_registry
 from ..advise.base import Change, ChangeKind, Context, Finding
 from ..stats.compare import Comparison, Significance, compare_groups
+from ..targets.base import Target
 from ..timeline.inputs import Group
 from .configs import (
     HOOK_KIND, NOT_AUTOMATIC, RESERVED, ExperimentError, Setup, change_key, combine, equalise, valid_name,
@@ -21,9 +22,8 @@ from .configs import (
 )
 from .measurement import (
     Measured, Outcome, Progress, Runner, auto_note, estimate_for, findings_per_boot, fresh_folder, outcome, overlap,
-    traced_boot, undecided,
+    target_context, traced_boot, undecided,
 )
-from .testbed import Bench
 
 FINAL_SPEC = "the kept changes together"
 
@@ -120,7 +120,7 @@ def with_files(ctx: Context, setup: Setup | None) -> Context:
     return replace(ctx, rootfs_files={**ctx.rootfs_files, **laid})
 
 
-def optimize(bench: Bench, out: Path, repeat: int, registry: RuleRegistry | None = None,
+def optimize(target: Target, out: Path, repeat: int, registry: RuleRegistry | None = None,
              progress: Progress | None = None, max_repeat: int | None = None, rounds: int = 1) -> OptimizeResult:
     """Advise on a traced boot, try every automatic finding alone, keep the significant ones
     that still reach ready, then boot them all together; with ``max_repeat``, each step boots
@@ -133,8 +133,8 @@ def optimize(bench: Bench, out: Path, repeat: int, registry: RuleRegistry | None
         raise ExperimentError("--rounds: at least 1")
     reg = registry or default_registry()
     fresh_folder(out)
-    ctx = bench.context()
-    runner = Runner(bench, progress, 1)
+    ctx = target_context(target)
+    runner = Runner(target, progress, 1)
     notes: list[str] = []
     done: list[Round] = []
     applied: tuple[tuple[str, Change], ...] = ()
@@ -147,7 +147,7 @@ def optimize(bench: Bench, out: Path, repeat: int, registry: RuleRegistry | None
             if k > 1:
                 runner.total += 1
             last = done[-1] if done else None
-            rnd = _round(bench, runner, folder, k, applied, reg, repeat, max_repeat, notes,
+            rnd = _round(target, runner, folder, k, applied, reg, repeat, max_repeat, notes,
                          last.kept if last else None, ctx,
                          last.kept_outcome.measured if last and last.kept_outcome else None)
             done.append(rnd)
@@ -163,9 +163,9 @@ def optimize(bench: Bench, out: Path, repeat: int, registry: RuleRegistry | None
         if kept_round is not None:
             final_out = kept_round.kept_outcome
             if kept_round.number > 1:
-                final_base, final_out = _overall(bench, runner, out, kept_round, repeat, max_repeat, notes)
+                final_base, final_out = _overall(target, runner, out, kept_round, repeat, max_repeat, notes)
     finally:
-        bench.finish()
+        target.close()
     final = kept_round.kept if kept_round is not None else None
     base = final_base or done[0].baseline
     overlay = None
@@ -177,12 +177,12 @@ def optimize(bench: Bench, out: Path, repeat: int, registry: RuleRegistry | None
         comparison = compare_groups([Group(str(base.folder), base.analysis, True),
                                      Group(str(final_out.measured.folder), final_out.measured.analysis, True)])
     sums = [r.sum_single_ns for r in done if r.kept is not None]
-    return OptimizeResult(bench.name, out, max(r.repeat for r in done), tuple(done), final, final_out, overlay,
+    return OptimizeResult(target.name, out, max(r.repeat for r in done), tuple(done), final, final_out, overlay,
                           sum(x or 0 for x in sums) if sums else None, comparison, tuple(notes), max_repeat,
                           final_base)
 
 
-def _round(bench: Bench, runner: Runner, out: Path, number: int, applied: tuple[tuple[str, Change], ...],
+def _round(target: Target, runner: Runner, out: Path, number: int, applied: tuple[tuple[str, Change], ...],
            reg: RuleRegistry, repeat: int, max_repeat: int | None, notes: list[str], so_far: Setup | None,
            target_ctx: Context, prior: Measured | None = None) -> Round:
     """Advise on a traced boot of ``applied``, try each new automatic finding alone on top of
@@ -192,7 +192,7 @@ def _round(bench: Bench, runner: Runner, out: Path, number: int, applied: tuple[
     if number > 1:
         out.mkdir(parents=True, exist_ok=True)
     here: list[str] = []
-    traced = traced_boot(bench, runner, out, ctx, reg, applied)
+    traced = traced_boot(runner, out, ctx, reg, applied)
     findings = traced.findings
     if traced.boot is None or traced.boot.total.duration_ns is None:
         here.append("the traced boot did not reach the ready marker; findings may be incomplete")
@@ -225,7 +225,7 @@ def _round(bench: Bench, runner: Runner, out: Path, number: int, applied: tuple[
                      booted)
     setups = equalise([combine("baseline", applied)] +
                       [combine(n, [*applied, (n, f.change)]) for n, f in zip(names, cands)],
-                      bench.default_bootdelay())
+                      target.default_bootdelay())
     runner.total += repeat * len(setups)
     measured, booted = runner.rounds([(s, out / s.name) for s in setups], repeat, max_repeat, gains_only=True)
     auto_note(here, repeat, booted, max_repeat, undecided(measured[0], measured[1:], True))
@@ -233,7 +233,7 @@ def _round(bench: Bench, runner: Runner, out: Path, number: int, applied: tuple[
     per_boot = findings_per_boot(base.analysis, ctx, reg)
     tried: list[Tried] = []
     for n, f, m in zip(names, cands, measured[1:]):
-        o = outcome(n, base, m, estimate_for(f.change, f.rule, per_boot, traced), bench.rate_limited,
+        o = outcome(n, base, m, estimate_for(f.change, f.rule, per_boot, traced), target.rate_limited,
                     f"{HOOK_KIND[f.change.kind]}:{f.change.value}")
         if m.ready_boots < m.boots:
             tried.append(Tried(f, o, False, f"not kept: {m.boots - m.ready_boots} of {m.boots} boots did not "
@@ -246,33 +246,33 @@ def _round(bench: Bench, runner: Runner, out: Path, number: int, applied: tuple[
                                f"not kept: {what} ({o.reason})"))
         else:
             tried.append(Tried(f, o, True, "kept: saves significantly and every boot reached ready"))
-    kept, kept_out, sum_single = _final(bench, runner, out, base, tried, repeat, here, max_repeat, applied)
+    kept, kept_out, sum_single = _final(target, runner, out, base, tried, repeat, here, max_repeat, applied)
     notes += [f"round {number}: {n}" if number > 1 else n for n in here]
     return Round(number, applied, out, traced.folder, findings, tuple(not_tried), base, tuple(tried), kept, kept_out,
                  sum_single, booted)
 
 
-def _overall(bench: Bench, runner: Runner, out: Path, last: Round, repeat: int, max_repeat: int | None,
+def _overall(target: Target, runner: Runner, out: Path, last: Round, repeat: int, max_repeat: int | None,
              notes: list[str]) -> tuple[Measured, Outcome]:
     """The target as it was and every kept change together, booted side by side: each round
     measured against the round before, at another time; this is the figure of the whole."""
     assert last.kept is not None
     final = combine("final", last.kept.changes)
-    base, final = equalise([combine("baseline", []), final], bench.default_bootdelay())
+    base, final = equalise([combine("baseline", []), final], target.default_bootdelay())
     where = out / "overall"
     runner.total += 2 * repeat
     (b, m), booted = runner.rounds([(base, where / "baseline"), (final, where / "final")], repeat, max_repeat,
                                     gains_only=True)
     auto_note(notes, repeat, booted, max_repeat, undecided(b, [m], True),
                "boots of the target as it was and of the final configuration, side by side")
-    o = outcome("final", b, m, None, bench.rate_limited, FINAL_SPEC)
+    o = outcome("final", b, m, None, target.rate_limited, FINAL_SPEC)
     if m.ready_boots < m.boots:
         notes.append(f"the final configuration did not reach the ready line in {m.boots - m.ready_boots} of "
                      f"{m.boots} boots side by side with the target as it was: do not adopt it as it is")
     return b, o
 
 
-def _final(bench: Bench, runner: Runner, out: Path, base: Measured, tried: list[Tried], repeat: int,
+def _final(target: Target, runner: Runner, out: Path, base: Measured, tried: list[Tried], repeat: int,
            notes: list[str], max_repeat: int | None = None, applied: Sequence[tuple[str, Change]] = (),
            ) -> tuple[Setup | None, Outcome | None, float | None]:
     """Combine the kept changes (the larger saving first; a change touching the same file or
@@ -299,11 +299,11 @@ def _final(bench: Bench, runner: Runner, out: Path, base: Measured, tried: list[
         only = chosen[0].outcome
         notes.append(f"one change kept: the boots of {only.name} above measure the configuration it makes")
         return final, replace(only, name="final"), sum_single
-    final = equalise([base.setup, final], bench.default_bootdelay())[1]
+    final = equalise([base.setup, final], target.default_bootdelay())[1]
     runner.total += repeat
     (m,), rounds = runner.rounds([(final, out / "final")], repeat, max_repeat, base, gains_only=True)
     auto_note(notes, repeat, rounds, max_repeat, undecided(base, [m], True), "boots of the final configuration")
-    o = outcome("final", base, m, None, bench.rate_limited, FINAL_SPEC)
+    o = outcome("final", base, m, None, target.rate_limited, FINAL_SPEC)
     if m.ready_boots < m.boots:
         notes.append(f"the kept changes together did not reach the ready line in {m.boots - m.ready_boots} of "
                      f"{m.boots} boots, though each did alone: do not adopt them as they are; `bootlens "

@@ -10,26 +10,26 @@ the first byte the board sends after power is back is in the recording. The reco
 same as ``bootlens run board`` makes (:mod:`bootlens.capture.loop`), so analysis, reports and
 comparisons never need labgrid. labgrid is imported only here and only when a boot is asked
 for: it is the optional ``bootlens[labgrid]`` extra (docs/labgrid.md).
+
+:class:`LabgridTarget` is the Target (:mod:`bootlens.targets.base`) that ``bootlens run``,
+``experiment`` and ``optimize`` boot as TARGET ``labgrid``; :class:`LabgridDrivers` holds the
+labgrid side of it, opened.
 """
 
 from __future__ import annotations
 
 import subprocess
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..experiment.testbed import BoardBench
 from ..capture.loop import CaptureResult, capture, stop_if_interrupted
-from ..capture.run_folder import write_run_meta
 from ..capture.sources import READ_MAX, CaptureError, Source, SourceGone
-from ..core.model import READY
-from ..core.options import MarkerSpec
-from ..targets.runs import RunAnalysis, analyze_run
-from ..experiment.configs import Setup
+from ..core.errors import UsageError
+from ..targets.base import READY_MARKER, BootConfig, TargetOptions
+from ..targets.board import Hook, HookedTarget
 
 # While a burst lasts, a read takes what comes within 1 ms: pyserial's rfc2217 port queues bytes
 # one by one and, with no time to wait, hands out one per read
@@ -115,10 +115,10 @@ def _check_rfc2217(console: Any) -> None:
                            "pip install --force-reinstall --no-deps pyserial-labgrid (docs/labgrid.md)")
 
 
-class LabgridTarget:
+class LabgridDrivers:
     """A labgrid target opened for booting: its console driver and its power switch.
 
-    Use :func:`opened`; every labgrid failure surfaces as :class:`LabgridError`."""
+    Opened by :meth:`LabgridTarget.drivers`; every labgrid failure surfaces as :class:`LabgridError`."""
 
     def __init__(self, spec: LabgridSpec) -> None:
         self.spec = spec
@@ -268,17 +268,6 @@ class LabgridTarget:
             self.target = None
 
 
-@contextmanager
-def opened(spec: LabgridSpec) -> Iterator[LabgridTarget]:
-    """The labgrid target, open for the block and powered off and closed after it."""
-    lt = LabgridTarget(spec)
-    try:
-        lt.open()
-        yield lt
-    finally:
-        lt.close()
-
-
 class ConsoleSource(Source):
     """A labgrid ConsoleProtocol as a capture source, read with the protocol's own ``read(size,
     timeout, max_size)``.
@@ -291,7 +280,7 @@ class ConsoleSource(Source):
     waiting byte at most, so a kernel's burst of 15 KB came one byte per call, each call through
     labgrid's step machinery: the recording fell 1.5 s behind the console."""
 
-    def __init__(self, lt: LabgridTarget) -> None:
+    def __init__(self, lt: LabgridDrivers) -> None:
         self.lt = lt
         self.name = f"labgrid:{lt.spec.role}:{type(lt.console).__name__}"
         self.baud = lt.baud
@@ -339,10 +328,10 @@ class ConsoleSource(Source):
         return data
 
     def close(self) -> None:
-        pass  # the console stays open for the next boot; LabgridTarget.close ends it
+        pass  # the console stays open for the next boot; LabgridDrivers.close ends it
 
 
-def labgrid_boot(lt: LabgridTarget, out: Path, ready: str, timeout_s: float) -> CaptureResult:
+def labgrid_boot(lt: LabgridDrivers, out: Path, ready: str, timeout_s: float) -> CaptureResult:
     """Boot once: power off, wait ``lt.off_s``, drop the console's leftovers, then capture
     into ``out`` with t=0 when the power-on call returns, until the ready pattern or
     ``timeout_s``."""
@@ -355,64 +344,73 @@ def labgrid_boot(lt: LabgridTarget, out: Path, ready: str, timeout_s: float) -> 
                                        on_ready=lt.power_on, t0_after_ready=True))
 
 
-def run_labgrid(spec: LabgridSpec, folder: Path, repeat: int, ready: str, timeout_s: float = 300.0,
-                progress: Callable[[int, float], None] | None = None) -> RunAnalysis:
-    """Boot the labgrid target ``repeat`` times (:func:`labgrid_boot`), one recording per boot
-    in ``folder`` with run.json as ``bootlens run`` writes it, and analyse the run."""
-    folder.mkdir(parents=True, exist_ok=True)
-    with opened(spec) as lt:
-        write_run_meta(folder, (MarkerSpec.parse(f"{READY}={ready}"),), target="labgrid", baud=lt.baud,
-                       timeout_s=timeout_s, **lt.meta())
-        for i in range(1, repeat + 1):
-            t = time.monotonic()
-            labgrid_boot(lt, folder / f"boot-{i}.rec", ready, timeout_s)
-            if progress is not None:
-                progress(i, time.monotonic() - t)
-    return analyze_run(folder)
+class LabgridTarget(HookedTarget):
+    """A labgrid target: booted by labgrid's power switch and read through its console
+    (:func:`labgrid_boot`); for ``experiment`` and ``optimize``, changed by the user's hook
+    exactly as a board is (docs/experiment.md, "The hook protocol"; the hook can itself call
+    labgrid, e.g. a strategy's state, or labgrid-client). The target is opened at first use
+    (run.json, the first boot) and closed (powered off) by :meth:`close`. ``baud``: the
+    console's line rate as the user gives it, else as labgrid's serial port says."""
 
+    name = "labgrid"
+    takes = frozenset({"env", "role", "place", "coordinator", "hook"})
 
-class LabgridBench(BoardBench):
-    """A labgrid target for ``experiment`` and ``optimize``: booted as :func:`run_labgrid` boots
-    it, changed by the user's hook exactly as a board is (docs/experiment.md, "The hook
-    protocol"; the hook can itself call labgrid, e.g. a strategy's state, or labgrid-client).
-    The target is opened at the first boot and closed (powered off) by :meth:`finish`."""
-
-    def __init__(self, spec: LabgridSpec, ready: str, hook: str, timeout_s: float = 300.0,
-                 baud: int | None = None) -> None:
-        super().__init__(f"labgrid:{spec.role}", baud or 115200, "labgrid power protocol", ready, hook, timeout_s)
-        self.name = "labgrid"
+    def __init__(self, spec: LabgridSpec, ready: str = READY_MARKER, timeout_s: float = 300.0,
+                 baud: int | None = None, hook: Hook | None = None) -> None:
+        super().__init__(hook)
         self.spec = spec
-        self.baud = baud
-        self.rate_limited = True  # a lab's console is a real serial line, whatever its rate
-        self._lt: LabgridTarget | None = None
+        self.ready, self.timeout_s, self.baud = ready, timeout_s, baud
+        self._drivers: LabgridDrivers | None = None
 
-    def target(self) -> LabgridTarget:
-        """The labgrid target, opened on first use (the first configuration's run.json)."""
-        if self._lt is None:
-            lt = LabgridTarget(self.spec)
+    @classmethod
+    def from_options(cls, opts: TargetOptions) -> LabgridTarget:
+        if not opts.env:
+            raise UsageError("TARGET labgrid needs --env (a labgrid environment file; docs/labgrid.md)")
+        if opts.changes and (not opts.hook or opts.append):
+            raise UsageError("labgrid needs --hook (a script that applies changes; see docs/experiment.md), and takes "
+                             "no --append (the hook changes the command line)")
+        if opts.append or opts.cmdline is not None:
+            raise UsageError(f"--{'append' if opts.append else 'cmdline'} is for reference targets; labgrid's target "
+                             "boots its own command line")
+        import logging
+
+        # labgrid's client logs through the root logger with logging.error(), which installs a stderr
+        # handler when there is none: its failures reach us as exceptions, said in one line by the CLI
+        if not logging.getLogger().handlers:
+            logging.getLogger().addHandler(logging.NullHandler())
+        spec = LabgridSpec(opts.env, opts.role, opts.place, opts.coordinator)
+        return cls(spec, opts.ready, opts.timeout_s, opts.baud, Hook(opts.hook) if opts.hook else None)
+
+    @classmethod
+    def refusal(cls, name: str) -> str:
+        return "labgrid's environment file names the console and the power switch"
+
+    def drivers(self) -> LabgridDrivers:
+        """The labgrid target's drivers, opened on first use."""
+        if self._drivers is None:
+            lt = LabgridDrivers(self.spec)
             try:
                 lt.open()
             except BaseException:
                 lt.close()
                 raise
-            self._lt = lt
-        return self._lt
+            self._drivers = lt
+            self.baud = self.baud or lt.baud
+        return self._drivers
 
-    def meta(self, setup: Setup, overlay: Path | None) -> dict[str, object]:
-        m = super().meta(setup, overlay)
-        del m["port"], m["power_cycle"]
-        m.update(self.target().meta())
+    def meta(self, config: BootConfig) -> dict[str, object]:
+        lt = self.drivers()
+        m = super().meta(config)
+        m.update(lt.meta())
         return m
 
-    def boot(self, setup: Setup, folder: Path, index: int) -> None:
-        lt = self.target()
-        self.apply(setup, folder)
-        labgrid_boot(lt, folder / f"boot-{index}.rec", self.ready, self.timeout_s)
+    def power_boot(self, out: Path) -> None:
+        labgrid_boot(self.drivers(), out, self.ready, self.timeout_s)
 
-    def finish(self) -> None:
+    def close(self) -> None:
         try:
-            super().finish()
+            super().close()
         finally:
-            if self._lt is not None:
-                self._lt.close()
-                self._lt = None
+            if self._drivers is not None:
+                self._drivers.close()
+                self._drivers = None

@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -106,14 +106,16 @@ class BootTime:
         variables, kernel arguments, a root filesystem overlay folder), as ``bootlens run``
         does; then record the figures and check the budget."""
         from ..targets import qemu as tg
+        from ..targets.base import READY_MARKER, BootConfig
         from ..targets.runs import run_target
 
         self._runs += 1
         folder = self._folder() / ("boots" if self._runs == 1 else f"boots-{self._runs}")
         tf = tg.files(target)
-        kw: dict[str, Any] = {} if ready is None else {"ready": ready}
-        ra = run_target(tf, folder, repeat, tg.kernel_cmdline(tf, cmdline, append), uboot_env=dict(uboot_env or {}),
-                        overlay=Path(overlay) if overlay is not None else None, timeout_s=timeout_s, **kw)
+        reference = tg.QemuTarget(tf, tg.kernel_cmdline(tf, cmdline, append), ready or READY_MARKER, timeout_s)
+        config = BootConfig(uboot_env=tuple(dict(uboot_env or {}).items()),
+                            overlay=Path(overlay) if overlay is not None else None)
+        ra = run_target(reference, folder, repeat, config)
         not_ready = tuple(f"{Path(n.path).name}: {n.why}" for n in ra.not_ready)
         return self._measured(ra.analysis.boots, folder, not_ready, check_budget)
 

@@ -24,14 +24,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..core.errors import BootlensError
 from ..capture.loop import CaptureResult, capture, stop_if_interrupted
 from ..capture.sources import CommandSource, Source, ThrottledSource
-from .base import READY_MARKER, TargetError
+from .base import CMDLINE, OVERLAY, READY_MARKER, TRACE, UBOOT_ENV, BootConfig, Target, TargetError, TargetOptions
 from .cmdline import KernelCmdline
 from .initramfs import APP, build_initramfs, init_files
 
 if TYPE_CHECKING:
-    from .tracerun import TracePlan
+    from .trace_plan import TracePlan
 
 
 @dataclass(frozen=True, slots=True)
@@ -363,6 +364,72 @@ def boot(tf: TargetFiles, out: str, cmdline: KernelCmdline | None = None, timeou
 
             save_dump(Path(out))
         return result
+
+
+class QemuTarget(Target):
+    """A reference target (:data:`TARGETS`) under QEMU, a fresh QEMU each boot: bootlens builds
+    its kernel command line (``cmdline``: the product's own, a configuration's arguments are
+    appended), U-Boot's environment image and its root filesystem (initramfs, or an overlay of
+    the image) itself. ``baud`` reads the console no faster than a serial line at that rate."""
+
+    def __init__(self, files: TargetFiles, cmdline: KernelCmdline | None = None, ready: str = READY_MARKER,
+                 timeout_s: float = 300.0, baud: int | None = None) -> None:
+        self.files = files
+        self.name = files.spec.name
+        self.cmdline = cmdline if cmdline is not None else kernel_cmdline(files)
+        self.ready, self.timeout_s, self.baud = ready, timeout_s, baud
+        self.rate_limited = baud is not None  # QEMU's UART is infinitely fast unless throttled to a line's rate
+        env = (UBOOT_ENV,) if files.spec.env_size and files.spec.firmware else ()
+        self.can_change = frozenset((CMDLINE, OVERLAY, *env, *((TRACE,) if files.rootfs is None else ())))
+
+    @classmethod
+    def from_options(cls, opts: TargetOptions) -> QemuTarget:
+        """The reference target, set up first when it is not (downloads, builds: see :func:`setup`)."""
+        tf = setup(opts.name)
+        return cls(tf, kernel_cmdline(tf, opts.cmdline, opts.append), opts.ready, opts.timeout_s, opts.baud)
+
+    @classmethod
+    def refusal(cls, name: str) -> str:
+        return f"{name} is a reference target (bootlens boots it itself)"
+
+    def meta(self, config: BootConfig) -> dict[str, object]:
+        m = super().meta(config)
+        m.update(append=self.cmdline.append(config.kernel_args).appended, cmdline=self.cmdline.user_base)
+        return m
+
+    def check(self, config: BootConfig) -> None:
+        super().check(config)
+        if config.trace is not None:
+            from .tracerun import check_trace
+
+            check_trace(self.files, config.trace, self.cmdline.append(config.kernel_args))
+
+    def cannot(self, what: str, config: BootConfig) -> BootlensError:
+        if what == UBOOT_ENV:
+            return TargetError(f"{config.name + ': ' if config.name else ''}{self.name} has no U-Boot environment to "
+                               "change")
+        if what == TRACE:
+            from .tracerun import not_traceable
+
+            return not_traceable(self.files)
+        return super().cannot(what, config)
+
+    def default_bootdelay(self) -> str | None:
+        fw = self.files.spec.firmware
+        if not fw or not self.files.spec.env_size:
+            return None
+        try:
+            return default_uboot_env(Path(fw).read_bytes()).get("bootdelay", "2")
+        except (OSError, TargetError):
+            return "2"  # U-Boot's CONFIG_BOOTDELAY default
+
+    def known_files(self) -> dict[str, bytes]:
+        return rootfs_files(self.name)
+
+    def boot(self, config: BootConfig, out: Path) -> None:
+        boot(self.files, str(out), self.cmdline.append(config.kernel_args), self.timeout_s,
+             uboot_env=dict(config.uboot_env) or None, overlay=config.overlay, baud=self.baud, ready=self.ready,
+             trace=config.trace)
 
 
 def _monitor_command(path: str, command: bytes, wait_s: float = 10.0) -> None:

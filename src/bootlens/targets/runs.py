@@ -1,6 +1,7 @@
-"""Repeated boots of a reference target or a board, one recording per boot (``boot-N.rec``) in a
-run folder, and which of them never reached the ready marker; the statistics over them are
-:mod:`bootlens.stats.figures`.
+"""Repeated boots of a target (:class:`~bootlens.targets.base.Target`: a reference target, a board,
+a labgrid target), one recording per boot (``boot-N.rec``) in a run folder with its run.json
+(:func:`run_target`), and which of them never reached the ready marker (:func:`analyze_run`);
+the statistics over them are :mod:`bootlens.stats.figures`.
 
 A boot reached ready when the ready marker was seen in its recording. One that did not (the
 timeout passed, the kernel panicked, the target powered off, the console stayed silent) keeps
@@ -11,7 +12,7 @@ and ``optimize`` commands exit with 3 then (README, "Exit codes").
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,11 +21,8 @@ from ..core.errors import BootlensError, InputError
 from ..capture.run_folder import folder_files, run_markers, write_run_meta
 from ..core.model import READY, Kind
 from ..core.options import MarkerSpec, ParseOptions
-from .cmdline import KernelCmdline
-from .base import READY_MARKER
-from .qemu import TargetFiles, boot, kernel_cmdline
-from .tracerun import TracePlan
 from ..sources.ftrace.attach import trace_supplement
+from .base import BootConfig, Target
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,76 +105,27 @@ def _why(path: str, b: BootAnalysis | None, unusable: str | None) -> str:
     return "; ".join(parts) or "the ready marker is not in the log"
 
 
-def run_target(tf: TargetFiles, folder: Path, repeat: int, cmdline: KernelCmdline | None = None,
-               progress: Callable[[int, float], None] | None = None,
-               uboot_env: dict[str, str] | None = None, overlay: Path | None = None, baud: int | None = None,
-               ready: str = READY_MARKER, timeout_s: float = 300.0, trace: TracePlan | None = None) -> RunAnalysis:
-    """Boot ``repeat`` times (a fresh QEMU each time), one recording per boot in ``folder``,
-    each until its ready line, the target's power-off or ``timeout_s``; with ``trace``, each
-    boot's ftrace buffer beside its recording (``boot-N.trace.txt``, :mod:`bootlens.targets.tracerun`)."""
-    if cmdline is None:
-        cmdline = kernel_cmdline(tf)
+def write_meta(folder: Path, target: Target, config: BootConfig, **extra: object) -> None:
+    """A run folder's run.json: the ready marker, what the target records about a boot in
+    ``config`` (:meth:`Target.meta`), and ``extra`` (an experiment's configuration)."""
+    write_run_meta(folder, (MarkerSpec.parse(f"{READY}={target.ready}"),), **target.meta(config), **extra)
+
+
+def run_target(target: Target, folder: Path, repeat: int, config: BootConfig = BootConfig(),
+               progress: Callable[[int, float], None] | None = None) -> RunAnalysis:
+    """Boot ``target`` ``repeat`` times in ``config``, one recording per boot in ``folder``
+    (``boot-N.rec``; with a trace, each boot's ftrace buffer beside it, :mod:`.tracerun`), each
+    until its ready line or the target's timeout; then close the target and analyse the run.
+    A configuration the target cannot boot is an error before the folder is made."""
+    target.check(config)
     folder.mkdir(parents=True, exist_ok=True)
-    write_run_meta(folder, (MarkerSpec.parse(f"{READY}={ready}"),), target=tf.spec.name,
-                   append=cmdline.appended, cmdline=cmdline.user_base, uboot_env=uboot_env or {},
-                   overlay=str(overlay) if overlay else None, baud=baud, timeout_s=timeout_s,
-                   **({"trace": trace.spec, "trace_args": trace.kernel_args} if trace else {}))
-    for i in range(1, repeat + 1):
-        t = time.monotonic()
-        boot(tf, str(folder / f"boot-{i}.rec"), cmdline, timeout_s, uboot_env=uboot_env, overlay=overlay, baud=baud,
-             ready=ready, trace=trace)
-        if progress is not None:
-            progress(i, time.monotonic() - t)
-    return analyze_run(folder)
-
-
-def board_boot(port: str, baud: int, argv: Sequence[str], out: Path, ready: str, timeout_s: float) -> None:
-    """Boot a real board once: run the power-cycle command ``argv`` (a relay, uhubctl...), then
-    capture its console from ``port`` into ``out`` until the ready pattern or the timeout. t=0
-    is when the command returns, i.e. when power is back."""
-    import subprocess
-
-    from ..capture.loop import capture, stop_if_interrupted
-    from ..capture.sources import CaptureError, SerialSource
-
-    def cycle() -> None:
-        try:
-            p = subprocess.run(argv, capture_output=True, timeout=120)
-        except (OSError, subprocess.TimeoutExpired) as e:
-            raise CaptureError(f"--power-cycle {argv[0]}: {e}") from None
-        if p.returncode != 0:
-            last = (p.stderr.decode(errors="replace").strip().splitlines() or ["no message"])[-1]
-            raise CaptureError(f"--power-cycle {argv[0]} exited with {p.returncode}: {last}")
-
-    stop_if_interrupted(capture(SerialSource(port, baud), str(out), origin="power_on", quit_pattern=ready,
-                                end_s=timeout_s, on_ready=cycle, t0_after_ready=True))
-
-
-def power_cycle_argv(power_cycle: str) -> list[str]:
-    """The power-cycle command as an argument list; an empty one is an error."""
-    import shlex
-
-    from ..capture.sources import CaptureError
-
     try:
-        argv = shlex.split(power_cycle)
-    except ValueError as e:
-        raise CaptureError(f"--power-cycle {power_cycle!r}: {e}") from None
-    if not argv:
-        raise CaptureError("--power-cycle: empty command")
-    return argv
-
-
-def run_board(port: str, baud: int, power_cycle: str, folder: Path, repeat: int, ready: str,
-              timeout_s: float = 300.0, progress: Callable[[int, float], None] | None = None) -> RunAnalysis:
-    """Boot a real board ``repeat`` times (:func:`board_boot`), one recording per boot."""
-    folder.mkdir(parents=True, exist_ok=True)
-    write_run_meta(folder, (MarkerSpec.parse(f"{READY}={ready}"),), target="board", port=port, baud=baud,
-                   power_cycle=power_cycle, timeout_s=timeout_s)
-    argv = power_cycle_argv(power_cycle)
-    for i in range(1, repeat + 1):
-        t = time.monotonic()
-        board_boot(port, baud, argv, folder / f"boot-{i}.rec", ready, timeout_s)
-        if progress is not None:
-            progress(i, time.monotonic() - t)
+        write_meta(folder, target, config)
+        for i in range(1, repeat + 1):
+            t = time.monotonic()
+            target.boot(config, folder / f"boot-{i}.rec")
+            if progress is not None:
+                progress(i, time.monotonic() - t)
+    finally:
+        target.close()
     return analyze_run(folder)
