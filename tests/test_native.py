@@ -76,20 +76,23 @@ def mutated(seed: int = 11, n: int = 3000) -> str:
     rnd = random.Random(seed)
     src = (CORPUS / "qemu-arm64-uboot-initcall.grabserial-t.log").read_text(errors="replace").splitlines()
     alphabet = "0123456789[]. <>-+xTC\té/:@"
-    out = []
-    for _ in range(n):
-        s = list(rnd.choice(src))
-        for _ in range(rnd.randint(0, 4)):
-            pos = rnd.randrange(len(s) + 1)
-            op = rnd.random()
-            if op < 0.4:
-                s.insert(pos, rnd.choice(alphabet))
-            elif op < 0.8 and s:
-                del s[min(pos, len(s) - 1)]
-            elif s:
-                s[min(pos, len(s) - 1)] = rnd.choice(alphabet)
-        out.append("".join(s))
-    return "\n".join(out) + "\n"
+    return "\n".join(edited(rnd, rnd.choice(src), alphabet) for _ in range(n)) + "\n"
+
+
+def edited(rnd: random.Random, line: str, alphabet: str, least: int = 0) -> str:
+    """``line`` with ``least`` to 4 random edits: a character of ``alphabet`` put in, one taken out,
+    or one replaced."""
+    s = list(line)
+    for _ in range(rnd.randint(least, 4)):
+        pos = rnd.randrange(len(s) + 1)
+        op = rnd.random()
+        if op < 0.4:
+            s.insert(pos, rnd.choice(alphabet))
+        elif op < 0.8 and s:
+            del s[min(pos, len(s) - 1)]
+        elif s:
+            s[min(pos, len(s) - 1)] = rnd.choice(alphabet)
+    return "".join(s)
 
 
 def initcall_events(lines: LC.Lines, cands: Any) -> tuple[list[Event], int, int, int, int]:
@@ -1345,18 +1348,7 @@ def test_initcall_func_reads_what_the_old_pattern_read() -> None:
     rnd = random.Random(26)
     alphabet = "0x+/[] -\tmé\u00a0\u0663fa9\n\x0b"
     made = list(FUNC_MADE)
-    for _ in range(20_000):
-        s = list(rnd.choice(real + FUNC_MADE))
-        for _ in range(rnd.randint(1, 4)):
-            pos = rnd.randrange(len(s) + 1)
-            op = rnd.random()
-            if op < 0.4:
-                s.insert(pos, rnd.choice(alphabet))
-            elif op < 0.8 and s:
-                del s[min(pos, len(s) - 1)]
-            elif s:
-                s[min(pos, len(s) - 1)] = rnd.choice(alphabet)
-        made.append("".join(s))
+    made += [edited(rnd, rnd.choice(real + FUNC_MADE), alphabet, least=1) for _ in range(20_000)]
     read = 0
     for fields in real + made:
         want = _old_func(fields)
