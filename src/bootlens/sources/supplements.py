@@ -37,9 +37,7 @@ from ..core.errors import printable
 from ..core.model import Boot, Event
 from .base import SideFormat, format_of, hooks
 # telling inputs apart lives in kinds.py (light: every log goes through it; start-up)
-from .kinds import SYSTEMD_ANALYZE as SYSTEMD_ANALYZE
 from .kinds import classify as classify
-from .kinds import collection_files as collection_files
 
 if TYPE_CHECKING:
     from .bootchart.reader import Bootchart

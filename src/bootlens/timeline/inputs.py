@@ -4,7 +4,7 @@ Each input becomes a :class:`Group`: the boots it holds, analysed. A run folder 
 ``bootlens run``) is one group of repeated boots; its ``run.json`` remembers the markers the
 run was captured with, so a later ``report`` or ``compare`` measures to the same ready line.
 
-Some inputs are told apart by their content (:func:`bootlens.sources.supplements.classify`): a
+Some inputs are told apart by their content (:func:`bootlens.sources.kinds.classify`): a
 boot-data file (grab-boot-data.sh) is a group of its own, its kernel log analysed with line
 numbers pointing into the file; systemd-analyze outputs and a folder of them add to the boot of
 the other inputs instead of being one (see :mod:`bootlens.sources.supplements`); a bootchart archive

@@ -62,9 +62,10 @@ def alone(name: str) -> tuple[Boot, Supplement, InputStats]:
 
 def trace_supplement(recording: Path) -> Supplement | None:
     """The recording's trace file read as a supplement of its boot, when there is one and a
-    reader knows its content (supplements.classify: by content, never by name)."""
+    reader knows its content (kinds.classify: by content, never by name)."""
     from ...capture.trace_dump import trace_path
-    from ..supplements import classify, read_supplements
+    from ..kinds import classify
+    from ..supplements import read_supplements
 
     p = trace_path(recording)
     if not p.is_file():
