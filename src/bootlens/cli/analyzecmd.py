@@ -8,7 +8,6 @@ import sys
 
 from ..core.errors import BootlensError, UsageError
 from .exits import echo, exit_now as _exit_now, fail as _fail
-from .storeopts import store_hook, wants_store
 
 TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/performance.md step 23)
 if TYPE_CHECKING:
@@ -37,7 +36,9 @@ def run_analyze(inputs: tuple[str, ...], as_json: bool, summary: bool, top: int,
         groups = with_capture(analyze_inputs(list(inputs), opts, top, collected, setup), setup)
     except BootlensError as e:
         _fail(e)
-    if wants_store(db, labels):
+    if db or labels:  # storeopts.wants_store, imported only then (start-up)
+        from .storeopts import store_hook
+
         for g in groups:
             if g.analysis.boots:
                 store_hook(db, labels, g, "import", g.name)
@@ -110,8 +111,7 @@ def _print_chains(groups: list[Group], dump: str | None, as_json: bool) -> None:
         if not d.units:
             _fail(UsageError(f"--systemd-dump {dump}: no '-> Unit' sections: not a systemd-analyze dump"))
         after = deps_from_dump(d.units)
-    from ..render.jsonout import systemd_chain_dict
-    from ..render.terminal import systemd_chain_lines
+    from ..render.side.systemd_analyze import systemd_chain_dict, systemd_chain_lines
     from ..sources.supplements import deps_of
 
     boots = [b for g in groups for b in g.analysis.boots]

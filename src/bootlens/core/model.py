@@ -6,9 +6,18 @@ domains happens only in :mod:`bootlens.timeline.align`, through anchors recorded
 
 from __future__ import annotations
 
-from collections import namedtuple
+import sys
 from collections.abc import Iterator, Sequence
 from enum import StrEnum
+from types import FunctionType
+
+try:
+    from _collections import _tuplegetter  # type: ignore[import-not-found]  # the C field accessor namedtuple uses
+except ImportError:  # pragma: no cover (not CPython)
+    from operator import itemgetter
+
+    def _tuplegetter(index: int, doc: str) -> Any:
+        return property(itemgetter(index), doc=doc)
 
 TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/performance.md step 23)
 if TYPE_CHECKING:
@@ -38,12 +47,145 @@ class _TupleMeta(type):
         defaults = [ns[f] for f in ann if f in ns]
         if any(f not in ns for f in list(ann)[len(ann) - len(defaults):]):
             raise TypeError(f"{name}: a field without a default after one with a default")
-        cls = namedtuple(name, tuple(ann), defaults=defaults, module=ns["__module__"])  # type: ignore[misc]
+        cls = _tuple_class(name, tuple(ann), tuple(defaults), ns["__module__"])
         cls.__annotations__ = ann
         for key, value in ns.items():  # as typing's: everything but the fields (__doc__, __qualname__ too)
             if key not in ("__module__", "__annotations__") and key not in ann:
                 setattr(cls, key, value)
         return cls
+
+
+# The __new__ of a tuple class of N fields, for N up to 16: their code is compiled with this
+# module (into its .pyc), and a class's __new__ is one of them renamed for its fields (the
+# bytecode reads arguments by position). Their _tuple_new is _NEW_GLOBALS's.
+_tuple_new = tuple.__new__
+if TYPE_CHECKING:
+    _NEW_CODE: list[Any]
+else:
+    def _new0(_cls):
+        return _tuple_new(_cls, ())
+
+    def _new1(_cls, _0):
+        return _tuple_new(_cls, (_0,))
+
+    def _new2(_cls, _0, _1):
+        return _tuple_new(_cls, (_0, _1))
+
+    def _new3(_cls, _0, _1, _2):
+        return _tuple_new(_cls, (_0, _1, _2))
+
+    def _new4(_cls, _0, _1, _2, _3):
+        return _tuple_new(_cls, (_0, _1, _2, _3))
+
+    def _new5(_cls, _0, _1, _2, _3, _4):
+        return _tuple_new(_cls, (_0, _1, _2, _3, _4))
+
+    def _new6(_cls, _0, _1, _2, _3, _4, _5):
+        return _tuple_new(_cls, (_0, _1, _2, _3, _4, _5))
+
+    def _new7(_cls, _0, _1, _2, _3, _4, _5, _6):
+        return _tuple_new(_cls, (_0, _1, _2, _3, _4, _5, _6))
+
+    def _new8(_cls, _0, _1, _2, _3, _4, _5, _6, _7):
+        return _tuple_new(_cls, (_0, _1, _2, _3, _4, _5, _6, _7))
+
+    def _new9(_cls, _0, _1, _2, _3, _4, _5, _6, _7, _8):
+        return _tuple_new(_cls, (_0, _1, _2, _3, _4, _5, _6, _7, _8))
+
+    def _new10(_cls, _0, _1, _2, _3, _4, _5, _6, _7, _8, _9):
+        return _tuple_new(_cls, (_0, _1, _2, _3, _4, _5, _6, _7, _8, _9))
+
+    def _new11(_cls, _0, _1, _2, _3, _4, _5, _6, _7, _8, _9, _10):
+        return _tuple_new(_cls, (_0, _1, _2, _3, _4, _5, _6, _7, _8, _9, _10))
+
+    def _new12(_cls, _0, _1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11):
+        return _tuple_new(_cls, (_0, _1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11))
+
+    def _new13(_cls, _0, _1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12):
+        return _tuple_new(_cls, (_0, _1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12))
+
+    def _new14(_cls, _0, _1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13):
+        return _tuple_new(_cls, (_0, _1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13))
+
+    def _new15(_cls, _0, _1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14):
+        return _tuple_new(_cls, (_0, _1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14))
+
+    def _new16(_cls, _0, _1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15):
+        return _tuple_new(_cls, (_0, _1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15))
+
+    _NEW_CODE = [f.__code__ for f in (_new0, _new1, _new2, _new3, _new4, _new5, _new6, _new7, _new8, _new9, _new10,
+                                       _new11, _new12, _new13, _new14, _new15, _new16)]
+
+
+def _new_code(fields: tuple[str, ...], qualname: str) -> Any:
+    """The code of ``__new__(_cls, *fields) -> tuple`` for these fields: a template above
+    renamed, or compiled here for a class of more than 16 fields."""
+    if len(fields) < len(_NEW_CODE):
+        code = _NEW_CODE[len(fields)]
+    else:
+        ns: dict[str, Any] = {}
+        exec(f"def _new(_cls, {', '.join(fields)}): return _tuple_new(_cls, ({', '.join(fields)},))", ns)
+        code = ns["_new"].__code__
+    return code.replace(co_varnames=("_cls", *fields), co_name="__new__", co_qualname=qualname)
+
+
+_NEW_GLOBALS = {"_tuple_new": tuple.__new__, "__builtins__": {}}
+
+
+def _tuple_class(name: str, fields: tuple[str, ...], defaults: tuple[Any, ...], module: str) -> Any:
+    """What ``collections.namedtuple(name, fields, defaults=defaults, module=module)`` returns,
+    built the same way but for its ``__new__``: namedtuple compiles a new one from source for
+    every class (~0.26 million instructions, 0.07 ms; 26 classes on ``bootlens analyze``'s path),
+    this renames one compiled with this module (docs/performance.md, step 26). The same class:
+    fields, defaults, ``_make``, ``_replace``, ``_asdict``, repr, pickling, field docs."""
+    n = len(fields)
+    arg_list = ", ".join(fields) + ("," if n == 1 else "")
+    repr_fmt = "(" + ", ".join(f"{f}=%r" for f in fields) + ")"
+    tuple_new = tuple.__new__
+    new = FunctionType(_new_code(fields, f"{name}.__new__"), _NEW_GLOBALS, "__new__", defaults or None)
+    new.__doc__ = f"Create new instance of {name}({arg_list})"
+
+    def _make(cls: type, iterable: Any) -> Any:
+        result: tuple[Any, ...] = tuple_new(cls, iterable)
+        if len(result) != n:
+            raise TypeError(f"Expected {n} arguments, got {len(result)}")
+        return result
+
+    _make.__doc__ = f"Make a new {name} object from a sequence or iterable"
+
+    def _replace(self: Any, /, **kwds: Any) -> Any:
+        result = self._make(map(kwds.pop, fields, self))
+        if kwds:
+            raise ValueError(f"Got unexpected field names: {list(kwds)!r}")
+        return result
+
+    _replace.__doc__ = f"Return a new {name} object replacing specified fields with new values"
+
+    def __repr__(self: Any) -> str:
+        "Return a nicely formatted representation string"
+        return str(self.__class__.__name__ + repr_fmt % self)
+
+    def _asdict(self: Any) -> dict[str, Any]:
+        "Return a new dict which maps field names to their values."
+        return dict(zip(self._fields, self))
+
+    def __getnewargs__(self: Any) -> tuple[Any, ...]:
+        "Return self as a plain tuple.  Used by copy and pickle."
+        return tuple(self)
+
+    for method in (_make, _replace, __repr__, _asdict, __getnewargs__):
+        method.__qualname__ = f"{name}.{method.__name__}"
+    body: dict[str, Any] = {
+        "__doc__": f"{name}({arg_list})", "__slots__": (), "_fields": fields,
+        "_field_defaults": dict(zip(fields[n - len(defaults):], defaults)) if defaults else {},
+        "__new__": new, "_make": classmethod(_make), "_replace": _replace, "__repr__": __repr__,
+        "_asdict": _asdict, "__getnewargs__": __getnewargs__, "__match_args__": fields,
+    }
+    for index, field in enumerate(fields):
+        body[field] = _tuplegetter(index, sys.intern(f"Alias for field number {index}"))
+    cls = type(name, (tuple,), body)
+    cls.__module__ = module
+    return cls
 
 
 if not TYPE_CHECKING:

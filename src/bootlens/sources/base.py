@@ -32,8 +32,7 @@ import os
 from importlib import import_module
 from types import ModuleType
 
-from ..core.model import NamedTuple
-from ..core.registry import Registry, modules_of
+from ..core.registry import Registry
 
 TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/performance.md step 23)
 if TYPE_CHECKING:
@@ -62,18 +61,33 @@ def read_head(path: str | os.PathLike[str], n: int) -> str:
         return f.read(n).decode("utf-8", "replace")
 
 
-class SideFormat(NamedTuple):
-    """A side-file format: how bootlens tells it by content, and when it joins a boot."""
+class SideFormat:
+    """A side-file format: how bootlens tells it by content, and when it joins a boot.
 
-    name: str  # its folder under sources/
-    sniff_order: int  # classify asks the formats in this order; the first answer wins
-    attach_order: int  # the formats' parts are placed on a boot, and add their events, in this order
-    sniff: Callable[[str, Head], str | None] | None = None  # a file -> its kind, or None
-    sniff_dir: Callable[[str], str | None] | None = None  # a folder -> its kind, or None
-    kinds: tuple[str, ...] = ()  # what its sniffs answer, besides its name ("time", "blame", ...)
-    together: bool = False  # its files are read as one (read_together), after the others
-    accumulates: tuple[str, ...] = ()  # kinds of which every file is kept (not replaced)
-    attaches: bool = True  # it has an attach module (a boot-data file is read as a log instead)
+    A plain class with slots, not a NamedTuple: every ``bootlens analyze`` builds the six
+    formats, and a NamedTuple class costs ~1.5 million instructions to create (start-up,
+    docs/performance.md)."""
+
+    __slots__ = ("name", "sniff_order", "attach_order", "sniff", "sniff_dir", "kinds", "together",
+                 "accumulates", "attaches")
+
+    def __init__(self, name: str, *, sniff_order: int, attach_order: int,
+                 sniff: Callable[[str, Head], str | None] | None = None,
+                 sniff_dir: Callable[[str], str | None] | None = None,
+                 kinds: tuple[str, ...] = (), together: bool = False,
+                 accumulates: tuple[str, ...] = (), attaches: bool = True) -> None:
+        self.name = name  # its folder under sources/
+        self.sniff_order = sniff_order  # classify asks the formats in this order; the first answer wins
+        self.attach_order = attach_order  # the formats' parts are placed on a boot, and add their events, in this order
+        self.sniff = sniff  # a file -> its kind, or None
+        self.sniff_dir = sniff_dir  # a folder -> its kind, or None
+        self.kinds = kinds  # what its sniffs answer, besides its name ("time", "blame", ...)
+        self.together = together  # its files are read as one (read_together), after the others
+        self.accumulates = accumulates  # kinds of which every file is kept (not replaced)
+        self.attaches = attaches  # it has an attach module (a boot-data file is read as a log instead)
+
+    def __repr__(self) -> str:
+        return f"SideFormat({self.name!r})"
 
 
 REGISTRY: Registry[SideFormat] = Registry("side format")  # each format's __init__ registers its FORMAT
@@ -86,12 +100,23 @@ def formats() -> tuple[SideFormat, ...]:
     ``FORMAT``), in sniff order (the registry's name order between equal orders)."""
     global _FORMATS
     if _FORMATS is None:
-        here = os.path.dirname(__file__)
-        for name in modules_of(__package__):
-            if os.path.isdir(os.path.join(here, name)):
-                import_module(f"{__package__}.{name}")
+        for name in _folders():
+            import_module(f"{__package__}.{name}")
         _FORMATS = tuple(sorted(REGISTRY, key=lambda f: f.sniff_order))
     return _FORMATS
+
+
+def _folders() -> list[str]:
+    """This package's subpackages, sorted: its folders holding an ``__init__.py`` (one scan of
+    the folder, every input of ``bootlens analyze`` asks: start-up)."""
+    here = os.path.dirname(__file__)
+    if not os.path.isdir(here):  # a package inside a zip archive
+        import pkgutil
+
+        return sorted(m.name for m in pkgutil.iter_modules(import_module(__package__).__path__) if m.ispkg)
+    with os.scandir(here) as entries:
+        return sorted(e.name for e in entries if e.name.isidentifier() and not e.name.startswith("__")
+                      and e.is_dir() and os.path.isfile(os.path.join(e.path, "__init__.py")))
 
 
 def format_of(kind: str) -> SideFormat:

@@ -4,7 +4,7 @@ its name): a log (or recording, or run folder), or a side file of one of the for
 boot (systemd-analyze outputs, a bootchart, an ftrace buffer, an strace, a logic analyzer capture).
 
 Apart from :mod:`bootlens.sources.supplements` for start-up: every log is asked, and the answer for a
-plain console log needs only each format's light sniff (``sources/<format>/sniff.py``), not the
+plain console log needs only each format's light sniff (in ``sources/<format>/__init__.py``), not the
 readers nor the supplement model.
 """
 
@@ -13,8 +13,8 @@ from __future__ import annotations
 import os
 
 from .base import Head, formats
-from .systemd_analyze.sniff import SYSTEMD_ANALYZE as SYSTEMD_ANALYZE
-from .systemd_analyze.sniff import collection_files as collection_files
+from .systemd_analyze import SYSTEMD_ANALYZE as SYSTEMD_ANALYZE
+from .systemd_analyze import collection_files as collection_files
 
 # A recording is a log whatever it holds: the formats asked before this point (a tar archive, a
 # boot-data file: neither can be mistaken for one) may claim a file first, the others only a file

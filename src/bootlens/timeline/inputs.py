@@ -20,7 +20,6 @@ from .analyze import Analysis, analyze_boot, analyze_paths, paused_gc
 from ..core.errors import InputError, printable
 from ..core.model import READY, Fact, NamedTuple
 from ..core.options import ParseOptions
-from ..capture.run_folder import folder_files, run_markers
 from ..sources.kinds import classify  # light: the supplement model is imported when an input is one (start-up)
 
 TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/performance.md step 23)
@@ -42,6 +41,8 @@ class Group(NamedTuple):
 def analyze_folder(folder: Path, options: ParseOptions | None = None, top: int = 10,
                    supplement: Supplement | None = None) -> Analysis:
     """Analyse every boot of a run folder; markers given by the user win over run.json's."""
+    from ..capture.run_folder import folder_files, run_markers  # a run folder only (start-up of a log)
+
     files = folder_files(folder)
     if not files:
         raise InputError(str(folder), "no recordings (boot-N.rec) or logs in this folder")

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from ...core.model import Clock
 # the sniff lives apart: sniffing a log must not import this reader (start-up)
-from .sniff import sniff_bootchart as sniff_bootchart
+from . import sniff_bootchart as sniff_bootchart
 
 CS_NS = 10_000_000  # one centisecond (and one USER_HZ clock tick) in ns
 SECTOR = 512  # /proc/diskstats counts 512-byte sectors whatever the device's own sector size

@@ -23,7 +23,7 @@ from ...read.reader import frame_bytes
 from ...core.lines import Lines
 from ...core.model import Fact, InputStats
 # the sniff lives apart: sniffing a log must not import this reader (start-up)
-from .sniff import sniff_bootdata as sniff_bootdata
+from . import sniff_bootdata as sniff_bootdata
 from ..systemd_analyze.reader import Blame, StartupTimes, read_blame, read_time
 
 _SECTION = re.compile(r"^==+ (.*?) ==+\s*$")

@@ -34,8 +34,8 @@ from ...core.model import Clock, Event, InitcallDetail, Kind, Stamp
 from ...core.numbers import PID_MAX, to_int
 
 # the sniff and the line patterns it needs live apart: sniffing a log must not import this reader
-from .sniff import _DAT_MAGIC, _EVENT, _NAME, _TRACER
-from .sniff import sniff_ftrace as sniff_ftrace
+from . import _DAT_MAGIC, _EVENT, _NAME, _TRACER
+from . import sniff_ftrace as sniff_ftrace
 
 _ENTRIES = re.compile(r"#\s*entries-in-buffer/entries-written:\s*(\d+)/(\d+)\s+#P:(\d+)", re.ASCII)
 _CLOCK = re.compile(r"\btrace_clock=(\w[\w-]*)", re.ASCII)

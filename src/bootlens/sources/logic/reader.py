@@ -38,8 +38,8 @@ from pathlib import Path
 from ...core.errors import InputError, printable
 from ...core.model import NS_PER_S
 # the sniff and what it shares with the readers live apart: sniffing a log must not import them
-from .sniff import _UNITS, _is_number
-from .sniff import sniff_logic as sniff_logic
+from . import _UNITS, _is_number
+from . import sniff_logic as sniff_logic
 
 HEAD_BYTES = 8192
 FORMATS = ("sigrok csv", "sigrok vcd", "vcd", "saleae logic 2 csv", "saleae logic 1 csv")  # Capture.format

@@ -20,7 +20,7 @@ def expand(kind: str, path: Path) -> tuple[list[tuple[str, Path]], list[str]] | 
     if kind != "collection":
         return None
     from ...core.errors import printable
-    from .sniff import collection_files
+    from . import collection_files
 
     found = collection_files(path)
     return found, ([] if found else [f"{printable(str(path))}: no systemd-analyze outputs in this folder"])

@@ -34,8 +34,8 @@ from datetime import datetime
 
 from ...core.model import NS_PER_MS, NS_PER_S, NS_PER_US
 # the sniff lives apart so that sniffing a log does not import the readers (start-up)
-from .sniff import _BLAME, _CHAIN_HEADER, _SPAN, _lines
-from .sniff import detect as detect
+from . import _BLAME, _CHAIN_HEADER, _SPAN, _lines
+from . import detect as detect
 
 # systemd's format_timespan() units, largest first (src/basic/time-util.c); "us" is "μs" in a
 # UTF-8 locale since systemd 247.
