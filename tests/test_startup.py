@@ -40,12 +40,12 @@ HEAVY = ("sqlalchemy", "psycopg", "labgrid", "playwright", "scipy", "numpy", "ri
          "bootlens.capture.loop", "bootlens.capture.sources", "bootlens.timeline.chain")
 CLI_MODULES = tuple(f"bootlens.cli.{m}" for m in ("analysis", "boot", "capturecmd", "check", "history", "labgridcmd"))
 # what `analyze LOG` of a plain console log never needs: the readers of the inputs a log is sniffed
-# against (each sniff lives in a light parsers/<format>_sniff.py), the renderers of sections the
+# against (each sniff lives in its format's light sources/<format>/__init__.py), the renderers of sections the
 # log has not got, and stdlib modules only a rarer path uses (a .dat, a tar, writing a recording)
 NOT_FOR_A_LOG = ("bootlens.sources.systemd_analyze.reader", "bootlens.sources.ftrace.reader", "bootlens.sources.bootchart.reader",
                  "bootlens.sources.bootdata.reader", "bootlens.sources.logic.reader", "bootlens.sources.strace.reader",
                  "bootlens.sources.strace.summary", "bootlens.sources.logic.align", "bootlens.sources.ftrace.kft", "bootlens.timeline.chain",
-                 "bootlens.render.kft", "bootlens.render.strace_text", "bootlens.render.chain_text",
+                 "bootlens.render.side.ftrace", "bootlens.render.side.strace", "bootlens.render.side.logic", "bootlens.render.side.systemd_analyze", "bootlens.render.chain_text",
                  "bootlens.render.html", "bootlens.render.html_data", "bootlens.render.html_columns", "bootlens.render.svg",
                  "bootlens.sources.supplements", "bootlens.capture.recording", "bootlens.targets.tracerun",
                  "tarfile", "subprocess", "tempfile", "shutil", "ctypes", "statistics", "decimal", "fractions",
@@ -144,7 +144,7 @@ def test_analyze_terminal_of_a_real_log_imports_no_reader_of_another_format(name
     log = WILD / name
     mods = imported(ANALYZE, "--no-config", "analyze", str(log))
     assert "bootlens.render.terminal" in mods and "rich.table" in mods  # it did render
-    assert {"bootlens.sources.ftrace.sniff", "bootlens.sources.strace.sniff"} <= mods  # and did sniff
+    assert {"bootlens.sources.ftrace", "bootlens.sources.strace"} <= mods  # and did sniff
     # rich is the terminal's (and rich.table imports fractions and decimal): not HEAVY here
     unwanted = ("bootlens.cli.boot", "bootlens.cli.capturecmd", "bootlens.render.jsonout") + tuple(
         m for m in NOT_FOR_A_LOG if m not in ("decimal", "fractions"))
@@ -161,7 +161,7 @@ def golden_and_wild_files() -> list[Path]:
 def test_strace_precheck_answers_as_the_readers_sniff() -> None:
     """strace_sniff.sniff_strace says no without the reader only where the reader's sniff says no."""
     from bootlens.sources.strace.reader import sniff
-    from bootlens.sources.strace.sniff import sniff_strace
+    from bootlens.sources.strace import sniff_strace
 
     files = golden_and_wild_files()
     heads = [p.read_bytes()[:8192].decode("utf-8", "replace") for p in files]
@@ -176,8 +176,8 @@ def test_ftrace_and_logic_prechecks_answer_as_the_patterns_alone() -> None:
     """sniff_ftrace's and sniff_logic's looks at the whole head (what a pattern cannot match
     without) change no answer: on every golden and wild file, and on lines made to sit at each
     edge of them (a cpu column after a printk time or a CPU id, a graph call, a tracer header)."""
-    from bootlens.sources.ftrace import sniff as fs
-    from bootlens.sources.logic import sniff as ls
+    import bootlens.sources.ftrace as fs
+    import bootlens.sources.logic as ls
 
     def ftrace_alone(head: str) -> bool:  # sniff_ftrace without its pre-checks, as it was
         if head.startswith(fs._DAT_MAGIC):
@@ -212,7 +212,7 @@ def test_tar_precheck_answers_as_tarfile(tmp_path: Path) -> None:
     on every golden and wild file, and on real tar archives of each kind tarfile opens."""
     import tarfile
 
-    from bootlens.sources.bootchart.sniff import _may_be_tar
+    from bootlens.sources.bootchart import _may_be_tar
 
     files = golden_and_wild_files()
     member = ROOT / "tests" / "golden" / "strace" / "README.md"
@@ -259,7 +259,7 @@ def lazy_patterns() -> list[tuple[str, str, LazyPattern]]:
     default_registry()
     out = [("bootlens.parsers.banners", f"BANNERS[{i}]", b.pattern) for i, b in enumerate(BANNERS)]
     for name in ("parsers.banners", "parsers.firmware", "parsers.kernel", "parsers.markers", "parsers.systemd",
-                 "sources.systemd_analyze.sniff", "sources.ftrace.sniff", "parsers.uboot", "parsers.userspace",
+                 "sources.systemd_analyze", "sources.ftrace", "parsers.uboot", "parsers.userspace",
                  "read.framings", "read.quirks"):
         mod = importlib.import_module(f"bootlens.{name}")
         for attr, value in vars(mod).items():
@@ -297,7 +297,7 @@ def test_classifying_a_file_needs_no_pathlib(tmp_path: Path, monkeypatch: pytest
 
     from bootlens.timeline import inputs
     from bootlens.sources import kinds
-    from bootlens.sources.bootchart import sniff as bootchart_sniff
+    import bootlens.sources.bootchart as bootchart_sniff
 
     assert not {"Path", "pathlib"} & (set(vars(kinds)) | set(vars(inputs)) | set(vars(bootchart_sniff)))
     log = tmp_path / "boot.log"
@@ -364,8 +364,8 @@ def test_a_printk_log_compiles_no_bootloader_pattern(tmp_path: Path) -> None:
                   if mod.rsplit(".", 1)[1] in ("banners", "uboot", "firmware")}
     assert len(bootloader) > 50 and not bootloader & set(compiled), compiled
     # nor the trace and capture sniffs' patterns: the log holds nothing they could match
-    from bootlens.sources.ftrace import sniff as ftrace_sniff
-    from bootlens.sources.logic import sniff as logic_sniff
+    import bootlens.sources.ftrace as ftrace_sniff
+    import bootlens.sources.logic as logic_sniff
 
     sniffs = {ftrace_sniff._EVENT.pattern, ftrace_sniff._TRACER.pattern, ftrace_sniff._GRAPH_SNIFF.pattern,
               logic_sniff._SIGROK_HEAD.pattern}
@@ -541,3 +541,16 @@ def test_framing_tests_answer_as_their_bare_patterns() -> None:
         said = [tests[name](t) for t in texts]
         assert said == [want(t) for t in texts], name
         assert any(said) and not all(said), name
+
+
+@pytest.mark.parametrize(("side", "not_needed"), [
+    ("strace/qemu-arm64-app.strace", ("rich", "bootlens.sources.ftrace.kft", "bootlens.sources.ftrace.reader")),
+    ("ftrace/rostedt-initcall.txt", ("bootlens.sources.strace.reader", "bootlens.sources.strace.summary")),
+])
+def test_analyze_json_with_one_side_file_imports_no_other_formats_reader(side: str, not_needed: tuple[str, ...]) -> None:
+    """Every side renderer (render/side/) is imported for a boot given with side files: they keep
+    their heavy imports (the format's readers, rich) inside the hooks that need them."""
+    log = ROOT / "tests" / "golden" / "strace" / "qemu-arm64-console.txt"
+    mods = imported(ANALYZE, "--no-config", "analyze", "--json", str(log), str(ROOT / "tests" / "golden" / side))
+    assert "bootlens.render.side.systemd_analyze" in mods  # it did render the side files
+    assert not set(not_needed) & mods, set(not_needed) & mods

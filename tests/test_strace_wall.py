@@ -21,7 +21,7 @@ import pytest
 from bootlens.timeline.inputs import analyze_inputs
 from bootlens.core.model import Clock
 from bootlens.capture.recording import Header, RecordingWriter
-from bootlens.render.strace_text import strace_dict, strace_lines
+from bootlens.render.side.strace import strace_dict, strace_lines
 from bootlens.sources.strace.summary import Summary
 from bootlens.sources.strace.wall import DAY_NS, wall_ns, wall_offset
 

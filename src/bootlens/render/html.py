@@ -27,7 +27,7 @@ import orjson
 from .._native import native_module
 from ..stats.compare import Comparison
 from ..timeline.inputs import Group
-from . import palette
+from . import palette, side
 from .html_columns import JsonPiece
 from .html_data import report_data
 from .visible import visible, visible_data
@@ -136,7 +136,7 @@ def render_html_pieces(groups: Sequence[Group], top: int = 25) -> list[Piece]:
     if groups:
         title += " · " + ", ".join(g.name for g in groups[:3])
     body = _asset("report.html").replace("<!--legend-->", _legend_html())
-    body = body.replace("<!--kft-->", _kft_html(groups))
+    body = body.replace("<!--side-->", side.html_sections(groups))  # render/side/: an ftrace's icicles
     with no_cycle_collection():
         return _page(title, body, report_data(groups, top, raw=True), "report.js")
 
@@ -156,18 +156,6 @@ def no_cycle_collection() -> Iterator[None]:
     finally:
         if was:
             gc.enable()
-
-
-def _kft_html(groups: Sequence[Group]) -> str:
-    """The icicles of the function_graph traces given with the boots (render/kft.py), or ""."""
-    boots = [(f"{g.name} · boot {i + 1}" if len(g.analysis.boots) > 1 else g.name, b.supplement.ftrace)
-             for g in groups for i, b in enumerate(g.analysis.boots)
-             if b.supplement is not None and b.supplement.ftrace is not None and b.supplement.ftrace.graph is not None]
-    if not boots:
-        return ""
-    from .kft import icicles_html
-
-    return icicles_html(boots)
 
 
 def render_compare_html(c: Comparison) -> bytes:

@@ -17,7 +17,6 @@ from ..timeline.analyze import Analysis, BootAnalysis, paused_gc
 from ..core.lines import clip
 from .._native import native_module
 from ..core.numbers import LPJ_MAX, to_int
-from .logic import logic_dict
 
 from ..core.model import (
     Clock,
@@ -201,86 +200,14 @@ def boot_dict(b: BootAnalysis, with_events: bool = True) -> dict[str, Any]:
         "events": events,
         "untimed_events": untimed,
         "warnings": list(b.warnings),
-        **({"systemd_analyze": supplement_dict(b)} if b.supplement else {}),
-        **ftrace_json(b),  # an ftrace buffer given with the log: "ftrace", "functions"
-        **({"logic_analyzer": lg} if (lg := logic_dict(b)) is not None else {}),
-        **({"strace": _strace(b)} if b.supplement is not None and b.supplement.strace is not None else {}),
+        **(_side_keys(b) if b.supplement is not None else {}),  # what side files add (render/side/)
     }
 
 
-def _strace(b: BootAnalysis) -> dict[str, Any]:
-    from .strace_text import strace_dict
+def _side_keys(b: BootAnalysis) -> dict[str, Any]:
+    from .side import json_keys  # a boot with side files only (start-up of a plain log's --json)
 
-    assert b.supplement is not None and b.supplement.strace is not None
-    return strace_dict(b.supplement.strace, b.alignment.offsets)
-
-
-def ftrace_json(b: BootAnalysis) -> dict[str, Any]:
-    """render/kft.py's sections, imported only when a trace came with the boot."""
-    if b.supplement is None or b.supplement.ftrace is None:
-        return {}
-    from .kft import ftrace_json as sections
-
-    return sections(b.supplement)
-
-
-def supplement_dict(b: BootAnalysis) -> dict[str, Any]:
-    """What came with the log (systemd-analyze outputs, a boot-data file, a bootchart) and how
-    bootlens's own figures compare with systemd's: time per stage, blame per unit, the chain."""
-    from ..timeline.agreement import blame_check, time_rows
-
-    sup = b.supplement
-    assert sup is not None
-    st = sup.startup
-    check = blame_check(b)
-    sig = check.significant() if check is not None else (0, 0)
-    return {
-        "sources": [{"what": w, "path": p} for w, p in sup.sources],
-        "time": None if st is None else {
-            "firmware_s": _s(st.firmware_ns), "loader_s": _s(st.loader_ns), "kernel_s": _s(st.kernel_ns),
-            "initrd_s": _s(st.initrd_ns), "userspace_s": _s(st.userspace_ns), "total_s": _s(st.total_ns),
-            "target": st.target, "target_s": _s(st.target_ns),
-            "compared": [{"name": r.name, "systemd_s": _s(r.systemd_ns), "bootlens_s": _s(r.bootlens_ns),
-                          "bootlens_span": r.how} for r in time_rows(b)],
-        },
-        "blame": None if check is None else {
-            "tolerance": "10 % or 50 ms",
-            "units": len(check.rows), "measured": check.matched, "within": check.within,
-            "over_100ms": sig[1], "over_100ms_within": sig[0],
-            "rows": [{"unit": r.unit, "bootlens_s": _s(r.bootlens_ns), "blame_s": _s(r.blame_ns),
-                      "within": r.within, "line": r.line_no} for r in check.rows],
-        },
-        "critical_chains": [[{"unit": n.unit, "at_s": _s(n.at_ns), "duration_s": _s(n.duration_ns),
-                              "depth": n.depth} for n in c.nodes] for c in sup.chains],
-        "dump_units": len(sup.dump.units) if sup.dump is not None else None,
-        "plot_units": len(sup.plot.units) if sup.plot is not None else None,
-        "units_from_plot": sup.added_units,
-        "processes_from_bootchart": sup.added_processes,
-        "bootchart": None if sup.bootchart is None else {
-            "collector": sup.bootchart.collector, "processes": len(sup.bootchart.processes),
-            "cpu_samples": len(sup.bootchart.cpu), "disk_samples": len(sup.bootchart.disk)},
-        "kconfig": len(sup.kconfig) or None,
-    }
-
-
-def systemd_chain_dict(b: BootAnalysis, chain: Chain) -> dict[str, Any]:
-    """``analyze --critical-chain --json``: the systemd-analyze chains given with the log, "@"
-    from the start of user space and on the boot's axis, and their agreement with bootlens's."""
-    from ..timeline.agreement import chain_agreement, userspace_start
-
-    sup = b.supplement
-    if sup is None or not sup.chains:
-        return {}
-    base = userspace_start(b)
-    out = []
-    for c in sup.chains:
-        same, said = chain_agreement([n.unit for n in c.nodes], chain.units())
-        out.append({
-            "nodes": [{"unit": n.unit, "depth": n.depth, "at_userspace_s": _s(n.at_ns),
-                       "at_s": _s(base + n.at_ns) if base is not None and n.at_ns is not None else None,
-                       "duration_s": _s(n.duration_ns)} for n in c.nodes],
-            "agree_units": same, "agreement": said})
-    return {"systemd_analyze": out}
+    return json_keys(b)
 
 
 def input_dict(st: InputStats) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from rich.text import Text
 from ..timeline.analyze import Analysis, BootAnalysis
 from ..core.model import READY, Clock, Event, InitcallDetail, Kind, Milestone, ProbeDetail, ProcessDetail, UnitDetail
 from ..timeline.stages import MEASURED, Total
-from .logic import event_text, logic_lines, power_on_from_logic
+from . import side
 from ..core.lines import clip
 from ..core.units import duration, short, short_range
 from .fit import fit_table, mid_clip
@@ -49,11 +49,6 @@ def _esc(s: str) -> str:
 def _sec(ns: int | None) -> str:
     """A time in seconds to the microsecond, its unit said by the text around it."""
     return duration(ns, {"s": 6}, sep=None)
-
-
-def _dur(ns: int | None) -> str:
-    """A systemd unit's time beside systemd's own: 2.089 s, 84.102 ms (a negative one in ms)."""
-    return duration(ns, {"s": 3, "ms": 3}, by_magnitude=False)
 
 
 def _at(ns: int | None, estimated: bool = False) -> str:
@@ -92,11 +87,12 @@ def headline(b: BootAnalysis, which: str, width: int = 80) -> Text:
     t = b.total
     end = t.end_name if t.duration_ns is not None else READY
     head = Text(f"{which} · ", style="bold")
-    origin = f"{t.origin} (logic analyzer)" if power_on_from_logic(b) else t.origin
+    who = side.origin(b)  # a side file set t=0 (a logic analyzer's power edge)
+    origin = f"{t.origin} ({who})" if who is not None else t.origin
     head.append(f"{origin} → {visible(end)}: {_total_figure(t)}", style="bold")
     if t.duration_ns is not None:
         e = _end_event(b)
-        tail = "" if e is None else (event_text(e) or
+        tail = "" if e is None else (side.event_text(e) or
                                      f"line {e.line_no}: {b.boot.lines.text[b.boot.lines.index_of(e.line_no)].strip()}")
     else:
         tail = t.end
@@ -194,8 +190,8 @@ def _milestones(b: BootAnalysis, width: int) -> Stack | None:
     rows: list[list[Cell]] = []
     for e in events[:40]:
         est = e.start is not None and e.start.estimated
-        # a logic analyzer's edge (line 0) has no console line: say which channel it is
-        text = event_text(e) or boot.lines.text[boot.lines.index_of(e.line_no)].strip()
+        # an event a side file added (line 0: a logic analyzer's edge) has no console line
+        text = side.event_text(e) or boot.lines.text[boot.lines.index_of(e.line_no)].strip()
         name = f"marker {e.name}" if e.kind is Kind.MARKER else e.name
         style = "bold green" if e.kind is Kind.MARKER and e.name == READY else ""
         dur = short(e.duration_ns) if e.duration_ns is not None else ""
@@ -228,23 +224,7 @@ def render_boot(b: BootAnalysis, console: Console, top: int, which: str) -> None
         console.print(Text("partial boot: ", style="yellow") + Text(visible("; ".join(b.partial_reasons))))
     console.print()
     console.print(_stages(b, width))
-    for line in supplement_lines(b):
-        console.print(Text(visible(line)))
-    for i, line in enumerate(logic_lines(b)):  # a logic analyzer capture given with the log
-        if i == 0:
-            console.print()
-        console.print(Text(visible(line)))
-    if b.supplement is not None and b.supplement.strace is not None:  # an strace given with the log
-        from .strace_text import strace_lines
-
-        console.print()
-        for line in strace_lines(b.supplement.strace, b.alignment.offsets, width):
-            console.print(Text(visible(line)), no_wrap=True, overflow="ellipsis")
-    if b.supplement is not None and b.supplement.ftrace is not None and b.supplement.ftrace.graph is not None:
-        from .kft import kft_tables  # a function_graph trace given with the log: its KFT table
-
-        console.print()
-        console.print(kft_tables(b.supplement.ftrace, width, top))
+    side.print_text(b, console, top)  # what side files given with the log add (render/side/)
     counts = b.counts
     if b.top_initcalls:
         console.print()
@@ -288,64 +268,6 @@ def render_boot(b: BootAnalysis, console: Console, top: int, which: str) -> None
         how = {"timer": "skipped, from the timer frequency", "preset": "preset with lpj=",
                "calibrated": "calibrated at boot"}.get(src.value if src else "", "")
         console.print(Text(visible(f"lpj: {lpj.value} ({how}, line {lpj.line_no})")))
-
-
-def supplement_lines(b: BootAnalysis, worst: int = 3) -> list[str]:
-    """What the systemd-analyze outputs given with the log say beside bootlens's own figures:
-    time per stage, the blame check (how many units agree, the worst misses), what was added."""
-    sup = b.supplement
-    if sup is None:
-        return []
-    from ..timeline.agreement import blame_check, time_rows  # here: a log without supplements never needs it
-    out: list[str] = []
-    rows = time_rows(b)
-    if rows:
-        out.append("systemd-analyze time: " + " · ".join(
-            f"{r.name} {_dur(r.systemd_ns)} (bootlens {'not measured' if r.bootlens_ns is None else _dur(r.bootlens_ns)})"
-            for r in rows))
-    check = blame_check(b)
-    if check is not None:
-        within, big = check.significant()
-        line = (f"systemd-analyze blame: {check.within} of {len(check.rows)} units within 10 % or 50 ms of "
-                f"bootlens's ({check.matched} measured; over 100 ms: {within} of {big})")
-        miss = check.worst(worst)
-        if miss:
-            line += "; worst: " + ", ".join(f"{r.unit} {_dur(r.bootlens_ns)} vs {_dur(r.blame_ns)}" for r in miss)
-        unseen = [r.unit for r in check.rows if r.bootlens_ns is None]
-        if unseen:
-            line += f"; not in the log: {', '.join(unseen[:worst])}" + (" …" if len(unseen) > worst else "")
-        out.append(line)
-    if sup.added_units:
-        out.append(f"{sup.added_units} units from systemd-analyze plot (the log has none), on the kernel clock")
-    if sup.added_processes:
-        out.append(f"{sup.added_processes} processes from the bootchart, on the uptime clock (approximate)")
-    return out
-
-
-def systemd_chain_lines(b: BootAnalysis, chain: Chain) -> list[str]:
-    """Below bootlens's chain: each systemd-analyze critical-chain given with the log, its "@"
-    also on this boot's axis, and how far it agrees with bootlens's."""
-    from ..timeline.agreement import chain_agreement, userspace_start
-
-    sup = b.supplement
-    if sup is None or not sup.chains:
-        return []
-    base = userspace_start(b)
-    out: list[str] = []
-    for c in sup.chains:
-        if not c.nodes:
-            continue
-        out.append("")
-        out.append("systemd-analyze says (its @ from the start of user space" +
-                   (f", at {_sec(base)} s on this axis; = the axis time):" if base is not None else "):"))
-        for n in c.nodes:
-            at = "" if n.at_ns is None else f" @{_s(n.at_ns)}" + (
-                f" (= {duration(base + n.at_ns, {'s': 3}, sep=None)})" if base is not None else "")
-            plus = "" if n.duration_ns is None else f" +{_s(n.duration_ns)}"
-            out.append(visible(("  " * (n.depth - 1) + "└─" if n.depth else "") + n.unit + at + plus))
-        _, said = chain_agreement([n.unit for n in c.nodes], chain.units())
-        out.append(visible(f"bootlens's chain and systemd-analyze's: {said}"))
-    return out
 
 
 def render_terminal(a: Analysis, console: Console, top: int = 10, err: Console | None = None) -> None:

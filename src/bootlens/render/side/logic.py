@@ -1,18 +1,22 @@
 """A logic analyzer capture given with the log (:mod:`bootlens.sources.logic.align`): its lines in the
-terminal summary and its object in ``analyze --json`` (docs/json.md, ``logic_analyzer``)."""
+terminal summary, its object in ``analyze --json`` (docs/json.md, ``logic_analyzer``), its edges'
+text where a console line would be, and the boot's t=0 when its power channel set it (the side
+renderer's hooks, :mod:`bootlens.render.side`)."""
 
 from __future__ import annotations
 
 
-from ..core.model import Clock, Event, LogicDetail, Stamp
-from ..core.units import duration
+from ...core.model import Clock, Event, LogicDetail, Stamp
+from ...core.units import duration
 
 TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/performance.md step 23)
 if TYPE_CHECKING:
     from typing import Any
 
-    from ..timeline.analyze import BootAnalysis
-    from ..sources.logic.align import LogicInput
+    from rich.console import Console
+
+    from ...timeline.analyze import BootAnalysis
+    from ...sources.logic.align import LogicInput
 
 
 def _logic(b: BootAnalysis) -> LogicInput | None:
@@ -115,3 +119,26 @@ def logic_dict(b: BootAnalysis) -> dict[str, Any] | None:
         "first_byte_s": None if fb is None else fb / 1e9,
         "markers": lg.markers,
     }
+
+
+# ------------------------------------------------------------------ the side renderer's hooks
+
+
+def origin(b: BootAnalysis) -> str | None:
+    return "logic analyzer" if power_on_from_logic(b) else None
+
+
+def text(b: BootAnalysis, console: Console, top: int) -> None:
+    from rich.text import Text
+
+    from ..visible import visible
+
+    for i, line in enumerate(logic_lines(b)):
+        if i == 0:
+            console.print()
+        console.print(Text(visible(line)))
+
+
+def json(b: BootAnalysis) -> dict[str, Any]:
+    lg = logic_dict(b)
+    return {} if lg is None else {"logic_analyzer": lg}

@@ -1,17 +1,23 @@
 """The strace section of ``bootlens analyze``: the terminal lines (80 columns) and the JSON
 object of an strace/ltrace summary (:mod:`bootlens.sources.strace.summary`). Pure functions of the
-summary and the boot's alignment."""
+summary and the boot's alignment; ``text`` and ``json`` are the side renderer's hooks
+(:mod:`bootlens.render.side`)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..core.lines import clip
-from ..core.model import Clock
-from ..core.units import duration
-from ..sources.strace.summary import Process, Summary
+from ...core.lines import clip
+from ...core.model import Clock
+from ...core.units import duration
+
+if TYPE_CHECKING:  # every boot given with side files imports this module (render.side): only types here
+    from ...sources.strace.summary import Process, Summary
+    from rich.console import Console
+
+    from ...timeline.analyze import BootAnalysis
 
 TOP_CALLS = 5
 # the trace's time column (parsers.strace.Trace.clock), said apart from the wall-clock placement
@@ -163,3 +169,21 @@ def strace_dict(summary: Summary, offsets: Mapping[Clock, int]) -> dict[str, Any
                             "cost_s": _s(n.cost_ns), "line": n.line_no} for n in summary.needless],
         "processes_added": summary.added_events,
     }
+
+
+def text(b: BootAnalysis, console: Console, top: int) -> None:
+    if b.supplement is None or b.supplement.strace is None:
+        return
+    from rich.text import Text
+
+    from ..visible import visible
+
+    console.print()
+    for line in strace_lines(b.supplement.strace, b.alignment.offsets, console.width):
+        console.print(Text(visible(line)), no_wrap=True, overflow="ellipsis")
+
+
+def json(b: BootAnalysis) -> dict[str, Any]:
+    if b.supplement is None or b.supplement.strace is None:
+        return {}
+    return {"strace": strace_dict(b.supplement.strace, b.alignment.offsets)}
