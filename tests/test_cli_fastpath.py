@@ -58,7 +58,9 @@ def clicks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     def record(*args: Any, **kwargs: Any) -> None:
         bound = inspect.signature(run_analyze).bind(*args, **kwargs)
         bound.apply_defaults()
-        seen.append(dict(bound.arguments))
+        args = dict(bound.arguments)
+        args.update(args.pop("side", {}))  # the side formats' options (run_analyze's **side)
+        seen.append(args)
 
     monkeypatch.setattr(analysis, "run_analyze", record)
 

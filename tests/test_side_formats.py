@@ -61,14 +61,16 @@ DEMO_INIT = '''"""Side format: a demo "wattmeter" log (one power reading a line)
 
 from __future__ import annotations
 
-from ..base import REGISTRY, Head, SideFormat
+from ..base import REGISTRY, FormatOption, Head, SideFormat
 
 
 def _sniff(path: str, head: Head) -> str | None:
     return "wattmeter" if head.text.startswith("# wattmeter") else None
 
 
-FORMAT = REGISTRY.register(SideFormat("wattmeter", sniff_order=35, attach_order=35, sniff=_sniff))
+FLOOR = FormatOption("--watt-floor", "watt_floor", "W", default=0.0, minimum=0, help="Readings under W are noise.")
+FORMAT = REGISTRY.register(SideFormat("wattmeter", sniff_order=35, attach_order=35, sniff=_sniff, options=(FLOOR,),
+                                      what="wattmeter log"))
 '''
 
 DEMO_ATTACH = '''"""How a wattmeter log joins a boot: its peak reading, kept as the format's part."""
@@ -77,8 +79,18 @@ from __future__ import annotations
 
 
 def read_one(kind, path):
-    watts = [float(ln.split()[1]) for ln in path.read_text().splitlines()[1:] if ln.strip()]
-    return max(watts), ()
+    return [float(ln.split()[1]) for ln in path.read_text().splitlines()[1:] if ln.strip()], ()
+
+
+def configure(values):
+    return values["watt_floor"]
+
+
+def finish(parts, floor):
+    watts = parts.pop("wattmeter", None)
+    if watts is not None:
+        parts["wattmeter"] = (max(watts), sum(1 for w in watts if w >= (floor or 0.0)))
+    return parts
 '''
 
 DEMO_RENDER = '''"""The wattmeter's peak in analyze's JSON and terminal summary."""
@@ -87,20 +99,21 @@ from __future__ import annotations
 
 
 def json(b):
-    peak = b.supplement.part("wattmeter")
-    return {} if peak is None else {"wattmeter": {"peak_w": peak}}
+    part = b.supplement.part("wattmeter")
+    return {} if part is None else {"wattmeter": {"peak_w": part[0], "readings": part[1]}}
 
 
 def text(b, console, top):
-    peak = b.supplement.part("wattmeter")
-    if peak is not None:
-        console.print(f"wattmeter: peak {peak} W")
+    part = b.supplement.part("wattmeter")
+    if part is not None:
+        console.print(f"wattmeter: peak {part[0]} W")
 '''
 
 
 def test_a_new_side_format_is_one_folder_and_one_renderer(tmp_path: Path) -> None:
-    """A copy of the package with sources/wattmeter/ (its sniff and reading) and
-    render/side/wattmeter.py added, nothing else touched: analyze reads, attaches and shows it."""
+    """A copy of the package with sources/wattmeter/ (its sniff, reading and one command-line
+    option) and render/side/wattmeter.py added, nothing else touched: analyze reads, attaches and
+    shows it, and takes its option."""
     pkg = tmp_path / "src" / "bootlens"
     shutil.copytree(SRC, pkg, ignore=shutil.ignore_patterns("__pycache__"))
     (pkg / "sources" / "wattmeter").mkdir()
@@ -114,9 +127,16 @@ def test_a_new_side_format_is_one_folder_and_one_renderer(tmp_path: Path) -> Non
     run = [sys.executable, "-m", "bootlens", "--no-config", "analyze"]
     doc = json.loads(subprocess.run([*run, "--json", log, str(meter)], env=env, capture_output=True, text=True,
                                     check=True).stdout)
-    assert doc["boots"][0]["wattmeter"] == {"peak_w": 3.25}
+    assert doc["boots"][0]["wattmeter"] == {"peak_w": 3.25, "readings": 3}
     assert ["wattmeter", str(meter)] in [[s["what"], s["path"]] for s in doc["boots"][0]["systemd_analyze"]["sources"]]
     text = subprocess.run([*run, log, str(meter)], env=env, capture_output=True, text=True, check=True).stdout
     assert "wattmeter: peak 3.25 W" in text
+    floored = subprocess.run([*run, "--json", log, str(meter), "--watt-floor", "2"], env=env, capture_output=True,
+                             text=True, check=True).stdout
+    assert json.loads(floored)["boots"][0]["wattmeter"] == {"peak_w": 3.25, "readings": 2}
+    alone = subprocess.run([*run, log, "--watt-floor", "2"], env=env, capture_output=True, text=True)
+    assert alone.returncode == 2 and alone.stderr == "bootlens: error: --watt-floor: no wattmeter log among the inputs\n"
+    helped = subprocess.run([*run, "--help"], env=env, capture_output=True, text=True, check=True).stdout
+    assert "--watt-floor W" in helped
     # and the installed package has no such format: the copy alone grew one
     assert importlib.util.find_spec("bootlens.sources.wattmeter") is None

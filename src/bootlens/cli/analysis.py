@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 import click
 
 from ..core.errors import BootlensError, UsageError
-from .analyzecmd import logic_setup, run_analyze, with_capture
+from .analyzecmd import run_analyze, side_setups, with_side_inputs
 from .common import exit_now as _exit_now, fail as _fail, write_output as _write_output
 from .group import main
 from .storeopts import store_options  # not .history: its commands (start-up)
@@ -17,20 +17,20 @@ from .storeopts import store_options  # not .history: its commands (start-up)
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def logic_options(f: F) -> F:
-    """--channel, --align and --align-bound: what a logic analyzer capture's channels mean and
-    how it is tied to the console (docs/logic.md)."""
-    f = click.option("--align-bound", "align_bound", default=10.0, show_default=True, type=click.FloatRange(0),
-                     metavar="MS", help="Warn when the capture's alignment with the console leaves more than "
-                     "this (max |error|, ms).")(f)
-    f = click.option("--align", "aligns", multiple=True, metavar="NAME:EDGE=REGEX",
-                     help="Tie a logic analyzer capture to the console: the channel's rise/fall/any edges, in "
-                     "order, are the lines REGEX matches (e.g. D1:rise='APP READY'); NAME:first: the first edge "
-                     "of a UART TX channel is the console's first byte.")(f)
-    f = click.option("--channel", "channels", multiple=True, metavar="NAME=ROLE",
-                     help="A logic analyzer channel's role: NAME=power[:fall] (first rising edge = power-on, "
-                     "t=0), NAME=reset, NAME=ready[:rise|fall] (first edge after power-on = ready), "
-                     "NAME=marker:LABEL (every edge a marker). NAME as in the capture: D0, 'Channel 0'.")(f)
+def side_options(f: F) -> F:
+    """The side formats' own options (``FORMAT.options`` of each folder of sources/: a logic
+    analyzer capture's --channel, --align and --align-bound), in the formats' order."""
+    from ..sources.base import formats
+
+    for fmt in reversed(formats()):
+        for o in reversed(fmt.options):
+            if o.multiple:
+                f = click.option(o.flag, o.dest, multiple=True, metavar=o.metavar, help=o.help)(f)
+            elif o.default is not None:
+                f = click.option(o.flag, o.dest, default=o.default, show_default=True, metavar=o.metavar,
+                                 type=click.FloatRange(o.minimum) if o.minimum is not None else float, help=o.help)(f)
+            else:
+                f = click.option(o.flag, o.dest, metavar=o.metavar, help=o.help)(f)
     return f
 
 
@@ -52,11 +52,10 @@ def logic_options(f: F) -> F:
 @click.option("--systemd-analyze", "collected", metavar="DIR", multiple=True, help="A folder of systemd-analyze "
               "outputs of the same boot (`bootlens target boot --collect DIR` writes one), read as if each file "
               "were given: time, blame, critical-chain, dump, plot.")
-@logic_options
+@side_options
 @store_options("each INPUT as one run (kind import)")
 def analyze(inputs: tuple[str, ...], as_json: bool, summary: bool, top: int, markers: tuple[str, ...], chain: bool,
-            dump: str | None, collected: tuple[str, ...], db: str | None, labels: tuple[str, ...],
-            channels: tuple[str, ...] = (), aligns: tuple[str, ...] = (), align_bound: float = 10.0) -> None:
+            dump: str | None, collected: tuple[str, ...], db: str | None, labels: tuple[str, ...], **side: Any) -> None:
     """Analyse boot logs: stages on one axis, top initcalls, probes and processes, silences.
 
     FILE is a console log (serial capture, grabserial -t/-T, dmesg, journalctl -k -o
@@ -73,8 +72,7 @@ def analyze(inputs: tuple[str, ...], as_json: bool, summary: bool, top: int, mar
     VCD, Saleae CSV) adds its channels' edges, with --channel roles and an --align event
     (docs/logic.md).
     """
-    run_analyze(inputs, as_json, summary, top, markers, chain, dump, collected, db, labels, channels, aligns,
-                align_bound)
+    run_analyze(inputs, as_json, summary, top, markers, chain, dump, collected, db, labels, **side)
 
 
 @main.command()
@@ -113,9 +111,9 @@ def export(recording: str, fmt: str, no_wire: bool, restart: bool, output: str |
               help="Mark lines matching REGEX as NAME; 'ready' ends the boot (run folders remember theirs).")
 @click.option("--top", default=25, show_default=True, type=click.IntRange(1, 10_000),
               help="Rows in the tables of top initcalls and processes.")
-@logic_options
+@side_options
 def report(inputs: tuple[str, ...], output: str | None, fmt: str, markers: tuple[str, ...], top: int,
-           channels: tuple[str, ...] = (), aligns: tuple[str, ...] = (), align_bound: float = 10.0) -> None:
+           **side: Any) -> None:
     """Write a report of one or more boots: INPUT is a log, a recording or a run folder.
 
     The HTML report is one file that works offline: the whole boot on one zoomable timeline,
@@ -128,8 +126,8 @@ def report(inputs: tuple[str, ...], output: str | None, fmt: str, markers: tuple
     out = output or default
     try:
         opts = ParseOptions(tuple(MarkerSpec.parse(m) for m in markers))
-        setup = logic_setup(channels, aligns, align_bound)
-        groups = with_capture(analyze_inputs(list(inputs), opts, top, logic=setup), setup)
+        setups = side_setups(side)
+        groups = with_side_inputs(analyze_inputs(list(inputs), opts, top, side=setups), setups, side)
         if fmt == "html":
             from ..render.html import render_html_pieces
 

@@ -11,15 +11,17 @@ from .exits import echo, exit_now as _exit_now, fail as _fail
 
 TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/performance.md step 23)
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from ..timeline.inputs import Group
-    from ..sources.logic.align import LogicSetup
 
 
 def run_analyze(inputs: tuple[str, ...], as_json: bool, summary: bool, top: int, markers: tuple[str, ...],
                 chain: bool, dump: str | None, collected: tuple[str, ...], db: str | None, labels: tuple[str, ...],
-                channels: tuple[str, ...] = (), aligns: tuple[str, ...] = (), align_bound: float = 10.0) -> None:
-    """Analyse ``inputs`` and print (the options as ``bootlens analyze --help`` says them); ends
-    the process (os._exit after the output, or exit code 2 with a one-line error)."""
+                **side: object) -> None:
+    """Analyse ``inputs`` and print (the options as ``bootlens analyze --help`` says them; ``side``:
+    the side formats' own options, by their ``dest``); ends the process (os._exit after the
+    output, or exit code 2 with a one-line error)."""
     from ..timeline.analyze import Analysis
     from ..timeline.inputs import analyze_inputs
     from ..core.options import MarkerSpec, ParseOptions
@@ -32,8 +34,8 @@ def run_analyze(inputs: tuple[str, ...], as_json: bool, summary: bool, top: int,
         _fail(UsageError("--systemd-dump is read for --critical-chain: add it"))
     try:
         opts = ParseOptions(tuple(MarkerSpec.parse(m) for m in markers))
-        setup = logic_setup(channels, aligns, align_bound)
-        groups = with_capture(analyze_inputs(list(inputs), opts, top, collected, setup), setup)
+        setups = side_setups(side)
+        groups = with_side_inputs(analyze_inputs(list(inputs), opts, top, collected, side=setups), setups, side)
     except BootlensError as e:
         _fail(e)
     if db or labels:  # storeopts.wants_store, imported only then (start-up)
@@ -69,22 +71,25 @@ def run_analyze(inputs: tuple[str, ...], as_json: bool, summary: bool, top: int,
     _exit_now()
 
 
-def logic_setup(channels: tuple[str, ...], aligns: tuple[str, ...], bound_ms: float) -> LogicSetup | None:
-    """The --channel/--align options as a LogicSetup (None when neither is given)."""
-    if not channels and not aligns:
-        return None
-    from ..sources.logic.align import AlignSpec, LogicSetup, Role
+def side_setups(values: Mapping[str, object]) -> dict[str, object]:
+    """The side formats' options the user gave (``--channel``, ...), as each format's setup."""
+    from ..sources.base import configured
 
-    return LogicSetup(tuple(Role.parse(c) for c in channels), tuple(AlignSpec.parse(a) for a in aligns),
-                      round(bound_ms * 1_000_000))
+    return configured(values)
 
 
-def with_capture(groups: list[Group], setup: LogicSetup | None) -> list[Group]:
-    """The groups, once checked that --channel/--align had a capture to apply to."""
-    if setup is not None and not any(b.supplement is not None and b.supplement.logic is not None
-                                     for g in groups for b in g.analysis.boots):
-        raise UsageError("--channel/--align: no logic analyzer capture among the inputs (sigrok CSV or VCD, "
-                         "Saleae CSV)")
+def with_side_inputs(groups: list[Group], setups: Mapping[str, object], values: Mapping[str, object]) -> list[Group]:
+    """The groups, once checked that each side format given options had an input of it to apply
+    them to (a one-line UsageError naming the options and what the format reads)."""
+    from ..sources.base import REGISTRY, given_flags
+
+    for name in setups:
+        fmt = REGISTRY[name]
+        kinds = (fmt.name, *fmt.kinds)
+        if not any(b.supplement is not None and any(b.supplement.part(k) is not None for k in kinds)
+                   for g in groups for b in g.analysis.boots):
+            raise UsageError(f"{given_flags(fmt, values)}: no {fmt.what} among the inputs"
+                             + (f" ({fmt.forms})" if fmt.forms else ""))
     return groups
 
 

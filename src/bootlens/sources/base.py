@@ -19,7 +19,14 @@ input is of the format; each of these functions is optional:
   (``kinds``: those the log has), added after the log's own, and the label they add to the
   boot's formats;
 - ``alone(path) -> (boot, supplement, stats)``: an input of this format given without a log, as
-  a boot of its own (None: the format cannot stand alone).
+  a boot of its own (None: the format cannot stand alone);
+- ``configure(values) -> object | None``: the format's command-line options (``FORMAT.options``,
+  by their ``dest``) as the object ``finish`` receives as ``options``; None when the user gave
+  none of them that needs an input of the format.
+
+A format's command-line options (``FormatOption``) are declared in its ``FORMAT``: ``analyze`` and
+``report`` take them (cli/ builds them with click), and one given without an input of the format
+is a one-line error naming the format's ``what``.
 
 Formats are found by listing this package's folders (a new format needs no line elsewhere) and
 kept in the one registry class (:mod:`bootlens.core.registry`: a name twice is an error), asked
@@ -36,7 +43,7 @@ from ..core.registry import Registry
 
 TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/performance.md step 23)
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
 
 HEAD_BYTES = 8192  # what the sniffs look at: the first lines (a plot's sniff reads further itself)
 
@@ -61,6 +68,28 @@ def read_head(path: str | os.PathLike[str], n: int) -> str:
         return f.read(n).decode("utf-8", "replace")
 
 
+class FormatOption:
+    """A command-line option of a side format, taken by ``analyze`` and ``report``: a text
+    (``multiple``: given any number of times, a tuple) or, with a float ``default``, a number of
+    at least ``minimum``. cli/ makes the click option from it; the format imports no click."""
+
+    __slots__ = ("flag", "dest", "metavar", "help", "multiple", "default", "minimum")
+
+    def __init__(self, flag: str, dest: str, metavar: str, help: str, *, multiple: bool = False,
+                 default: float | None = None, minimum: float | None = None) -> None:
+        self.flag = flag  # "--channel"
+        self.dest = dest  # the value's name, in the command's function and in configure()'s values
+        self.metavar = metavar
+        self.help = help
+        self.multiple = multiple
+        self.default = default
+        self.minimum = minimum
+
+    def given(self, value: object) -> bool:
+        """Whether a value is the user's (not the option's default)."""
+        return bool(value) if self.multiple else value is not None and value != self.default
+
+
 class SideFormat:
     """A side-file format: how bootlens tells it by content, and when it joins a boot.
 
@@ -69,13 +98,14 @@ class SideFormat:
     docs/performance.md)."""
 
     __slots__ = ("name", "sniff_order", "attach_order", "sniff", "sniff_dir", "kinds", "together",
-                 "accumulates", "attaches")
+                 "accumulates", "attaches", "options", "what", "forms")
 
     def __init__(self, name: str, *, sniff_order: int, attach_order: int,
                  sniff: Callable[[str, Head], str | None] | None = None,
                  sniff_dir: Callable[[str], str | None] | None = None,
                  kinds: tuple[str, ...] = (), together: bool = False,
-                 accumulates: tuple[str, ...] = (), attaches: bool = True) -> None:
+                 accumulates: tuple[str, ...] = (), attaches: bool = True,
+                 options: tuple[FormatOption, ...] = (), what: str = "", forms: str = "") -> None:
         self.name = name  # its folder under sources/
         self.sniff_order = sniff_order  # classify asks the formats in this order; the first answer wins
         self.attach_order = attach_order  # the formats' parts are placed on a boot, and add their events, in this order
@@ -85,6 +115,9 @@ class SideFormat:
         self.together = together  # its files are read as one (read_together), after the others
         self.accumulates = accumulates  # kinds of which every file is kept (not replaced)
         self.attaches = attaches  # it has an attach module (a boot-data file is read as a log instead)
+        self.options = options  # its command-line options (attach.configure reads them)
+        self.what = what or name  # what an input of it is, for messages ("logic analyzer capture")
+        self.forms = forms  # the forms of it bootlens reads, for messages ("sigrok CSV or VCD, Saleae CSV")
 
     def __repr__(self) -> str:
         return f"SideFormat({self.name!r})"
@@ -126,6 +159,26 @@ def format_of(kind: str) -> SideFormat:
             for k in (f.name, *f.kinds):
                 _BY_KIND.setdefault(k, f)
     return _BY_KIND[kind]
+
+
+def configured(values: Mapping[str, object]) -> dict[str, object]:
+    """Format name -> what its ``configure`` hook made of its options' values (given by their
+    ``dest``; an option missing from ``values`` has its default), for each format whose options
+    the user gave."""
+    out: dict[str, object] = {}
+    for fmt in formats():
+        if fmt.options:
+            mine = {o.dest: values.get(o.dest, () if o.multiple else o.default) for o in fmt.options}
+            if any(o.given(mine[o.dest]) for o in fmt.options):
+                setup = hooks(fmt).configure(mine)
+                if setup is not None:
+                    out[fmt.name] = setup
+    return out
+
+
+def given_flags(fmt: SideFormat, values: Mapping[str, object]) -> str:
+    """The format's options the user gave, as they would type them: "--channel/--align"."""
+    return "/".join(o.flag for o in fmt.options if o.given(values.get(o.dest)))
 
 
 def hooks(fmt: SideFormat) -> ModuleType:

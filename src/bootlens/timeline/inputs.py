@@ -14,7 +14,7 @@ adds to that boot too, or, given without a log, is a boot of its own.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from .analyze import Analysis, analyze_boot, analyze_paths, paused_gc
 from ..core.errors import InputError, printable
@@ -99,10 +99,14 @@ def analyze_bootdata(path: str, options: ParseOptions | None = None, top: int = 
 
 
 def analyze_inputs(inputs: Sequence[str], options: ParseOptions | None = None, top: int = 10,
-                   supplements: Sequence[str] = (), logic: LogicSetup | None = None) -> list[Group]:
+                   supplements: Sequence[str] = (), logic: LogicSetup | None = None, *,
+                   side: Mapping[str, object] | None = None) -> list[Group]:
     """One group per input, in the order given; systemd-analyze outputs (and the folders of
     them in ``supplements``, from ``--systemd-analyze DIR``) and bootcharts attach to the boot of
-    the others. Raises InputError when they would attach to several boots, or to none."""
+    the others. Raises InputError when they would attach to several boots, or to none. ``side``:
+    what the user gave for a side format, by its name (``{"logic": LogicSetup}``,
+    :func:`bootlens.sources.base.configured`); ``logic`` is its older spelling for a logic
+    analyzer capture, kept for one release."""
     kinds = {name: classify(name) for name in inputs}
     extra = [(kind, name) for name, kind in kinds.items() if kind is not None and kind != "bootdata"]
     logs = [name for name in inputs if kinds[name] is None or kinds[name] == "bootdata"]
@@ -120,7 +124,7 @@ def analyze_inputs(inputs: Sequence[str], options: ParseOptions | None = None, t
     if extra:
         from ..sources.supplements import read_supplements
 
-        sup = read_supplements(extra, {"logic": logic})  # logic: --channel/--align of a capture
+        sup = read_supplements(extra, {**({"logic": logic} if logic is not None else {}), **(side or {})})
     groups = []
     for name in logs:
         if kinds[name] == "bootdata":

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from ...core.lazyre import lazy
-from ..base import REGISTRY, Head, SideFormat
+from ..base import REGISTRY, FormatOption, Head, SideFormat
 
 # sigrok's time column label (label=units) -> nanoseconds per unit; "samples" is one period
 _UNITS = {"seconds": 1e9, "milliseconds": 1e6, "microseconds": 1e3, "nanoseconds": 1.0, "picoseconds": 1e-3}
@@ -57,4 +57,19 @@ def _sniff(path: str, head: Head) -> str | None:
     return "logic" if sniff_logic(head.text) else None
 
 
-FORMAT = REGISTRY.register(SideFormat("logic", sniff_order=30, attach_order=30, sniff=_sniff))
+# what the capture's channels mean and how it is tied to the console (docs/logic.md)
+OPTIONS = (
+    FormatOption("--channel", "channels", "NAME=ROLE", multiple=True,
+                 help="A logic analyzer channel's role: NAME=power[:fall] (first rising edge = power-on, t=0), "
+                 "NAME=reset, NAME=ready[:rise|fall] (first edge after power-on = ready), NAME=marker:LABEL "
+                 "(every edge a marker). NAME as in the capture: D0, 'Channel 0'."),
+    FormatOption("--align", "aligns", "NAME:EDGE=REGEX", multiple=True,
+                 help="Tie a logic analyzer capture to the console: the channel's rise/fall/any edges, in order, "
+                 "are the lines REGEX matches (e.g. D1:rise='APP READY'); NAME:first: the first edge of a UART "
+                 "TX channel is the console's first byte."),
+    FormatOption("--align-bound", "align_bound", "MS", default=10.0, minimum=0,
+                 help="Warn when the capture's alignment with the console leaves more than this (max |error|, ms)."),
+)
+
+FORMAT = REGISTRY.register(SideFormat("logic", sniff_order=30, attach_order=30, sniff=_sniff, options=OPTIONS,
+                                      what="logic analyzer capture", forms="sigrok CSV or VCD, Saleae CSV"))

@@ -6,10 +6,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from pathlib import Path
 
     from ...core.model import Boot
     from ..supplements import Supplement
+    from .align import LogicSetup
     from .reader import Capture
 
 
@@ -18,6 +20,19 @@ def read_one(kind: str, path: Path) -> tuple[Capture, tuple[str, ...]]:
     from .reader import read_logic
 
     return read_logic(path), ()
+
+
+def configure(values: Mapping[str, object]) -> LogicSetup | None:
+    """``--channel``, ``--align`` and ``--align-bound`` as a LogicSetup; None when neither
+    ``--channel`` nor ``--align`` is given (a bad role or tie is a one-line UsageError)."""
+    channels, aligns, bound = values["channels"], values["aligns"], values["align_bound"]
+    if not channels and not aligns:
+        return None
+    from .align import AlignSpec, LogicSetup, Role
+
+    assert isinstance(channels, tuple) and isinstance(aligns, tuple) and isinstance(bound, (int, float))
+    return LogicSetup(tuple(Role.parse(c) for c in channels), tuple(AlignSpec.parse(a) for a in aligns),
+                      round(bound * 1_000_000))
 
 
 def finish(parts: dict[str, object], options: object) -> dict[str, object]:
