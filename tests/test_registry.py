@@ -95,10 +95,15 @@ def test_a_table_of_specs_is_looked_up_by_name() -> None:
 
 
 def test_the_public_registries_are_the_one_class() -> None:
-    """Plugins' paths keep working: parsers.base.Registry, parsers.Registry, advise.RuleRegistry."""
+    """Plugins' paths keep working: parsers.base.Registry, parsers.Registry, advise.RuleRegistry;
+    parsers, rules, side formats and targets are all kept in the one registry class."""
     assert BaseRegistry is ParserRegistry is Registry and issubclass(RuleRegistry, CoreRegistry)
     assert issubclass(ParserRegistry, CoreRegistry)
     assert isinstance(default_registry(), CoreRegistry) and isinstance(default_rules(), CoreRegistry)
+    from bootlens.lab.catalogue import targets
+    from bootlens.sources.base import REGISTRY as SIDE_FORMATS
+
+    assert isinstance(targets(), CoreRegistry) and isinstance(SIDE_FORMATS, CoreRegistry)  # and targets, formats
 
 
 class NeverParser(Parser):

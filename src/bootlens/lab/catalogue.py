@@ -8,18 +8,42 @@ of target is one module with its Target class, and one line here.
 
 from __future__ import annotations
 
+from ..core.model import NamedTuple
+from ..core.registry import Registry
 from ..targets.base import Target, TargetOptions
 
 
-def target_kinds() -> dict[str, type[Target]]:
-    """Target name -> its kind, the reference targets first (a plain table: names are unique)."""
-    from ..targets.board import BoardTarget
-    from ..targets.qemu import TARGETS, QemuTarget
-    from .labgrid import LabgridTarget
+class TargetName(NamedTuple):
+    """A target's name and the kind of target it is (the class that opens it)."""
 
-    kinds: dict[str, type[Target]] = {name: QemuTarget for name in TARGETS}
-    kinds.update(board=BoardTarget, labgrid=LabgridTarget)
-    return kinds
+    name: str
+    kind: type[Target]
+
+
+_TARGETS: Registry[TargetName] | None = None
+
+
+def targets() -> Registry[TargetName]:
+    """Every target by name, in the one registry class (a name twice is an error; listed in
+    name order): the reference targets, ``board`` and ``labgrid``."""
+    global _TARGETS
+    if _TARGETS is None:
+        from ..targets.board import BoardTarget
+        from ..targets.qemu import TARGETS, QemuTarget
+        from .labgrid import LabgridTarget
+
+        reg: Registry[TargetName] = Registry("target")
+        for name in TARGETS:
+            reg.register(TargetName(name, QemuTarget))
+        reg.register(TargetName("board", BoardTarget))
+        reg.register(TargetName("labgrid", LabgridTarget))
+        _TARGETS = reg
+    return _TARGETS
+
+
+def target_kinds() -> dict[str, type[Target]]:
+    """Target name -> its kind, in name order."""
+    return {t.name: t.kind for t in targets()}
 
 
 def open_target(opts: TargetOptions) -> Target:
