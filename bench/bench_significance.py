@@ -16,6 +16,10 @@ What it measures
     2. Power: the 2 s change. Every pair of 3 boots of bootdelay=2 against 3 of bootdelay=0
        (220 x 220 = 48,400): how often each row is significant, not significant, or asks for
        more boots.
+    3. optimize's verdict (bootlens.experiment.measurement.decide: the stage a change targets,
+       the total not worse, else the total): how often one configuration against itself is
+       "kept" (for each stage a change could target), and how often the 2 s change, judged on
+       the bootloader stage, is kept, undecided or not kept.
 
 Run from the repository root (bootlens installed); --sizes and --limit trim the work (the full
 run takes a few minutes on 2 cores):
@@ -34,6 +38,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from bootlens.experiment.measurement import Measured, decide
 from bootlens.stats import compare
 from bootlens.stats.compare import Significance, judge
 from bootlens.timeline.inputs import analyze_folder
@@ -56,6 +61,16 @@ def verdicts(a: list[list[int]], b: list[list[int]], rows: int) -> list[Signific
         assert isinstance(sa, Stat) and isinstance(sb, Stat)
         out.append(judge(sa, sb, sb.median - sa.median, alpha_need=compare.ALPHA).significance)
     return out
+
+
+def measured(names: list[str], boots: list[list[int]]) -> Measured:
+    """What decide() reads of a configuration's boots: their statistics, every boot at ready."""
+    stats = {}
+    for r, name in enumerate(names):
+        st = stat(name, [b[r] for b in boots])
+        assert isinstance(st, Stat)
+        stats[name] = st
+    return Measured(None, Path("."), None, stats, len(boots), len(boots))  # type: ignore[arg-type]
 
 
 def splits(n_boots: int, n: int) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
@@ -114,6 +129,27 @@ def main() -> None:
         print(f"  {k.strip():26s} significant {100 * t[Significance.SIGNIFICANT] / len(pairs):6.2f}%  "
               f"need more boots {100 * t[Significance.UNKNOWN] / len(pairs):6.2f}%  "
               f"not significant {100 * t[Significance.NOT_SIGNIFICANT] / len(pairs):6.2f}%")
+    stages = [n for n in names if not n.startswith(("total ", "marker "))]
+    for n in (int(x) for x in args.sizes.split(",")):
+        kept: Counter[str] = Counter()
+        comps = 0
+        for pool in (slow, fast):
+            sp = splits(len(pool), n)
+            if args.limit and len(sp) > args.limit // 2:
+                sp = rng.sample(sp, args.limit // 2)
+            for s1, s2 in sp:
+                a, b = measured(names, [pool[i] for i in s1]), measured(names, [pool[i] for i in s2])
+                comps += 1
+                for st in stages:
+                    kept[st] += bool(decide(a, b, st).keep)
+        print(f"optimize's verdict, same configuration, {n} boots a side: {comps} comparisons; kept when judged on "
+              + ", ".join(f"{st} {100 * kept[st] / comps:.3f}%" for st in stages))
+    verdict: Counter[str] = Counter()
+    for a, b in pairs:
+        d = decide(measured(names, [slow[i] for i in a]), measured(names, [fast[i] for i in b]), "bootloader")
+        verdict["kept" if d.keep else "undecided" if d.keep is None else "not kept"] += 1
+    print(f"optimize's verdict, bootdelay=0 judged on the bootloader stage, 3 boots a side: "
+          + ", ".join(f"{k} {100 * verdict[k] / len(pairs):.2f}%" for k in ("kept", "undecided", "not kept")))
     print(f"{time.perf_counter() - t0:.0f} s")
 
 

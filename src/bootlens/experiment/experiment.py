@@ -52,11 +52,12 @@ class ExperimentResult:
     sum_single_ns: float | None  # the single changes' measured savings added up
     notes: tuple[str, ...]
     max_repeat: int | None = None  # --repeat auto: the cap (--max-repeat); None: a fixed --repeat
+    seed: int | None = None  # the boot order's random seed (each round's order is drawn from it)
 
 
 def experiment(target: Target, specs: Sequence[TrySpec], out: Path, repeat: int,
                registry: RuleRegistry | None = None, progress: Progress | None = None,
-               max_repeat: int | None = None) -> ExperimentResult:
+               max_repeat: int | None = None, seed: int | None = None) -> ExperimentResult:
     """Boot the baseline, each change and all changes together ``repeat`` times each; with
     ``max_repeat``, more until every verdict is decided or that many (:mod:`.measurement`)."""
     reg = registry or default_registry()
@@ -73,7 +74,7 @@ def experiment(target: Target, specs: Sequence[TrySpec], out: Path, repeat: int,
     fresh_folder(out)
     ctx = target_context(target)
     together = len(specs) > 1
-    runner = Runner(target, progress, repeat * (1 + len(specs) + together))
+    runner = Runner(target, progress, repeat * (1 + len(specs) + together), seed)
     notes: list[str] = []
     traced: Traced | None = None
     try:
@@ -112,7 +113,7 @@ def experiment(target: Target, specs: Sequence[TrySpec], out: Path, repeat: int,
     else:
         notes.append("a single change: no 'all' configuration (it would be the same)")
     return ExperimentResult(target.name, out, rounds, base, tuple(outs), all_out, sum_single, tuple(notes),
-                            max_repeat)
+                            max_repeat, runner.seed)
 
 
 def _resolve(sp: TrySpec, traced: Traced | None, notes: list[str]) -> TrySpec:

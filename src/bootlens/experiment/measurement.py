@@ -3,9 +3,9 @@ rounds, each one's boots analysed, and its saving against the baseline judged an
 the advisor's estimate (:func:`outcome`).
 
 Every configuration (the baseline, each change alone, all changes together) boots ``repeat``
-times, interleaved round by round and rotating (baseline, A, B, all; A, B, all, baseline; ...)
-so that a slow minute on a shared machine hits every configuration alike instead of one block,
-and no configuration always boots first. The measured saving of a configuration is
+times, interleaved round by round, in a new random order each round (the runner's seed is in the
+results), so that a slow minute on a shared machine hits every configuration alike instead of
+one block, and no configuration always boots first. The measured saving of a configuration is
 median(baseline total) - median(its total), power-on to ready; its significance is
 :func:`bootlens.stats.compare.judge`'s rule (a t-test at p < 0.001 and a floor of max(1 ms, 1%)).
 
@@ -27,17 +27,18 @@ An estimate agrees with a measurement when |measured - estimate| <= 30% of the e
 
 from __future__ import annotations
 
+import random
 import statistics
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
 
 from ..advise import RuleRegistry, advise
 from ..advise.base import Change, ChangeKind, Confidence, Context, Finding
 from ..timeline.analyze import Analysis, BootAnalysis
-from ..stats.compare import Change as CompareChange, Significance, figure_delta
+from ..stats.compare import Change as CompareChange, Significance, figure_delta, non_inferior
 from ..core.errors import printable
 from ..timeline.inputs import analyze_folder
 from ..stats.figures import Stat, diff_interval, statistics_of
@@ -130,6 +131,88 @@ class Outcome:
     test: str | None = None  # "student" | "welch"
     stage_significance: Significance | None = None  # the verdict on stage_saving_ns (compare's rule)
     stage_p_value: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """Whether ``optimize`` keeps a change, and what decided it. A change that targets a stage
+    (its finding's) is judged there, where the noise is the stage's and not the whole boot's:
+    kept when that stage is significantly shorter (compare's rule), no other stage is
+    significantly longer, and the total is not worse (:func:`bootlens.stats.compare.non_inferior`:
+    the 95% upper bound of the difference under max(1 ms, 2% of the baseline)); a change with no
+    stage is judged on the total. ``keep`` None: more boots would decide (``need_boots`` a side)."""
+
+    keep: bool | None
+    on: str  # the figure that decided: a stage name, or "total"
+    boots: int  # boots a side behind the verdict (the fewer of the two)
+    need_boots: int | None
+    reason: str
+
+
+def _stage_names(m: Measured) -> list[str]:
+    return [n for n in m.stats if not n.startswith(("total ", "marker "))]
+
+
+def decide(base: Measured, m: Measured, stage: str | None) -> Decision:
+    """The verdict on one configuration against the baseline (:class:`Decision`): on the stage it
+    targets first; when that does not keep it (a rule may place its delay in the wrong stage),
+    on the total, as before there was a stage to judge on. Either test alone is compare's rule at
+    p < 0.0005, so the two together call a configuration against itself "kept" at most twice as
+    often as one (bench/bench_significance.py measures it)."""
+    boots = min(base.boots, m.boots)
+    if m.ready_boots < m.boots:
+        return Decision(False, "total", boots, None,
+                        f"{m.boots - m.ready_boots} of {m.boots} boots did not reach the ready marker")
+    if base.total is None or m.total is None:
+        return Decision(False, "total", boots, None, "the total was not measured")
+    on_total = _on_total(base, m, boots)
+    if stage is None or stage not in base.stats or stage not in m.stats:
+        return on_total
+    on_stage = _on_stage(base, m, stage, boots)
+    if on_stage.keep:
+        return on_stage
+    if on_total.keep:
+        return replace(on_total, reason=f"{on_total.reason}; its stage ({stage}) did not show it: {on_stage.reason}")
+    if on_stage.keep is None:
+        return on_stage
+    if on_total.keep is None:
+        return on_total
+    return on_stage
+
+
+def _on_total(base: Measured, m: Measured, boots: int) -> Decision:
+    assert base.total is not None and m.total is not None
+    d = figure_delta("total", base.total, m.total, ("baseline", "it"))
+    if d.significance is Significance.SIGNIFICANT and d.delta_ns is not None and d.delta_ns < 0:
+        return Decision(True, "total", boots, None, f"the total is {_s(-d.delta_ns)} shorter ({d.reason})")
+    if d.significance is Significance.UNKNOWN and d.delta_ns is not None and d.delta_ns < 0:
+        return Decision(None, "total", boots, d.need_boots, f"the total: {d.reason}")
+    slower = d.delta_ns is not None and d.delta_ns > 0 and d.significance is Significance.SIGNIFICANT
+    return Decision(False, "total", boots, None, f"the total is {'longer' if slower else 'not shorter'} ({d.reason})")
+
+
+def _on_stage(base: Measured, m: Measured, stage: str, boots: int) -> Decision:
+    assert base.total is not None and m.total is not None
+    sd = figure_delta(stage, base.stats[stage], m.stats[stage], ("baseline", "it"))
+    saved = -(sd.delta_ns or 0.0)
+    if sd.significance is Significance.UNKNOWN and saved > 0:
+        return Decision(None, stage, boots, sd.need_boots, f"its stage ({stage}): {sd.reason}")
+    if sd.significance is not Significance.SIGNIFICANT or saved <= 0:
+        how = "longer" if saved < 0 and sd.significance is Significance.SIGNIFICANT else "not shorter"
+        return Decision(False, stage, boots, None, f"its stage ({stage}) is {how} ({sd.reason})")
+    there = f"its stage ({stage}) is {_s(saved)} shorter ({sd.reason})"
+    for other in _stage_names(base):
+        if other != stage and other in m.stats:
+            od = figure_delta(other, base.stats[other], m.stats[other])
+            if od.significance is Significance.SIGNIFICANT and (od.delta_ns or 0) > 0:
+                return Decision(False, stage, boots, None, f"{there} but {other} is {_s(od.delta_ns or 0)} longer "
+                                f"({od.reason})")
+    ni = non_inferior(base.total, m.total)
+    if ni.holds is None:
+        return Decision(None, stage, boots, ni.need_boots, f"{there}; the total not yet shown not worse: {ni.reason}")
+    if not ni.holds:
+        return Decision(False, stage, boots, None, f"{there}, but the total is not: {ni.reason}")
+    return Decision(True, stage, boots, None, f"{there}; the total is not worse ({ni.reason})")
 
 
 def measure(setup: Setup, folder: Path) -> Measured:
@@ -230,14 +313,22 @@ def outcome(name: str, base: Measured, m: Measured, est: Estimate | None, rate_l
                    stage_sig, stage_p)
 
 
-def needs(base: Measured, others: Sequence[Measured], gains_only: bool = False) -> dict[int, int]:
+def needs(base: Measured, others: Sequence[Measured], gains_only: bool = False,
+          stages: Sequence[str | None] | None = None) -> dict[int, int]:
     """Index in ``others`` -> the boots a side its verdict against the baseline still asks
     for ("need N more boots"); a verdict that is decided or cannot be (a configuration whose
     boots missed the ready line is not kept whatever its figures) is left out, and with
-    ``gains_only`` so is a configuration slower than the baseline (optimize keeps no such one)."""
+    ``gains_only`` so is a configuration slower than the baseline (optimize keeps no such one).
+    With ``stages`` (optimize: each configuration's targeted stage, or None) the verdict is
+    :func:`decide`'s."""
     out: dict[int, int] = {}
     for i, m in enumerate(others):
         if m.ready_boots < m.boots or base.ready_boots < base.boots:
+            continue
+        if stages is not None:
+            dec = decide(base, m, stages[i])
+            if dec.keep is None:
+                out[i] = dec.need_boots or 1
             continue
         d = figure_delta("total", base.total, m.total)
         if gains_only and (d.delta_ns is None or d.delta_ns >= 0):
@@ -247,10 +338,11 @@ def needs(base: Measured, others: Sequence[Measured], gains_only: bool = False) 
     return out
 
 
-def undecided(base: Measured, others: Sequence[Measured], gains_only: bool = False) -> int | None:
+def undecided(base: Measured, others: Sequence[Measured], gains_only: bool = False,
+              stages: Sequence[str | None] | None = None) -> int | None:
     """The most boots a side that some configuration's verdict still asks for (:func:`needs`);
     None when every verdict is decided or cannot be."""
-    n = needs(base, others, gains_only)
+    n = needs(base, others, gains_only, stages)
     return max(n.values()) if n else None
 
 
@@ -296,8 +388,11 @@ class Runner:
     """Boots configurations in interleaved rounds (:meth:`rounds`), counting the boots done and
     planned for the caller's progress function."""
 
-    def __init__(self, target: Target, progress: Progress | None, total: int) -> None:
+    def __init__(self, target: Target, progress: Progress | None, total: int, seed: int | None = None) -> None:
         self.target, self.progress, self.total, self.done = target, progress, total, 0
+        # each round boots its configurations in a new random order (the seed is in the results)
+        self.seed = seed if seed is not None else random.SystemRandom().randrange(2**32)
+        self.rng = random.Random(self.seed)
 
     def boot(self, config: BootConfig, folder: Path, index: int) -> None:
         """Boot the target once in ``config``, into ``folder``'s ``boot-INDEX.rec``."""
@@ -308,13 +403,15 @@ class Runner:
             self.progress(self.done, self.total, f"{config.name} {index}", time.monotonic() - t)
 
     def rounds(self, plan: Sequence[tuple[Setup, Path]], repeat: int, max_repeat: int | None = None,
-               base: Measured | None = None, gains_only: bool = False) -> tuple[list[Measured], int]:
-        """Boot every configuration ``repeat`` times, interleaved round by round, the order
-        rotating from one round to the next; with ``max_repeat``, more rounds while a verdict
+               base: Measured | None = None, gains_only: bool = False,
+               stages: Sequence[str | None] | None = None) -> tuple[list[Measured], int]:
+        """Boot every configuration ``repeat`` times, interleaved round by round, in a new random
+        order each round (:attr:`seed`); with ``max_repeat``, more rounds while a verdict
         against the baseline (``base``, else the plan's first) asks for more boots, up to
         ``max_repeat`` (module docstring): those rounds boot only the undecided configurations
         and the baseline, still interleaved (``gains_only``: a slower one is not undecided for
-        optimize). Returns the measurements and the most boots a configuration got."""
+        optimize; ``stages``: the verdicts are :func:`decide`'s, on these stages of the
+        configurations compared). Returns the measurements and the most boots a configuration got."""
         for s, folder in plan:
             self.target.check(s.boot_config(folder))
         configs = [prepare(self.target, s, folder) for s, folder in plan]
@@ -324,8 +421,8 @@ class Runner:
         while True:
             for i in range(min(booted[k] for k in active), upto):
                 turn = [k for k in active if booted[k] <= i]
-                r = i % len(turn) if turn else 0  # each round starts one configuration later: none always boots first
-                for k in [*turn[r:], *turn[:r]]:
+                self.rng.shuffle(turn)  # host-load drift falls on every configuration alike
+                for k in turn:
                     booted[k] += 1
                     self.boot(configs[k], plan[k][1], booted[k])
             measured = [measure(s, folder) for s, folder in plan]
@@ -333,7 +430,7 @@ class Runner:
             if max_repeat is None or done >= max_repeat:
                 return measured, done
             ref, others, shift = (base, measured, 0) if base is not None else (measured[0], measured[1:], 1)
-            need = needs(ref, others, gains_only)
+            need = needs(ref, others, gains_only, stages)
             if not need:
                 return measured, done
             more = {i + shift for i in need}

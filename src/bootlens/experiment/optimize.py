@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..advise import RuleRegistry, default_registry
 from ..advise.base import Change, ChangeKind, Context, Finding
-from ..stats.compare import Comparison, Significance, compare_groups
+from ..stats.compare import Comparison, compare_groups
 from ..targets.base import Target
 from ..timeline.inputs import Group
 from .configs import (
@@ -21,8 +21,8 @@ from .configs import (
     write_overlay,
 )
 from .measurement import (
-    Measured, Outcome, Progress, Runner, auto_note, estimate_for, findings_per_boot, fresh_folder, outcome, overlap,
-    target_context, traced_boot, undecided,
+    Decision, Measured, Outcome, Progress, Runner, auto_note, decide, estimate_for, findings_per_boot, fresh_folder,
+    outcome, overlap, target_context, traced_boot, undecided,
 )
 
 FINAL_SPEC = "the kept changes together"
@@ -30,12 +30,14 @@ FINAL_SPEC = "the kept changes together"
 
 @dataclass(frozen=True, slots=True)
 class Tried:
-    """A finding tried alone: kept when it saves significantly and every boot reached ready."""
+    """A finding tried alone: kept when :func:`.measurement.decide` says so (its stage
+    significantly shorter, the total not worse, every boot at ready)."""
 
     finding: Finding
     outcome: Outcome
     kept: bool
     decision: str  # why kept or not
+    verdict: Decision | None = None  # what decided it: the stage (or the total), with how many boots
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +77,7 @@ class OptimizeResult:
     notes: tuple[str, ...]
     max_repeat: int | None = None  # --repeat auto: the cap (--max-repeat); None: a fixed --repeat
     final_baseline: Measured | None = None  # the target as it was, booted beside the final configuration
+    seed: int | None = None  # the boot order's random seed (each round's order is drawn from it)
 
     # round 1, which starts from the target as it is
     @property
@@ -121,7 +124,8 @@ def with_files(ctx: Context, setup: Setup | None) -> Context:
 
 
 def optimize(target: Target, out: Path, repeat: int, registry: RuleRegistry | None = None,
-             progress: Progress | None = None, max_repeat: int | None = None, rounds: int = 1) -> OptimizeResult:
+             progress: Progress | None = None, max_repeat: int | None = None, rounds: int = 1,
+             seed: int | None = None) -> OptimizeResult:
     """Advise on a traced boot, try every automatic finding alone, keep the significant ones
     that still reach ready, then boot them all together; with ``max_repeat``, each step boots
     more until its verdicts are decided or that many (:mod:`.measurement`). With ``rounds`` > 1,
@@ -134,7 +138,7 @@ def optimize(target: Target, out: Path, repeat: int, registry: RuleRegistry | No
     reg = registry or default_registry()
     fresh_folder(out)
     ctx = target_context(target)
-    runner = Runner(target, progress, 1)
+    runner = Runner(target, progress, 1, seed)
     notes: list[str] = []
     done: list[Round] = []
     applied: tuple[tuple[str, Change], ...] = ()
@@ -179,7 +183,7 @@ def optimize(target: Target, out: Path, repeat: int, registry: RuleRegistry | No
     sums = [r.sum_single_ns for r in done if r.kept is not None]
     return OptimizeResult(target.name, out, max(r.repeat for r in done), tuple(done), final, final_out, overlay,
                           sum(x or 0 for x in sums) if sums else None, comparison, tuple(notes), max_repeat,
-                          final_base)
+                          final_base, runner.seed)
 
 
 def _round(target: Target, runner: Runner, out: Path, number: int, applied: tuple[tuple[str, Change], ...],
@@ -226,26 +230,26 @@ def _round(target: Target, runner: Runner, out: Path, number: int, applied: tupl
     setups = equalise([combine("baseline", applied)] +
                       [combine(n, [*applied, (n, f.change)]) for n, f in zip(names, cands)],
                       target.default_bootdelay())
+    stages = [f.stage or None for f in cands]  # each change is judged on the stage it targets
     runner.total += repeat * len(setups)
-    measured, booted = runner.rounds([(s, out / s.name) for s in setups], repeat, max_repeat, gains_only=True)
-    auto_note(here, repeat, booted, max_repeat, undecided(measured[0], measured[1:], True))
+    measured, booted = runner.rounds([(s, out / s.name) for s in setups], repeat, max_repeat, gains_only=True,
+                                     stages=stages)
+    auto_note(here, repeat, booted, max_repeat, undecided(measured[0], measured[1:], True, stages))
     base = measured[0]
     per_boot = findings_per_boot(base.analysis, ctx, reg)
     tried: list[Tried] = []
-    for n, f, m in zip(names, cands, measured[1:]):
+    for n, f, m, stage in zip(names, cands, measured[1:], stages):
         o = outcome(n, base, m, estimate_for(f.change, f.rule, per_boot, traced), target.rate_limited,
                     f"{HOOK_KIND[f.change.kind]}:{f.change.value}")
-        if m.ready_boots < m.boots:
-            tried.append(Tried(f, o, False, f"not kept: {m.boots - m.ready_boots} of {m.boots} boots did not "
-                               "reach the ready marker"))
-        elif o.significance is not Significance.SIGNIFICANT or o.saving_ns is None or o.saving_ns <= 0:
-            what = "slower" if o.saving_ns is not None and o.saving_ns <= 0 and \
-                o.significance is Significance.SIGNIFICANT else "undecided" \
-                if o.significance is Significance.UNKNOWN else "not significant"
-            tried.append(Tried(f, o, False, f"not kept: {what}, {o.reason}" if what == "undecided" else
-                               f"not kept: {what} ({o.reason})"))
+        dec = decide(base, m, stage)
+        a_side = f"{dec.boots} boots a side"
+        if dec.keep:
+            said = f"kept, decided on {'the total' if dec.on == 'total' else dec.on} ({a_side}): {dec.reason}"
+        elif dec.keep is None:
+            said = f"not kept: undecided on {'the total' if dec.on == 'total' else dec.on} ({a_side}), {dec.reason}"
         else:
-            tried.append(Tried(f, o, True, "kept: saves significantly and every boot reached ready"))
+            said = f"not kept ({a_side}): {dec.reason}"
+        tried.append(Tried(f, o, bool(dec.keep), said, dec))
     kept, kept_out, sum_single = _final(target, runner, out, base, tried, repeat, here, max_repeat, applied)
     notes += [f"round {number}: {n}" if number > 1 else n for n in here]
     return Round(number, applied, out, traced.folder, findings, tuple(not_tried), base, tuple(tried), kept, kept_out,

@@ -338,7 +338,7 @@ def experiment_json_obj(r: ExperimentResult) -> dict[str, Any]:
             "baseline": measured_dict(r.baseline),
             "changes": [outcome_dict(o) for o in r.changes],
             "all": None if r.together is None else outcome_dict(r.together),
-            "sum_of_single_savings_s": _ns(r.sum_single_ns), "notes": list(r.notes)}
+            "sum_of_single_savings_s": _ns(r.sum_single_ns), "notes": list(r.notes), "seed": r.seed}
 
 
 def _finding_dict(f: Any) -> dict[str, Any]:
@@ -347,9 +347,15 @@ def _finding_dict(f: Any) -> dict[str, Any]:
             "automatic": f.change.automatic}
 
 
+def _verdict_dict(t: Any) -> dict[str, Any] | None:
+    v = t.verdict
+    return None if v is None else {"keep": v.keep, "decided_on": v.on, "boots": v.boots, "need_boots": v.need_boots,
+                                   "reason": v.reason}
+
+
 def _tried_dicts(rnd: Round) -> list[dict[str, Any]]:
     return [{**outcome_dict(t.outcome), "rule": t.finding.rule, "kept": t.kept, "decision": t.decision,
-             "round": rnd.number} for t in rnd.tried]
+             "verdict": _verdict_dict(t), "round": rnd.number} for t in rnd.tried]
 
 
 def round_dict(rnd: Round) -> dict[str, Any]:
@@ -383,6 +389,7 @@ def optimize_json_obj(r: OptimizeResult) -> dict[str, Any]:
         "rounds": [round_dict(rnd) for rnd in r.rounds],
         "comparison": None if r.comparison is None else compare_json_obj(r.comparison),
         "notes": list(r.notes),
+        "seed": r.seed,
     }
 
 

@@ -79,6 +79,7 @@ Initcalls that never returned and processes that never exited add no time.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -87,7 +88,7 @@ from ..timeline.analyze import BootAnalysis
 from ..core.errors import UsageError
 from ..timeline.inputs import Group
 from ..core.model import Event, InitcallDetail, Kind, ProcessDetail
-from .figures import Stat, TTest, adjust_bh, boots_needed, stat, statistics_of, t_test
+from .figures import Stat, TTest, adjust_bh, boots_needed, diff_se_df, stat, statistics_of, t_critical, t_test
 
 MIN_BOOTS = 2  # boots a side the test needs (a variance on each side)
 ALPHA = 0.0005  # two-sided level of the test (module docstring: why so strict)
@@ -279,6 +280,66 @@ def judge(base: Stat, other: Stat, delta_ns: float, labels: tuple[str, str] = ("
         where = f" of {labels[0] if base.n < other.n else labels[1]}"
     return Verdict(Significance.UNKNOWN, f"need {_boots(need)}{where}" + (f" ({ptext})" if ptext else ""), p, floor,
                    need, test)
+
+
+NI_ALPHA = 0.05  # one-sided level of the non-inferiority test (a 95% upper bound)
+NI_MARGIN_REL = 0.02  # its margin: worse by less than 2% of the baseline median (and at least the floor)
+
+
+@dataclass(frozen=True, slots=True)
+class NonInferiority:
+    """Whether B is not worse than A by ``margin_ns`` or more: ``holds`` True when the one-sided
+    95% upper bound of mean(B) - mean(A) is under the margin, False when B is worse by the margin
+    for certain (the lower bound is above it), None when more boots would decide (``need_boots``
+    a side, projected; None when even HORIZON boots a side would not, at this noise)."""
+
+    holds: bool | None
+    upper_ns: float | None
+    margin_ns: float
+    need_boots: int | None
+    reason: str
+
+
+def ni_margin(base: Stat) -> float:
+    """The non-inferiority margin: max(the floor, 2% of the baseline median)."""
+    return max(floor_of(base), NI_MARGIN_REL * abs(base.median))
+
+
+def non_inferior(base: Stat, other: Stat, margin_ns: float | None = None, alpha: float = NI_ALPHA,
+                 most: int = HORIZON) -> NonInferiority:
+    """The non-inferiority test of B against A (a t bound, Student's with as many boots a side as
+    :func:`judge`'s test): B is "not worse" when mean(B) - mean(A) + t(1 - alpha) x SE < margin."""
+    margin = ni_margin(base) if margin_ns is None else margin_ns
+    if base.n < MIN_BOOTS or other.n < MIN_BOOTS:
+        return NonInferiority(None, None, margin, 2, f"1 boot a side: need {_boots(1)} a side")
+    se, df = diff_se_df(base, other)
+    d = other.mean - base.mean
+    h = t_critical(2 * alpha, df) * se
+    upper = d + h
+    said = f"upper bound {_signed(upper)} against a margin of {_ms(margin)}"
+    if upper < margin:
+        return NonInferiority(True, upper, margin, None, said)
+    if d - h > margin:
+        return NonInferiority(False, upper, margin, None, f"worse by {_ms(d)} on average ({said})")
+    var = ((base.n - 1) * base.stdev**2 + (other.n - 1) * other.stdev**2) / (base.n + other.n - 2)
+    sd = math.sqrt(var)
+    # the projection keeps the observed difference, or takes none when it is already past the
+    # margin but not surely (a noisy total: more boots pull its mean back or show it is worse)
+    room = margin - (d if d < margin else 0.0)
+    for n in range(max(base.n, other.n) + 1, most + 1):
+        if t_critical(2 * alpha, 2 * n - 2) * sd * math.sqrt(2.0 / n) < room:
+            return NonInferiority(None, upper, margin, n - min(base.n, other.n),
+                                  f"need {_boots(n - min(base.n, other.n))} a side ({said})")
+    return NonInferiority(None, upper, margin, None, f"too noisy to show it is not worse within {most} boots a side "
+                          f"({said})")
+
+
+def _ms(ns: float) -> str:
+    return f"{ns / 1e6:.0f} ms" if abs(ns) < 1e9 else f"{ns / 1e9:.3f} s"
+
+
+def _signed(ns: float) -> str:
+    return ("+" if ns >= 0 else "−") + _ms(abs(ns))
 
 
 def _pct(delta_ns: float, base: float) -> float | None:

@@ -144,6 +144,11 @@ def t_test(a: Stat, b: Stat) -> TTest | None:
     return TTest(min(1.0, 2.0 * _t_cdf(-abs(t), df)), t, df, pooled)
 
 
+def diff_se_df(a: Stat, b: Stat) -> tuple[float, float]:
+    """The standard error of mean(b) - mean(a) and its degrees of freedom (:func:`t_test`'s)."""
+    return _se_df(a, b)
+
+
 def _se_df(a: Stat, b: Stat) -> tuple[float, float]:
     """The standard error of mean(b) - mean(a) and its degrees of freedom: pooled (Student)
     with as many values a side, Welch-Satterthwaite otherwise."""
