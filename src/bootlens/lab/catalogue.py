@@ -1,44 +1,25 @@
 """Every target bootlens boots, by name: TARGET of ``bootlens run``, ``experiment`` and
 ``optimize``. The reference targets (:class:`bootlens.targets.qemu.QemuTarget`, one name each
 in :data:`bootlens.targets.qemu.TARGETS`), ``board`` (:class:`bootlens.targets.board.BoardTarget`)
-and ``labgrid`` (:class:`bootlens.lab.labgrid.LabgridTarget`). The table is here, not in
-targets/, because labgrid's target lives in lab/, after targets/ in the stage order. A new kind
-of target is one module with its Target class, and one line here.
+and ``labgrid`` (:class:`bootlens.lab.labgrid.LabgridTarget`). Each registers its names in
+:data:`bootlens.targets.base.REGISTRY` (the one registry class) when its module is imported: a
+new kind of target is one module in targets/ and nothing else. The look-up is here, not in
+targets/, because labgrid's target lives in lab/, after targets/ in the stage order.
 """
 
 from __future__ import annotations
 
-from ..core.model import NamedTuple
 from ..core.registry import Registry
-from ..targets.base import Target, TargetOptions
-
-
-class TargetName(NamedTuple):
-    """A target's name and the kind of target it is (the class that opens it)."""
-
-    name: str
-    kind: type[Target]
-
-
-_TARGETS: Registry[TargetName] | None = None
+from ..targets.base import REGISTRY, Target, TargetName, TargetOptions
 
 
 def targets() -> Registry[TargetName]:
-    """Every target by name, in the one registry class (a name twice is an error; listed in
-    name order): the reference targets, ``board`` and ``labgrid``."""
-    global _TARGETS
-    if _TARGETS is None:
-        from ..targets.board import BoardTarget
-        from ..targets.qemu import TARGETS, QemuTarget
-        from .labgrid import LabgridTarget
+    """Every target by name, in the one registry class (a name twice is an error; listed in name
+    order): each module of targets/ that defines a kind registers its names when imported, the
+    labgrid target's module of lab/ too."""
+    from . import labgrid  # noqa: F401  (registers "labgrid")
 
-        reg: Registry[TargetName] = Registry("target")
-        for name in TARGETS:
-            reg.register(TargetName(name, QemuTarget))
-        reg.register(TargetName("board", BoardTarget))
-        reg.register(TargetName("labgrid", LabgridTarget))
-        _TARGETS = reg
-    return _TARGETS
+    return REGISTRY.load()
 
 
 def target_kinds() -> dict[str, type[Target]]:

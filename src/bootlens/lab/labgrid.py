@@ -28,7 +28,7 @@ from typing import Any
 from ..capture.loop import CaptureResult, capture, stop_if_interrupted
 from ..capture.sources import READ_MAX, CaptureError, Source, SourceGone
 from ..core.errors import UsageError
-from ..targets.base import READY_MARKER, BootConfig, TargetOptions
+from ..targets.base import READY_MARKER, REGISTRY, BootConfig, TargetName, TargetOptions
 from ..targets.board import Hook, HookedTarget
 
 # While a burst lasts, a read takes what comes within 1 ms: pyserial's rfc2217 port queues bytes
@@ -414,3 +414,6 @@ class LabgridTarget(HookedTarget):
             if self._drivers is not None:
                 self._drivers.close()
                 self._drivers = None
+
+
+REGISTRY.register(TargetName("labgrid", LabgridTarget))  # a target kind of lab/, in targets/' registry

@@ -24,6 +24,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from ..core.errors import BootlensError, UsageError
+from ..core.model import NamedTuple
+from ..core.registry import Registry
 
 if TYPE_CHECKING:
     from .trace_plan import TracePlan
@@ -166,6 +168,19 @@ class Target(ABC):
 
     def close(self) -> None:
         """Done with it: put it back as it was found and let it go. Boots may open it again."""
+
+
+class TargetName(NamedTuple):
+    """A target's name (TARGET of run, experiment and optimize) and the kind that opens it."""
+
+    name: str
+    kind: type[Target]
+
+
+# Every target by name, in the one registry class (a name twice is an error; listed by name):
+# each module of targets/ that defines a kind registers its names (lab/labgrid.py too, from lab/);
+# REGISTRY.load() imports every module of targets/ once (lab.catalogue.targets() asks it).
+REGISTRY: Registry[TargetName] = Registry("target", package=__package__)
 
 
 def open_target(opts: TargetOptions, kinds: Mapping[str, type[Target]]) -> Target:

@@ -19,7 +19,10 @@ from pathlib import Path
 
 from ..capture.sources import CaptureError
 from ..core.errors import BootlensError, UsageError
-from .base import CMDLINE, OVERLAY, READY_MARKER, TRACE, UBOOT_ENV, BootConfig, Target, TargetError, TargetOptions
+from .base import (
+    CMDLINE, OVERLAY, READY_MARKER, REGISTRY, TRACE, UBOOT_ENV, BootConfig, Target, TargetError, TargetName,
+    TargetOptions,
+)
 
 # a board's kernel is not bootlens's to trace: its command line is the board's (through the hook)
 NO_TRACE = ("--trace is for the busybox reference targets (qemu-arm64, qemu-x86_64): on a board, put the trace "
@@ -177,3 +180,6 @@ def power_cycle_argv(power_cycle: str) -> list[str]:
     if not argv:
         raise CaptureError("--power-cycle: empty command")
     return argv
+
+
+REGISTRY.register(TargetName("board", BoardTarget))

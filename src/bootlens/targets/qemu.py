@@ -27,7 +27,10 @@ from typing import TYPE_CHECKING
 from ..core.errors import BootlensError
 from ..capture.loop import CaptureResult, capture, stop_if_interrupted
 from ..capture.sources import CommandSource, Source, ThrottledSource
-from .base import CMDLINE, OVERLAY, READY_MARKER, TRACE, UBOOT_ENV, BootConfig, Target, TargetError, TargetOptions
+from .base import (
+    CMDLINE, OVERLAY, READY_MARKER, REGISTRY, TRACE, UBOOT_ENV, BootConfig, Target, TargetError, TargetName,
+    TargetOptions,
+)
 from .cmdline import KernelCmdline
 from .initramfs import APP, build_initramfs, init_files
 
@@ -463,3 +466,7 @@ def _read_until(sk: socket.socket, marker: bytes) -> None:
         if not data:
             raise TargetError("QEMU's monitor closed the connection")
         buf += data
+
+
+for _name in TARGETS:  # the reference targets, one name each
+    REGISTRY.register(TargetName(_name, QemuTarget))
