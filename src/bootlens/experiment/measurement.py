@@ -242,23 +242,28 @@ def _s(ns: float) -> str:
 def explain(m: Measured, saving: float | None, sig: Significance, spread: int | None, est: Estimate | None,
             stage_saving: float | None, agree: Agreement, rate_limited: bool,
             base_stage: Stat | None = None, base_n: int = 0, reason: str = "",
-            interval: tuple[float, float] | None = None, stage_p: float | None = None) -> str | None:
+            interval: tuple[float, float] | None = None, stage_p: float | None = None,
+            total_decides: bool = True) -> str | None:
     """Why a measurement does not confirm its estimate, from the data at hand; None when it
     does. ``reason`` is the verdict's (compare.judge); ``interval`` the 95% interval of the
     saving (stats.diff_interval), None when unknown; ``stage_p`` the p-value of the saving in
-    the estimate's stage when that is significant there, else None."""
+    the estimate's stage when that is significant there, else None. ``total_decides`` False:
+    the verdict was made in the change's stage (optimize's :func:`decide`), so what the total
+    alone could not decide is not a reason here."""
     why: list[str] = []
     there = "" if stage_p is None else f", significant there (p = {stage_p:.2g})"
     if m.ready_boots < m.boots:
         why.append(f"{m.boots - m.ready_boots} of {m.boots} boots did not reach the ready marker")
-    if saving is not None and sig is Significance.UNKNOWN:
+    if not total_decides:
+        pass
+    elif saving is not None and sig is Significance.UNKNOWN:
         why.append(f"these boots cannot decide yet: {reason}; --repeat auto boots until they can")
     elif saving is not None and sig is Significance.NOT_SIGNIFICANT:
         said = reason.replace("under the floor", "under the floor of 1 ms or 1% of the baseline", 1)
         why.append(f"the difference is {said.replace('within the noise', 'within the noise of these boots', 1)}")
     elif saving is not None and saving < 0:
         why.append("the change made the boot slower")
-    if there and sig is not Significance.SIGNIFICANT and est is not None and stage_saving is not None and \
+    if there and total_decides and sig is not Significance.SIGNIFICANT and est is not None and stage_saving is not None and \
             not (agree is Agreement.OUTSIDE and est.saving_ns is not None and saving is not None
                  and agreement(est.saving_ns, stage_saving) is Agreement.WITHIN):
         why.append(f"in its stage ({est.stage}) it saved {_s(stage_saving)}{there}: the other stages' noise hides "
@@ -293,8 +298,9 @@ def explain(m: Measured, saving: float | None, sig: Significance, spread: int | 
 
 
 def outcome(name: str, base: Measured, m: Measured, est: Estimate | None, rate_limited: bool,
-            spec: str = "") -> Outcome:
-    """One configuration against the baseline, with the estimate verdict."""
+            spec: str = "", total_decides: bool = True) -> Outcome:
+    """One configuration against the baseline, with the estimate verdict (``total_decides``:
+    :func:`explain`'s)."""
     d = figure_delta("total", base.total, m.total, ("baseline", name))
     saving = None if d.delta_ns is None else -d.delta_ns
     stage_saving = stage_sig = stage_p = None
@@ -307,7 +313,8 @@ def outcome(name: str, base: Measured, m: Measured, est: Estimate | None, rate_l
     interval = diff_interval(m.total, base.total) if base.total is not None and m.total is not None else None
     why = explain(m, saving, d.significance, d.threshold_ns, est, stage_saving, agree, rate_limited,
                   base.stats.get(est.stage) if est is not None else None, base.boots, d.reason, interval,
-                  stage_p if stage_sig is Significance.SIGNIFICANT and (stage_saving or 0) > 0 else None)
+                  stage_p if stage_sig is Significance.SIGNIFICANT and (stage_saving or 0) > 0 else None,
+                  total_decides)
     return Outcome(name, m, saving, None if d.delta_pct is None else -d.delta_pct, d.significance,
                    d.threshold_ns, d.reason, est, stage_saving, agree, why, spec, d.p_value, d.need_boots, d.test,
                    stage_sig, stage_p)

@@ -239,9 +239,9 @@ def _round(target: Target, runner: Runner, out: Path, number: int, applied: tupl
     per_boot = findings_per_boot(base.analysis, ctx, reg)
     tried: list[Tried] = []
     for n, f, m, stage in zip(names, cands, measured[1:], stages):
-        o = outcome(n, base, m, estimate_for(f.change, f.rule, per_boot, traced), target.rate_limited,
-                    f"{HOOK_KIND[f.change.kind]}:{f.change.value}")
         dec = decide(base, m, stage)
+        o = outcome(n, base, m, estimate_for(f.change, f.rule, per_boot, traced), target.rate_limited,
+                    f"{HOOK_KIND[f.change.kind]}:{f.change.value}", total_decides=not (dec.keep and dec.on != "total"))
         a_side = f"{dec.boots} boots a side"
         if dec.keep:
             said = f"kept, decided on {'the total' if dec.on == 'total' else dec.on} ({a_side}): {dec.reason}"

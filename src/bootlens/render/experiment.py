@@ -119,7 +119,8 @@ def _agree(o: Outcome) -> Text:
     return Text(text, style=_AGREE_STYLE.get(o.agreement, "dim"))
 
 
-def _savings_table(title: str, outs: list[Outcome], console: Console, kept: list[bool] | None = None) -> None:
+def _savings_table(title: str, outs: list[Outcome], console: Console, kept: list[bool] | None = None,
+                   decided: list[str] | None = None) -> None:
     rows: list[list[str | Text]] = []
     for i, o in enumerate(outs):
         pct = "" if o.saving_pct is None else f"{o.saving_pct:.1f}%".replace("-", "−")
@@ -128,9 +129,12 @@ def _savings_table(title: str, outs: list[Outcome], console: Console, kept: list
                                  _sig(o), short(est), _agree(o)]
         if kept is not None:
             row.append(Text("yes", style="bold green") if kept[i] else Text("no", style="dim"))
+        if decided is not None:  # the figure optimize's verdict was made on (its stage, or the total)
+            row.append(Text(visible(decided[i]), style="" if kept and kept[i] else "dim"))
         rows.append(row)
     cols = [("change", "left"), ("saving", "right"), ("Δ%", "right"), ("p", "right"), ("signif.", "left"),
-            ("estimate", "right"), ("±30%", "left")] + ([("kept", "left")] if kept is not None else [])
+            ("estimate", "right"), ("±30%", "left")] + ([("kept", "left")] if kept is not None else []) \
+        + ([("on", "left")] if decided is not None else [])
     console.print(fit_table(title, cols, rows, console.width, flex=(0,), keep=tuple(range(len(cols)))))
 
 
@@ -179,11 +183,14 @@ def render_experiment(r: ExperimentResult, console: Console) -> None:
     _legend(console)
 
 
-def _legend(console: Console) -> None:
+def _legend(console: Console, optimize: bool = False) -> None:
+    on = ("; kept, on: a change is kept when the stage it targets is significantly shorter (signif.'s rule, in "
+          "that stage), no other stage is longer and the total is not worse (95% upper bound under max(1 ms, "
+          "2%)), or else when the total is significantly shorter") if optimize else ""
     _say(console, f"signif.: yes when a t-test gives p < {ALPHA} and the saving is at least max(1 ms, 1% of the "
          "baseline); no under that or within the noise; need N: more boots a side would decide it (--repeat "
          f"auto boots them); ±30%: the measured saving is within ±{AGREEMENT:.0%} of the estimate (and by how "
-         "much it differs)", style="dim")
+         f"much it differs){on}", style="dim")
 
 
 def render_optimize(r: OptimizeResult, console: Console) -> None:
@@ -230,7 +237,7 @@ def render_optimize(r: OptimizeResult, console: Console) -> None:
     console.print()
     for note in r.notes:
         _say(console, f"note: {note}", style="dim")
-    _legend(console)
+    _legend(console, optimize=True)
 
 
 def _round(rnd: Round, console: Console, several: bool) -> None:
@@ -243,7 +250,8 @@ def _round(rnd: Round, console: Console, several: bool) -> None:
     console.print()
     if rnd.tried:
         _savings_table("Each change alone (baseline median − median with the change)",
-                       [t.outcome for t in rnd.tried], console, [t.kept for t in rnd.tried])
+                       [t.outcome for t in rnd.tried], console, [t.kept for t in rnd.tried],
+                       [t.verdict.on if t.verdict is not None else "total" for t in rnd.tried])
         console.print()
     if rnd.not_tried:
         rows: list[list[str | Text]] = [
