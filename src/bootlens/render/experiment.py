@@ -135,7 +135,8 @@ def _savings_table(title: str, outs: list[Outcome], console: Console, kept: list
     cols = [("change", "left"), ("saving", "right"), ("Δ%", "right"), ("p", "right"), ("signif.", "left"),
             ("estimate", "right"), ("±30%", "left")] + ([("kept", "left")] if kept is not None else []) \
         + ([("on", "left")] if decided is not None else [])
-    console.print(fit_table(title, cols, rows, console.width, flex=(0,), keep=tuple(range(len(cols)))))
+    flex = (0, len(cols) - 1) if decided is not None else (0,)  # the change's name, and the stage's
+    console.print(fit_table(title, cols, rows, console.width, flex=flex, keep=tuple(range(len(cols)))))
 
 
 def _details(o: Outcome, console: Console, decision: str | None = None) -> None:
