@@ -32,7 +32,7 @@ def boot(icount: bool) -> tuple[float, float]:
     first: float | None = None
     init: float | None = None
     buf = b""
-    while chunk := p.stdout.read1(4096):
+    while chunk := os.read(p.stdout.fileno(), 4096):
         first = first if first is not None else time.monotonic()
         buf += chunk
         if init is None and (m := INIT.search(buf)):
