@@ -311,6 +311,14 @@ def collected(request: pytest.FixtureRequest) -> Path:
     return Path(GIVEN) if GIVEN else Path(request.getfixturevalue("fresh_boot"))
 
 
+def _around(b: BootAnalysis, needle: str) -> str:
+    """The console lines around each that holds ``needle`` (or the last lines when none does):
+    what a failed assertion shows of a boot, since its folder is gone once CI ends."""
+    text = b.boot.lines.text
+    hits = [i for i, t in enumerate(text) if needle in t] or [len(text) - 1]
+    return "\n".join(f"{j + 1}: {text[j]!r}" for i in hits[:5] for j in range(max(0, i - 4), min(len(text), i + 3)))
+
+
 def _lay(changes: list[Finding], overlay: Path) -> Path:
     for f in changes:
         for path, data, _ in f.change.files:
@@ -372,7 +380,7 @@ def test_ready_output_once_the_app_starts_early(fresh_boot: Path, app_order_boot
     now = _boot(tmp_path / "tty", "--rootfs-overlay", str(_lay([order, f], tmp_path / "overlay")))
     nb = boot_of(now / "boot.rec")
     rm = model(nb, Context(target=NAME, rootfs_files={**files, **{p: d for p, d, _ in f.change.files}}))
-    assert rm is not None and rm.ready is not None
+    assert rm is not None and rm.ready is not None, _around(nb, "READY")
     line = nb.boot.lines.text[nb.boot.lines.index_of(rm.ready[1])].strip()
     assert line == "APP READY", line  # the program's own write, no journald identifier
     assert not list(ReadyViaJournald().check(nb, Context(target=NAME, rootfs_files=files)))

@@ -735,10 +735,17 @@ def test_optimize_the_reference_target(tmp_path: Path) -> None:
     ns = tried["test.needless_sleep"].outcome
     assert ns.estimate is not None and ns.estimate.traced and 0.9e9 < (ns.estimate.saving_ns or 0) < 1.5e9
     boot = tried["uboot.autoboot_delay"]
-    assert boot.kept or boot.decision.startswith("not kept: undecided, need "), boot.decision
+    for t in (boot, tried["test.needless_sleep"]):
+        v = t.verdict
+        assert v is not None and v.on in (t.finding.stage, "total") and v.boots >= 3, t.decision
+        if t.kept:
+            assert v.keep and t.decision.startswith(f"kept, decided on {'the total' if v.on == 'total' else v.on} ("), \
+                t.decision
+        elif v.keep is None:  # a busy host: undecided, with the boots it needs
+            assert (v.need_boots or 0) > 0 and t.decision.startswith("not kept: undecided on "), t.decision
+        else:  # the 1 s sleep may drown in a busy host's noise; the 2 s countdown may not
+            assert t is not boot and f"its stage ({v.on}) is longer" not in v.reason, t.decision
     sleep = tried["test.needless_sleep"]
-    assert sleep.kept or sleep.decision.startswith(("not kept: undecided, need ", "not kept: not significant (")), \
-        sleep.decision
     base = read_applied(tmp_path / "o" / "baseline")
     assert base["uboot_env"] == {"bootdelay": "2"}
     if r.final is None:
