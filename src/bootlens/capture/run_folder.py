@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..core.options import MarkerSpec
+from ..core.options import MarkerSpec, ParseOptions
 
 TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/performance.md step 23)
 if TYPE_CHECKING:  # pathlib is imported where a folder is read (start-up: ~8 ms to import)
@@ -40,6 +40,16 @@ def run_markers(folder: Path) -> tuple[MarkerSpec, ...]:
         return tuple(MarkerSpec.parse(f"{k}={v}") for k, v in dict(meta.get("markers", {})).items())
     except (OSError, AttributeError, TypeError, ValueError):
         return ()
+
+
+def run_options(folder: Path, markers: tuple[MarkerSpec, ...] = ()) -> ParseOptions:
+    """How to read a run folder's boots: its markers (``markers``, the user's, win when given), on
+    the guest's clocks when it was booted in the deterministic mode (run.json ``"clock": "guest"``)."""
+    try:
+        guest = read_run_meta(folder).get("clock") == "guest"
+    except (OSError, ValueError):
+        guest = False
+    return ParseOptions(markers or run_markers(folder), guest_clock=guest)
 
 
 def folder_files(folder: Path) -> list[Path]:

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 def _open_target(name: str, ready: str, timeout_s: float, baud: int | None, port: str | None,
                  power_cycle: str | None, lg_env: str | None, lg_role: str, lg_place: str | None,
                  lg_coordinator: str | None, append: str = "", cmdline: str | None = None, hook: str | None = None,
-                 changes: bool = False) -> Target:
+                 changes: bool = False, deterministic: bool = False) -> Target:
     """The target TARGET names (lab.catalogue), opened from the command's options; which of them
     were typed on the command line (not taken from bootlens.toml) goes with them."""
     from click.core import ParameterSource
@@ -39,7 +39,7 @@ def _open_target(name: str, ready: str, timeout_s: float, baud: int | None, port
                       if ctx.get_parameter_source(p) is ParameterSource.COMMANDLINE)
     return open_target(TargetOptions(name, ready, timeout_s, baud, append, cmdline, port=port, power_cycle=power_cycle,
                                      hook=hook, env=lg_env, role=lg_role, place=lg_place, coordinator=lg_coordinator,
-                                     changes=changes, typed=typed))
+                                     changes=changes, typed=typed, deterministic=deterministic))
 
 
 def _exit_if_not_ready(failed: list[NotReady], ready: str) -> None:
@@ -50,6 +50,16 @@ def _exit_if_not_ready(failed: list[NotReady], ready: str) -> None:
     for f in failed:
         _say(f"bootlens: {f.path}: never reached the ready marker {ready!r}: {f.why}")
     sys.exit(EXIT_NOT_READY)
+
+
+def _deterministic(f: Callable[..., None]) -> Callable[..., None]:
+    """--deterministic, as run, experiment and optimize take it (their run folders say to read
+    their boots on the guest's clocks; a single recording of ``target boot`` would not)."""
+    return click.option(
+        "--deterministic", is_flag=True,
+        help="qemu-arm64: run QEMU with -icount (1 ns of guest time per instruction) and read each boot on "
+        "the guest's own clocks, which the host's load does not move: power-on from the guest's counter, "
+        "read just before the ready line. Boots take 3-5x longer in host time (docs/experiment.md).")(f)
 
 
 @main.group()
@@ -145,12 +155,13 @@ def target_boot(name: str, output: str, append: str, cmdline: str | None, overla
               "(default FUNC do_one_initcall), function[=FUNC], initcall, sched, depth=N (graph depth, "
               "default 3, 0: none), buf=SIZE (per CPU, default 8M). The buffer is dumped on the console "
               "after the ready line and kept beside the recording as .trace.txt (docs/ftrace-run.md).")
+@_deterministic
 @labgrid_options
 @store_options("the run (its boots)")
 def run_cmd(name: str, repeat: int, append: str, cmdline: str | None, overlay: str | None,
             uboot_env: tuple[str, ...], output: str | None, as_json: bool, port: str | None, baud: int | None,
             power_cycle: str | None, ready: str, timeout_s: float, report_path: str | None,
-            trace_spec: str | None, lg_env: str | None, lg_role: str, lg_place: str | None,
+            trace_spec: str | None, deterministic: bool, lg_env: str | None, lg_role: str, lg_place: str | None,
             lg_coordinator: str | None, db: str | None, labels: tuple[str, ...]) -> None:
     """Boot TARGET repeatedly, capture each boot from power-on, analyse.
 
@@ -190,7 +201,7 @@ def run_cmd(name: str, repeat: int, append: str, cmdline: str | None, overlay: s
                             overlay=Path(overlay) if overlay else None,
                             trace=parse_trace(trace_spec) if trace_spec is not None else None)
         target = _open_target(name, ready, timeout_s, baud, port, power_cycle, lg_env, lg_role, lg_place,
-                              lg_coordinator, append, cmdline)
+                              lg_coordinator, append, cmdline, deterministic=deterministic)
         bar.start()
         run = run_target(target, folder, repeat, config, progress)
     except BootlensError as e:
@@ -261,7 +272,7 @@ def _experiment_options(f: Callable[..., None]) -> Callable[..., None]:
     ]
     for o in reversed(opts):
         f = o(f)
-    return labgrid_options(f)
+    return labgrid_options(_deterministic(f))
 
 
 if TYPE_CHECKING:
@@ -314,7 +325,7 @@ def _repeat_plan(repeat: int | str, max_repeat: int) -> tuple[int, int | None]:
 @store_options("each configuration's boots (labels config=NAME and experiment=FOLDER added)")
 def experiment_cmd(name: str, tries: tuple[str, ...], repeat: int | str, max_repeat: int, output: str | None, append: str, as_json: bool,
                    baud: int | None, port: str | None, power_cycle: str | None, ready: str, hook: str | None,
-                   timeout_s: float, lg_env: str | None, lg_role: str, lg_place: str | None,
+                   timeout_s: float, deterministic: bool, lg_env: str | None, lg_role: str, lg_place: str | None,
                    lg_coordinator: str | None, db: str | None, labels: tuple[str, ...]) -> None:
     """Measure what each change saves: boot the baseline, each change alone and all changes
     together, --repeat times each (interleaved), and set each saving next to the advisor's estimate.
@@ -339,7 +350,7 @@ def experiment_cmd(name: str, tries: tuple[str, ...], repeat: int | str, max_rep
     try:
         specs = [parse_try(t) for t in tries]
         target = _open_target(name, ready, timeout_s, baud, port, power_cycle, lg_env, lg_role, lg_place,
-                              lg_coordinator, append, hook=hook, changes=True)
+                              lg_coordinator, append, hook=hook, changes=True, deterministic=deterministic)
         bar.start()
         first, most = _repeat_plan(repeat, max_repeat)
         result = experiment(target, specs, folder, first, progress=progress, max_repeat=most)
@@ -383,7 +394,7 @@ def _not_ready(folders: list[Path]) -> list[NotReady]:
 def optimize_cmd(name: str, repeat: int | str, max_repeat: int, output: str | None, append: str, as_json: bool, baud: int | None,
                  port: str | None, power_cycle: str | None, ready: str, hook: str | None, timeout_s: float,
                  lg_env: str | None, lg_role: str, lg_place: str | None, lg_coordinator: str | None,
-                 html: str | None, rounds: int) -> None:
+                 html: str | None, rounds: int, deterministic: bool) -> None:
     """Find and keep the changes that make TARGET boot faster.
 
     Boots once with the kernel's tracing on and asks the advisor; tries every finding that
@@ -412,7 +423,7 @@ def optimize_cmd(name: str, repeat: int | str, max_repeat: int, output: str | No
     bar, progress = boot_bar(console, name)
     try:
         target = _open_target(name, ready, timeout_s, baud, port, power_cycle, lg_env, lg_role, lg_place,
-                              lg_coordinator, append, hook=hook, changes=True)
+                              lg_coordinator, append, hook=hook, changes=True, deterministic=deterministic)
         bar.start()
         first, most = _repeat_plan(repeat, max_repeat)
         result = optimize(target, folder, first, progress=progress, max_repeat=most, rounds=rounds)

@@ -47,6 +47,9 @@ class ParseOptions(NamedTuple):
     """What the user told the parsers."""
 
     markers: tuple[MarkerSpec, ...] = ()
+    # read the boot on the guest's own clocks only: a recording's host timestamps are set aside
+    # (the deterministic mode, whose host times follow the host's load and not the guest)
+    guest_clock: bool = False
 
     def needles(self) -> tuple[str, ...]:
         """Plain strings worth indexing while the input is framed (literal markers)."""

@@ -18,12 +18,14 @@ import re
 from ..core.lazyre import lazy
 from ..core.lines import Lines, estimate_stamp
 from ..core.numbers import NS_PER_S, Tally, in_range, to_ns
-from ..core.model import NS_PER_MS, Clock, Event, Fact, Kind, ParseResult, Stamp
+from ..core.model import NS_PER_MS, Clock, Event, Fact, Kind, Milestone, ParseResult, Stamp
 from . import REGISTRY
 from .base import Parser
 from ..core.options import ParseOptions
 
 _UPTIME = lazy(r"uptime: (\d+)\.(\d{1,9}) +\d+(?:\.\d+)?\s*$")
+GUEST_CLOCK = "bootlens: guest clock "
+_GUEST = lazy(r"bootlens: guest clock (\d{1,20}) ticks at (\d{1,12}) Hz\s*$")
 
 
 def _estimate(lines: Lines, idx: int, uptime_floor: int | None) -> Stamp | None:
@@ -65,13 +67,13 @@ class MarkerParser(Parser):
     name = "markers"
     description = "user markers (--marker NAME=REGEX) and 'uptime: A B' lines"
     # the literal markers of the options are indexed too (ParseOptions.needles)
-    prefixes = ("uptime: ",)
+    prefixes = ("uptime: ", GUEST_CLOCK)
 
     def sniff(self, lines: Lines, options: ParseOptions) -> float:
         if options.markers:
             return 1.0
         texts = lines.text
-        return 1.0 if any(texts[i].startswith("uptime: ") for i in lines.starting("uptime: ")) else 0.0
+        return 1.0 if any(texts[i].startswith(p) for p in self.prefixes for i in lines.starting(p)) else 0.0
 
     def parse(self, lines: Lines, options: ParseOptions) -> ParseResult:
         events: list[Event] = []
@@ -91,6 +93,7 @@ class MarkerParser(Parser):
                 st = Stamp(Clock.HOST, h) if h is not None else Stamp(Clock.UPTIME, ns, True, 10 * NS_PER_MS)
                 events.append(Event(Kind.MARKER, "uptime", st, None, lines.no(i)))
                 facts.append(Fact("uptime", f"{m[1]}.{m[2]}", lines.no(i)))
+        events += _guest_clock(lines, tally, facts)
         literal = [m for m in options.markers if m.literal is not None]
         for spec in literal:  # plain strings: the lines holding them come from the index
             lit = spec.literal
@@ -119,3 +122,21 @@ class MarkerParser(Parser):
         events.sort(key=lambda e: e.line_no)
         return ParseResult(tuple(events), tuple(facts), tally.warnings())
 
+
+def _guest_clock(lines: Lines, tally: Tally, facts: list[Fact]) -> list[Event]:
+    """Power-on on the printk clock from each guest-clock reading with a printk time (the first
+    one wins in the alignment; a boot has one)."""
+    texts, kern = lines.text, lines.kernel
+    out: list[Event] = []
+    for i in lines.starting(GUEST_CLOCK):
+        m = _GUEST.match(texts[i]) if texts[i].startswith(GUEST_CLOCK) else None
+        if m is None:
+            continue
+        ticks, hz, k = int(m[1]), int(m[2]), kern[i]
+        if k is None or hz == 0 or not in_range(ticks * NS_PER_S // hz):
+            tally.refuse("guest clock", lines.no(i))
+            continue
+        since_reset = ticks * NS_PER_S // hz
+        facts.append(Fact("guest_clock", f"{ticks} ticks at {hz} Hz", lines.no(i)))
+        out.append(Event(Kind.MILESTONE, Milestone.POWER_ON, Stamp(Clock.KERNEL, k - since_reset), None, lines.no(i)))
+    return out

@@ -20,6 +20,7 @@ from ..experiment.experiment import (
     AGREEMENT, ALL_SPEC, Agreement, ExperimentResult, Measured, OptimizeResult, Outcome, Round, Setup,
 )
 from ..core.lines import clip
+from ..core.model import Clock
 from ..experiment.configs import EQUALISED, change_dict
 from .compare_json import SIGNIFICANCE_RULE, compare_json_obj, stat_dict
 from .compare_terminal import p_text, render_compare
@@ -72,6 +73,8 @@ def _change_headline(console: Console, o: Outcome | None, base: Measured, what: 
     figures on the first line, whole; what they are for after them, or under them if it would
     not fit."""
     b = base.total
+    if clock_of(base) == "guest":  # --deterministic: say so where the figures are
+        what += " (guest's clock)"
     if o is None or b is None or o.measured.total is None:
         head, what = f"power-on → ready: {short(b.median) if b else 'not measured'} (median)", "; " + what
     else:
@@ -91,7 +94,8 @@ def _configurations(ms: list[Measured], console: Console) -> None:
         ready = Text(f"{m.ready_boots}/{m.boots}", style="" if m.ready_boots == m.boots else "bold red")
         rows.append([Text(visible(m.setup.name)), ready, _total(m), _applied(m.setup)])
     cols = (("configuration", "left"), ("ready", "right"), ("power-on → ready", "right"), ("applied", "left"))
-    console.print(fit_table("Configurations (power-on → ready: median (min–max))", cols, rows, console.width,
+    on = " on the guest's clock" if ms and all(clock_of(m) == "guest" for m in ms) else ""
+    console.print(fit_table(f"Configurations (power-on → ready{on}: median (min–max))", cols, rows, console.width,
                             flex=(0,), wrap=3))
     eq = next((m.setup for m in ms if m.setup.equalised), None)
     if eq is not None:
@@ -231,7 +235,9 @@ def render_optimize(r: OptimizeResult, console: Console) -> None:
             _say(console, f"the target as it was ({r.final_baseline.folder}) and the final configuration "
                           f"({o.measured.folder}) booted again side by side, {o.measured.boots} boots each")
         if r.sum_single_ns is not None:
+            guest = all(clock_of(x.baseline) == "guest" for x in r.rounds)
             _say(console, f"the kept changes saved {short(r.sum_single_ns)} one by one"
+                          + (" on the guest's clock" if guest else "")
                           + (", each against the configuration of its round" if n > 1 else ""))
         if o.explanation:
             _say(console, f"why: {o.explanation}")
@@ -250,7 +256,8 @@ def _round(rnd: Round, console: Console, several: bool) -> None:
     _configurations([rnd.baseline] + [t.outcome.measured for t in rnd.tried], console)
     console.print()
     if rnd.tried:
-        _savings_table("Each change alone (baseline median − median with the change)",
+        _savings_table("Each change alone (baseline median − median with the change"
+                       + (", guest's clock)" if clock_of(rnd.baseline) == "guest" else ")"),
                        [t.outcome for t in rnd.tried], console, [t.kept for t in rnd.tried],
                        [t.verdict.on if t.verdict is not None else "total" for t in rnd.tried])
         console.print()
@@ -311,10 +318,17 @@ def setup_dict(s: Setup) -> dict[str, Any]:
             "notes": list(s.all_notes())}
 
 
+def clock_of(m: Measured) -> str:
+    """The clock a configuration's figures are on: "guest" when its boots were read on the
+    guest's own clocks (--deterministic), else "host"."""
+    guest = bool(m.analysis.boots) and all(b.alignment.axis is not Clock.HOST for b in m.analysis.boots)
+    return "guest" if guest else "host"
+
+
 def measured_dict(m: Measured) -> dict[str, Any]:
     """A configuration's boots."""
     return {"configuration": setup_dict(m.setup), "folder": str(m.folder), "boots": m.boots,
-            "ready_boots": m.ready_boots, "total": stat_dict(m.total),
+            "ready_boots": m.ready_boots, "clock": clock_of(m), "total": stat_dict(m.total),
             "stages": {k: stat_dict(v) for k, v in m.stats.items() if not k.startswith(("total ", "marker ", " "))}}
 
 

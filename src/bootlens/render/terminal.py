@@ -252,7 +252,7 @@ def render_boot(b: BootAnalysis, console: Console, top: int, which: str) -> None
     console.print()
     axis = f"axis: {al.axis.value}, t=0 = {_ORIGIN.get(al.origin, al.origin)}"
     k = al.anchor(Clock.KERNEL)
-    if al.axis is Clock.HOST and k is not None:
+    if k is not None and (al.axis is Clock.HOST or k.line_no is not None):  # host, or the guest's counter
         axis += f"; kernel clock 0 at {_sec(k.offset_ns)} s (line {k.line_no}, {k.method})"
     console.print(Text(visible(axis)))
     console.print(Text(visible(f"formats: {', '.join(boot.formats) or 'none'}")))

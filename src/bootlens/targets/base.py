@@ -39,7 +39,7 @@ CMDLINE, UBOOT_ENV, OVERLAY, TRACE = "cmdline", "uboot-env", "overlay", "trace"
 # The options that belong to one kind of target or another (TargetOptions fields), in the order
 # open_target checks them: typed on the command line for a kind that does not take them, they
 # are a mistake (from bootlens.toml they are left alone: the file may serve several targets).
-KIND_OPTIONS = ("env", "role", "place", "coordinator", "port", "power_cycle", "hook")
+KIND_OPTIONS = ("env", "role", "place", "coordinator", "port", "power_cycle", "hook", "deterministic")
 
 
 class TargetError(BootlensError):
@@ -107,6 +107,7 @@ class TargetOptions:
     coordinator: str | None = None
     changes: bool = False
     typed: frozenset[str] = frozenset()
+    deterministic: bool = False  # reference targets: QEMU's -icount, read on the guest's clocks
 
 
 class Target(ABC):
@@ -165,6 +166,12 @@ class Target(ABC):
     def boot(self, config: BootConfig, out: Path) -> None:
         """Boot once in ``config``: the console from power-on into the recording ``out``, until
         the ready line or the timeout."""
+
+    def host_clock(self) -> Target | None:
+        """The same target read on the host's clock, when its boots are read on the guest's own
+        (the deterministic mode: ``optimize`` decides there and gives its before/after figure
+        in host time from boots of this one); None when its boots are host-timed already."""
+        return None
 
     def close(self) -> None:
         """Done with it: put it back as it was found and let it go. Boots may open it again."""

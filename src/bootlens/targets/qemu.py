@@ -269,14 +269,15 @@ def kernel_cmdline(tf: TargetFiles, cmdline: str | None = None, append: str = ""
 
 def qemu_command(tf: TargetFiles, monitor: str, cmdline: KernelCmdline | None = None, flash: str | None = None,
                  initramfs: Path | None = None, rootfs: Path | None = None,
-                 collect_disk: Path | None = None) -> list[str]:
+                 collect_disk: Path | None = None, deterministic: bool = False) -> list[str]:
     """The QEMU command line: paused (-S), serial on stdout, a monitor socket to release it.
 
     ``cmdline``: the kernel's (default: the target's own, :func:`kernel_cmdline`). A root
     filesystem image (``rootfs``, else the target's own) is attached with ``snapshot=on``: the
     guest's writes (journal, random seed) are dropped, every boot starts from the same image.
     The network is QEMU's user net restricted to the guest and its DHCP server;
-    ``collect_disk`` is a second disk for the collector (target_systemd).
+    ``collect_disk`` is a second disk for the collector (target_systemd). ``deterministic``:
+    QEMU counts instructions for the guest's clocks (:data:`.guestclock.ICOUNT`).
     """
     s = tf.spec
     kernel_args = (cmdline if cmdline is not None else kernel_cmdline(tf)).text()
@@ -285,6 +286,10 @@ def qemu_command(tf: TargetFiles, monitor: str, cmdline: KernelCmdline | None = 
            "-initrd", str(initramfs or tf.initramfs), "-append", kernel_args]
     if s.firmware:
         cmd[1:1] = ["-bios", s.firmware]
+    if deterministic:
+        from .guestclock import ICOUNT
+
+        cmd[1:1] = list(ICOUNT)
     if flash:
         cmd += ["-drive", f"if=pflash,format=raw,unit=1,file={flash}"]
     if tf.rootfs is not None:
@@ -295,9 +300,17 @@ def qemu_command(tf: TargetFiles, monitor: str, cmdline: KernelCmdline | None = 
     return cmd
 
 
+def check_deterministic(tf: TargetFiles) -> None:
+    """Refuse the deterministic mode where it cannot read the guest's clock (TargetError)."""
+    if tf.spec.debian_arch != "arm64" or tf.rootfs is not None:
+        raise TargetError(f"{tf.spec.name}: --deterministic is for qemu-arm64 (its guest clock reader is an "
+                          "AArch64 program for the busybox initramfs)")
+
+
 def boot(tf: TargetFiles, out: str, cmdline: KernelCmdline | None = None, timeout_s: float = 180.0,
          uboot_env: dict[str, str] | None = None, overlay: Path | None = None, baud: int | None = None,
-         ready: str = READY_MARKER, collect: Path | None = None, trace: TracePlan | None = None) -> CaptureResult:
+         ready: str = READY_MARKER, collect: Path | None = None, trace: TracePlan | None = None,
+         deterministic: bool = False) -> CaptureResult:
     """Boot once and capture the console from power-on into the recording ``out``, until a line
     matches ``ready`` (QEMU is stopped then), the target powers off or ``timeout_s`` passes;
     ``cmdline`` is the kernel's (default: the target's own, :func:`kernel_cmdline`);
@@ -309,7 +322,10 @@ def boot(tf: TargetFiles, out: str, cmdline: KernelCmdline | None = None, timeou
     journalctl outputs) is unpacked into that directory. ``trace`` (busybox targets):
     boot-time ftrace on the command line; the capture goes on past the ready line until the
     guest has dumped its trace buffer, which is split out of the recording into ``out``'s
-    ``.trace.txt`` sibling (:mod:`bootlens.targets.tracerun`)."""
+    ``.trace.txt`` sibling (:mod:`bootlens.targets.tracerun`). ``deterministic`` (qemu-arm64):
+    QEMU's ``-icount``, and the guest reads its reset-based counter just before the ready line
+    (:mod:`bootlens.targets.guestclock`): the boot is read on the guest's clocks, which the
+    host's load does not move."""
     if cmdline is None:
         cmdline = kernel_cmdline(tf)
     if trace is not None:
@@ -322,6 +338,8 @@ def boot(tf: TargetFiles, out: str, cmdline: KernelCmdline | None = None, timeou
         raise TargetError(f"{tf.spec.qemu} not found: install {' '.join(tf.spec.apt_packages)}")
     if tf.spec.firmware and not os.path.exists(tf.spec.firmware):
         raise TargetError(f"{tf.spec.firmware} not found: install u-boot-qemu")
+    if deterministic:
+        check_deterministic(tf)
     with tempfile.TemporaryDirectory(prefix="bootlens-") as tmp:
         monitor = os.path.join(tmp, "monitor.sock")
         flash = None
@@ -329,6 +347,10 @@ def boot(tf: TargetFiles, out: str, cmdline: KernelCmdline | None = None, timeou
             flash = os.path.join(tmp, "flash1.img")
             flash_image(tf, uboot_env, flash)
         initramfs = rootfs = disk = None
+        if deterministic:
+            from .guestclock import write_overlay as clock_overlay
+
+            overlay = clock_overlay(Path(tmp) / "clock-overlay", overlay)
         if trace is not None:
             from .tracerun import end_pattern, write_overlay
 
@@ -348,7 +370,8 @@ def boot(tf: TargetFiles, out: str, cmdline: KernelCmdline | None = None, timeou
             disk = Path(tmp) / "collect.img"
             collect_disk(disk)
             cmdline = cmdline.append_own(COLLECT_ARG)
-        source: Source = CommandSource(qemu_command(tf, monitor, cmdline, flash, initramfs, rootfs, disk))
+        source: Source = CommandSource(qemu_command(tf, monitor, cmdline, flash, initramfs, rootfs, disk,
+                                                    deterministic))
         if baud:
             source = ThrottledSource(source, baud)
 
@@ -375,9 +398,13 @@ class QemuTarget(Target):
     appended), U-Boot's environment image and its root filesystem (initramfs, or an overlay of
     the image) itself. ``baud`` reads the console no faster than a serial line at that rate."""
 
+    takes = frozenset({"deterministic"})
+
     def __init__(self, files: TargetFiles, cmdline: KernelCmdline | None = None, ready: str = READY_MARKER,
-                 timeout_s: float = 300.0, baud: int | None = None) -> None:
-        self.files = files
+                 timeout_s: float = 300.0, baud: int | None = None, deterministic: bool = False) -> None:
+        if deterministic:
+            check_deterministic(files)
+        self.files, self.deterministic = files, deterministic
         self.name = files.spec.name
         self.cmdline = cmdline if cmdline is not None else kernel_cmdline(files)
         self.ready, self.timeout_s, self.baud = ready, timeout_s, baud
@@ -389,7 +416,8 @@ class QemuTarget(Target):
     def from_options(cls, opts: TargetOptions) -> QemuTarget:
         """The reference target, set up first when it is not (downloads, builds: see :func:`setup`)."""
         tf = setup(opts.name)
-        return cls(tf, kernel_cmdline(tf, opts.cmdline, opts.append), opts.ready, opts.timeout_s, opts.baud)
+        return cls(tf, kernel_cmdline(tf, opts.cmdline, opts.append), opts.ready, opts.timeout_s, opts.baud,
+                   opts.deterministic)
 
     @classmethod
     def refusal(cls, name: str) -> str:
@@ -398,6 +426,10 @@ class QemuTarget(Target):
     def meta(self, config: BootConfig) -> dict[str, object]:
         m = super().meta(config)
         m.update(append=self.cmdline.append(config.kernel_args).appended, cmdline=self.cmdline.user_base)
+        if self.deterministic:  # read on the guest's clocks (capture.run_folder.run_options)
+            from .guestclock import ICOUNT
+
+            m.update(clock="guest", qemu=" ".join(ICOUNT))
         return m
 
     def check(self, config: BootConfig) -> None:
@@ -429,10 +461,15 @@ class QemuTarget(Target):
     def known_files(self) -> dict[str, bytes]:
         return rootfs_files(self.name)
 
+    def host_clock(self) -> QemuTarget | None:
+        if not self.deterministic:
+            return None
+        return QemuTarget(self.files, self.cmdline, self.ready, self.timeout_s, self.baud)
+
     def boot(self, config: BootConfig, out: Path) -> None:
         boot(self.files, str(out), self.cmdline.append(config.kernel_args), self.timeout_s,
              uboot_env=dict(config.uboot_env) or None, overlay=config.overlay, baud=self.baud, ready=self.ready,
-             trace=config.trace)
+             trace=config.trace, deterministic=self.deterministic)
 
 
 def _monitor_command(path: str, command: bytes, wait_s: float = 10.0) -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ..timeline.analyze import Analysis, BootAnalysis, analyze_paths
 from ..core.errors import BootlensError, InputError
-from ..capture.run_folder import folder_files, run_markers, write_run_meta
+from ..capture.run_folder import folder_files, run_options, write_run_meta
 from ..core.model import READY, Kind
 from ..core.options import MarkerSpec, ParseOptions
 from ..sources.ftrace.attach import trace_supplement
@@ -62,9 +62,8 @@ def analyze_run(folder: Path, top: int = 10) -> RunAnalysis:
     files = folder_files(folder)
     if not files:
         raise InputError(str(folder), "no recordings (boot-N.rec) or logs in this folder")
-    markers = run_markers(folder)
-    ready = next((m.pattern.pattern for m in markers if m.name == READY), None)
-    opts = ParseOptions(markers)
+    opts = run_options(folder)
+    ready = next((m.pattern.pattern for m in opts.markers if m.name == READY), None)
     parts: list[Analysis] = []
     not_ready: list[NotReady] = []
     for f in files:

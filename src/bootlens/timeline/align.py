@@ -140,8 +140,27 @@ def _kernel_axis(boot: Boot) -> Alignment:
         Anchor(Clock.UPTIME, 0, None, "same as kernel (approximate)"),
     )
     # a logic analyzer aligned with printk times places power-on before the kernel's 0
-    return Alignment(Clock.KERNEL, "kernel_start", anchors, _logic_power_on(boot, Clock.KERNEL), None,
-                     {a.clock: a.offset_ns for a in anchors})
+    power_on = _logic_power_on(boot, Clock.KERNEL)
+    if power_on is None and (counted := _counter_power_on(boot)) is not None:
+        # the guest's reset-based counter (the deterministic mode's guestclock): the guest's own
+        # clocks from power-on, t=0 at its reset, as a host capture released at power-on reads
+        line, at = counted
+        anchors = (Anchor(Clock.KERNEL, -at, line, GUEST_POWER_ON), Anchor(Clock.UPTIME, -at, line, "same as kernel "
+                                                                              "(approximate)"))
+        return Alignment(Clock.KERNEL, "power_on", anchors, 0, None, {a.clock: a.offset_ns for a in anchors})
+    return Alignment(Clock.KERNEL, "kernel_start", anchors, power_on, None, {a.clock: a.offset_ns for a in anchors})
+
+
+GUEST_POWER_ON = "guest counter: power-on at its zero (printk time of its reading - ticks / Hz)"
+
+
+def _counter_power_on(boot: Boot) -> tuple[int, int] | None:
+    """(line, power-on on the printk clock) from the first guest-clock reading
+    (:mod:`bootlens.parsers.markers`), or None."""
+    for e in Events.of(boot.events).of_kind(Kind.MILESTONE):
+        if e.name == Milestone.POWER_ON and e.line_no and e.start is not None and e.start.clock is Clock.KERNEL:
+            return e.line_no, e.start.ns
+    return None
 
 
 LOGIC_POWER_ON = "power-on (logic analyzer)"

@@ -41,7 +41,7 @@ class Group(NamedTuple):
 def analyze_folder(folder: Path, options: ParseOptions | None = None, top: int = 10,
                    supplement: Supplement | None = None) -> Analysis:
     """Analyse every boot of a run folder; markers given by the user win over run.json's."""
-    from ..capture.run_folder import folder_files, run_markers  # a run folder only (start-up of a log)
+    from ..capture.run_folder import folder_files, run_options  # a run folder only (start-up of a log)
 
     files = folder_files(folder)
     if not files:
@@ -49,7 +49,7 @@ def analyze_folder(folder: Path, options: ParseOptions | None = None, top: int =
     from ..sources.supplements import merge
     from ..sources.ftrace.attach import trace_supplement
 
-    opts = options if options is not None and options.markers else ParseOptions(run_markers(folder))
+    opts = run_options(folder, options.markers if options is not None else ())
     traces = [trace_supplement(p) for p in files]  # run --trace: boot-N.trace.txt joins boot-N.rec
     if not any(traces):
         return analyze_paths([str(p) for p in files], opts, top, supplement=supplement)

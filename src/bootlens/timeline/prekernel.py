@@ -186,6 +186,7 @@ def prekernel_stages(boot: Boot, al: Alignment, power: Point | None, k0: Point |
                                                         if st.name in early):
         # Nothing printed between power-on and the kernel (e.g. a BIOS silent on the serial
         # line): that span is measured as a whole, even though it cannot be split.
-        stages.append(_span("pre_kernel", "power-on to kernel clock (no console output to split it)",
-                            _End(power, None), [kernel]))
+        # (or what was printed carries no time on this axis: a log read on the guest's clocks)
+        why = "its console lines carry no time on this clock" if chain else "no console output to split it"
+        stages.append(_span("pre_kernel", f"power-on to kernel clock ({why})", _End(power, None), [kernel]))
     return stages
