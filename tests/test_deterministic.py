@@ -150,3 +150,60 @@ def test_experiment_decides_on_the_guest_clock(tmp_path: Path) -> None:
     text = cli("experiment", "qemu-arm64", "--deterministic", "--try", "nodelay=uboot-env:bootdelay=0",
                "--repeat", "2", "-o", str(tmp_path / "t"), timeout=900)
     assert text.returncode == 0 and "(guest's clock)" in " ".join(text.stdout.splitlines()[:2]), text.stdout[:500]
+
+
+@needs_qemu
+@pytest.mark.slow
+def test_optimize_decides_on_the_guest_clock_and_reports_in_host_time(tmp_path: Path) -> None:
+    """optimize on the deterministic target, two rules, 2 boots a side: both changes are kept on the
+    guest's clock (the countdown's 2 s, the sleep's 1 s, each within 5% of its estimate); the
+    before/after is booted again without -icount (host-clock/, run.json without "clock"), and its
+    page lists each change tried, its estimate beside its measurement, drawn in Chromium."""
+    from test_experiment import NoSleep
+    from test_report import CHROMIUM, HAVE_BROWSER
+
+    from bootlens.advise import RuleRegistry
+    from bootlens.advise.rules.uboot_autoboot import AutobootDelay
+    from bootlens.experiment.optimize import optimize
+    from bootlens.render.experiment import clock_of, tried_rows
+    from bootlens.render.html import render_compare_html
+    from bootlens.targets.qemu import QemuTarget, setup
+
+    reg = RuleRegistry()
+    reg.register(AutobootDelay)
+    reg.register(NoSleep)
+    r = optimize(QemuTarget(setup("qemu-arm64"), deterministic=True), tmp_path / "o", 2, reg)
+    rows = {t["rule"]: t for t in tried_rows(r)}
+    assert set(rows) == {"uboot.autoboot_delay", "test.needless_sleep"}
+    for rule, saved in (("uboot.autoboot_delay", 2.0), ("test.needless_sleep", 1.0)):
+        t = rows[rule]
+        assert t["kept"] and t["clock"] == "guest" and t["boots"] == 2, t
+        assert abs(t["saving_s"] - saved) < 0.05 * saved and abs(t["error_pct"]) < 5, t
+    assert r.final_baseline is not None and r.final_outcome is not None
+    assert r.final_baseline.folder == tmp_path / "o" / "host-clock" / "baseline"
+    assert clock_of(r.final_baseline) == clock_of(r.final_outcome.measured) == "host"
+    assert "clock" not in json.loads((r.final_baseline.folder / "run.json").read_text())
+    assert (r.final_outcome.saving_ns or 0) > 2.5e9  # both changes, in host time
+    assert any(n.startswith("decided on the guest's clocks") for n in r.notes)
+    assert r.comparison is not None
+    page = tmp_path / "before-after.html"
+    page.write_bytes(render_compare_html(r.comparison, tried_rows(r)))
+    if not HAVE_BROWSER:
+        pytest.skip("needs chromium and playwright for the page")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        pg = b.new_page(viewport={"width": 1280, "height": 900})
+        errors: list[str] = []
+        pg.on("pageerror", lambda e: errors.append(str(e)))
+        pg.goto(page.as_uri())
+        pg.wait_for_selector("body[data-ready='1']")
+        cells = pg.eval_on_selector_all("#t-tried tbody tr", "rs => rs.map(r => [...r.cells].map(c => c.textContent))")
+        hint = pg.text_content("#tried-hint") or ""
+        pg.screenshot(path=str(tmp_path / "before-after.png"), full_page=True)
+        b.close()
+    assert not errors and len(cells) == 2, (errors, cells)
+    by_rule = {c[1]: c for c in cells}
+    assert by_rule["uboot.autoboot_delay"][3] == "2.000 s" and by_rule["uboot.autoboot_delay"][7] == "yes"
+    assert "guest's clock" in hint

@@ -433,9 +433,10 @@ def optimize_cmd(name: str, repeat: int | str, max_repeat: int, output: str | No
     finally:
         bar.stop()
     if html and result.comparison is not None:
+        from ..render.experiment import tried_rows
         from ..render.html import render_compare_html
 
-        _write_output(html, render_compare_html(result.comparison))
+        _write_output(html, render_compare_html(result.comparison, tried_rows(result)))
         if html == "-":
             return
     elif html:

@@ -381,6 +381,25 @@ def _tried_dicts(rnd: Round) -> list[dict[str, Any]]:
              "verdict": _verdict_dict(t), "round": rnd.number} for t in rnd.tried]
 
 
+def tried_rows(r: OptimizeResult) -> list[dict[str, Any]]:
+    """Each change optimize tried, for the before/after page: its estimate beside what it saved
+    (in the total and in the estimate's stage), how far apart they are, and the verdict with the
+    figure and boots that decided it."""
+    rows = []
+    for rnd in r.rounds:
+        for t in rnd.tried:
+            o, e, v = t.outcome, t.outcome.estimate, t.verdict
+            est = e.saving_ns if e is not None else None
+            rows.append({
+                "round": rnd.number, "rule": t.finding.rule, "change": o.spec, "kept": t.kept,
+                "estimate_s": _ns(est), "saving_s": _ns(o.saving_ns), "stage": e.stage if e is not None else None,
+                "stage_saving_s": _ns(o.stage_saving_ns),
+                "error_pct": None if not est or o.saving_ns is None else round((o.saving_ns - est) / est * 100, 1),
+                "decided_on": v.on if v is not None else "total", "boots": v.boots if v is not None else o.measured.boots,
+                "clock": clock_of(o.measured), "decision": t.decision})
+    return rows
+
+
 def round_dict(rnd: Round) -> dict[str, Any]:
     """One round of optimize: on top of what, what it tried and kept."""
     return {

@@ -158,10 +158,15 @@ def no_cycle_collection() -> Iterator[None]:
             gc.enable()
 
 
-def render_compare_html(c: Comparison) -> bytes:
+def render_compare_html(c: Comparison, tried: Sequence[dict[str, Any]] | None = None) -> bytes:
     """The compare page: per input against the baseline, a waterfall of stage differences and
-    the tables of initcall, process and probe differences (data: the compare JSON contract)."""
+    the tables of initcall, process and probe differences (data: the compare JSON contract).
+    ``tried``: optimize's before/after page adds each change it tried, its estimate beside its
+    measurement (:func:`bootlens.render.experiment.tried_rows`)."""
     from .compare_json import compare_json_obj
 
     title = "bootlens compare · " + " vs ".join(i.name for i in c.inputs[:4])
-    return _joined(_page(title, _asset("compare.html"), compare_json_obj(c), "compare.js"))
+    data = compare_json_obj(c)
+    if tried:
+        data = {**data, "tried": list(tried)}
+    return _joined(_page(title, _asset("compare.html"), data, "compare.js"))

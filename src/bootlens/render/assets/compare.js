@@ -126,6 +126,23 @@
   table("t-inputs", [{ title: "", key: "label" }, { title: "input", key: "name" }, { title: "boots", key: "boots", num: true },
     { title: "", key: "role" }], D.inputs.map((x) => ({ label: x.label, name: x.name, boots: x.boots,
     role: (x.baseline ? "baseline" : "") + (x.folder ? " · run folder" : "") + (x.partial_boots ? ` · ${x.partial_boots} partial` : "") })));
+  if (D.tried && D.tried.length) {  // optimize's before/after page: what each change was expected and shown to save
+    $("s-tried").hidden = false;
+    const guest = D.tried.every((t) => t.clock === "guest");
+    $("tried-hint").textContent = "· saved: the baseline's median total − the change's" +
+      (guest ? " (on the guest's clock: optimize --deterministic)" : "") +
+      "; error: (saved − estimate) / estimate; decided on: the figure and boots a side behind the verdict";
+    table("t-tried", [
+      { title: "round", key: "round", num: true }, { title: "change", key: "rule" }, { title: "applied", key: "change" },
+      { title: "estimate", key: "estimate_s", num: true, fmt: (v) => fmt(v) },
+      { title: "saved", key: "saving_s", num: true, fmt: (v) => fmt(v) },
+      { title: "in its stage", key: "stage_saving_s", num: true, fmt: (v, r) => v === null ? "—" : `${fmt(v)} (${r.stage})` },
+      { title: "error", key: "error_pct", num: true, fmt: pct },
+      { title: "kept", key: "kept", fmt: (v) => (v ? "yes" : "no"), cls: (r) => (r.kept ? "gain" : "ns") },
+      { title: "decided on", key: "decided_on", fmt: (v, r) => `${v} (${r.boots} boots a side)` },
+      { title: "why", key: "decision" },
+    ], D.tried);
+  }
   const pairs = $("pairs");
   D.comparisons.forEach((c, k) => {
     const sec = el("section", null, "pair");
