@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from conftest import WILD_LOGS as LOGS
-from conftest import cli, needs_wild, wild_log
+from conftest import cli, extra_log, needs_wild, wild_log
 
 from bootlens.timeline.analyze import BootAnalysis, analyze_paths
 from bootlens.core.model import Kind, Milestone
@@ -28,7 +28,9 @@ pytestmark = needs_wild
 class Expect:
     """The hand-measured facts of one boot of a corpus log."""
 
-    kernel_start: int | None = None  # line of "Linux version"/"Booting Linux"
+    # the kernel's first line: "Linux version"/"Booting Linux", or the printk lines stamped no later
+    # than it just before it ("Initializing cgroup subsys cpu" on 2.6-3.x); the README names the banner
+    kernel_start: int | None = None
     kernel_init_end: int | None = None  # "Run /init", else "Freeing ... memory", else the console warning
     kernel_init_s: float | None = None  # its printk time (kernel init's duration on the printk clock)
     userspace_first: int | None = None  # first line user space printed
@@ -48,7 +50,7 @@ FACTS: dict[str, tuple[Expect, ...]] = {
     "07": (Expect(1, 468, 2.050255, 474),),
     # the README lists no user-space line; "init: could not open /dev/keychord" (5.796276) is
     # Android's init through kmsg
-    "08": (Expect(52, userspace_first=543),),
+    "08": (Expect(51, userspace_first=543),),  # L51 "Initializing cgroup subsys cpu" (README: L52)
     "09": (Expect(None, 79, None, 80, partial="Linux version"),),  # cut, no timestamps
     "10": (Expect(55, partial="log ends before user space"),),
     "11": (Expect(1, 635, 7.0, 668),),  # dmesg -T: 1 s resolution
@@ -58,7 +60,7 @@ FACTS: dict[str, tuple[Expect, ...]] = {
     # the README's systemd[1] line 416
     "14": (Expect(60, 402, 3.530060, 403, 681, "2"),),
     # line 196 of the ASCII-art banner is blanks only; 197 is its first visible line
-    "15": (Expect(61, 194, 0.673660, 197, 233, "1"),),
+    "15": (Expect(59, 194, 0.673660, 197, 233, "1"),),  # L59, two cgroup lines (README: L61)
     "16": (Expect(partial="bootloader only"),),  # MediaTek preloader and LK
     "17": (Expect(121, 632, 8.895373, 633, 762),),
     "18": (Expect(90, 198, None, 199),),  # no timestamps
@@ -73,13 +75,13 @@ FACTS: dict[str, tuple[Expect, ...]] = {
     "25": (Expect(35, 200, 3.390000, 201, bootdelay="1"),),
     # the README lists no user-space line; "<3>[ 9.165977] init: could not open /dev/keychord" is
     # Android's init
-    "26": (Expect(2, 687, 9.091765, 692),),
+    "26": (Expect(1, 687, 9.091765, 692),),  # L1 "<6>... Initializing cgroup" (README: L2)
     "27": (Expect(1, 663, 3.820897, 664),),  # Android: the initial-console warning, then init
     "28": (Expect(1, 418, 3.937386, 453),),  # initramfs /init prints nothing; udevd[824] at 26.157865
     "29": (Expect(1, 754, 6.328614, 756),),  # "Booting Linux" at line 1, "Linux version" at 5
     # three "Freeing unused kernel memory" lines: the first ends kernel init; systemd-tmpfiles
     # reading urandom (0.945752) is user space before the README's systemd[1] line 628
-    "30": (Expect(4, 512, 0.938481, 516),),
+    "30": (Expect(1, 512, 0.938481, 516),),  # L1-3 cgroup lines (README: L4)
     # tomoyo-init's output ("13 domains. 17 A", a kernel line glued after it) comes before the
     # README's "init: Console is alive" line 188
     "31": (Expect(76, 182, 1.538482, 184, 237, "0"),),
@@ -137,6 +139,26 @@ def test_login_prompt_ends_the_boot_without_a_ready_marker() -> None:
     us = next(s for s in b.stages if s.name == "userspace")
     assert us.start is not None and us.start.line_no == 406 and us.end is not None and us.end.line_no == 527
 
+
+
+# Issue 28: the kernel prints before its banner. The facts are the corpus's more/ README and the
+# extra logs' manifest (first kernel line, by grep); before the fix each was the banner's line.
+@pytest.mark.parametrize(("where", "num", "first", "banner"), [
+    ("wild", "36", 1, 2),  # x86 Pop!_OS 6.4 dmesg: "microcode: updated early" @0, then Linux version
+    ("wild", "61", 1, 4),  # x86 grml 3.10: "Initializing cgroup subsys cpuset" x3 @0
+    ("extra", "95", 1, 14),  # ppc64le 4.19 dmesg: 13 "dt-cpu-ftrs:" lines @0 before Linux version
+    ("extra", "97", 104, 106),  # RK3368 Android 3.10 after U-Boot: two lines @0 before it
+    ("extra", "100", 1, 2),  # RK30 last_kmsg 3.0.8: "<6>[    0.000000] Initializing cgroup subsys cpu"
+    ("extra", "103", 195, 197),  # MT7621 OpenWrt 3.10 after U-Boot 1.1.3
+])
+def test_the_kernel_starts_at_its_first_line(where: str, num: str, first: int, banner: int) -> None:
+    """Kernel init starts at the kernel's first line, not at its banner: the printk lines just
+    before "Linux version", stamped no later than it, are the same kernel's."""
+    (b, *_) = analyze_paths([str(wild_log(num) if where == "wild" else extra_log(num))]).boots
+    assert _milestone(b, Milestone.KERNEL_START) == first
+    assert b.boot.fact("kernel_version") is not None and b.boot.fact("kernel_version").line_no == banner
+    ki = next(s for s in b.stages if s.name == "kernel_init")
+    assert ki.start is not None and ki.start.line_no == first
 
 
 @pytest.mark.parametrize("command", ["analyze", "advise"])

@@ -13,6 +13,10 @@ from . import REGISTRY
 from .base import Parser
 from ..core.options import ParseOptions
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
 # Dispatch on the first four characters: one dict lookup per line instead of a dozen searches.
 _PREFIXES = frozenset({"Linu", "Boot", "Kern", "Comm", "Cali", "VFS:", "Run ", "prin", "cloc", "Warn"})
 
@@ -89,9 +93,9 @@ class KernelParser(Parser):
                 continue
             no = lines.no(idx)
             if t.startswith("Booting Linux"):
-                once(Milestone.KERNEL_START, idx)
+                once(Milestone.KERNEL_START, _first_of_run(kern, idx))
             elif t.startswith("Linux version"):
-                once(Milestone.KERNEL_START, idx)
+                once(Milestone.KERNEL_START, _first_of_run(kern, idx))
                 m = _VERSION.match(t)
                 if m and "kernel_version" not in seen:
                     seen.add("kernel_version")
@@ -166,3 +170,17 @@ class KernelParser(Parser):
                 warnings.append(f"kernel panic at line {no}: {t.strip()[:120]}")
         events.sort(key=lambda e: e.line_no)  # the Freeing milestones were taken first
         return ParseResult(tuple(events), tuple(facts), tuple(warnings) + tally.warnings())
+
+
+def _first_of_run(kern: Sequence[int | None], idx: int) -> int:
+    """The kernel's first line of the run that holds its banner at ``idx``: the printk-stamped
+    lines just before it, stamped no later than it, are the same kernel's earlier messages
+    (``dt-cpu-ftrs`` on powerpc, ``Initializing cgroup subsys`` on 3.x, x86's microcode line:
+    the kernel prints before its ``Linux version``). An unstamped banner is its own start."""
+    k = kern[idx]
+    if k is None:
+        return idx
+    j = idx
+    while j > 0 and (prev := kern[j - 1]) is not None and prev <= k:
+        j -= 1
+    return j
