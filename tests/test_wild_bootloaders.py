@@ -6,7 +6,7 @@ from __future__ import annotations
 
 
 import pytest
-from conftest import GOLDEN, WILD, needs_wild
+from conftest import GOLDEN, WILD, needs_wild, wild_log
 
 from bootlens.timeline.analyze import BootAnalysis, analyze_paths
 from bootlens.core.lines import Lines
@@ -19,8 +19,7 @@ pytestmark = needs_wild
 
 
 def boots(num: str) -> list[BootAnalysis]:
-    path = next(WILD.glob(f"{num}-*.log"))
-    return list(analyze_paths([str(path)]).boots)
+    return list(analyze_paths([str(wild_log(num))]).boots)
 
 
 def lines_of(b: BootAnalysis, name: str) -> list[int]:
@@ -237,3 +236,24 @@ def test_uboot_self_stamped_lines_are_the_bootloader_clock() -> None:
     r = UBootParser().parse(lines, ParseOptions())
     starting = [e for e in r.events if e.name == Milestone.STARTING_KERNEL]
     assert [(e.line_no, e.start) for e in starting] == [(3, (Clock.BOOTLOADER, 2310 * NS_PER_MS, False, 0))]
+
+
+# Issue 28, class 3: a banner is not a reset. Each of these boots once (the more/ README's facts);
+# before the fix each was split in two at the banner named.
+@pytest.mark.parametrize(("num", "banners"), [
+    ("38", {"spl_start": 25, "tpl_start": 324, "uboot_start": 352}),  # Broadcom: the SPL loads a TPL
+    ("51", {"spl_start": 1, "uboot_start": 22}),  # TI AM62A: R5 SPL, "Starting ATF", BL31, A53 SPL (L15)
+    ("52", {"spl_start": 13, "uboot_start": 20, "firmware_banner": 85}),  # U-Boot's "Starting kernel" starts OpenSBI
+])
+def test_a_bootloader_chain_is_one_boot(num: str, banners: dict[str, int]) -> None:
+    (b,) = boots(num)
+    for name, line in banners.items():
+        assert lines_of(b, name)[:1] == [line], (name, lines_of(b, name))
+
+
+def test_a_boot_rom_after_a_hand_over_is_still_a_reset() -> None:
+    """Realtek's boot ROM banner after U-Boot's "Starting kernel ..." (the kernel silent, then a
+    reset): nothing hands over to a boot ROM, so it opens the second boot (corpus 32)."""
+    first, second = boots("32")
+    assert (first.boot.last_line, second.boot.first_line) == (147, 148)
+    assert second.boot.split_reason == "new Realtek boot ROM banner"

@@ -24,6 +24,10 @@ from ..parsers.banners import RANK_KERNEL, find_banners
 BACKWARDS_SPLIT_NS = 500 * NS_PER_MS
 # The kernel's first words: where a boot starts once the kernel was seen. Indexed while framing.
 KERNEL_STARTS = ("Booting Linux", "Linux version")
+# A program handing over to the next one: a banner after it, before any kernel output, is the
+# chain going on (U-Boot's "Starting kernel ..." starts OpenSBI on a TH1520; TI's R5 SPL says
+# "Starting ATF on ARM64 core..." before TF-A starts the A53's own SPL), not a reset.
+HANDOVERS = ("Starting kernel", "Starting ATF", "Jumping to", "## Starting application")
 
 
 def index_keywords(options: ParseOptions, registry: Registry | None = None
@@ -32,7 +36,7 @@ def index_keywords(options: ParseOptions, registry: Registry | None = None
     registry's when None): each parser's own (:meth:`bootlens.parsers.ParserRegistry.keywords`), the literal
     markers of ``options``, and the boot splitter's :data:`KERNEL_STARTS`."""
     needles, prefixes = (registry if registry is not None else default_registry()).keywords()
-    return (*needles, *options.needles()), (*prefixes, *KERNEL_STARTS)
+    return (*needles, *options.needles()), (*prefixes, *KERNEL_STARTS, *HANDOVERS)
 
 
 def split_boots(lines: Lines) -> list[tuple[Lines, str, int]]:
@@ -41,20 +45,33 @@ def split_boots(lines: Lines) -> list[tuple[Lines, str, int]]:
     Only the lines that can start a boot are visited: banner lines found through the keyword
     index and the places where the printk clock steps back (``steps_back``); both run over
     whole columns.
+
+    A banner is a reset signature only where the chain cannot go on: after the kernel ran, or
+    when the same program starts again with no hand-over (:data:`HANDOVERS`) since it last did, or
+    when a boot ROM or first stage (rank 0), which nothing hands over to, starts again. Before
+    the kernel, a program the boot has not run yet is the next link of its chain, whatever its
+    usual place (Broadcom's SPL loads a TPL; U-Boot starts OpenSBI; TF-A starts a second SPL).
     """
     kern, texts = lines.kernel, lines.text
     kernel_starts = lines.starting(*KERNEL_STARTS)
+    handovers = set(lines.starting(*HANDOVERS))
     banners = {i: b for i, b, _ in find_banners(lines)}
     back = {i: j for i, j in steps_back(kern)}
     cuts: list[tuple[int, str]] = [(0, "start of input")]
     top = -1  # the latest stage of the chain the current boot has run (banner rank)
     seen_kernel = seen_version = False
+    ran: dict[str, int] = {}  # the programs (banner names) the current boot has run: where each last started
+    handed = -1  # the current boot's last hand-over line
     backwards = [0]
-    for i in sorted(set(kernel_starts) | banners.keys() | back.keys()):
+    for i in sorted(set(kernel_starts) | banners.keys() | back.keys() | handovers):
         t = texts[i]
         k = kern[i]
         last_cut = cuts[-1][0]
         reason = None
+        if i in handovers and i not in banners and i not in back:
+            if t.startswith(HANDOVERS):
+                handed = i
+            continue
         j = back.get(i)
         if j is not None and j >= last_cut:  # compare only within the current boot
             prev = kern[j]
@@ -68,7 +85,8 @@ def split_boots(lines: Lines) -> list[tuple[Lines, str, int]]:
         rank = None
         if (b := banners.get(i)) is not None:
             rank = b.rank
-            if top > b.rank or (top == b.rank and b.repeat_splits):
+            if (top > b.rank or (top == b.rank and b.repeat_splits)) and \
+                    (seen_kernel or (b.name in ran and (handed < ran[b.name] or b.rank == 0))):
                 reason = f"new {b.name} banner"
         elif t.startswith("Booting Linux"):
             if seen_kernel:
@@ -87,8 +105,11 @@ def split_boots(lines: Lines) -> list[tuple[Lines, str, int]]:
             top = -1
             seen_kernel = t.startswith(("Booting Linux", "Linux version "))
             seen_version = t.startswith("Linux version ")
+            ran, handed = {}, -1
         if rank is not None:
             top = max(top, rank)
+        if b is not None:
+            ran[b.name] = i
     if len(cuts) == 1:
         return [(lines, cuts[0][1], backwards[0])]
     out = []
