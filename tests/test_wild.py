@@ -81,7 +81,9 @@ FACTS: dict[str, tuple[Expect, ...]] = {
     "29": (Expect(1, 754, 6.328614, 756),),  # "Booting Linux" at line 1, "Linux version" at 5
     # three "Freeing unused kernel memory" lines: the first ends kernel init; systemd-tmpfiles
     # reading urandom (0.945752) is user space before the README's systemd[1] line 628
-    "30": (Expect(1, 512, 0.938481, 516),),  # L1-3 cgroup lines (README: L4)
+    # L1-3 cgroup lines (README: L4); kernel init ends at the last of 3 "Freeing unused kernel
+    # memory" lines, L515 (README: L512, "also L514 @0.938742, L515 @0.939236")
+    "30": (Expect(1, 515, 0.939236, 516),),
     # tomoyo-init's output ("13 domains. 17 A", a kernel line glued after it) comes before the
     # README's "init: Console is alive" line 188
     "31": (Expect(76, 182, 1.538482, 184, 237, "0"),),
@@ -159,6 +161,18 @@ def test_the_kernel_starts_at_its_first_line(where: str, num: str, first: int, b
     assert b.boot.fact("kernel_version") is not None and b.boot.fact("kernel_version").line_no == banner
     ki = next(s for s in b.stages if s.name == "kernel_init")
     assert ki.start is not None and ki.start.line_no == first
+
+
+# Issue 28 (N6): without "Run /init", kernel init ends at the last of the "Freeing unused kernel
+# memory" lines free_initmem and mark_rodata_ro print in a row (before: the first).
+@pytest.mark.parametrize(("num", "end", "seconds"), [
+    ("61", 558, 4.888009),  # x86 grml 3.10: L555 @4.850777, L557, L558; udevd at L559
+    ("30", 515, 0.939236),  # x86 Arch 4.4: L512, L514, L515
+])
+def test_kernel_init_ends_at_the_last_free(num: str, end: int, seconds: float) -> None:
+    (b, *_) = analyze_paths([str(wild_log(num))]).boots
+    ki = next(s for s in b.stages if s.name == "kernel_init")
+    assert ki.end is not None and ki.end.line_no == end and ki.duration_ns == round(seconds * 1e9)
 
 
 @pytest.mark.parametrize("command", ["analyze", "advise"])

@@ -84,9 +84,9 @@ class KernelParser(Parser):
         initrd = next((i for i in freeing if texts[i].startswith("Freeing initrd memory")), None)
         if initrd is not None:
             once(Milestone.INITRD_FREED, initrd)
-        initmem = next((i for i in freeing if _INITMEM.match(texts[i])), None)
-        if initmem is not None:
-            once(Milestone.INITMEM_FREED, initmem)
+        frees = [i for i in freeing if _INITMEM.match(texts[i])]
+        if frees:
+            once(Milestone.INITMEM_FREED, _last_free(kern, frees))
         for idx in lines.starting(*_HEADS):
             t = texts[idx]
             if t[:4] not in prefixes:
@@ -184,3 +184,16 @@ def _first_of_run(kern: Sequence[int | None], idx: int) -> int:
     while j > 0 and (prev := kern[j - 1]) is not None and prev <= k:
         j -= 1
     return j
+
+
+def _last_free(kern: Sequence[int | None], frees: Sequence[int]) -> int:
+    """The last of the first run of "Freeing unused kernel memory" lines: free_initmem prints one,
+    then mark_rodata_ro frees the text and rodata gaps with the same words (x86_64 3.x-4.x: three
+    in a row), all before init is exec'd; the run ends at a gap of more than 8 lines or, on a
+    printk-stamped log, at a line without a stamp (user space's own output) between two."""
+    last = frees[0]
+    for i in frees[1:]:
+        if i - last > 8 or (kern[last] is not None and any(kern[j] is None for j in range(last + 1, i))):
+            break
+        last = i
+    return last
