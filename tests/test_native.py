@@ -267,7 +267,8 @@ def test_prefix_readers_are_the_documented_patterns() -> None:
     wild and golden log and on 200,000 made lines of the characters that matter."""
     import re
 
-    printk = re.compile(r"[ \t]*(?:<(\d{1,3})>)?\[ *(\d{1,10})\.(\d{6})\](?:\[ *[TC]\d+\])? ?", re.ASCII)
+    # (Amlogic's "@cpu" after the time: "[    5.434249@0]")
+    printk = re.compile(r"[ \t]*(?:<(\d{1,3})>)?\[ *(\d{1,10})\.(\d{6})(?:@\d{1,4})?\](?:\[ *[TC]\d+\])? ?", re.ASCII)
     gs_t = re.compile(r"\[ *(\d{1,10})\.(\d{6}) +(-?)(\d+)\.(\d{6})\] ?", re.ASCII)
     gs_sys = re.compile(r"\[(\d\d):(\d\d):(\d\d)\.(\d{6})(?: +-?\d+\.\d{6})?\] ?", re.ASCII)
     journal = re.compile(r"\S+ kernel: |\S+ (?=[^\s\[:]+(?:\[\d+\])?: )", re.ASCII)
@@ -288,12 +289,12 @@ def test_prefix_readers_are_the_documented_patterns() -> None:
         return "journalctl" if j * 2 >= n and k else None
 
     rnd = random.Random(14)
-    made = ["".join(rnd.choice("[]0123456789.: -<>\tTCkernelhost[1]\u00e9") for _ in range(rnd.randint(0, 40)))
+    made = ["".join(rnd.choice("[]0123456789.: -<>\tTCkernelhost[1]@\u00e9") for _ in range(rnd.randint(0, 40)))
             for _ in range(200_000)]
     made += ["[12:34:56.123456 0.000100] x", "[12:34:56.123456] x", "[12:34:56.1234567] x", "  <6>[    1.234567][  T12] m",
              "<1234>[ 1.000000] x", "[12345678901.000000] x", "[    1.234567] host kernel: m", "[1.000000   -0.000100] x",
-             "\u00e9[    1.234567] x"]
-    texts = [p.read_bytes().decode("utf-8", "replace") for p in INPUTS + sorted((CORPUS / "wild").glob("*.log"))]
+             "\u00e9[    1.234567] x", "[    5.434249@0] x", "[    5.434249@12345] x", "[    5.434249@] x"]
+    texts = [p.read_bytes().decode("utf-8", "replace") for p in INPUTS + sorted((CORPUS / "wild").glob("**/*.log"))]
     lines = [x for t in texts for x in t.split("\n")] + made
     for x in lines:
         for pos in (0, 1, 3):

@@ -163,6 +163,27 @@ def test_the_kernel_starts_at_its_first_line(where: str, num: str, first: int, b
     assert ki.start is not None and ki.start.line_no == first
 
 
+# Issue 28 (N1): vendor printk prefixes. Amlogic prints the CPU inside the stamp
+# ("[    5.434249@0]", native/src/read/prefix.rs), MediaTek 3.18 the level before its caller
+# ("[    0.000000] <0>-(0)[0:swapper]", read/quirks.py); MediaTek's TF-A stamps its own lines
+# "[ATF](0)[0.000000]" on its own clock. Before the fix: "no kernel output" (45, 47) and
+# "Linux version not in the log" (44). Facts from the more/ README.
+@pytest.mark.parametrize(("num", "boot", "start", "init_end", "init_s", "user"), [
+    ("45", 0, 197, None, None, None),  # two cgroup lines before Linux version L199; cut at L235 @0.024761
+    ("47", 0, 246, 1015, 5.434249, 1016),  # ODROID-C4 Android recovery
+    ("44", 1, 4978, None, None, None),  # attempt B: "[   0.000000] <0>-(0)[0:swapper]Initializing cgroup"
+])
+def test_vendor_printk_prefixes(num: str, boot: int, start: int, init_end: int | None, init_s: float | None,
+                                user: int | None) -> None:
+    b = analyze_paths([str(wild_log(num))]).boots[boot]
+    assert _milestone(b, Milestone.KERNEL_START) == start
+    assert b.boot.fact("kernel_version") is not None
+    ki = next(s for s in b.stages if s.name == "kernel_init")
+    assert (ki.end.line_no if ki.end is not None and ki.duration_ns is not None else None) == init_end
+    assert (None if ki.duration_ns is None else ki.duration_ns / 1e9) == init_s
+    assert _milestone(b, Milestone.USERSPACE_FIRST) == user
+
+
 # Issue 28 (N6): without "Run /init", kernel init ends at the last of the "Freeing unused kernel
 # memory" lines free_initmem and mark_rodata_ro print in a row (before: the first).
 @pytest.mark.parametrize(("num", "end", "seconds"), [

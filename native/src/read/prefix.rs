@@ -63,9 +63,16 @@ fn seconds(b: &[u8], p: usize) -> Option<(usize, u64)> {
     Some((q + f, sec * 1_000_000_000 + frac))
 }
 
-/// `\[ *(\d{1,10})\.(\d{6})\](?:\[ *[TC]\d+\])? ?` at p (the bracket part of a printk prefix).
+/// `\[ *(\d{1,10})\.(\d{6})(?:@\d{1,4})?\](?:\[ *[TC]\d+\])? ?` at p (the bracket part of a printk prefix).
 fn stamp(b: &[u8], p: usize) -> Option<(usize, u64)> {
     let (mut q, ns) = seconds(b, p)?;
+    // Amlogic's kernels print the CPU after the time: `[    5.434249@0]`
+    if b.get(q) == Some(&b'@') {
+        let d = digits(b, q + 1);
+        if (1..=4).contains(&d) {
+            q += 1 + d;
+        }
+    }
     if b.get(q) != Some(&b']') {
         return None;
     }

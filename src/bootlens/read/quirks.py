@@ -7,7 +7,8 @@ the format knowledge that is about what a stamp *means* rather than where it is.
   (kselftest's ``# [   86.098289] test_bpf: ...``) is output of the test, and stays text.
 - Vendor caller prefixes after the stamp are peeled off before any parser matches a message:
   Samsung/Android ``[0:        swapper:    0]``, MediaTek ``(0)[151:bat_thread_kthr]`` and
-  ``-(0)[0:swapper/0]`` (``[T1]``/``[C0]`` are part of the printk prefix itself).
+  ``-(0)[0:swapper/0]``, with its level first on 3.18 (``<0>-(0)[0:swapper]``) (``[T1]``/``[C0]``
+  are part of the printk prefix itself).
 - A ``<6>`` level without a stamp is peeled off; a ring buffer cut in the middle of one leaves
   ``6>`` on its first line.
 - Host clocks that restart (grabserial ``-m``) are put back on one axis.
@@ -29,21 +30,26 @@ from .._native import native_module
 from ..core.numbers import NS_PER_US, TIME_NS_MAX, in_range, to_int
 
 # The strict printk stamp anywhere in a line (six decimals, as printk prints them).
-_ANYWHERE = lazy(r"\[ *(\d{1,10})\.(\d{6})\](?:\[ *[TC]\d+\])? ?", re.ASCII)
+_ANYWHERE = lazy(r"\[ *(\d{1,10})\.(\d{6})(?:@\d{1,4})?\](?:\[ *[TC]\d+\])? ?", re.ASCII)  # as native stamp()
 # What a test harness puts before quoted kernel output: kselftest/TAP diagnostics "# ", "# # ".
 _QUOTED = lazy(r"[ \t]*(?:#+[ \t]*)+$")
 _LEVEL_TAIL = lazy(r"<\d{1,3}>$")
+# A firmware's own tag right before a stamp of the printk shape: MediaTek's TF-A prints
+# "[ATF](0)[0.000000]el3_exit" on its own clock, not the kernel's.
+_FIRMWARE_TAG = lazy(r"\[[A-Za-z][\w-]{0,15}\](?:\(\d{1,3}\))?$")
 # Vendor caller prefixes, after the printk stamp and the one space the framing takes.
-_CALLER = lazy(r"[- ]?\(\d{1,4}\)\[\d{1,7}:[^\]]*\]"  # MediaTek: " (0)[151:comm]", "-(0)[0:comm]"
+# MediaTek 3.18 puts the message's level first: "<0>-(0)[0:swapper]Linux version ...".
+_CALLER = lazy(r"(?:<[0-7]>)?[- ]?\(\d{1,4}\)\[\d{1,7}:[^\]]*\]"  # MediaTek: " (0)[151:comm]", "-(0)[0:comm]"
                      r"| ?\[ *\d{1,4}:[^\]]*: *\d{1,7}\] ?",  # Samsung/Android: " [0:   swapper:    0] "
                      re.ASCII)
-CALLER_HEADS = (" (", "-(", " [", "(", "[")  # first characters of _CALLER: indexed while framing
+CALLER_HEADS = (" (", "-(", " [", "(", "[", "<")  # first characters of _CALLER: indexed while framing
 _TORN_LEVEL = lazy(r"[0-7]>(?=\S)")
 _LEVEL = lazy(r"<[0-7]>(?=\S)")
 
 
 def settle(lines: Lines, notes: list[str] | None = None) -> None:
-    """Glued and quoted stamps, caller prefixes, a torn first level, times out of range: in
+    """Glued and quoted stamps (not a firmware's, behind its own tag), caller prefixes, a torn
+    first level, times out of range: in
     place. ``notes``: where to say how many stamps were out of range."""
     dropped = _out_of_range(lines.kernel) + _out_of_range(lines.host)
     if dropped and notes is not None:
@@ -69,6 +75,8 @@ def settle(lines: Lines, notes: list[str] | None = None) -> None:
             before = t[: m.start()]
             if before and quoted(before):
                 continue  # quoted kernel output (kselftest): text of the test, not a kernel line
+            if before and _FIRMWARE_TAG.match(before):
+                continue  # a firmware's line on its own clock
             k = int(m[1] + m[2]) * 1000  # at most 16 digits
             if k > TIME_NS_MAX:
                 continue
