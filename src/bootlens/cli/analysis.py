@@ -68,7 +68,8 @@ def analyze(inputs: tuple[str, ...], as_json: bool, summary: bool, top: int, mar
     critical-chain, dump and plot outputs (set beside bootlens's own figures; the dump's
     After= map drives --critical-chain; a plot's units are placed when the log has none) and a
     bootchart archive (its processes and CPU/IO samples). A boot-data file (grab-boot-data.sh)
-    is a boot of its own; a bootchart given alone, too. A logic analyzer capture (sigrok CSV or
+    is a boot of its own; a bootchart given alone, too, and systemd-analyze outputs given
+    without a log are a boot of systemd's own figures. A logic analyzer capture (sigrok CSV or
     VCD, Saleae CSV) adds its channels' edges, with --channel roles and an --align event
     (docs/logic.md).
     """

@@ -145,18 +145,21 @@ def _kernel_axis(boot: Boot) -> Alignment:
         # the guest's reset-based counter (the deterministic mode's guestclock): the guest's own
         # clocks from power-on, t=0 at its reset, as a host capture released at power-on reads
         line, at = counted
-        anchors = (Anchor(Clock.KERNEL, -at, line, GUEST_POWER_ON), Anchor(Clock.UPTIME, -at, line, "same as kernel "
-                                                                              "(approximate)"))
+        how = SYSTEMD_POWER_ON if boot.split_reason == SYSTEMD_ALONE else GUEST_POWER_ON
+        anchors = (Anchor(Clock.KERNEL, -at, line, how), Anchor(Clock.UPTIME, -at, line, "same as kernel (approximate)"))
         return Alignment(Clock.KERNEL, "power_on", anchors, 0, None, {a.clock: a.offset_ns for a in anchors})
     return Alignment(Clock.KERNEL, "kernel_start", anchors, power_on, None, {a.clock: a.offset_ns for a in anchors})
 
 
 GUEST_POWER_ON = "guest counter: power-on at its zero (printk time of its reading - ticks / Hz)"
+SYSTEMD_POWER_ON = "systemd-analyze time: power-on its firmware + loader before the kernel's start"
+SYSTEMD_ALONE = "systemd-analyze outputs alone"  # sources.systemd_analyze.attach.ALONE (not imported: start-up)
 
 
 def _counter_power_on(boot: Boot) -> tuple[int, int] | None:
     """(line, power-on on the printk clock) from the first guest-clock reading
-    (:mod:`bootlens.parsers.markers`), or None."""
+    (:mod:`bootlens.parsers.markers`) or systemd-analyze time's firmware + loader (a boot of
+    systemd's figures alone), or None."""
     for e in Events.of(boot.events).of_kind(Kind.MILESTONE):
         if e.name == Milestone.POWER_ON and e.line_no and e.start is not None and e.start.clock is Clock.KERNEL:
             return e.line_no, e.start.ns

@@ -8,7 +8,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Sequence
 
-from .align import Alignment, align
+from .align import SYSTEMD_ALONE, Alignment, align
 from .boots import boots_from_lines, index_keywords
 from ..read.reader import read_path
 from ..core.lines import gaps
@@ -119,6 +119,8 @@ def _partial(boot: Boot, names: set[str]) -> list[str]:
     """Why this boot is not whole: what the log does not show."""
     out: list[str] = []
     kernel_seen = bool(names & _KERNEL_SEEN) or boot.lines.has_kernel_time()
+    if boot.split_reason == SYSTEMD_ALONE and not kernel_seen:  # blame alone: durations, no timeline
+        return ["systemd-analyze outputs without 'time' or a plot: the units' durations, no timeline"]
     if not kernel_seen:
         if any(n in names for n in _BOOTLOADER_SEEN):
             out.append("no kernel output (bootloader only)")

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 
 from .analyze import Analysis, analyze_boot, analyze_paths, paused_gc
 from ..core.errors import InputError, printable
-from ..core.model import READY, Fact, NamedTuple
+from ..core.model import READY, Fact, InputStats, NamedTuple
 from ..core.options import ParseOptions
 from ..sources.kinds import classify  # light: the supplement model is imported when an input is one (start-up)
 
@@ -117,6 +117,8 @@ def analyze_inputs(inputs: Sequence[str], options: ParseOptions | None = None, t
     if not logs:
         if len(extra) == 1 and (alone := _alone(extra[0][0])) is not None:  # a bootchart or a trace alone
             return [_alone_group(extra[0][1], alone, top)]
+        if (made := _made_of(extra)) is not None:  # systemd-analyze outputs alone: systemd's own figures
+            return [_made_group(extra, made, top, side)]
         what = ", ".join(printable(n) for _, n in extra)
         raise InputError(what, "systemd-analyze outputs and bootcharts add to a boot: give the boot's log "
                          "(a console log, a recording, a journal) with them")
@@ -149,6 +151,29 @@ def _alone(kind: str) -> Any:
 
     fmt = format_of(kind)
     return getattr(hooks(fmt), "alone", None) if fmt.attaches else None
+
+
+def _made_of(extra: Sequence[tuple[str, str]]) -> Any:
+    """When every side file is of one format that makes a boot of its parts (attach.py
+    ``alone_boot``: systemd-analyze's outputs), that hook; else None."""
+    from ..sources.base import format_of, hooks
+
+    fmts = {format_of(kind) for kind, _ in extra}
+    if len(fmts) != 1:
+        return None
+    (fmt,) = fmts
+    return getattr(hooks(fmt), "alone_boot", None) if fmt.attaches else None
+
+
+def _made_group(extra: Sequence[tuple[str, str]], made: Any, top: int, side: Mapping[str, object] | None) -> Group:
+    """Side files that make a boot of their own parts, analysed as one boot."""
+    from ..sources.supplements import read_supplements
+
+    sup = read_supplements(extra, side)
+    name = ", ".join(printable(n) for _, n in extra)
+    b = analyze_boot(made(name, sup), top, supplement=sup)
+    b = b._replace(warnings=tuple(w for w in b.warnings if not w.startswith("no timestamps in this boot")))
+    return Group(name, Analysis((InputStats(name, 0, 0, "systemd-analyze"),), (b,)), False)
 
 
 def _alone_group(name: str, alone: Any, top: int) -> Group:

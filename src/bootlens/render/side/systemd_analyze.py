@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ...core.units import duration
 from ..visible import visible
+from ...timeline.align import SYSTEMD_ALONE as ALONE
 
 TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/performance.md step 23)
 if TYPE_CHECKING:
@@ -45,6 +46,9 @@ def supplement_lines(b: BootAnalysis, worst: int = 3) -> list[str]:
     if sup is None:
         return []
     from ...timeline.agreement import blame_check, time_rows  # here: a log without supplements never needs it
+    if b.boot.split_reason == ALONE:  # systemd's figures are the boot's: nothing to set them beside
+        return [f"systemd's own figures (systemd-analyze {', '.join(w for w, _ in sup.sources)}), no boot log: "
+                "every stage is systemd's, on its monotonic clock"]
     out: list[str] = []
     rows = time_rows(b)
     if rows:

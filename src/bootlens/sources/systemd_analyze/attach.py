@@ -94,3 +94,72 @@ def plot_units(plot: Plot) -> list[Event]:
         out.append(Event(Kind.UNIT, u.unit, Stamp(Clock.KERNEL, u.activating_ns), u.activation_ns, 0, None,
                          UnitDetail(u.unit, "", "done" if done else "", "systemd-analyze")))
     return out
+
+
+ALONE = "systemd-analyze outputs alone"  # the boot's split_reason and format: systemd's own figures
+
+
+def alone_boot(source: str, sup: Supplement) -> Boot:
+    """systemd-analyze outputs given without a log, as people paste them: a boot of systemd's own
+    figures on its monotonic clock (the printk clock; t=0 the kernel's start). ``time`` (or a
+    plot's heading) gives the milestones: firmware and loader as durations on a clock from reset
+    (the firmware's, as EFI reports them), the kernel's start, init (the initrd's, else the
+    root's), the root's systemd after the initrd, startup finished; power-on firmware + loader
+    before the kernel. A plot's units join through :func:`add`; ``blame``'s, which have durations
+    but no start, are unit events with no time. Every event's line is the output's own."""
+    from ...core.lines import Lines
+    from ...core.model import Fact, Milestone, UnitDetail
+
+    events: list[Event] = []
+    facts: list[Fact] = []
+    t = sup.startup
+    # the boot's lines are those of the output its milestones come from (time, else the plot whose
+    # heading gave them, else blame): the evidence every figure points at
+    kinds = dict(sup.sources)
+    shown = next((k for k in ("time", "plot", "blame") if k in kinds and (k != "plot" or t is not None)), None)
+    lines = Lines([], [], [])
+    if shown is not None:
+        try:
+            with open(kinds[shown], encoding="utf-8", errors="replace") as f:
+                texts = [ln.rstrip("\r") for ln in f.read().split("\n")]
+        except OSError:
+            texts = []
+        lines = Lines(texts, [None] * len(texts), [None] * len(texts))
+    if t is not None and t.line_no and (t.kernel_ns is not None or t.userspace_ns is not None):
+        no = t.line_no
+        k = Clock.KERNEL
+
+        def at(name: str, ns: int, clock: Clock = k) -> None:
+            events.append(Event(Kind.MILESTONE, name, Stamp(clock, ns), None, no))
+
+        before = (t.firmware_ns or 0) + (t.loader_ns or 0)
+        if t.firmware_ns is not None or t.loader_ns is not None:
+            at(Milestone.POWER_ON, -before)
+        if t.firmware_ns is not None and t.loader_ns is not None:  # their boundary, on the firmware's clock
+            at(Milestone.UBOOT_START, t.firmware_ns, Clock.BOOTLOADER)
+            at(Milestone.STARTING_KERNEL, before, Clock.BOOTLOADER)
+        kernel = t.kernel_ns or 0
+        if t.kernel_ns is not None:  # none in a container: systemd's clock starts with it
+            at(Milestone.KERNEL_START, 0)
+            at(Milestone.RUN_INIT, kernel)
+        root = kernel + (t.initrd_ns or 0)
+        if t.initrd_ns is not None or t.kernel_ns is None:
+            at(Milestone.SYSTEMD_START, root)
+        if t.userspace_ns is not None:
+            # systemd's own total where it printed one: its parts are rounded to the ms, it is not
+            end = t.total_ns - before if t.total_ns is not None and t.total_ns > before else root + t.userspace_ns
+            at(Milestone.STARTUP_FINISHED, end)
+        for part in ("firmware", "loader", "kernel", "initrd", "userspace"):
+            ns = getattr(t, f"{part}_ns")
+            if ns is not None:
+                facts.append(Fact(f"systemd_time_{part}_s", f"{ns / 1e9:.3f}", no))
+    blame = sup.blame
+    if blame is not None and sup.plot is None:
+        own = shown == "blame"  # a row's line is evidence only in blame's own lines
+        events += [Event(Kind.UNIT, r.unit, None, r.ns, r.line_no if own else 0, None,
+                         UnitDetail(r.unit, "", "done", "systemd-analyze")) for r in blame.rows]
+    if t is None or not events:
+        facts.append(Fact("systemd_analyze", ", ".join(k for k in ("time", "blame", "critical-chain", "dump", "plot")
+                                                       if k in kinds), 0))
+    events.sort(key=lambda e: e.line_no)
+    return Boot(source, 0, lines, tuple(events), tuple(facts), (), (ALONE,), ALONE)
