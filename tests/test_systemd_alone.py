@@ -68,3 +68,13 @@ def test_a_containers_plot_is_user_space_only() -> None:
     b = _boot(str(extra_log("72")))
     assert b.total.duration_ns == 5_235_000_000
     assert _stages(b)["kernel_init"] is None
+
+
+def test_a_journal_in_another_locale() -> None:
+    """73: `journalctl -x` in French (`févr. 05 17:36:57 NAS ...`, catalog lines `░░ ...`) was refused
+    ("no boot found"); its month is read as the C library abbreviates it, and the boot runs from the
+    first entry (17:36:57) to systemd's Startup finished (L1916, 17:37:32)."""
+    (group,) = analyze_inputs([str(extra_log("73"))])
+    (b,) = group.analysis.boots
+    assert group.analysis.inputs[0].framing == "journalctl-short"
+    assert b.total.duration_ns == 35_000_000_000 and "line 1916" in b.total.end

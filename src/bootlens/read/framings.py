@@ -43,13 +43,32 @@ _ESC_REMNANT = lazy(r"c?\[\?[0-9;]{1,16}[hl]|\[[0-9;]{1,16}[mJK]|\[K(?![A-Za-z])
 
 _MONTHS = {m: i for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct",
                                         "Nov", "Dec"), 1)}
-# journalctl -o short / short-precise: "Jan 30 09:37:23[.123456] host ident[pid]: message".
-_J_SHORT = lazy(r"([A-Z][a-z]{2}) +(\d{1,2}) (\d\d):(\d\d):(\d\d)(?:\.(\d{6}))? (\S+) ", re.ASCII)
+# journalctl prints the month as the C library's locale abbreviates it (%b): the glibc abbreviations of
+# the locales boot logs come in (fr, de, es, it, pt, nl, pl, ru, zh/ja), lower case, without the dot
+# French puts after some ("févr."); none means two months.
+_LOCAL_MONTHS = {
+    **{m.lower(): i for m, i in _MONTHS.items()},
+    **{m: i for i, ms in enumerate((
+        ("janv", "ene", "gen", "sty", "янв"), ("févr", "fév", "fev", "lut", "фев"), ("mars", "mär", "mrt", "мар"),
+        ("avr", "abr", "kwi", "апр"), ("mai", "mag", "mei", "maj", "мая", "май"), ("juin", "giu", "cze", "июн"),
+        ("juil", "lug", "lip", "июл"), ("août", "ago", "sie", "авг"), ("sept", "set", "wrz", "сен"),
+        ("okt", "ott", "out", "paź", "окт"), ("lis", "ноя"), ("déc", "dic", "dez", "gru", "дек")), 1) for m in ms},
+    **{f"{i}月": i for i in range(1, 13)},
+}
+# journalctl -o short / short-precise: "Jan 30 09:37:23[.123456] host ident[pid]: message" (any
+# locale's month: "févr. 05 17:36:57", "4月 11 21:54:22").
+_J_SHORT = lazy(r"(\S{1,6}?)\.? +([0-9]{1,2}) ([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]{6}))? (\S+) ")
+
+
+def month_of(word: str) -> int | None:
+    """The month a journal line's first word names, in any locale of :data:`_LOCAL_MONTHS`, or None."""
+    return _LOCAL_MONTHS.get(word.lower())
 # journalctl -o short-iso / short-iso-precise: "2024-01-30T09:37:23[.123456]+01:00 host ...".
 _J_ISO = lazy(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d{6}))?(?:Z|[+-]\d\d:?\d\d) (\S+) ",
                     re.ASCII)
 # journalctl's own lines: "-- Boot 0123... --", "-- Logs begin at ... --", "-- No entries --".
 _J_META = lazy(r"-- .* --$")
+_CATALOG = "\u2591\u2591"  # "░░": journalctl -x's catalog text, below the entry it explains
 _KERNEL_IDENT = "kernel: "
 # dmesg -T (util-linux, ctime format): "[Tue Jan 20 10:17:44 2026] message".
 _DMESG_T = lazy(r"\[[A-Z][a-z]{2} ([A-Z][a-z]{2}) +(\d{1,2}) (\d\d):(\d\d):(\d\d) (\d{4})\] ?", re.ASCII)
@@ -86,14 +105,15 @@ def detect(sample: Sequence[str]) -> str | None:
 _UPPER = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
 _DIGITS = frozenset("0123456789")
 _X_FIRST = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")  # _DMESG_X's [a-z0-9]{2,8}
-_J_FIRST = _UPPER | _DIGITS  # _J_SHORT's month, _J_ISO's year (re.ASCII: \d is 0-9)
+_J_FIRST = _UPPER | _DIGITS | frozenset("abcdefghijklmnopqrstuvwxyz")  # _J_SHORT's month, _J_ISO's year
 
 
 def _is_journal(s: str) -> bool:
-    if s[:1] not in _J_FIRST:
+    c = s[:1]
+    if c not in _J_FIRST and (not c or c.isascii()):  # a month in another script: "févr.", "4月", "янв"
         return False
     m = _J_SHORT.match(s)
-    return (m is not None and m[1] in _MONTHS) or _J_ISO.match(s) is not None
+    return (m is not None and month_of(m[1]) is not None) or _J_ISO.match(s) is not None
 
 
 def _is_dmesg_x(s: str) -> bool:
@@ -108,7 +128,9 @@ _TESTS: tuple[tuple[str, Callable[[str], bool]], ...] = (
     ("lava", lambda s: s.startswith(_LAVA_PREFIX)),
     ("dmesg-x", _is_dmesg_x),
     ("dmesg-T", lambda s: s[:1] == "[" and s[1:2] in _UPPER and _DMESG_T.match(s) is not None),
-    ("journalctl-short", lambda s: _is_journal(s) or (s[:3] == "-- " and _J_META.match(s) is not None)),
+    # journalctl -x adds the catalog's explanation of an entry below it, each line opening "░░ "
+    ("journalctl-short", lambda s: _is_journal(s) or (s[:3] == "-- " and _J_META.match(s) is not None)
+     or s[:2] == _CATALOG),
 )
 
 
@@ -275,8 +297,7 @@ def _journal(raw: list[str]) -> Columns:
         m = _J_SHORT.match(s)
         t: int | None = None
         end = 0
-        if m is not None and m[1] in _MONTHS:
-            month = _MONTHS[m[1]]
+        if m is not None and (month := month_of(m[1])) is not None:
             if month < last_month - 6:
                 year += 1
             last_month = month
