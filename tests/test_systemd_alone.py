@@ -66,7 +66,7 @@ def test_plot_alone_from_power_on() -> None:
 def test_a_containers_plot_is_user_space_only() -> None:
     """72: `Startup finished in 5.235s (userspace)`: no kernel, no firmware."""
     b = _boot(str(extra_log("72")))
-    assert b.total.duration_ns == 5_235_000_000
+    assert b.total.duration_ns == 5_235_000_000 and not b.partial_reasons
     assert _stages(b)["kernel_init"] is None
 
 

@@ -119,8 +119,9 @@ def _partial(boot: Boot, names: set[str]) -> list[str]:
     """Why this boot is not whole: what the log does not show."""
     out: list[str] = []
     kernel_seen = bool(names & _KERNEL_SEEN) or boot.lines.has_kernel_time()
-    if boot.split_reason == SYSTEMD_ALONE and not kernel_seen:  # blame alone: durations, no timeline
-        return ["systemd-analyze outputs without 'time' or a plot: the units' durations, no timeline"]
+    if boot.split_reason == SYSTEMD_ALONE:  # systemd's figures: whole when 'time' (or a plot) said how long
+        return [] if Milestone.STARTUP_FINISHED in names else [
+            "systemd-analyze outputs without 'time' or a plot: the units' durations, no timeline"]
     if not kernel_seen:
         if any(n in names for n in _BOOTLOADER_SEEN):
             out.append("no kernel output (bootloader only)")
