@@ -184,6 +184,21 @@ def test_vendor_printk_prefixes(num: str, boot: int, start: int, init_end: int |
     assert _milestone(b, Milestone.USERSPACE_FIRST) == user
 
 
+# Issue 28 (N2, class 9): journalctl's short format stamps in whole seconds, and journald imports the
+# kernel's lines at once: kernel init there is "0 ns" between two lines of the same second, below the
+# clock's resolution, so not measured (before: 0 ns, measured); 76's 1 s is a measurement at it.
+@pytest.mark.parametrize(("where", "num", "seconds"), [
+    ("wild", "37", None),  # Pop!_OS: L2 to Run /init L759, both 08:20:26
+    ("extra", "75", None), ("extra", "77", None),
+    ("extra", "76", 1.0),  # L1 10:07:51 to Run /init L662 10:07:52
+])
+def test_under_the_clocks_resolution_is_not_measured(where: str, num: str, seconds: float | None) -> None:
+    (b, *_) = analyze_paths([str(wild_log(num) if where == "wild" else extra_log(num))]).boots
+    ki = next(s for s in b.stages if s.name == "kernel_init")
+    assert (None if ki.duration_ns is None else ki.duration_ns / 1e9) == seconds
+    assert ki.status == ("measured" if seconds else "not measured")
+
+
 # Issue 28 (N6): without "Run /init", kernel init ends at the last of the "Freeing unused kernel
 # memory" lines free_initmem and mark_rodata_ro print in a row (before: the first).
 @pytest.mark.parametrize(("num", "end", "seconds"), [

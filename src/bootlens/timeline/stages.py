@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from .align import Alignment
-from ..core.model import READY, Boot, Clock, Event, Events, Kind, Milestone, NamedTuple, Stamp
+from ..core.model import NS_PER_S, READY, Boot, Clock, Event, Events, Kind, Milestone, NamedTuple, Stamp
 
 MEASURED = "measured"
 NOT_MEASURED = "not measured"
@@ -120,9 +120,15 @@ def compute_stages(boot: Boot, al: Alignment, times: Sequence[int | None] | None
         k0 = kstart_ev
     power = Point(al.power_on_ns, None, "power-on") if al.power_on_ns is not None else None
 
+    # A capture whose times are whole seconds (journalctl's short format, dmesg -T): a span shorter
+    # than a second between two of them is below the clock's resolution, not measured ("0 ns"
+    # would be a figure the log does not give)
+    whole = _whole_seconds(boot, al)
+
     def span(name: str, label: str, a: Point | None, b: Point | None, parent: str | None = None,
              absent_ok: bool = False) -> Stage:
-        if a is not None and b is not None and a.ns is not None and b.ns is not None and b.ns >= a.ns:
+        if a is not None and b is not None and a.ns is not None and b.ns is not None and b.ns >= a.ns \
+                and not (whole and b.ns - a.ns < NS_PER_S):
             return Stage(name, label, parent, a.ns, b.ns - a.ns, MEASURED, a, b)
         status = ABSENT if absent_ok else NOT_MEASURED
         start_ns = a.ns if a is not None else None
@@ -237,3 +243,19 @@ def _systemd_stages(run_init: Point | None, systemd_start: Point | None, finishe
     elif ready is not None:
         out.append(span("systemd", "systemd start-up (to ready)", systemd_start, ready, "userspace"))
     return out
+
+
+def _whole_seconds(boot: Boot, al: Alignment) -> bool:
+    """True when every time of the boot's axis clock is a whole second, one at least not zero:
+    journalctl's short format (host times), dmesg -T (read as printk times), both 1 s resolution.
+    The first time that is not whole ends the scan."""
+    if al.power_on_ns is not None:
+        return False
+    col = boot.lines.host if al.axis is Clock.HOST else boot.lines.kernel
+    nonzero = False
+    for t in col:
+        if t:
+            if t % NS_PER_S:
+                return False
+            nonzero = True
+    return nonzero
