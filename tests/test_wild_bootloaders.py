@@ -6,7 +6,7 @@ from __future__ import annotations
 
 
 import pytest
-from conftest import GOLDEN, WILD, needs_wild, wild_log
+from conftest import GOLDEN, WILD, extra_log, needs_wild, wild_log
 
 from bootlens.timeline.analyze import BootAnalysis, analyze_paths
 from bootlens.core.lines import Lines
@@ -257,3 +257,22 @@ def test_a_boot_rom_after_a_hand_over_is_still_a_reset() -> None:
     first, second = boots("32")
     assert (first.boot.last_line, second.boot.first_line) == (147, 148)
     assert second.boot.split_reason == "new Realtek boot ROM banner"
+
+
+# Issue 28: "SPL absent" is said only when the chain's first known banner opens the boot. A program
+# that printed before it under a banner bootlens does not know may have been the SPL: not measured.
+@pytest.mark.parametrize(("num", "first"), [
+    ("97", 1),  # RK3368: DDR blob L1, miniloader L8, BL2 L18 before U-Boot
+    ("99", 4),  # SAMA5D2: AT91Bootstrap 3.8.10 at L4
+    ("103", 2),  # MT7621: its stage1 from L2
+])
+def test_an_unnamed_first_stage_is_not_absent(num: str, first: int) -> None:
+    (b,) = analyze_paths([str(extra_log(num))]).boots
+    assert stage(b, "spl").status == NOT_MEASURED
+    assert b.boot.lines.text[b.boot.lines.index_of(first)].strip()
+
+
+def test_a_chain_that_opens_the_boot_has_no_spl() -> None:
+    """Corpus 17: U-Boot's banner is the boot's first line: nothing ran before it that printed."""
+    (b,) = boots("17")
+    assert stage(b, "spl").status == ABSENT
