@@ -17,6 +17,31 @@ from ..core.model import Milestone, NamedTuple
 
 RANK_KERNEL = 9
 
+# A program handing over to the next one. A banner after it, before any kernel output, is the chain
+# going on (U-Boot's "Starting kernel ..." starts OpenSBI on a TH1520; TI's R5 SPL says "Starting
+# ATF on ARM64 core..." before TF-A starts the A53's own SPL), not a reset (timeline.boots); a
+# kernel whose first printk line comes late after one was quiet, not cut (parsers.userspace).
+HANDOVERS = ("Starting kernel", "Starting ATF", "Jumping to", "## Starting application")
+
+
+def handed_over_before(lines: Lines, end: int) -> bool:
+    """True when a hand-over line (:data:`HANDOVERS`; indexed as prefixes) comes before index ``end``."""
+    texts = lines.text
+    return any(i < end and texts[i].startswith(HANDOVERS) for i in lines.starting(*HANDOVERS))
+
+
+def output_before(lines: Lines, end: int, at_least: int = 1) -> bool:
+    """True when ``at_least`` lines before index ``end`` hold letters: something printed before
+    (a program bootlens does not name, a bootloader the kernel's quiet console followed)."""
+    n = 0
+    texts = lines.text
+    for i in range(min(end, len(texts))):
+        if any(c.isalpha() for c in texts[i]):
+            n += 1
+            if n >= at_least:
+                return True
+    return False
+
 # Stage roles a banner opens, and the milestone each one is reported as.
 FIRMWARE, TPL, SPL, BOOTLOADER = "firmware", "tpl", "spl", "bootloader"
 ROLE_MILESTONE = {FIRMWARE: Milestone.FIRMWARE_BANNER, TPL: Milestone.TPL_START, SPL: Milestone.SPL_START,
@@ -157,3 +182,17 @@ def version(m: re.Match[str]) -> str | None:
     """The version a banner match carries, if any."""
     v = m.groupdict().get("v")
     return v.strip() if v else None
+
+
+QUIET_FIRST_NS = 60_000_000_000  # a quiet kernel's first console line comes within a minute of its start
+
+
+def quiet_kernel(lines: Lines, first_printk: int) -> bool:
+    """True when the lines before the boot's first printk line show it did not start mid-boot,
+    its kernel was quiet (a loglevel, ``quiet``, a console enabled late): a bootloader's banner or
+    hand-over before it, or three lines of other output and a first printk time within a minute
+    (a cut ring buffer, a last_kmsg's tail at 4313 s, has at most a header before it)."""
+    if handed_over_before(lines, first_printk) or any(i < first_printk for i, _, _ in find_banners(lines)):
+        return True
+    k = lines.kernel[first_printk] if first_printk < len(lines.kernel) else None
+    return k is not None and k < QUIET_FIRST_NS and output_before(lines, first_printk, 3)

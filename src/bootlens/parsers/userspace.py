@@ -32,6 +32,7 @@ from ..core.lazyre import LazyPattern, lazy
 from ..core.lines import Lines, estimate_stamp
 from ..core.model import CUT_START_NS, Clock, Event, Fact, Kind, Milestone, ParseResult, Stamp
 from . import REGISTRY
+from .banners import HANDOVERS, quiet_kernel
 from .base import Parser
 from ..core.options import ParseOptions
 
@@ -135,7 +136,7 @@ class UserspaceParser(Parser):
     name = "userspace"
     description = "first user-space output (systemd, sysvinit, BusyBox, procd, Android init), login prompt"
     needles = ("login:", _PRESS_ENTER)  # _login
-    prefixes = (*_KERNEL_START, *_EXEC)  # _start_index, _exec_index
+    prefixes = (*_KERNEL_START, *_EXEC, *HANDOVERS)  # _start_index, _exec_index, quiet_kernel
 
     def sniff(self, lines: Lines, options: ParseOptions) -> float:
         return 0.5 if len(lines) else 0.0
@@ -147,19 +148,25 @@ class UserspaceParser(Parser):
         start, kernel_start_seen = _start_index(lines)
         exec_i = _exec_index(lines, start)
         first_k = next((k for k in islice(kern, start, None) if k is not None), None)  # a slice copies the column
-        if exec_i is None and not kernel_start_seen and first_k is not None and first_k >= CUT_START_NS:
+        quiet = exec_i is None and not kernel_start_seen and first_k is not None and first_k >= CUT_START_NS
+        if quiet and not quiet_kernel(lines, start):
             # a fragment (a ring buffer's tail): user space may have run long before its first line,
-            # so what it shows is not user space's first output
+            # so what it shows is not user space's first output (after a bootloader's hand-over the
+            # kernel was quiet instead, and what follows its lines is user space's)
             return ParseResult()
         first: int | None = None
         init: tuple[str, int] | None = None
         initramfs: int | None = None
-        fallback_ok = exec_i is not None and _mostly_stamped(lines, start, exec_i)
+        # unstamped output after the kernel's lines is user space's: where init's exec is seen and
+        # the kernel's lines were stamped, or where a quiet kernel printed (almost) nothing
+        fallback_ok = (exec_i is not None and _mostly_stamped(lines, start, exec_i)) or quiet
         for i in range(exec_i + 1 if exec_i is not None else start, len(texts)):
             t = texts[i]
+            evidence = False
             if t[:2] in _FIRST:
                 for needle, rx, system in _EVIDENCE:
                     if needle in t and rx.match(t) is not None and not t.startswith("Welcome to GRUB"):
+                        evidence = True
                         if first is None:
                             first = i
                         if system == "initramfs-tools":  # the initramfs, not the root's init
@@ -168,7 +175,7 @@ class UserspaceParser(Parser):
                         elif system is not None:
                             init = (system, i)
                         break
-            elif first is None and fallback_ok and (kern[i] is None and t.strip() or i in glued):
+            if not evidence and first is None and fallback_ok and (kern[i] is None and t.strip() or i in glued):
                 # unstamped output, or console text a kernel line was glued after
                 first = i
             if first is not None and (init is not None or i - first > _INIT_LOOKAHEAD):

@@ -9,6 +9,7 @@ import gc
 from collections.abc import Sequence
 
 from .align import SYSTEMD_ALONE, Alignment, align
+from ..parsers.banners import quiet_kernel
 from .boots import boots_from_lines, index_keywords
 from ..read.reader import read_path
 from ..core.lines import gaps
@@ -129,8 +130,13 @@ def _partial(boot: Boot, names: set[str]) -> list[str]:
             out.append("no kernel output")
         return out
     if Milestone.KERNEL_START not in names:
-        first = next((k for k in boot.lines.kernel if k is not None), None)
-        if first is not None and first >= CUT_START_NS:
+        at = next((i for i, k in enumerate(boot.lines.kernel) if k is not None), None)
+        first = boot.lines.kernel[at] if at is not None else None
+        if first is not None and first >= CUT_START_NS and at is not None and quiet_kernel(boot.lines, at):
+            # a bootloader handed over (or printed), and the kernel's first line came late: a quiet console
+            out.append(f"kernel start not in the log: its first line is at {first / NS_PER_S:.6f} s, after the "
+                       "bootloader's output (a quiet console, or one enabled late)")
+        elif first is not None and first >= CUT_START_NS:
             out.append(f"log starts mid-boot (first printk time {first / NS_PER_S:.6f} s, no 'Linux version'): "
                        "a cut ring buffer or a fragment; what came before is not measured")
         else:

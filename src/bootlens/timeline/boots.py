@@ -19,15 +19,11 @@ from ..core.lines import Lines, steps_back
 from ..core.model import BLOCK_KINDS, NS_PER_MS, Boot, Event, Events, EventSeq, Fact, InputStats, Kind
 from ..parsers import Registry, default_registry
 from ..core.options import ParseOptions
-from ..parsers.banners import RANK_KERNEL, find_banners
+from ..parsers.banners import HANDOVERS, RANK_KERNEL, find_banners
 
 BACKWARDS_SPLIT_NS = 500 * NS_PER_MS
 # The kernel's first words: where a boot starts once the kernel was seen. Indexed while framing.
 KERNEL_STARTS = ("Booting Linux", "Linux version")
-# A program handing over to the next one: a banner after it, before any kernel output, is the
-# chain going on (U-Boot's "Starting kernel ..." starts OpenSBI on a TH1520; TI's R5 SPL says
-# "Starting ATF on ARM64 core..." before TF-A starts the A53's own SPL), not a reset.
-HANDOVERS = ("Starting kernel", "Starting ATF", "Jumping to", "## Starting application")
 
 
 def index_keywords(options: ParseOptions, registry: Registry | None = None

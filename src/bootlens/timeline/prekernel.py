@@ -30,6 +30,7 @@ from ..parsers.banners import (
     TPL_END,
     Banner,
     find_banners,
+    output_before,
 )
 from .stages import ABSENT, MEASURED, NOT_MEASURED, Point, Stage
 
@@ -165,7 +166,7 @@ def prekernel_stages(boot: Boot, al: Alignment, power: Point | None, k0: Point |
         # "absent" only when the chain's first banner opens the boot; a program that printed before
         # it without a banner bootlens knows (AT91Bootstrap, a Rockchip miniloader, MT7621's stage1)
         # may have been the SPL: not measured, never said absent
-        unnamed = _printed_before(boot, chain[0][0]) if chain else False
+        unnamed = output_before(boot.lines, boot.lines.index_of(chain[0][0])) if chain else False
         stages.append(Stage("spl", "SPL", None, None, None, NOT_MEASURED if unnamed else ABSENT, None, None))
     if uboot is None and spl is None and tpl is None and fw is not None and not bl_names:
         # firmware (SeaBIOS, TF-A, coreboot) handed over with no bootloader seen
@@ -194,14 +195,3 @@ def prekernel_stages(boot: Boot, al: Alignment, power: Point | None, k0: Point |
         why = "its console lines carry no time on this clock" if chain else "no console output to split it"
         stages.append(_span("pre_kernel", f"power-on to kernel clock ({why})", _End(power, None), [kernel]))
     return stages
-
-
-def _printed_before(boot: Boot, line_no: int) -> bool:
-    """True when a line before ``line_no`` in this boot holds letters: output of a program before
-    the chain's first known banner (a terminal program's header counts too: it cannot tell)."""
-    lines = boot.lines
-    texts = lines.text
-    for i in range(0, max(0, lines.index_of(line_no))):
-        if any(c.isalpha() for c in texts[i]):
-            return True
-    return False
