@@ -86,7 +86,7 @@ class KernelParser(Parser):
             once(Milestone.INITRD_FREED, initrd)
         frees = [i for i in freeing if _INITMEM.match(texts[i])]
         if frees:
-            once(Milestone.INITMEM_FREED, _last_free(kern, frees))
+            once(Milestone.INITMEM_FREED, last_free(kern, frees))
         for idx in lines.starting(*_HEADS):
             t = texts[idx]
             if t[:4] not in prefixes:
@@ -186,7 +186,7 @@ def _first_of_run(kern: Sequence[int | None], idx: int) -> int:
     return j
 
 
-def _last_free(kern: Sequence[int | None], frees: Sequence[int]) -> int:
+def last_free(kern: Sequence[int | None], frees: Sequence[int]) -> int:
     """The last of the first run of "Freeing unused kernel memory" lines: free_initmem prints one,
     then mark_rodata_ro frees the text and rodata gaps with the same words (x86_64 3.x-4.x: three
     in a row), all before init is exec'd; the run ends at a gap of more than 8 lines or, on a

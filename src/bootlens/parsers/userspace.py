@@ -33,6 +33,7 @@ from ..core.lines import Lines, estimate_stamp
 from ..core.model import CUT_START_NS, Clock, Event, Fact, Kind, Milestone, ParseResult, Stamp
 from . import REGISTRY
 from .banners import HANDOVERS, quiet_kernel
+from .kernel import last_free
 from .base import Parser
 from ..core.options import ParseOptions
 
@@ -95,8 +96,8 @@ def _start_index(lines: Lines) -> tuple[int, bool]:
 
 
 def _exec_index(lines: Lines, start: int) -> int | None:
-    """Index of the line after which init runs: ``Run /init``, else the first ``Freeing ...``
-    of init memory, else the initial-console warning; None when the log shows none."""
+    """Index of the line after which init runs: ``Run /init``, else the last of the ``Freeing
+    ...`` lines of init memory in a row (or the initial-console warning); None when the log shows none."""
     texts = lines.text
     found: list[int] = []
     for i in lines.starting(*_EXEC):
@@ -107,7 +108,8 @@ def _exec_index(lines: Lines, start: int) -> int | None:
             return i
         if t.startswith(("Freeing unused kernel", "Freeing init memory", "Warning: unable to open")):
             found.append(i)
-    return found[0] if found else None
+    # the last of the frees printed in a row, as the kernel parser's INITMEM_FREED (one rule)
+    return last_free(lines.kernel, found) if found else None
 
 
 def _mostly_stamped(lines: Lines, start: int, end: int) -> bool:
