@@ -215,6 +215,16 @@ def test_a_quiet_kernel_after_a_bootloader(num: str, user: int) -> None:
     assert _milestone(b, Milestone.USERSPACE_FIRST) == user
 
 
+# Issue 28 (N5): an unstamped "Linux version" after the kernel's stamped lines is the output of a
+# typed `cat /proc/version` (more/52, L688, after the login at L635), not the kernel's start; the
+# kernel and user-space parsers share the rule (parsers.kernel.kernel_start_index).
+def test_a_typed_banner_is_not_the_kernels_start() -> None:
+    (b,) = analyze_paths([str(wild_log("52"))]).boots
+    assert _milestone(b, Milestone.KERNEL_START) is None
+    assert _milestone(b, Milestone.LOGIN_PROMPT) == 635
+    assert not any("before user space" in r for r in b.partial_reasons), b.partial_reasons
+
+
 # Issue 28 (N6): without "Run /init", kernel init ends at the last of the "Freeing unused kernel
 # memory" lines free_initmem and mark_rodata_ro print in a row (before: the first).
 @pytest.mark.parametrize(("num", "end", "seconds"), [

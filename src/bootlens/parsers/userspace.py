@@ -33,7 +33,7 @@ from ..core.lines import Lines, estimate_stamp
 from ..core.model import CUT_START_NS, Clock, Event, Fact, Kind, Milestone, ParseResult, Stamp
 from . import REGISTRY
 from .banners import HANDOVERS, quiet_kernel
-from .kernel import last_free
+from .kernel import kernel_start_index, last_free
 from .base import Parser
 from ..core.options import ParseOptions
 
@@ -87,8 +87,9 @@ def _start_index(lines: Lines) -> tuple[int, bool]:
     stamped line: user space cannot come before it; and whether the kernel's start was seen."""
     texts = lines.text
     banners = [i for i in lines.starting(*_KERNEL_START) if texts[i].startswith(_KERNEL_START)]
-    if banners:
-        return banners[0], True
+    at = kernel_start_index(lines, banners)
+    if at is not None:
+        return at, True
     for i, k in enumerate(lines.kernel):
         if k is not None:
             return i, False
