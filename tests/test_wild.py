@@ -225,6 +225,16 @@ def test_a_typed_banner_is_not_the_kernels_start() -> None:
     assert not any("before user space" in r for r in b.partial_reasons), b.partial_reasons
 
 
+# Issue 28 (class 11): a journal of several boots is cut at journalctl's "-- Reboot --" lines, not
+# one line later at the next "Linux version": the power-off between two boots is no "silence" of
+# the first (more/41: 8 boots; a 28,672 s silence before).
+def test_a_journal_is_cut_at_its_reboot_lines() -> None:
+    a = analyze_paths([str(wild_log("41"))])
+    assert [b.boot.first_line for b in a.boots] == [1, 3494, 6225, 16110, 17895, 19634, 21482, 23463]
+    assert all(b.boot.split_reason == "journal: -- Reboot --" for b in a.boots[1:])
+    assert max(s.duration_ns for s in a.boots[0].silences) < 3600 * 10**9
+
+
 # Issue 28 (N6): without "Run /init", kernel init ends at the last of the "Freeing unused kernel
 # memory" lines free_initmem and mark_rodata_ro print in a row (before: the first).
 @pytest.mark.parametrize(("num", "end", "seconds"), [

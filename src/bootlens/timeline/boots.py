@@ -24,6 +24,9 @@ from ..parsers.banners import HANDOVERS, RANK_KERNEL, find_banners
 BACKWARDS_SPLIT_NS = 500 * NS_PER_MS
 # The kernel's first words: where a boot starts once the kernel was seen. Indexed while framing.
 KERNEL_STARTS = ("Booting Linux", "Linux version")
+# journalctl's own line between the entries of two boots (a journal of several, an excerpt that
+# starts in the previous one): the reset, where the next boot begins
+JOURNAL_REBOOTS = ("-- Reboot --", "-- Boot ")
 
 
 def index_keywords(options: ParseOptions, registry: Registry | None = None
@@ -32,7 +35,7 @@ def index_keywords(options: ParseOptions, registry: Registry | None = None
     registry's when None): each parser's own (:meth:`bootlens.parsers.ParserRegistry.keywords`), the literal
     markers of ``options``, and the boot splitter's :data:`KERNEL_STARTS`."""
     needles, prefixes = (registry if registry is not None else default_registry()).keywords()
-    return (*needles, *options.needles()), (*prefixes, *KERNEL_STARTS, *HANDOVERS)
+    return (*needles, *options.needles()), (*prefixes, *KERNEL_STARTS, *HANDOVERS, *JOURNAL_REBOOTS)
 
 
 def split_boots(lines: Lines) -> list[tuple[Lines, str, int]]:
@@ -51,6 +54,8 @@ def split_boots(lines: Lines) -> list[tuple[Lines, str, int]]:
     kern, texts = lines.kernel, lines.text
     kernel_starts = lines.starting(*KERNEL_STARTS)
     handovers = set(lines.starting(*HANDOVERS))
+    reboots = {i for i in lines.starting(*JOURNAL_REBOOTS) if texts[i].startswith(JOURNAL_REBOOTS)
+               and texts[i].rstrip().endswith("--")} if lines.journal else set()
     banners = {i: b for i, b, _ in find_banners(lines)}
     back = {i: j for i, j in steps_back(kern)}
     cuts: list[tuple[int, str]] = [(0, "start of input")]
@@ -59,11 +64,17 @@ def split_boots(lines: Lines) -> list[tuple[Lines, str, int]]:
     ran: dict[str, int] = {}  # the programs (banner names) the current boot has run: where each last started
     handed = -1  # the current boot's last hand-over line
     backwards = [0]
-    for i in sorted(set(kernel_starts) | banners.keys() | back.keys() | handovers):
+    for i in sorted(set(kernel_starts) | banners.keys() | back.keys() | handovers | reboots):
         t = texts[i]
         k = kern[i]
         last_cut = cuts[-1][0]
         reason = None
+        if i in reboots:
+            if i > last_cut:
+                cuts.append((i, f"journal: {t.strip()}"))
+                backwards.append(0)
+            top, seen_kernel, seen_version, ran, handed = -1, False, False, {}, -1
+            continue
         if i in handovers and i not in banners and i not in back:
             if t.startswith(HANDOVERS):
                 handed = i
