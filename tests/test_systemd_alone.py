@@ -78,3 +78,14 @@ def test_a_journal_in_another_locale() -> None:
     (b,) = group.analysis.boots
     assert group.analysis.inputs[0].framing == "journalctl-short"
     assert b.total.duration_ns == 35_000_000_000 and "line 1916" in b.total.end
+
+
+def test_a_plot_row_whose_bar_disagrees_with_its_own_figure() -> None:
+    """71 (Sailfish OS): bluetooth.service's row says "(1.250s)" but its activating bar runs to the
+    plot's end (30.157 s); systemd's own figure is kept, and the slowest unit is init-done.service
+    (29.819s) as the plot says."""
+    b = _boot(str(extra_log("71")))
+    assert b.top_units[0].name == "init-done.service"
+    assert abs((b.top_units[0].duration_ns or 0) - 29_819_000_000) <= 1_000_000
+    bt = next(e for e in b.boot.events if e.name == "bluetooth.service")
+    assert bt.duration_ns == 1_250_000_000
