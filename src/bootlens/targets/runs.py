@@ -20,7 +20,7 @@ from ..timeline.analyze import Analysis, BootAnalysis, analyze_paths
 from ..core.errors import BootlensError, InputError
 from ..capture.run_folder import folder_files, run_options, write_run_meta
 from ..core.model import READY, Kind
-from ..core.options import MarkerSpec, ParseOptions
+from ..core.options import MarkerSpec
 from ..sources.ftrace.attach import trace_supplement
 from .base import BootConfig, Target
 
