@@ -229,6 +229,14 @@ def estimate_stamp(lines: Lines, idx: int) -> Stamp | None:
     return Stamp(Clock.KERNEL, before, True, err)
 
 
+def looks_garbled(s: str) -> bool:
+    """Noise from a wrong baud rate: mostly replacement or non-ASCII characters."""
+    if "\ufffd" not in s:
+        return False
+    bad = sum(1 for c in s if c == "\ufffd" or ord(c) > 0x7E)
+    return bad * 4 >= len(s)
+
+
 def clip(text: str, limit: int = 300) -> str:
     """A line as quoted evidence: clipped, with the clipping visible."""
     return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from ..core.lazyre import LazyPattern, lazy
-from ..core.lines import Lines
+from ..core.lines import Lines, looks_garbled
 from ..core.model import Milestone, NamedTuple
 
 RANK_KERNEL = 9
@@ -36,7 +36,8 @@ def output_before(lines: Lines, end: int, at_least: int = 1) -> bool:
     n = 0
     texts = lines.text
     for i in range(min(end, len(texts))):
-        if any(c.isalpha() for c in texts[i]):
+        t = texts[i]
+        if any(c.isalpha() for c in t) and not looks_garbled(t):  # noise at a wrong baud rate is no program's
             n += 1
             if n >= at_least:
                 return True

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from ..core.errors import InputError, printable
 from ..core.lazyre import lazy
 from .._native import native_module
-from ..core.lines import Index, Lines, Texts, grep, starting
+from ..core.lines import Index, Lines, Texts, grep, looks_garbled, starting
 from ..core.model import InputStats
 from .quirks import CALLER_HEADS, settle
 
@@ -288,7 +288,7 @@ def _frame_owned(source: str, box: list[bytes], needles: Sequence[str], prefixes
     if longest > LONG_LINE:
         long_lines = sum(1 for t in lines.text if len(t) > LONG_LINE)
     # only lines holding U+FFFD can look garbled: found natively, not by a str of every line
-    garbled = sum(1 for i in grep(lines.text, ["\ufffd"])[0] if _looks_garbled(lines.text[i])) \
+    garbled = sum(1 for i in grep(lines.text, ["\ufffd"])[0] if looks_garbled(lines.text[i])) \
         if counts["invalid_utf8"] else 0
     stats = InputStats(
         source=source,
@@ -312,14 +312,6 @@ def _as_str(text: str | bytes) -> str:
     if isinstance(text, str):
         return text
     return (text if isinstance(text, bytes) else text[:]).decode("utf-8")  # [:]: a map's bytes
-
-
-def _looks_garbled(s: str) -> bool:
-    """Noise from a wrong baud rate: mostly replacement or non-ASCII characters."""
-    if "\ufffd" not in s:
-        return False
-    bad = sum(1 for c in s if c == "\ufffd" or ord(c) > 0x7E)
-    return bad * 4 >= len(s)
 
 
 def _stats_warnings(
