@@ -26,6 +26,7 @@ from bootlens.stats.figures import statistics_of
 from bootlens.targets.runs import analyze_run
 
 from conftest import cli, needs_qemu
+from test_report import browser  # noqa: F401  (the fixture, for the optimize page's test)
 
 READY = ParseOptions((MarkerSpec.parse("ready=APP READY"),))
 
@@ -155,13 +156,14 @@ def test_experiment_decides_on_the_guest_clock(tmp_path: Path) -> None:
 
 @needs_qemu
 @pytest.mark.slow
-def test_optimize_decides_on_the_guest_clock_and_reports_in_host_time(tmp_path: Path) -> None:
+def test_optimize_decides_on_the_guest_clock_and_reports_in_host_time(tmp_path: Path,
+                                                                      request: pytest.FixtureRequest) -> None:
     """optimize on the deterministic target, two rules, 2 boots a side: both changes are kept on the
     guest's clock (the countdown's 2 s, the sleep's 1 s, each within 5% of its estimate); the
     before/after is booted again without -icount (host-clock/, run.json without "clock"), and its
     page lists each change tried, its estimate beside its measurement, drawn in Chromium."""
     from test_experiment import NoSleep
-    from test_report import CHROMIUM, HAVE_BROWSER
+    from test_report import HAVE_BROWSER, Loaded
 
     from bootlens.advise import RuleRegistry
     from bootlens.advise.rules.uboot_autoboot import AutobootDelay
@@ -191,19 +193,12 @@ def test_optimize_decides_on_the_guest_clock_and_reports_in_host_time(tmp_path: 
     page.write_bytes(render_compare_html(r.comparison, tried_rows(r)))
     if not HAVE_BROWSER:
         pytest.skip("needs chromium and playwright for the page")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
-        pg = b.new_page(viewport={"width": 1280, "height": 900})
-        errors: list[str] = []
-        pg.on("pageerror", lambda e: errors.append(str(e)))
-        pg.goto(page.as_uri())
-        pg.wait_for_selector("body[data-ready='1']")
-        cells = pg.eval_on_selector_all("#t-tried tbody tr", "rs => rs.map(r => [...r.cells].map(c => c.textContent))")
-        hint = pg.text_content("#tried-hint") or ""
-        pg.screenshot(path=str(tmp_path / "before-after.png"), full_page=True)
-        b.close()
+    p = Loaded(request.getfixturevalue("browser"), page, 1280, 900)  # test_report's page, opened offline
+    cells = p.page.eval_on_selector_all("#t-tried tbody tr", "rs => rs.map(r => [...r.cells].map(c => c.textContent))")
+    hint = p.page.text_content("#tried-hint") or ""
+    p.page.screenshot(path=str(tmp_path / "before-after.png"), full_page=True)
+    errors = p.errors
+    p.close()
     assert not errors and len(cells) == 2, (errors, cells)
     by_rule = {c[1]: c for c in cells}
     assert by_rule["uboot.autoboot_delay"][3] == "2.000 s" and by_rule["uboot.autoboot_delay"][7] == "yes"

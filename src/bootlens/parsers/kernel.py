@@ -87,13 +87,13 @@ class KernelParser(Parser):
         frees = [i for i in freeing if _INITMEM.match(texts[i])]
         if frees:
             once(Milestone.INITMEM_FREED, last_free(kern, frees))
-        first_stamped = _first_stamped(lines)
+        stamped_at = first_stamped(lines)
         for idx in lines.starting(*_HEADS):
             t = texts[idx]
             if t[:4] not in prefixes:
                 continue
             no = lines.no(idx)
-            typed = _typed(kern, idx, first_stamped)
+            typed = _typed(kern, idx, stamped_at)
             if t.startswith("Booting Linux") and not typed:
                 once(Milestone.KERNEL_START, _first_of_run(kern, idx))
             elif t.startswith("Linux version") and not typed:
@@ -201,24 +201,24 @@ def last_free(kern: Sequence[int | None], frees: Sequence[int]) -> int:
     return last
 
 
-def _first_stamped(lines: Lines) -> int | None:
+def first_stamped(lines: Lines) -> int | None:
     """Index of the first line with a printk time, or None."""
     return next((i for i, k in enumerate(lines.kernel) if k is not None), None) if lines.has_kernel_time() else None
 
 
-def _typed(kern: Sequence[int | None], idx: int, first_stamped: int | None) -> bool:
+def _typed(kern: Sequence[int | None], idx: int, stamped_at: int | None) -> bool:
     """An unstamped kernel banner after the kernel's stamped lines is not its start: text a shell
     printed (``cat /proc/version`` at the prompt), as the boot splitter also reads it."""
-    return kern[idx] is None and first_stamped is not None and first_stamped < idx
+    return kern[idx] is None and stamped_at is not None and stamped_at < idx
 
 
 def kernel_start_index(lines: Lines, banners: Sequence[int]) -> int | None:
     """The kernel's first line, from the indices of its banner lines (``Linux version``/``Booting
     Linux``) in order: the first banner that is not typed text, back to the first of its run
     (:func:`_first_of_run`); None without one. The one rule the kernel and user-space parsers share."""
-    first_stamped = _first_stamped(lines)
+    stamped_at = first_stamped(lines)
     kern = lines.kernel
     for idx in banners:
-        if not _typed(kern, idx, first_stamped):
+        if not _typed(kern, idx, stamped_at):
             return _first_of_run(kern, idx)
     return None

@@ -33,7 +33,7 @@ from ..core.lines import Lines, estimate_stamp
 from ..core.model import CUT_START_NS, Clock, Event, Fact, Kind, Milestone, ParseResult, Stamp
 from . import REGISTRY
 from .banners import HANDOVERS, quiet_kernel
-from .kernel import kernel_start_index, last_free
+from .kernel import first_stamped, kernel_start_index, last_free
 from .base import Parser
 from ..core.options import ParseOptions
 
@@ -90,10 +90,7 @@ def _start_index(lines: Lines) -> tuple[int, bool]:
     at = kernel_start_index(lines, banners)
     if at is not None:
         return at, True
-    for i, k in enumerate(lines.kernel):
-        if k is not None:
-            return i, False
-    return 0, False
+    return first_stamped(lines) or 0, False
 
 
 def _exec_index(lines: Lines, start: int) -> int | None:

@@ -23,10 +23,6 @@ from __future__ import annotations
 import struct
 from pathlib import Path
 
-from .base import TargetError
-
-LINE = "bootlens: guest clock "  # the line's start, as the parser looks for it
-
 SOURCE = """\
 // guestclock: write "<2>bootlens: guest clock <CNTVCT_EL0> ticks at <CNTFRQ_EL0> Hz" to /dev/kmsg
 // (standard output when /dev/kmsg cannot be opened), then exit 0. AArch64 Linux, no libc.
@@ -145,18 +141,10 @@ def write_overlay(into: Path, user_overlay: Path | None) -> Path:
     """An overlay directory at ``into``: the user's overlay (copied, links kept), ``guestclock``,
     and the deterministic application unless the user's overlay has an application of its own
     (which then calls /usr/bin/guestclock just before its ready line itself)."""
-    import shutil
+    from .initramfs import copy_overlay, write_executables
 
-    if user_overlay is not None:
-        if not user_overlay.is_dir():
-            raise TargetError(f"--rootfs-overlay {user_overlay}: not a directory")
-        shutil.copytree(user_overlay, into, symlinks=True, dirs_exist_ok=True)
+    copy_overlay(into, user_overlay)
     files = {PATH: aarch64()}
     if not (into / "usr/bin/app").exists():
         files["usr/bin/app"] = APP.encode()
-    for rel, data in files.items():
-        path = into / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
-        path.chmod(0o755)
-    return into
+    return write_executables(into, files)

@@ -144,6 +144,30 @@ def _overlay(entries: list[tuple[str, int, bytes]], root: Path) -> list[tuple[st
     return out + [(path, mode, data) for path, (mode, data) in extra.items()]
 
 
+def copy_overlay(into: Path, user_overlay: Path | None) -> None:
+    """The user's ``--rootfs-overlay`` copied into ``into`` (links kept), the base a generated
+    overlay (a traced boot's, the deterministic mode's) adds its files to."""
+    import shutil
+
+    if user_overlay is not None:
+        if not user_overlay.is_dir():
+            raise TargetError(f"--rootfs-overlay {user_overlay}: not a directory")
+        shutil.copytree(user_overlay, into, symlinks=True, dirs_exist_ok=True)
+
+
+def write_executables(into: Path, files: dict[str, bytes]) -> Path:
+    """Each file (path under ``into`` -> content) written executable, replacing what is there (a
+    link too, not followed); returns ``into``."""
+    for rel, data in files.items():
+        path = into / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.is_symlink():
+            path.unlink()
+        path.write_bytes(data)
+        path.chmod(0o755)
+    return into
+
+
 def overlay_files(root: Path) -> list[tuple[str, bytes, int]]:
     """The files and symlinks under ``root`` as (path below it, content or link target, mode),
     in walk order; a symlink to a directory is a link, not followed."""

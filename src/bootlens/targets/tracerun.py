@@ -74,21 +74,11 @@ def write_overlay(into: Path, user_overlay: Path | None, app: bytes) -> Path:
     ``bin/poweroff`` running it first, and the application (the overlay's own, else ``app``)
     with a ``poweroff`` shell function that dumps first. An application that is not a shell
     script dumps only when it runs /bin/poweroff by its path."""
-    import shutil
+    from .initramfs import copy_overlay, write_executables
 
-    if user_overlay is not None:
-        if not user_overlay.is_dir():
-                raise TargetError(f"--rootfs-overlay {user_overlay}: not a directory")
-        shutil.copytree(user_overlay, into, symlinks=True, dirs_exist_ok=True)
-    for rel, text in ((DUMP_SCRIPT, DUMP.encode()), ("bin/poweroff", POWEROFF.encode()),
-                      ("usr/bin/app", hooked_app(_read(into / "usr/bin/app") or app))):
-        path = into / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if path.is_symlink():
-            path.unlink()
-        path.write_bytes(text)
-        path.chmod(0o755)
-    return into
+    copy_overlay(into, user_overlay)
+    return write_executables(into, {DUMP_SCRIPT: DUMP.encode(), "bin/poweroff": POWEROFF.encode(),
+                                    "usr/bin/app": hooked_app(_read(into / "usr/bin/app") or app)})
 
 
 def _read(path: Path) -> bytes | None:

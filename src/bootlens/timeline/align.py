@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 
 from ..core.model import Boot, Clock, Event, Events, Kind, Milestone, NamedTuple, Stamp
+from ..sources.systemd_analyze import ALONE as SYSTEMD_ALONE
 
 
 # NamedTuples, not frozen dataclasses (start-up: a dataclass costs ~1.3 ms to build at import, a
@@ -153,7 +154,6 @@ def _kernel_axis(boot: Boot) -> Alignment:
 
 GUEST_POWER_ON = "guest counter: power-on at its zero (printk time of its reading - ticks / Hz)"
 SYSTEMD_POWER_ON = "systemd-analyze time: power-on its firmware + loader before the kernel's start"
-SYSTEMD_ALONE = "systemd-analyze outputs alone"  # sources.systemd_analyze.attach.ALONE (not imported: start-up)
 
 
 def _counter_power_on(boot: Boot) -> tuple[int, int] | None:

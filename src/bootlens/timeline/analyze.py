@@ -8,8 +8,10 @@ from __future__ import annotations
 import gc
 from collections.abc import Sequence
 
-from .align import SYSTEMD_ALONE, Alignment, align
+from .align import Alignment, align
 from ..parsers.banners import quiet_kernel
+from ..parsers.kernel import first_stamped
+from ..sources.systemd_analyze import ALONE as SYSTEMD_ALONE
 from .boots import boots_from_lines, index_keywords
 from ..read.reader import read_path
 from ..core.lines import gaps
@@ -130,7 +132,7 @@ def _partial(boot: Boot, names: set[str]) -> list[str]:
             out.append("no kernel output")
         return out
     if Milestone.KERNEL_START not in names:
-        at = next((i for i, k in enumerate(boot.lines.kernel) if k is not None), None)
+        at = first_stamped(boot.lines)
         first = boot.lines.kernel[at] if at is not None else None
         if first is not None and first >= CUT_START_NS and at is not None and quiet_kernel(boot.lines, at):
             # a bootloader handed over (or printed), and the kernel's first line came late: a quiet console

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ...core.units import duration
 from ..visible import visible
-from ...timeline.align import SYSTEMD_ALONE as ALONE
+from ...sources.systemd_analyze import ALONE
 
 TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/performance.md step 23)
 if TYPE_CHECKING:

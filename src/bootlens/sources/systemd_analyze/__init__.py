@@ -20,6 +20,8 @@ if TYPE_CHECKING:  # pathlib only for a folder (start-up: ~8 ms to import)
     from pathlib import Path
 
 SYSTEMD_ANALYZE = ("time", "blame", "critical-chain", "dump", "plot")
+# a boot made of these outputs alone (attach.alone_boot): its split_reason and its one format
+ALONE = "systemd-analyze outputs alone"
 PLOT_HEAD = 200_000  # a plot's SVG names its generator late: detect() looks this far
 
 # a systemd format_timespan() ("1min 2.345s"); the units are systemd_analyze._UNIT_NS's

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...core.model import Boot, Clock, Event, Kind, Stamp, UnitDetail
+from . import ALONE
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -101,7 +102,6 @@ def plot_units(plot: Plot) -> list[Event]:
     return out
 
 
-ALONE = "systemd-analyze outputs alone"  # the boot's split_reason and format: systemd's own figures
 
 
 def alone_boot(source: str, sup: Supplement) -> Boot:
