@@ -14,7 +14,7 @@ from .. import __version__
 from ..timeline.align import Alignment
 from ..core.jsonbytes import dumps, use_orjson
 from ..timeline.analyze import Analysis, BootAnalysis, paused_gc
-from ..core.lines import clip
+from ..core.lines import Lines, clip
 from .._native import native_module
 from ..core.numbers import LPJ_MAX, to_int
 
@@ -31,7 +31,7 @@ from ..core.model import (
     ProcessDetail,
     UnitDetail,
 )
-from ..timeline.stages import Stage
+from ..timeline.stages import Evidence, Point, Stage
 
 SCHEMA_VERSION = 1
 # from this many events, orjson writes the document (its ~20 ms import pays off; same bytes)
@@ -97,8 +97,33 @@ def event_dict(e: Event, al: Alignment, t: int | None | bool = False) -> dict[st
     return d
 
 
-def stage_dict(s: Stage, total_ns: int | None) -> dict[str, Any]:
-    """One stage as JSON."""
+def _point_dict(p: Point | None, lines: Lines | None) -> dict[str, Any] | None:
+    """A boundary's evidence: its line (and the line's text), the clock it was read on, and
+    whether that time is exact, an upper bound or an estimate."""
+    if p is None:
+        return None
+    bound = "estimate" if p.estimated else ("upper bound" if p.upper else "exact")
+    d: dict[str, Any] = {"what": p.what, "line": p.line_no,
+                         "clock": p.clock.value if p.clock is not None else "derived", "bound": bound}
+    if p.estimated:
+        d["error_s"] = _s(p.error_ns)
+    if lines is not None and p.line_no:
+        i = lines.index_of(p.line_no)
+        if 0 <= i < len(lines):
+            d["text"] = lines.text[i].strip()[:160]
+    return d
+
+
+def evidence_dict(ev: Evidence | None, lines: Lines | None = None) -> dict[str, Any] | None:
+    """How sure a measured duration is (docs/json.md, "evidence"), or None when not measured."""
+    if ev is None:
+        return None
+    return {"kind": ev.kind, "low_s": _s(ev.low_ns), "high_s": _s(ev.high_ns), "resolution_s": _s(ev.tick_ns),
+            "clocks": list(ev.clocks), "start": _point_dict(ev.start, lines), "end": _point_dict(ev.end, lines)}
+
+
+def stage_dict(s: Stage, total_ns: int | None, lines: Lines | None = None) -> dict[str, Any]:
+    """One stage as JSON (``lines``: the boot's, to quote the lines its boundaries rest on)."""
     share = None
     if s.duration_ns is not None and total_ns and s.parent is None:
         share = round(s.duration_ns / total_ns, 4)
@@ -113,6 +138,7 @@ def stage_dict(s: Stage, total_ns: int | None) -> dict[str, Any]:
         "share": share,
         "start_line": s.start.line_no if s.start else None,
         "end_line": s.end.line_no if s.end else None,
+        "evidence": evidence_dict(s.evidence, lines),
     }
 
 
@@ -157,8 +183,9 @@ def boot_dict(b: BootAnalysis, with_events: bool = True) -> dict[str, Any]:
             "end_name": b.total.end_name,
             "estimated": b.total.estimated,
             "error_s": _s(b.total.error_ns) if b.total.estimated else 0.0,
+            "evidence": evidence_dict(b.total.evidence, boot.lines),
         },
-        "stages": [stage_dict(s, total_ns) for s in b.stages],
+        "stages": [stage_dict(s, total_ns, boot.lines) for s in b.stages],
         "alignment": {
             "power_on_s": _s(al.power_on_ns),
             "console_latency_median_s": _s(al.latency_median_ns),

@@ -26,6 +26,7 @@ from ..timeline.stages import MEASURED, Total
 from . import side
 from ..core.lines import clip
 from ..core.units import duration, short, short_range
+from .evidence import figure, mark
 from .fit import fit_table, mid_clip
 from .visible import visible
 
@@ -77,7 +78,8 @@ def _end_event(b: BootAnalysis) -> Event | None:
 def _total_figure(t: Total) -> str:
     if t.duration_ns is None:
         return "not measured"
-    fig = _range(t.duration_ns, t.estimated, t.error_ns)
+    fig = figure(t.duration_ns, t.evidence) if t.evidence is not None else _range(t.duration_ns, t.estimated,
+                                                                                  t.error_ns)
     return f"{fig} (estimated)" if t.estimated else fig
 
 
@@ -127,9 +129,8 @@ def _stages(b: BootAnalysis, width: int) -> Stack:
         lines = _lines(s.start.line_no if s.start else None, s.end.line_no if s.end else None)
         if s.status == MEASURED:
             share = f"{100 * (s.duration_ns or 0) / tot:.1f}%" if tot and s.parent is None else ""
-            err = s.end.error_ns if s.end is not None and s.end.estimated else 0
             start_est = s.start is not None and s.start.estimated
-            rows.append([label, _at(s.start_ns, start_est), _range(s.duration_ns, s.estimated, err), share, lines])
+            rows.append([label, _at(s.start_ns, start_est), figure(s.duration_ns, s.evidence), share, lines])
             styles.append("")
         else:
             rows.append([label, _at(s.start_ns), s.status, "", ""])
@@ -361,12 +362,12 @@ def summary_line(b: BootAnalysis) -> str:
     in 2.498s (bootloader) + 2.555s (kernel_init) + 3.143s (userspace) = 8.850s (power-on →
     ready)``: the measured top-level stages by their JSON names, then the total ('~' before an
     estimated figure); ``Startup not finished: <why>; measured <stages>`` without a total."""
-    parts = [f"{'~' if s.estimated else ''}{_s(s.duration_ns)} ({s.name})" for s in b.stages
+    parts = [f"{mark(s.evidence)}{_s(s.duration_ns)} ({s.name})" for s in b.stages
              if s.parent is None and s.status == MEASURED and s.duration_ns is not None]
     t = b.total
     if t.duration_ns is None:
         return visible(f"Startup not finished: {t.end}" + (f"; measured {' + '.join(parts)}" if parts else ""))
-    total = f"{'~' if t.estimated else ''}{_s(t.duration_ns)} ({t.origin} → {t.end_name})"
+    total = f"{mark(t.evidence) or ('~' if t.estimated else '')}{_s(t.duration_ns)} ({t.origin} → {t.end_name})"
     return visible(f"Startup finished in {' + '.join(parts)} = {total}" if parts else f"Startup finished in {total}")
 
 

@@ -33,6 +33,7 @@ class Anchor(NamedTuple):
     offset_ns: int
     line_no: int | None  # the log line the mapping rests on
     method: str  # human explanation, shown in the output
+    upper: bool = False  # the mapping only bounds this clock's times from above (a report read later)
 
 
 class Alignment(NamedTuple):
@@ -71,6 +72,12 @@ class Alignment(NamedTuple):
             None if (st := e.start) is None else (st.ns + k_off if st.clock is kernel else to_axis(st))
             for e in events
         ]
+
+    def upper(self, clock: Clock) -> bool:
+        """True when times of ``clock`` land on the axis no earlier than they happened: the
+        mapping rests on a report read after the fact (:attr:`Anchor.upper`)."""
+        a = self.anchor(clock)
+        return a is not None and a.upper
 
     def anchor(self, clock: Clock) -> Anchor | None:
         """The anchor for one clock, or None."""
@@ -207,4 +214,4 @@ def _bootloader_anchor(boot: Boot, host_off: int) -> Anchor | None:
                      and 0 <= e.line_no - last.line_no <= 8 for e in Events.of(boot.events).of_kind(Kind.MILESTONE))
     how = (f"bootstage mark '{last.name}' = arrival of its report"
            if at_handoff else f"bootstage mark '{last.name}' <= arrival of its report (upper bound)")
-    return Anchor(Clock.BOOTLOADER, head_ns + host_off - mark, lines.no(head_i), how)
+    return Anchor(Clock.BOOTLOADER, head_ns + host_off - mark, lines.no(head_i), how, not at_handoff)

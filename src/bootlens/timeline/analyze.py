@@ -150,6 +150,22 @@ def _partial(boot: Boot, names: set[str]) -> list[str]:
     return out
 
 
+def _late_kernel_clock(boot: Boot, stages: Sequence[Stage]) -> str | None:
+    """Said when kernel init starts at a first kernel line whose printk clock was already running
+    (a vendor kernel whose timer the firmware started: issue 28, class 1), so that the reader
+    knows where the time before it went."""
+    ki = next((s for s in stages if s.name == "kernel_init"), None)
+    p = ki.start if ki is not None else None
+    if p is None or p.what != Milestone.KERNEL_START or p.clock is not Clock.KERNEL or not p.line_no:
+        return None
+    k = boot.lines.kernel[boot.lines.index_of(p.line_no)]
+    if k is None or k < 10_000_000:  # most kernels print their first line at 0.000000
+        return None
+    return (f"the kernel's first line (line {p.line_no}) reads {k / 1e9:.6f} s on the printk clock: kernel init is "
+            "counted from there; the time before it passed before the kernel (in firmware and bootloader, if "
+            "the clock counts from reset)")
+
+
 def analyze_boot(boot: Boot, top: int = 10, host_origin: str = "first_byte", ready_given: bool = False,
                  supplement: Supplement | None = None) -> BootAnalysis:
     """Align one boot and compute its stages, top offenders and silences; ``ready_given``: a
@@ -188,6 +204,9 @@ def analyze_boot(boot: Boot, top: int = 10, host_origin: str = "first_byte", rea
     elif not any(e.name == READY for e in markers) and not bootloader_only:
         warnings.append("no ready marker: pass --marker ready=REGEX to measure up to the application"
                         + (" (the login prompt ends the boot meanwhile)" if total.end_name != READY else ""))
+    late = _late_kernel_clock(boot, stages)
+    if late:
+        warnings.append(late)
     untimed = times.count(None)
     if untimed:
         warnings.append(f"{untimed} events have no time on the {al.axis.value} axis "

@@ -32,7 +32,7 @@ from ..parsers.banners import (
     find_banners,
     output_before,
 )
-from .stages import ABSENT, MEASURED, NOT_MEASURED, Point, Stage
+from .stages import ABSENT, MEASURED, NOT_MEASURED, Point, Stage, point_of
 
 
 class _End(NamedTuple):
@@ -52,10 +52,7 @@ def _pick(events: Sequence[Event], al: Alignment) -> _End | None:
                  and al.to_axis(e.start) is not None), None)
     best = best or next((e for e in events if al.to_axis(e.start) is not None), None)
     best = best or next((e for e in events if e.start is not None and e.start.clock is Clock.BOOTLOADER), None)
-    e = best or events[0]
-    st = e.start
-    est = st is not None and st.estimated
-    point = Point(al.to_axis(st), e.line_no, e.name, est, st.error_ns if st is not None and est else 0)
+    point = point_of(best or events[0], al)
     bl = next((x.start.ns for x in events if x.start is not None and x.start.clock is Clock.BOOTLOADER), None)
     return _End(point, bl)
 
@@ -84,7 +81,8 @@ def _own_total(st: Stage, total: Event | None) -> Stage:
     if st.status == MEASURED or total is None or total.duration_ns is None:
         return st
     return Stage(st.name, st.label, None, None, total.duration_ns, MEASURED,
-                 Point(None, total.line_no, "own timer start"), Point(None, total.end_line_no, "own timer end"))
+                 Point(None, total.line_no, "own timer start", clock=Clock.BOOTLOADER),
+                 Point(None, total.end_line_no, "own timer end", clock=Clock.BOOTLOADER))
 
 
 def _first(*ends: _End | None) -> _End | None:
@@ -139,7 +137,7 @@ def prekernel_stages(boot: Boot, al: Alignment, power: Point | None, k0: Point |
     if power is not None:
         on = _End(power, 0 if bl_clock else None)
     elif bl_clock:  # the bootloader clock counts from reset: power-on is its zero
-        on = _End(Point(None, None, "power-on"), 0)
+        on = _End(Point(None, None, "power-on", clock=Clock.BOOTLOADER), 0)
 
     chain = [(boot.lines.no(i), b) for i, b, _ in find_banners(boot.lines)]
     first_stage = next((no for no, b in chain if b.role != FIRMWARE), None)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from .align import Alignment
+from ..core.ticks import tick_of
 from ..core.model import NS_PER_S, READY, Boot, Clock, Event, Events, Kind, Milestone, NamedTuple, Stamp
 
 MEASURED = "measured"
@@ -31,6 +32,30 @@ class Point(NamedTuple):
     what: str
     estimated: bool = False  # the line had no time of its own (see lines.estimate_stamp)
     error_ns: int | None = 0  # for an estimate: true time in [ns, ns + error_ns]; None = unbounded
+    clock: Clock | None = None  # the clock its time was read on; None: derived (power-on)
+    upper: bool = False  # the true time is at most ns (e.g. a kernel start seen only by a late line)
+
+
+EXACT = "exact"
+UPPER = "upper bound"
+LOWER = "lower bound"
+ESTIMATE = "estimate"
+
+
+class Evidence(NamedTuple):
+    """How sure a duration is: the true value lies in ``[low_ns, high_ns]`` (None: no limit
+    known on that side), give or take ``tick_ns``, the resolution of the clocks it was read on.
+    ``kind`` sums it up: EXACT (both ends read on their lines' own times), UPPER (the figure is
+    at most this: an end is bounded from one side only), LOWER (at least this), ESTIMATE (a range,
+    or no limit either way)."""
+
+    kind: str
+    low_ns: int | None
+    high_ns: int | None
+    tick_ns: int
+    clocks: tuple[str, ...]  # the clocks of its ends ("host", "kernel", "bootloader", "derived")
+    start: Point | None = None  # the boundaries it rests on
+    end: Point | None = None
 
 
 class Stage(NamedTuple):
@@ -44,6 +69,7 @@ class Stage(NamedTuple):
     status: str  # MEASURED, NOT_MEASURED or ABSENT
     start: Point | None
     end: Point | None
+    evidence: Evidence | None = None  # how sure the duration is (timeline.evidence), once computed
 
     @property
     def estimated(self) -> bool:
@@ -68,6 +94,7 @@ class Total(NamedTuple):
     estimated: bool = False
     error_ns: int | None = 0  # for an estimated end: it lies in [end_ns, end_ns + error_ns]
     end_name: str = READY  # "ready" (the ready marker) or "login prompt" when no marker was given
+    evidence: Evidence | None = None  # how sure the duration is, and the two lines it rests on
 
     @property
     def duration_ns(self) -> int | None:
@@ -75,14 +102,72 @@ class Total(NamedTuple):
         return None if self.end_ns is None else self.end_ns - self.start_ns
 
 
+def point_of(e: Event, al: Alignment, name: str | None = None) -> Point:
+    """An event's start as a stage boundary: its axis time, line, clock, and whether it is an
+    estimate (a line without a time of its own) or an upper bound (a clock mapped through a
+    report read after the fact: :attr:`Anchor.upper`)."""
+    st = e.start
+    est = st is not None and st.estimated
+    upper = st is not None and al.upper(st.clock)
+    return Point(al.to_axis(st), e.line_no, name or e.name, est, st.error_ns if st is not None and est else 0,
+                 st.clock if st is not None else None, upper)
+
+
+def _offsets(p: Point, cancel: bool) -> tuple[int | None, int | None]:
+    """Where the true time may lie around ``p.ns``: (lowest, highest) offset, None = unbounded.
+    ``cancel``: the other end was mapped through the same report, so that mapping's slack cancels."""
+    lo: int | None = 0 if cancel or not p.upper else None
+    hi: int | None = (p.error_ns if p.estimated else 0)
+    return lo, hi
+
+
+def evidence(duration_ns: int | None, a: Point | None, b: Point | None, ticks: dict[Clock, int]) -> Evidence | None:
+    """The evidence of a span from ``a`` to ``b`` lasting ``duration_ns``; None when not measured.
+
+    A span whose ends' axis times do not give its duration was read on an own timer (a
+    bootloader's clock: bootstage, LK's ms, a preloader's step timers), exact on that clock."""
+    if duration_ns is None or a is None or b is None:
+        return None
+    if a.ns is None or b.ns is None or b.ns - a.ns != duration_ns:
+        tick = ticks.get(Clock.BOOTLOADER, 1_000)
+        return Evidence(EXACT, duration_ns, duration_ns, tick, (Clock.BOOTLOADER.value,), a, b)
+    same = a.clock is not None and a.clock is b.clock and a.upper and b.upper
+    a_lo, a_hi = _offsets(a, same)
+    b_lo, b_hi = _offsets(b, same)
+    # true duration = (b.ns + db) - (a.ns + da), db in [b_lo, b_hi], da in [a_lo, a_hi]
+    low = None if b_lo is None or a_hi is None else duration_ns + b_lo - a_hi
+    high = None if b_hi is None or a_lo is None else duration_ns + b_hi - a_lo
+    if low == high == duration_ns:
+        kind = EXACT
+    elif high == duration_ns:
+        kind = UPPER
+    elif low == duration_ns:
+        kind = LOWER
+    else:
+        kind = ESTIMATE
+    clocks = tuple(p.clock.value if p.clock is not None else "derived" for p in (a, b))
+    ta, tb = (ticks.get(p.clock, 1_000) if p.clock is not None else 0 for p in (a, b))
+    tick = max(ta, tb) if a.clock is b.clock else ta + tb
+    return Evidence(kind, max(low, 0) if low is not None else None, high, tick, clocks, a, b)
+
+
+def clock_ticks(boot: Boot) -> dict[Clock, int]:
+    """Each clock's resolution in this boot (core.ticks.tick_of over its first times)."""
+    lines = boot.lines
+    out = {Clock.KERNEL: tick_of(t for t in lines.kernel if t is not None),
+           Clock.HOST: tick_of(t for t in lines.host if t is not None),
+           Clock.UPTIME: 10_000_000}  # /proc/uptime prints hundredths of a second
+    bl = [e.start.ns for e in Events.of(boot.events).of_kind(Kind.BOOTSTAGE) if e.start is not None]
+    bl += [e.start.ns for e in Events.of(boot.events).of_kind(Kind.MILESTONE)
+           if e.start is not None and e.start.clock is Clock.BOOTLOADER]
+    out[Clock.BOOTLOADER] = tick_of(bl) if bl else 1_000
+    return out
+
+
 def _point(firsts: dict[tuple[Kind, str], Event], al: Alignment, name: str,
            kind: Kind = Kind.MILESTONE) -> Point | None:
     e = firsts.get((kind, name))
-    if e is None:
-        return None
-    ns = al.to_axis(e.start)
-    est = e.start is not None and e.start.estimated
-    return Point(ns, e.line_no, name, est, e.start.error_ns if e.start is not None and est else 0)
+    return None if e is None else point_of(e, al, name)
 
 
 def compute_stages(boot: Boot, al: Alignment, times: Sequence[int | None] | None = None,
@@ -113,12 +198,27 @@ def compute_stages(boot: Boot, al: Alignment, times: Sequence[int | None] | None
     # Without its "Linux version" line (a cut ring buffer, a fragment) the kernel still started at
     # its printk clock's zero, so kernel init up to a later milestone is measured on that clock;
     # what needs the first lines (early init before the first initcall) is not.
-    k0 = Point(k0_ns, kstart_ev.line_no if kstart_ev else None, "kernel clock start") if has_kernel else None
-    if (k0 is None or k0.ns is None) and kstart_ev is not None and kstart_ev.ns is not None:
-        # no printk times (printk.time=0) but a host-stamped capture: the kernel's first line
-        # arrived when the kernel had started, give or take the console's delay
+    k0 = Point(k0_ns, kstart_ev.line_no if kstart_ev else None, "kernel clock start", clock=Clock.KERNEL) \
+        if has_kernel else None
+    if kstart_ev is not None and kstart_ev.ns is not None and kstart_ev.clock is Clock.KERNEL \
+            and not kstart_ev.estimated:
+        # Kernel init starts at the kernel's first line, whatever its printk clock reads there: many
+        # vendor kernels (Rockchip, Android-derived, arm64 with the architected timer started by the
+        # firmware) print "[    1.702674] Booting Linux" first; the 1.7 s before belong to the
+        # stages before the kernel (issue 28, class 1). On most kernels the first line is at 0.
         k0 = kstart_ev
-    power = Point(al.power_on_ns, None, "power-on") if al.power_on_ns is not None else None
+    elif (k0 is None or k0.ns is None) and kstart_ev is not None and kstart_ev.ns is not None:
+        # no printk times (printk.time=0) but a host-stamped capture: the kernel's first line
+        # arrived when the kernel had started, give or take the console's delay (a quiet console
+        # prints its first line late): the kernel started at the latest there
+        k0 = kstart_ev._replace(upper=kstart_ev.upper or kstart_ev.clock is Clock.HOST)
+    power = None
+    if al.power_on_ns is not None:
+        # power-on is the bootloader clock's zero when the alignment read it there (the capture
+        # did not release the target itself): as sure as that clock's mapping
+        from_bl = al.origin != "power_on" and al.axis is Clock.HOST
+        power = Point(al.power_on_ns, None, "power-on", clock=Clock.BOOTLOADER if from_bl else None,
+                      upper=from_bl and al.upper(Clock.BOOTLOADER))
 
     # A capture whose times are whole seconds (journalctl's short format, dmesg -T): a span shorter
     # than a second between two of them is below the clock's resolution, not measured ("0 ns"
@@ -149,8 +249,8 @@ def compute_stages(boot: Boot, al: Alignment, times: Sequence[int | None] | None
         limit = run_init.ns if run_init is not None and run_init.ns is not None else None
         bounds = _initcall_bounds(events, times, limit)
         if bounds is not None:
-            first = Point(bounds[0], bounds[1], "first initcall")
-            last = Point(bounds[2], bounds[3], "last initcall returned")
+            first = Point(bounds[0], bounds[1], "first initcall", clock=Clock.KERNEL)
+            last = Point(bounds[2], bounds[3], "last initcall returned", clock=Clock.KERNEL)
             stages.append(span("kernel_early", "early init (before initcalls)", k0, first, "kernel_init"))
             stages.append(span("initcalls", "initcalls", first, last, "kernel_init"))
             stages.append(span("kernel_late", "root mount, free init memory", last, run_init, "kernel_init"))
@@ -165,8 +265,8 @@ def compute_stages(boot: Boot, al: Alignment, times: Sequence[int | None] | None
         origin, start = "power-on", al.power_on_ns
     elif al.axis is Clock.HOST:
         origin, start = "first byte", 0
-    else:
-        origin, start = "kernel start", 0
+    else:  # the printk clock: the kernel's first line (it may read more than 0, see k0)
+        origin, start = "kernel start", k0.ns if k0 is not None and k0.ns is not None else 0
     if ready is not None and ready.ns is not None:
         # line 0: a logic analyzer's ready channel (logic_align), no console line
         at = f"at line {ready.line_no}" if ready.line_no else "from the logic analyzer"
@@ -185,6 +285,13 @@ def compute_stages(boot: Boot, al: Alignment, times: Sequence[int | None] | None
                       "(--marker ready=REGEX to choose)", login.estimated, login.error_ns, "login prompt")
     else:
         total = Total(origin, start, None, "no ready marker (use --marker ready=REGEX)")
+    ticks = clock_ticks(boot)
+    stages = [st._replace(evidence=evidence(st.duration_ns, st.start, st.end, ticks)) if st.status == MEASURED else st
+              for st in stages]
+    from_pt = power if origin == "power-on" else (
+        Point(0, boot.first_line, "first byte", clock=Clock.HOST) if origin == "first byte" else k0)
+    to_pt = {READY: ready, "startup finished": finished, "login prompt": login}.get(total.end_name)
+    total = total._replace(evidence=evidence(total.duration_ns, from_pt, to_pt, ticks))
     return tuple(stages), total
 
 
