@@ -40,6 +40,7 @@ from ..stats.figures import statistics_of
 from ..timeline.analyze import BootAnalysis
 from ..timeline.inputs import Group
 from . import palette
+from .evidence import evidence_text, figure
 from .headline import boots_total
 from .html_columns import (_BLOCK_ROWS, _KTHREADS, _US, JsonPiece, _block_columns, _columns, _initcall_row,
                            _lanes, _Names, _one_thread, _place_walk, _row_of, _us)
@@ -142,12 +143,16 @@ def boot_data(b: BootAnalysis, names: _Names, top: int = 25, raw: bool = False) 
         "total": {
             "from": total.origin, "start": _us(total.start_ns), "end": _us(total.end_ns),
             "dur": _us(total.duration_ns), "end_what": total.end, "end_name": total.end_name, "estimated": total.estimated,
-            "error": _us(total.error_ns),
+            "error": _us(total.error_ns), "fig": figure(total.duration_ns, total.evidence),
+            "evidence": evidence_text(total.evidence, lines),
         },
         "stages": [{
             "name": s.name, "label": s.label, "parent": s.parent, "start": _us(s.start_ns),
             "dur": _us(s.duration_ns), "status": s.status, "estimated": s.estimated,
             "start_line": s.start.line_no if s.start else None, "end_line": s.end.line_no if s.end else None,
+            # the figure as the terminal marks it (≤, ≥, a range, ± a coarse tick) and what it rests on
+            "fig": figure(s.duration_ns, s.evidence) if s.evidence else None,
+            "evidence": evidence_text(s.evidence, lines) or None,
         } for s in b.stages],
         "partial": list(b.partial_reasons),
         "warnings": list(b.warnings),

@@ -46,6 +46,7 @@ from ..core.model import NS_PER_MS, READY, Event, InitcallDetail, Kind, LoadDeta
 from ..timeline.stages import ABSENT, MEASURED, NOT_MEASURED, Stage
 from ..core.units import duration
 from . import palette
+from .evidence import evidence_text, figure
 from .headline import boots_total
 from .svglayout import (
     ASCENT_EM,
@@ -268,12 +269,12 @@ def _stage_row(stages: Sequence[Stage], sub: bool, t0: int, t1: int) -> _RowSpec
         end = s.start_ns + s.duration_ns
         if end <= t0 or s.start_ns >= t1:
             continue
-        dur = fmt_duration(s.duration_ns)
+        dur = figure(s.duration_ns, s.evidence) if s.evidence is not None else fmt_duration(s.duration_ns)
         lines = ""
         if s.start is not None and s.end is not None and s.start.line_no and s.end.line_no:
             lines = f"\nlines {s.start.line_no}–{s.end.line_no}"
         tip = (f"{s.label}\nstart {fmt_at(s.start_ns)}, duration {dur}" + (" (estimated)" if s.estimated else "")
-               + lines)
+               + lines + (f"\n{evidence_text(s.evidence)}" if s.evidence is not None else ""))
         row.bars.append(_Bar(s.start_ns, end, palette.stage_colour(s.name), f"stage {s.name}",
                              f"{s.label} {dur}", tip, f"{s.name} {dur}"))
     return row if row.bars else None

@@ -86,10 +86,11 @@
     const t = b.total;
     const from = t.from || "start";
     const one = t.dur !== null
-      ? `${from} → ${t.end_name}: ${fmtDur(t.dur)}${t.estimated ? " (estimated)" : ""}`
+      ? `${from} → ${t.end_name}: ${t.fig || fmtDur(t.dur)}${t.estimated ? " (estimated)" : ""}`
       : `${from} → ready: not measured`;
     const g = DATA.inputs[b.group].total;
     $("headline").textContent = g ? groupHeadline(g) : one;
+    $("headline").title = g ? "" : (t.evidence || "");  // what the total rests on, on hover
     const measured = b.stages.filter((s) => !s.parent && s.status === "measured").map((s) => s.name);
     const unknown = b.stages.filter((s) => !s.parent && s.status === "not measured").map((s) => s.name);
     // with a median above, the sub-line says which boot the page shows, and its own total
@@ -514,8 +515,8 @@
     if (p.mark) return { title: `${p.mark.k} ${p.mark.n}`, body: `at ${fmtT(p.mark.t)} · line ${p.mark.l}`, line: p.mark.l };
     if (p.stage) {
       const s = p.stage;
-      return { title: `stage ${s.label}`, body: `${fmtDur(s.dur)} from ${fmtT(s.start)}${s.estimated ? " (estimated)" : ""}` +
-        (s.start_line ? ` · lines ${s.start_line}–${s.end_line}` : ""), line: s.start_line };
+      return { title: `stage ${s.label}`, body: `${s.fig || fmtDur(s.dur)} from ${fmtT(s.start)}${s.estimated ? " (estimated)" : ""}` +
+        (s.start_line ? ` · lines ${s.start_line}–${s.end_line}` : "") + (s.evidence ? ` · ${s.evidence}` : ""), line: s.start_line };
     }
     const i = p.ev, ev = b.ev;
     const detail = NAMES[ev.i[i]];
@@ -685,9 +686,9 @@
     }
     table("t-stages", [
       { title: "stage", key: "label" }, { title: "start", key: "start", num: true, fmt: fmtT },
-      { title: "duration", key: "dur", num: true, fmt: fmtDur }, { title: "status", key: "status" },
+      { title: "duration", key: "dur", num: true, fmt: (v, r) => r.s.fig || fmtDur(v) }, { title: "status", key: "status" },
       { title: "lines", key: "lines" },
-    ], b.stages.map((s) => ({ s: s, v: { label: (s.parent ? "  └ " : "") + s.label, start: s.start, dur: s.dur,
+    ], b.stages.map((s) => ({ s: s, title: s.evidence || "", v: { label: (s.parent ? "  └ " : "") + s.label, start: s.start, dur: s.dur,
       status: s.status + (s.estimated ? " (estimated)" : ""), lines: s.start_line ? (s.end_line ? `${s.start_line}–${s.end_line}` : `from ${s.start_line}`) : "" } })),
     (r) => { if (r.s.dur !== null && r.s.start !== null) zoomTo(r.s.start, r.s.start + r.s.dur, 0.03); if (r.s.start_line) scrollLog(r.s.start_line, r.s.start_line); });
     table("t-silences", [

@@ -9,7 +9,7 @@ function bootlensEl(tag, text, cls) {
   return e;
 }
 
-// rows: [{v: {key: value}, cls?}]; cols: [{title, key, num?, fmt?(value, row), cls?(row), sort?(row)}];
+// rows: [{v: {key: value}, cls?, title?}]; cols: [{title, key, num?, fmt?(value, row), cls?(row), sort?(row)}];
 // opts: {onClick?(row), empty?: text shown when there are no rows}
 function bootlensTable(t, cols, rows, opts) {
   const o = opts || {};
@@ -40,6 +40,7 @@ function bootlensTable(t, cols, rows, opts) {
         const v = r.v[c.key];
         tr.appendChild(mk("td", c.fmt ? c.fmt(v, r) : v, [c.num ? "n" : "", c.cls ? c.cls(r) : ""].join(" ").trim()));
       }
+      if (r.title) tr.title = r.title;  // hover text (a stage's evidence); a property, never markup
       if (o.onClick) tr.addEventListener("click", () => o.onClick(r));
       tbody.appendChild(tr);
     }
