@@ -127,7 +127,10 @@ def _partial(boot: Boot, names: set[str]) -> list[str]:
         return [] if Milestone.STARTUP_FINISHED in names else [
             "systemd-analyze outputs without 'time' or a plot: the units' durations, no timeline"]
     if not kernel_seen:
-        if any(n in names for n in _BOOTLOADER_SEEN):
+        if Milestone.USERSPACE_FIRST in names and not any(n in names for n in _BOOTLOADER_SEEN):
+            out.append("no kernel output: a user-space log (its first entry is user space's; "
+                       "the boot before it is not in the log)")
+        elif any(n in names for n in _BOOTLOADER_SEEN):
             out.append("no kernel output (bootloader only)")
         else:
             out.append("no kernel output")
