@@ -531,14 +531,16 @@ def test_framing_tests_answer_as_their_bare_patterns() -> None:
         return m is not None and m[2] in fr._DMESG_X_LEVELS
 
     bare = {"lava": lambda s: re.match(r'- \{"dt": "', s) is not None, "dmesg-x": dmesg_x,
-            "dmesg-T": lambda s: fr._DMESG_T.compiled.match(s) is not None, "journalctl-short": short}
+            "dmesg-T": lambda s: fr._DMESG_T.compiled.match(s) is not None, "journalctl-short": short,
+            "logcat": lambda s: fr._LOGCAT.compiled.match(s) is not None or s.startswith(fr._LOGCAT_HEAD)}
     texts = [ln for p in golden_and_wild_files() for ln in p.read_bytes().decode("utf-8", "replace").splitlines()]
     texts += ['- {"dt": "2024-01-30T09:37:23.1", "lvl": "target", "msg": "x"}', "kern  :info  : [    0.1] Linux",
               "user  :notice: hello", "[Tue Jan 20 10:17:44 2026] Linux version", "Jan 30 09:37:23 host kernel: x",
               "Foo 30 09:37:23 host kernel: x", "2024-01-30T09:37:23.123456+01:00 host kernel: x",
               "-- Boot 0123abcd --", "-- No entries --", "", "a", "[", "[T", "-- ", "- {", "1", "K",
               "févr. 05 17:36:57 NAS kernel: x", "4月 11 21:54:22 host systemd[1]: x", "Okt 3 01:02:03 h kernel: x",
-              "janv 05 17:36:57 h x: y", "é", "月"]
+              "janv 05 17:36:57 h x: y", "é", "月", "02-19 13:54:36.583     0     0 I         : Linux version",
+              "--------- beginning of main", "02-19 13:54:36 x"]
     tests = dict(fr._TESTS)
     for name, want in bare.items():
         said = [tests[name](t) for t in texts]

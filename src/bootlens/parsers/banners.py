@@ -107,6 +107,10 @@ BANNERS: tuple[Banner, ...] = (
     # rank 3: runtime firmware loaded by the SPL, and PC firmware payloads
     _b("TF-A BL31", FIRMWARE, 3, "BL31: v", r"NOTICE: +BL31: (?P<v>v\d\S*)"),
     _b("OpenSBI", FIRMWARE, 3, "OpenSBI v", r"OpenSBI (?P<v>v\d\S*)"),
+    # EDK2's ArmPlatformPkg PrePi (the UEFI firmware of Arm boards, TF-A's BL33; also PPC64LE ports):
+    # "UEFI firmware (version X built at 17:14:47 on Feb 18 2026)", a vendor's name before it
+    # ("Cix UEFI firmware ..."), the version empty in an untagged build
+    _b("EDK2 UEFI", FIRMWARE, 3, "UEFI firmware (version", r"(?:\S+ )?UEFI firmware \(version (?P<v>\S*) *built at"),
     # SeaBIOS prints its banner again after relocating itself
     _b("SeaBIOS", FIRMWARE, 3, "SeaBIOS (version", r"SeaBIOS \(version (?P<v>[^)]*)\)", repeat=False),
     # rank 4: bootloaders proper

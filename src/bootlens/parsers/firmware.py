@@ -19,7 +19,11 @@ host times:
   the preloader ran, with no position on any clock);
 - the Raspberry Pi's VideoCore firmware (start4.elf, ``uart_2ndstage=1``):
   ``MESS:00:00:08.727304:0: Kernel relocated to 0x200000``, its system timer since reset; its
-  last stamp before the kernel's first line is the handoff to the kernel.
+  last stamp before the kernel's first line is the handoff to the kernel;
+- an EDK2 UEFI firmware's progress codes, as a vendor's post-code library prints them (CIX's
+  CixPostCodeLib: ``[13.641] [UEFI] E3C1 XspiInitDxeStart``, its timer in ms since the bootloader
+  phase began, not since reset): each ``...Start``/``...End`` pair is how long that driver ran,
+  the first and last marks how long the firmware ran between them (no position on any clock).
 """
 
 from __future__ import annotations
@@ -65,12 +69,13 @@ _COREBOOT_JUMP = lazy(r"(?:\[\w+ *\] +)?Jumping to boot code at (\S+)")
 _OPENSBI_PLATFORM = lazy(r"Platform Name\s*: (.*?)\s*$")
 _MESS = lazy(r"MESS:(\d\d):(\d\d):(\d\d)\.(\d{6}):\d+:")
 _RPI_FIRMWARE = lazy(r"Firmware: ([0-9a-f]{40}) (.*?)\s*$")
+_UEFI_CODE = lazy(r"\[(\d{1,5})\.(\d{3})\] \[UEFI\] ([0-9A-Fa-f]{1,8})(?: (\w+))?\s*$")
 
 _KEYWORDS = NEEDLES + ("SBL1", "PBL, ", " - ", " at:", "booting linux @", "Total: ", "#T#", "BOOT0 is starting",
                        "Jump to second Boot", "automatically in", "Booting ", "Loading ", "Executing boot script",
                        "RedBoot> exec", "Starting kernel in", "Jumping to boot code", "Platform Name", "MESS:",
-                       "Firmware: ")
-_SNIFF = ("SBL1", "booting linux @", "Jumping to kernel at", "#T#", "Jumping to boot code", "MESS:")
+                       "Firmware: ", "] [UEFI] ")
+_SNIFF = ("SBL1", "booting linux @", "Jumping to kernel at", "#T#", "Jumping to boot code", "MESS:", "] [UEFI] ")
 _Select = Callable[..., list[int]]
 
 
@@ -161,6 +166,7 @@ class FirmwareParser(Parser):
             facts.append(Fact("preloader_steps", str(len(steps)), lines.no(steps[0][0])))
         FirmwareParser._bracketed(lines, sel, names, events, facts)
         FirmwareParser._videocore(lines, sel, names, events, facts)
+        FirmwareParser._uefi_codes(lines, sel, events, facts)
 
     @staticmethod
     def _sbl(lines: Lines, sel: _Select, events: list[Event], tally: Tally) -> None:
@@ -250,6 +256,31 @@ class FirmwareParser(Parser):
             ns = ((h * 60 + mi) * 60 + s) * 1_000_000_000 + us * NS_PER_US
             events.append(Event(Kind.MILESTONE, Milestone.STARTING_KERNEL, Stamp(Clock.BOOTLOADER, ns), None,
                                 lines.no(i)))
+
+    @staticmethod
+    def _uefi_codes(lines: Lines, sel: _Select, events: list[Event], facts: list[Fact]) -> None:
+        """EDK2 progress codes with the firmware's own stamps (``[ss.mmm] [UEFI] E115 PlatformDxeStart``):
+        durations only, since the timer's zero is the phase's start, not a point bootlens can place.
+        A mark cut short on the console (``[19.044] [UEFI] E7``) names nothing and is left out."""
+        texts = lines.text
+        marks: list[tuple[int, int, str]] = []  # (index, ms, name)
+        for i in sel("] [UEFI] "):
+            if (m := _UEFI_CODE.match(texts[i])) is not None:
+                marks.append((i, int(m[1]) * 1000 + int(m[2]), m[4] or ""))
+        if len(marks) < 2:
+            return
+        started: dict[str, tuple[int, int]] = {}
+        for i, ms, name in marks:
+            if name.endswith("Start"):
+                started[name[:-5]] = (i, ms)
+            elif name.endswith("End") and (a := started.pop(name[:-3], None)) is not None and ms >= a[1]:
+                events.append(Event(Kind.BOOTLOADER, f"UEFI: {name[:-3]}", None, (ms - a[1]) * NS_PER_MS,
+                                    lines.no(a[0]), lines.no(i)))
+        (i0, ms0, _), (i1, ms1, _) = marks[0], marks[-1]
+        if ms1 >= ms0:
+            events.append(Event(Kind.BOOTLOADER, STAGE_TOTAL + FIRMWARE, None, (ms1 - ms0) * NS_PER_MS,
+                                lines.no(i0), lines.no(i1)))
+        facts.append(Fact("uefi_progress_codes", str(len(marks)), lines.no(i0)))
 
     @staticmethod
     def _handoffs(lines: Lines, sel: _Select, events: list[Event], facts: list[Fact]) -> None:

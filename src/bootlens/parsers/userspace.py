@@ -160,6 +160,10 @@ class UserspaceParser(Parser):
         # unstamped output after the kernel's lines is user space's: where init's exec is seen and
         # the kernel's lines were stamped, or where a quiet kernel printed (almost) nothing
         fallback_ok = (exec_i is not None and _mostly_stamped(lines, start, exec_i)) or quiet
+        if not kernel_start_seen and first_k is None and lines.fields:
+            # no kernel in the log, and the framing says which entries user-space processes wrote
+            # (logcat: a pid other than the kernel's 0): a log that starts in user space
+            first = next((i for i in sorted(lines.fields) if "_PID" in lines.fields[i]), None)
         for i in range(exec_i + 1 if exec_i is not None else start, len(texts)):
             t = texts[i]
             evidence = False

@@ -1,5 +1,6 @@
 """Framings of logs that tools other than a serial console wrote: LAVA job logs, journalctl's
-wall-clock formats, ``dmesg -T`` and ``dmesg -x``; and ``journalctl -o json`` (journal.py).
+wall-clock formats, ``dmesg -T`` and ``dmesg -x``, Android's ``logcat``; and ``journalctl -o json``
+(journal.py).
 
 These are line-oriented wrappers around console or kernel text, read once per file and never
 at the rate of a live console, so they live in Python only: the native framing pass returns
@@ -75,12 +76,18 @@ _DMESG_T = lazy(r"\[[A-Z][a-z]{2} ([A-Z][a-z]{2}) +(\d{1,2}) (\d\d):(\d\d):(\d\d
 # dmesg -x / --decode: "kern  :info  : " (facility and level names padded to 6).
 _DMESG_X = lazy(r"([a-z0-9]{2,8}) *:([a-z]{3,6}) *: ", re.ASCII)
 _DMESG_X_LEVELS = frozenset(("emerg", "alert", "crit", "err", "warn", "notice", "info", "debug"))
+# Android logcat -v threadtime (its default since Android 7): "09-26 18:18:27.847  2519  2519 I vold    : msg"
+# (month-day, wall clock to the ms, pid, tid, level, the tag padded to 8, ": ", the message); each
+# buffer's entries open with "--------- beginning of main" (logcat -b all: kernel, main, system, crash).
+_LOGCAT = lazy(r"([0-9]{2})-([0-9]{2}) ([0-9]{2}):([0-9]{2}):([0-9]{2})\.([0-9]{3}) +([0-9]+) +([0-9]+) [VDIWEFS] ",
+               re.ASCII)
+_LOGCAT_HEAD = "--------- beginning of "
 # The printk prefix is read by the native framing's own matcher (native_module().printk_prefix):
 # one reader of it for every framing.
 _KERNEL_START = ("Linux version", "Booting Linux")
 
 NS = 1_000_000_000
-FRAMINGS = ("lava", "journalctl-short", "dmesg-T", "dmesg-x", "journal-json")
+FRAMINGS = ("lava", "journalctl-short", "dmesg-T", "dmesg-x", "journal-json", "logcat")
 
 Columns = tuple[list[str], list[int | None], list[int | None], list[str]]  # text, kernel, host, notes
 # ... and a journal entry's structured fields by line (journal.SIDE_FIELDS), empty for the others
@@ -131,6 +138,7 @@ _TESTS: tuple[tuple[str, Callable[[str], bool]], ...] = (
     # journalctl -x adds the catalog's explanation of an entry below it, each line opening "░░ "
     ("journalctl-short", lambda s: _is_journal(s) or (s[:3] == "-- " and _J_META.match(s) is not None)
      or s[:2] == _CATALOG),
+    ("logcat", lambda s: (s[:1] in _DIGITS and _LOGCAT.match(s) is not None) or s.startswith(_LOGCAT_HEAD)),
 )
 
 
@@ -147,6 +155,9 @@ def frame(raw: list[str], framing: str) -> Framed:
         cols = _dmesg(raw, decoded=False)
     elif framing == "dmesg-x":
         cols = _dmesg(raw, decoded=True)
+    elif framing == "logcat":
+        cols, fields = _logcat(raw)
+        return (*cols, fields)
     else:
         raise ValueError(f"unknown framing {framing!r}")
     return (*cols, {})
@@ -281,6 +292,31 @@ def _epoch_ns(d: datetime) -> int:
     return sec * NS + d.microsecond * 1000
 
 
+class _Yearless:
+    """Wall-clock stamps printed without a year (journalctl short, logcat), in ns since the epoch
+    of a year guessed to fit: a leap year, so that Feb 29 reads; a month going back by more than
+    half a year is the next year (only differences count)."""
+
+    __slots__ = ("year", "last_month")
+
+    def __init__(self) -> None:
+        self.year = 2000
+        self.last_month = 0
+
+    def ns(self, month: int, day: int, h: int, mi: int, sec: int) -> int | None:
+        """The stamp's ns (whole seconds; the caller adds the fraction), or None for a date that
+        does not exist."""
+        from datetime import datetime
+
+        if month < self.last_month - 6:
+            self.year += 1
+        self.last_month = month
+        try:
+            return _epoch_ns(datetime(self.year, month, day, h, mi, sec))
+        except ValueError:
+            return None
+
+
 def _journal(raw: list[str]) -> Columns:
     """journalctl short, short-precise, short-iso, short-iso-precise: wall-clock host time
     (1 s or 1 µs resolution), t=0 at the first entry. Kernel entries' text is the message;
@@ -289,8 +325,7 @@ def _journal(raw: list[str]) -> Columns:
 
     texts: list[str] = []
     host: list[int | None] = []
-    year = 2000  # short has no year: a leap year accepts Feb 29; a month going back is a new year
-    last_month = 0
+    clock = _Yearless()  # short has no year
     t0: int | None = None
     precise = iso = 0
     for s in raw:
@@ -298,15 +333,9 @@ def _journal(raw: list[str]) -> Columns:
         t: int | None = None
         end = 0
         if m is not None and (month := month_of(m[1])) is not None:
-            if month < last_month - 6:
-                year += 1
-            last_month = month
-            try:
-                d = datetime(year, month, int(m[2]), int(m[3]), int(m[4]), int(m[5]))
-            except ValueError:
-                d = None
-            if d is not None:
-                t = _epoch_ns(d) + (int(m[6]) * 1000 if m[6] else 0)
+            t = clock.ns(month, int(m[2]), int(m[3]), int(m[4]), int(m[5]))
+            if t is not None:
+                t += int(m[6]) * 1000 if m[6] else 0
                 precise += m[6] is not None
             end = m.end()
         else:
@@ -335,6 +364,69 @@ def _journal(raw: list[str]) -> Columns:
                      "durations below a second are not measured")
     kernel: list[int | None] = [None] * len(texts)
     return texts, kernel, host, notes
+
+
+def _logcat(raw: list[str]) -> tuple[Columns, dict[int, dict[str, str]]]:
+    """Android logcat (threadtime): wall-clock host time to the ms, t=0 at the first entry. Text is
+    ``TAG: message`` as the program logged it; for the kernel's entries (pid 0, read by logd from
+    the kernel's ring buffer, the tag being what came before the message's first colon) that is the
+    kernel's own line back ("PM: RTC time: ...", an untagged "Linux version ..."). The buffer
+    headers and lines that are no entry (adb's own messages) keep their number with no time, the
+    headers with empty text. The first entry of each user-space process carries its pid in the
+    line's fields (``_PID``): a log that starts in user space shows where."""
+    texts: list[str] = []
+    host: list[int | None] = []
+    fields: dict[int, dict[str, str]] = {}
+    seen: set[str] = set()
+    clock = _Yearless()  # logcat prints no year
+    t0: int | None = None
+    heads = kernel = back = 0
+    for i, s in enumerate(raw):
+        m = _LOGCAT.match(s)
+        t = None if m is None else clock.ns(int(m[1]), int(m[2]), int(m[3]), int(m[4]), int(m[5]))
+        if m is None or t is None:
+            if s.startswith(_LOGCAT_HEAD):
+                heads += 1
+                s = ""
+            texts.append(s)
+            host.append(None)
+            continue
+        t += int(m[6]) * 1_000_000
+        if t0 is None:
+            t0 = t
+        host.append(t - t0)
+        rest = s[m.end():]
+        tag, sep, msg = rest.partition(": ")
+        tag = tag.rstrip()
+        if not sep:  # "with arguments:" as the last word: an empty message
+            tag, msg = rest.rstrip().rstrip(":").rstrip(), ""
+        texts.append(f"{tag}: {msg}" if tag else msg)
+        pid = m[7]
+        if pid == "0":
+            kernel += 1
+        elif pid not in seen:
+            seen.add(pid)
+            fields[i] = {"_PID": pid}
+    entries = len(host) - host.count(None)
+    # logcat lists each buffer's entries in turn, and a clock set while it ran steps back: an entry
+    # later than the one after it, or earlier than the first, is out of time order, and a span
+    # measured to or from it would be false (a "silence" of minutes between two kernel lines of the
+    # same second); it keeps its line and text, with no time
+    timed = [i for i, h in enumerate(host) if h is not None]
+    for a, b in zip(timed, timed[1:] + [None]):
+        ha = host[a]
+        assert ha is not None
+        if ha < 0 or (b is not None and (hb := host[b]) is not None and hb < ha):
+            host[a] = None
+            back += 1
+    notes = [f"logcat: {entries} entries, times are wall clock to the ms (the kernel's as logd converted "
+             "its printk times)" + (f"; {kernel} kernel entries" if kernel else "")]
+    if heads:
+        notes.append(f"logcat: {heads} buffer headers ('--------- beginning of ...') are no entry")
+    if back:
+        notes.append(f"logcat: {back} entries out of time order (a buffer's entries after another's, a clock "
+                     "set back) keep their line and no time")
+    return (texts, [None] * len(texts), host, notes), fields
 
 
 def _dmesg(raw: list[str], decoded: bool) -> Columns:

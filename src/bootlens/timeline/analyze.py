@@ -14,6 +14,7 @@ from ..parsers.kernel import first_stamped
 from ..sources.systemd_analyze import ALONE as SYSTEMD_ALONE
 from .boots import boots_from_lines, index_keywords
 from ..read.reader import read_path
+from ..core.errors import InputError
 from ..core.lines import gaps
 from ..core.model import CUT_START_NS, NS_PER_S, READY, Boot, Clock, Event, Events, InputStats, Kind, Milestone, NamedTuple
 from ..parsers import Registry
@@ -126,7 +127,10 @@ def _partial(boot: Boot, names: set[str]) -> list[str]:
         return [] if Milestone.STARTUP_FINISHED in names else [
             "systemd-analyze outputs without 'time' or a plot: the units' durations, no timeline"]
     if not kernel_seen:
-        if any(n in names for n in _BOOTLOADER_SEEN):
+        if Milestone.USERSPACE_FIRST in names and not any(n in names for n in _BOOTLOADER_SEEN):
+            out.append("no kernel output: a user-space log (its first entry is user space's; "
+                       "the boot before it is not in the log)")
+        elif any(n in names for n in _BOOTLOADER_SEEN):
             out.append("no kernel output (bootloader only)")
         else:
             out.append("no kernel output")
@@ -229,6 +233,13 @@ def analyze_boot(boot: Boot, top: int = 10, host_origin: str = "first_byte", rea
     )
 
 
+def analyze_side_boot(boot: Boot, top: int = 10, supplement: Supplement | None = None) -> BootAnalysis:
+    """A boot a side format made of its own figures (systemd-analyze outputs, a bootchart),
+    analysed: "no timestamps in this boot" speaks of a console log, a side file's times are its own."""
+    b = analyze_boot(boot, top, supplement=supplement)
+    return b._replace(warnings=tuple(w for w in b.warnings if not w.startswith("no timestamps in this boot")))
+
+
 def analyze_paths(
     paths: Sequence[str],
     options: ParseOptions | None = None,
@@ -248,7 +259,20 @@ def analyze_paths(
             lines, stats = read_path(path, needles, prefixes)
             if opts.guest_clock:  # the guest's clocks alone: the host's arrival times set aside
                 lines.host = [None] * len(lines)
-            boots = boots_from_lines(stats.source, lines, stats, opts, registry)
+            try:
+                boots = boots_from_lines(stats.source, lines, stats, opts, registry)
+            except InputError:
+                # no boot in it: systemd-analyze outputs pasted in a transcript are systemd's figures
+                # of one boot per board (not looked for in a log with a boot: a command typed there
+                # is the user's, after the boot)
+                from ..sources.systemd_analyze.attach import transcript_boots
+
+                made = transcript_boots(stats.source, lines) if lines.grep("systemd-analyze") else []
+                if not made:
+                    raise
+                stats_all.append(stats)
+                results += [analyze_side_boot(boot, top, sup) for boot, sup in made]
+                continue
             stats_all.append(stats)
             for boot in boots:
                 results.append(analyze_boot(boot, top, stats.host_origin, ready_given, supplement))

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 
-from .analyze import Analysis, analyze_boot, analyze_paths, paused_gc
+from .analyze import Analysis, analyze_boot, analyze_paths, analyze_side_boot, paused_gc
 from ..core.errors import InputError, printable
 from ..core.model import READY, Fact, InputStats, NamedTuple
 from ..core.options import ParseOptions
@@ -171,15 +171,12 @@ def _made_group(extra: Sequence[tuple[str, str]], made: Any, top: int, side: Map
 
     sup = read_supplements(extra, side)
     name = ", ".join(printable(n) for _, n in extra)
-    b = analyze_boot(made(name, sup), top, supplement=sup)
-    b = b._replace(warnings=tuple(w for w in b.warnings if not w.startswith("no timestamps in this boot")))
+    b = analyze_side_boot(made(name, sup), top, sup)
     return Group(name, Analysis((InputStats(name, 0, 0, "systemd-analyze"),), (b,)), False)
 
 
 def _alone_group(name: str, alone: Any, top: int) -> Group:
     """A side file given without a log: the boot its format makes of it, analysed."""
     boot, sup, stats = alone(name)
-    b = analyze_boot(boot, top, supplement=sup)
-    # "no timestamps in this boot" speaks of a console log; a side file's times are its own
-    b = b._replace(warnings=tuple(w for w in b.warnings if not w.startswith("no timestamps in this boot")))
+    b = analyze_side_boot(boot, top, sup)
     return Group(name, Analysis((stats,), (b,)), False)

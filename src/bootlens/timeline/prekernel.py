@@ -77,7 +77,8 @@ def _span(name: str, label: str, a: _End | None, ends: Sequence[_End | None], ab
 
 def _own_total(st: Stage, total: Event | None) -> Stage:
     """A stage not measured by its ends, measured by its own timer (how long it ran, not where):
-    a MediaTek preloader's step timers summed, LK's own clock from its start to its handoff."""
+    a MediaTek preloader's step timers summed, LK's own clock from its start to its handoff, an EDK2
+    firmware's first to last progress code."""
     if st.status == MEASURED or total is None or total.duration_ns is None:
         return st
     return Stage(st.name, st.label, None, None, total.duration_ns, MEASURED,
@@ -149,8 +150,8 @@ def prekernel_stages(boot: Boot, al: Alignment, power: Point | None, k0: Point |
 
     # each stage ends where the next one starts, or where it says it ended
     fw_stop = _first(tpl, spl, uboot, starting if fw is not None else None, fw_end)
-    stages.append(_span("firmware", _label("firmware / ROM", _names(chain, (FIRMWARE,), 0, first_stage)), on,
-                        [fw_stop]))
+    stages.append(_own_total(_span("firmware", _label("firmware / ROM", _names(chain, (FIRMWARE,), 0, first_stage)),
+                                   on, [fw_stop]), totals.get(FIRMWARE)))
     if tpl is not None:
         stages.append(_span("tpl", _label("TPL", _names(chain, (TPL,))), tpl,
                             [tpl_end, _first(spl, uboot, starting)]))

@@ -12,6 +12,8 @@ from . import ALONE
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from ...core.lines import Lines
+
     from ..supplements import Supplement
     from .reader import Dump, Plot
 
@@ -104,14 +106,16 @@ def plot_units(plot: Plot) -> list[Event]:
 
 
 
-def alone_boot(source: str, sup: Supplement) -> Boot:
+def alone_boot(source: str, sup: Supplement, lines: Lines | None = None, index: int = 0) -> Boot:
     """systemd-analyze outputs given without a log, as people paste them: a boot of systemd's own
     figures on its monotonic clock (the printk clock; t=0 the kernel's start). ``time`` (or a
     plot's heading) gives the milestones: firmware and loader as durations on a clock from reset
     (the firmware's, as EFI reports them), the kernel's start, init (the initrd's, else the
     root's), the root's systemd after the initrd, startup finished; power-on firmware + loader
     before the kernel. A plot's units join through :func:`add`; ``blame``'s, which have durations
-    but no start, are unit events with no time. Every event's line is the output's own."""
+    but no start, are unit events with no time. Every event's line is the output's own.
+    ``lines``: the boot's lines when its outputs are part of a file (a transcript), else the lines
+    of the output its milestones come from are read; ``index``: the boot's place in that file."""
     from ...core.lines import Lines
     from ...core.model import Fact, Milestone, UnitDetail
 
@@ -122,8 +126,10 @@ def alone_boot(source: str, sup: Supplement) -> Boot:
     # heading gave them, else blame): the evidence every figure points at
     kinds = dict(sup.sources)
     shown = next((k for k in ("time", "plot", "blame") if k in kinds and (k != "plot" or t is not None)), None)
-    lines = Lines([], [], [])
-    if shown is not None:
+    own_lines = lines is not None
+    if lines is None:
+        lines = Lines([], [], [])
+    if shown is not None and not own_lines:
         try:
             with open(kinds[shown], encoding="utf-8", errors="replace") as f:
                 texts = [ln.rstrip("\r") for ln in f.read().split("\n")]
@@ -160,11 +166,40 @@ def alone_boot(source: str, sup: Supplement) -> Boot:
                 facts.append(Fact(f"systemd_time_{part}_s", f"{ns / 1e9:.3f}", no))
     blame = sup.blame
     if blame is not None and sup.plot is None:
-        own = shown == "blame"  # a row's line is evidence only in blame's own lines
+        own = shown == "blame" or own_lines  # a row's line is evidence only where the boot's lines hold it
         events += [Event(Kind.UNIT, r.unit, None, r.ns, r.line_no if own else 0, None,
                          UnitDetail(r.unit, "", "done", "systemd-analyze")) for r in blame.rows]
     if t is None or not events:
         facts.append(Fact("systemd_analyze", ", ".join(k for k in ("time", "blame", "critical-chain", "dump", "plot")
                                                        if k in kinds), 0))
     events.sort(key=lambda e: e.line_no)
-    return Boot(source, 0, lines, tuple(events), tuple(facts), (), (ALONE,), ALONE)
+    return Boot(source, index, lines, tuple(events), tuple(facts), (), (ALONE,), ALONE)
+
+
+def transcript_boots(source: str, lines: Lines) -> list[tuple[Boot, Supplement]]:
+    """The boots of systemd-analyze outputs pasted in a transcript (:mod:`.transcript`), each with
+    its supplement: one per board. Each boot's lines run from the line after the previous boot's
+    last output (the board's header, its ``uname -r``) to its own last output, the last to the end."""
+    from ..supplements import Supplement
+    from .reader import read_blame, read_time
+    from .transcript import boards, outputs, text_of
+
+    texts = lines.text
+    groups = boards(outputs(texts))
+    out: list[tuple[Boot, Supplement]] = []
+    start = 0
+    for n, group in enumerate(groups):
+        end = group[-1].end if n + 1 < len(groups) else len(texts)
+        parts: dict[str, object] = {}
+        notes: list[str] = []
+        for o in group:
+            value = read_time(text_of(texts, o)) if o.kind == "time" else read_blame(text_of(texts, o))
+            parts[o.kind] = value
+            notes += [f"{o.kind} at line {lines.no(o.echo)}: {w}" for w in value.warnings]
+            if o.cut and o.kind == "blame":
+                notes.append(f"blame at line {lines.no(o.echo)} went through '{o.cut}': its "
+                             f"{o.end - o.start} slowest units, not every unit")
+        sup = Supplement(tuple((o.kind, source) for o in group), parts, tuple(notes))
+        out.append((alone_boot(source, sup, lines.slice(start, end), n), sup))
+        start = end
+    return out
