@@ -11,10 +11,10 @@ hand facts in their MANIFEST.md) and corpus log 21.
 
 from __future__ import annotations
 
-from conftest import extra_log
+from conftest import extra_log, needs_wild, wild_log
 
 from bootlens.core.lines import Lines
-from bootlens.core.model import NS_PER_US, Kind, Milestone
+from bootlens.core.model import NS_PER_MS, NS_PER_US, Kind, Milestone
 from bootlens.parsers.uboot import bootstage_reports
 from bootlens.timeline.analyze import BootAnalysis, analyze_paths
 from bootlens.timeline.boots import split_boots
@@ -114,3 +114,29 @@ def test_a_report_typed_twice_in_one_boot_is_one_boot() -> None:
     lines = Lines(twice, [None] * len(twice), [None] * len(twice))
     assert [start for start, _ in bootstage_reports(lines)] == [0, len(report) + 1]
     assert len(split_boots(lines)) == 1
+
+
+def test_coreboot_boot_states_are_its_own_durations() -> None:
+    """113 (coreboot 2020, then U-Boot): `BS: <state> times (us): entry E run R exit X`, one
+    step per phase that took time, on coreboot's stage (no position on any clock)."""
+    (b,) = boots(extra_log("113"))
+    got = [(e.line_no, e.name, e.duration_ns, e.start) for e in b.boot.events if str(e.name).startswith("coreboot ")]
+    assert len(got) == 19 and all(start is None for *_, start in got)
+    assert (915, "coreboot BS_DEV_RESOURCES run", 2_959_300 * NS_PER_US, None) in got
+    assert [g[1] for g in got if g[0] == 1439] == ["coreboot BS_PAYLOAD_LOAD entry", "coreboot BS_PAYLOAD_LOAD run",
+                                                    "coreboot BS_PAYLOAD_LOAD exit"]
+    assert not [g for g in got if g[0] == 175 and g[1].endswith(("entry", "exit"))]  # their zeros are no steps
+
+
+@needs_wild
+def test_coreboot_exec_and_console_times() -> None:
+    """Corpus 21 (coreboot 24.02, four boots): `BS: BS_DEV_INIT run times (exec / console): 823 /
+    1031 ms` is the phase's whole time, running and printing; a stage's `total (unknown) / 570 ms`
+    only its time printing."""
+    got = boots(wild_log("21"))
+    assert len(got) == 4
+    ev = {e.line_no: (e.name, e.duration_ns) for e in got[0].boot.events if str(e.name).startswith("coreboot ")}
+    assert ev[721] == ("coreboot BS_DEV_INIT run (console 1031 ms)", (823 + 1031) * NS_PER_MS)
+    assert ev[137] == ("coreboot romstage console output", 570 * NS_PER_MS)
+    assert sorted(ev) == [10, 137, 144, 255, 388, 430, 721, 729, 830, 842]
+    assert [e.line_no for e in got[3].boot.events if e.name == "coreboot BS_DEV_INIT run (console 1036 ms)"] == [3211]
