@@ -65,6 +65,11 @@ _GRUB_ENTRY = lazy(r"\s*Booting [`'](.*)'")
 _GRUB_LOAD = lazy(r"\s*Loading (?:Linux \S+|initial ramdisk) \.\.\.")
 _REDBOOT_DELAY = lazy(r"== Executing boot script in ([\d.]+) seconds")
 _REDBOOT_VERSION = lazy(r".*\bversion (\S+)")
+# Not read: the "00:00:28 Overall: ..." stamps of a Microchip switch's stage2-loader (corpus 05,
+# run by RedBoot's kernel as init). They are the wall clock (HH:MM:SS, 1 s resolution), which
+# reads from the epoch because no RTC set it yet: roughly seconds since the kernel started, but no
+# line ties that clock to another one (the kernel prints nothing at loglevel=4, no host times), so
+# placing them would be a guess. Its one precise figure ("read in 11689 ms") is read as a load.
 _SEABIOS_BOOT = lazy(r"Booting from (?:ROM|Hard Disk|Floppy|CD-Rom)\.\.\.")
 _BAREBOX_START = lazy(r"Starting kernel in (?:non-)?secure mode")
 _COREBOOT_JUMP = lazy(r"(?:\[\w+ *\] +)?Jumping to boot code at (\S+)")
