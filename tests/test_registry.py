@@ -5,6 +5,8 @@ entries through entry points, tests build their own; and the parsers' index keyw
 from __future__ import annotations
 
 import importlib
+import json
+import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -247,3 +249,23 @@ def test_rules_run_by_id_and_the_json_keeps_its_order() -> None:
     assert reg.ids() == ["a.rule", "b.rule"] and list(reg) == [A, B] and listed_ids(reg) == ["a.rule", "b.rule"]
     with pytest.raises(ValueError, match="rule 'a.rule' is already registered"):
         reg.register(A)
+
+
+def test_parser_and_rule_order_does_not_depend_on_import_order() -> None:
+    """Issue 28 (class 12c): the built-in parsers' modules imported in reverse, and the rules'
+    ones, in a fresh interpreter, give the order a plain load gives (by name), parser and rule."""
+    code = (
+        "import importlib, json\n"
+        "from bootlens.core.registry import modules_of\n"
+        "for pkg in ('bootlens.parsers', 'bootlens.advise.rules'):\n"
+        "    for m in reversed(modules_of(pkg)):\n"
+        "        importlib.import_module(f'{pkg}.{m}')\n"
+        "from bootlens.parsers import default_registry\n"
+        "from bootlens.advise import default_registry as rules\n"
+        "print(json.dumps([[p.name for p in default_registry()], rules().ids()]))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    parsers, rule_ids = json.loads(out.stdout)
+    assert parsers == [p.name for p in default_registry()] == sorted(parsers)
+    assert len(parsers) >= 8 and parsers.index("firmware") < parsers.index("uboot")
+    assert rule_ids == default_rules().ids() == sorted(rule_ids)

@@ -254,6 +254,7 @@ class Milestone(StrEnum):
 
     FIRMWARE_BANNER = "firmware_banner"
     TPL_START = "tpl_start"
+    VPL_START = "vpl_start"  # U-Boot's VPL (verifying program loader, between TPL and SPL)
     SPL_START = "spl_start"
     UBOOT_START = "uboot_start"
     AUTOBOOT = "autoboot"

@@ -44,14 +44,15 @@ def output_before(lines: Lines, end: int, at_least: int = 1) -> bool:
     return False
 
 # Stage roles a banner opens, and the milestone each one is reported as.
-FIRMWARE, TPL, SPL, BOOTLOADER = "firmware", "tpl", "spl", "bootloader"
-ROLE_MILESTONE = {FIRMWARE: Milestone.FIRMWARE_BANNER, TPL: Milestone.TPL_START, SPL: Milestone.SPL_START,
-                  BOOTLOADER: Milestone.UBOOT_START}
+FIRMWARE, TPL, VPL, SPL, BOOTLOADER = "firmware", "tpl", "vpl", "spl", "bootloader"
+ROLE_MILESTONE = {FIRMWARE: Milestone.FIRMWARE_BANNER, TPL: Milestone.TPL_START, VPL: Milestone.VPL_START,
+                  SPL: Milestone.SPL_START, BOOTLOADER: Milestone.UBOOT_START}
 
 # Where a stage says it ended, when the next stage's start is on another clock or not printed
 # (a Qualcomm SBL1 "SBL1, End" mark, U-Boot bootstage's "end_spl"). Not in model.Milestone:
 # they only bound stages, and are reported as milestones under these names.
 TPL_END = "tpl_end"
+VPL_END = "vpl_end"
 SPL_END = "spl_end"
 FIRMWARE_END = "firmware_end"
 
@@ -90,6 +91,9 @@ BANNERS: tuple[Banner, ...] = (
        r"(?:\[\w+ *\] +)?coreboot-(?P<v>\S+) .*\bbootblock starting"),
     # rank 1: TPL and its equivalents
     _b("U-Boot TPL", TPL, 1, "U-Boot TPL", r"U-Boot TPL (?P<v>\S+)"),
+    # U-Boot's VPL (verified boot: it picks the SPL to run) comes between TPL and SPL; TPL's rank,
+    # so that TPL then VPL is one chain
+    _b("U-Boot VPL", VPL, 1, "U-Boot VPL", r"U-Boot VPL (?P<v>\S+)"),
     # AMD's romstage resets the board itself early on (three starts in a row is one boot)
     _b("coreboot romstage", FIRMWARE, 1, "coreboot-",
        r"(?:\[\w+ *\] +)?coreboot-(?P<v>\S+) .*\bromstage starting", repeat=False),
@@ -115,7 +119,7 @@ BANNERS: tuple[Banner, ...] = (
     _b("SeaBIOS", FIRMWARE, 3, "SeaBIOS (version", r"SeaBIOS \(version (?P<v>[^)]*)\)", repeat=False),
     # rank 4: bootloaders proper
     _b("U-Boot", BOOTLOADER, 4, "U-Boot ",
-       r"U-Boot (?!SPL |TPL )(?P<v>\d{4}\.\d{2}\S*|[^\s(]+(?=" + _DATE + r"))"),
+       r"U-Boot (?!SPL |TPL |VPL )(?P<v>\d{4}\.\d{2}\S*|[^\s(]+(?=" + _DATE + r"))"),
     _b("barebox", BOOTLOADER, 4, "barebox ", r"barebox (?P<v>\d{4}\.\d{2}\.\d+\S*) #\d+"),
     # GRUB 2 says "Welcome" once per start, and heads its menu with its version at each redraw
     _b("GRUB", BOOTLOADER, 4, "Welcome to GRUB", r"Welcome to GRUB!"),

@@ -17,6 +17,12 @@ host times:
 - Rockchip's SPL: ``Total: 249.82 ms`` (its timer at the jump out of SPL);
 - MediaTek's preloader: ``#T#mem_init=435`` (each step's own milliseconds; their sum is how long
   the preloader ran, with no position on any clock);
+- coreboot's boot states (ramstage): ``BS: BS_DEV_INIT run times (exec / console): 823 / 1031 ms``
+  (coreboot 4.12 on: a phase's time spent running and printing, lib/hardwaremain.c) and
+  ``BS: BS_DEV_INIT times (us): entry 15122 run 875144 exit 893`` (before: each phase, printing
+  included); ``BS: romstage times (exec / console): total (unknown) / 570 ms`` gives only the time
+  a stage spent printing. All are durations of coreboot's monotonic timer, with no position on it:
+  read as coreboot's own steps (``Kind.BOOTLOADER``, start None);
 - the Raspberry Pi's VideoCore firmware (start4.elf, ``uart_2ndstage=1``):
   ``MESS:00:00:08.727304:0: Kernel relocated to 0x200000``, its system timer since reset; its
   last stamp before the kernel's first line is the handoff to the kernel;
@@ -63,10 +69,19 @@ _GRUB_ENTRY = lazy(r"\s*Booting [`'](.*)'")
 _GRUB_LOAD = lazy(r"\s*Loading (?:Linux \S+|initial ramdisk) \.\.\.")
 _REDBOOT_DELAY = lazy(r"== Executing boot script in ([\d.]+) seconds")
 _REDBOOT_VERSION = lazy(r".*\bversion (\S+)")
+# Not read: the "00:00:28 Overall: ..." stamps of a Microchip switch's stage2-loader (corpus 05,
+# run by RedBoot's kernel as init). They are the wall clock (HH:MM:SS, 1 s resolution), which
+# reads from the epoch because no RTC set it yet: roughly seconds since the kernel started, but no
+# line ties that clock to another one (the kernel prints nothing at loglevel=4, no host times), so
+# placing them would be a guess. Its one precise figure ("read in 11689 ms") is read as a load.
 _SEABIOS_BOOT = lazy(r"Booting from (?:ROM|Hard Disk|Floppy|CD-Rom)\.\.\.")
 _BAREBOX_START = lazy(r"Starting kernel in (?:non-)?secure mode")
 _COREBOOT_JUMP = lazy(r"(?:\[\w+ *\] +)?Jumping to boot code at (\S+)")
 _OPENSBI_PLATFORM = lazy(r"Platform Name\s*: (.*?)\s*$")
+# coreboot boot-state timings (see the module's docstring); the prefix ("[DEBUG]  ") varies
+_CB_STATE = lazy(r"\s*(?:\[\w+ *\] +)?BS: (\w+) (?:(entry|run|exit) )?times \(exec / console\): "
+                 r"(?:total \(unknown\)|(\d+)) / (\d+) ms\s*$")
+_CB_STATE_US = lazy(r"\s*(?:\[\w+ *\] +)?BS: (\w+) times \(us\): entry (\d+) run (\d+) exit (\d+)\s*$")
 _MESS = lazy(r"MESS:(\d\d):(\d\d):(\d\d)\.(\d{6}):\d+:")
 _RPI_FIRMWARE = lazy(r"Firmware: ([0-9a-f]{40}) (.*?)\s*$")
 _UEFI_CODE = lazy(r"\[(\d{1,5})\.(\d{3})\] \[UEFI\] ([0-9A-Fa-f]{1,8})(?: (\w+))?\s*$")
@@ -74,7 +89,7 @@ _UEFI_CODE = lazy(r"\[(\d{1,5})\.(\d{3})\] \[UEFI\] ([0-9A-Fa-f]{1,8})(?: (\w+))
 _KEYWORDS = NEEDLES + ("SBL1", "PBL, ", " - ", " at:", "booting linux @", "Total: ", "#T#", "BOOT0 is starting",
                        "Jump to second Boot", "automatically in", "Booting ", "Loading ", "Executing boot script",
                        "RedBoot> exec", "Starting kernel in", "Jumping to boot code", "Platform Name", "MESS:",
-                       "Firmware: ", "] [UEFI] ")
+                       "Firmware: ", "] [UEFI] ", "BS: ")
 _SNIFF = ("SBL1", "booting linux @", "Jumping to kernel at", "#T#", "Jumping to boot code", "MESS:", "] [UEFI] ")
 _Select = Callable[..., list[int]]
 
@@ -167,6 +182,33 @@ class FirmwareParser(Parser):
         FirmwareParser._bracketed(lines, sel, names, events, facts)
         FirmwareParser._videocore(lines, sel, names, events, facts)
         FirmwareParser._uefi_codes(lines, sel, events, facts)
+        FirmwareParser._coreboot_states(lines, sel, events, tally)
+
+    @staticmethod
+    def _coreboot_states(lines: Lines, sel: _Select, events: list[Event], tally: Tally) -> None:
+        """coreboot's own durations of its boot states (one event per phase it printed, named
+        ``coreboot BS_DEV_INIT run``) and the time each stage spent printing to its console."""
+        texts = lines.text
+        for i in sel("BS: "):
+            t, no = texts[i], lines.no(i)
+            if (m := _CB_STATE.match(t)) is not None:
+                console = tally.ns(m[4], NS_PER_MS, field="coreboot time", line_no=no)
+                if console is None:
+                    continue
+                if m[3] is None:  # a stage's summary: only its console time is known
+                    events.append(Event(Kind.BOOTLOADER, f"coreboot {m[1]} console output", None, console, no))
+                    continue
+                run = tally.ns(m[3], NS_PER_MS, field="coreboot time", line_no=no)
+                if run is not None and in_range(run + console):
+                    # the phase's whole time: running plus printing (what a console at this log
+                    # level costs is the second figure)
+                    events.append(Event(Kind.BOOTLOADER, f"coreboot {m[1]} {m[2] or 'run'} (console {m[4]} ms)",
+                                        None, run + console, no))
+            elif (m := _CB_STATE_US.match(t)) is not None:
+                for phase, us in zip(("entry", "run", "exit"), m.groups()[1:]):
+                    d = tally.ns(us, NS_PER_US, field="coreboot time", line_no=no)
+                    if d:  # coreboot prints the zeros too; a phase that took no time is no step
+                        events.append(Event(Kind.BOOTLOADER, f"coreboot {m[1]} {phase}", None, d, no))
 
     @staticmethod
     def _sbl(lines: Lines, sel: _Select, events: list[Event], tally: Tally) -> None:

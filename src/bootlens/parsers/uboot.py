@@ -31,7 +31,7 @@ from ..core.model import (
     Stamp,
 )
 from . import REGISTRY
-from .banners import BOOTLOADER, ROLE_MILESTONE, SPL, SPL_END, TPL, TPL_END, banner_of, version
+from .banners import BOOTLOADER, ROLE_MILESTONE, SPL, SPL_END, TPL, TPL_END, VPL, VPL_END, banner_of, version
 from .base import Parser
 from ..core.options import ParseOptions
 
@@ -74,15 +74,19 @@ _STARTING = lazy(r"Starting kernel \.\.\.")
 # chain-loaded from U-Boot), not the kernel: it ends nothing the stages measure.
 _APPLICATION = lazy(r"## Starting (?:EFI )?application at (\S+)")
 _EFI_STUB = lazy(r"EFI stub: (.*)")
+BOOTSTAGE_HEAD = "Timer summary in microseconds"
 _BOOTSTAGE_HEAD = lazy(r"Timer summary in microseconds \((\d+) records?\)")
-_BOOTSTAGE_ROW = lazy(r"\s*([\d,]+)\s+([\d,]+)\s+(\S.*?)\s*$")
+# mark, elapsed, stage name: a record whose name did not survive (TPL's records stashed for
+# U-Boot proper on a vboot Chromebook print "      0          0") has the two numbers only
+_BOOTSTAGE_ROW = lazy(r"\s*([\d,]+)\s+([\d,]+)(?:\s+(\S.*?))?\s*$")
+UNNAMED_RECORD = "(unnamed)"
 _ACCUM_ROW = lazy(r"\s+([\d,]+)\s+(\S.*?)\s*$")
 
 _KEYWORDS = ("U-Boot", "autoboot", "bytes read in", "Starting kernel", "EFI stub:", "Timer summary",
              "Verifying", "Autobooting")
 # bootstage mark names (common/spl/spl.c, common/board_f.c, boot/bootm.c) that bound stages
-BOOTSTAGE_MILESTONES = {"tpl": Milestone.TPL_START, "end tpl": TPL_END, "spl": Milestone.SPL_START,
-                        "end spl": SPL_END, "board init f": Milestone.UBOOT_START,
+BOOTSTAGE_MILESTONES = {"tpl": Milestone.TPL_START, "end tpl": TPL_END, "vpl": Milestone.VPL_START,
+                        "end vpl": VPL_END, "spl": Milestone.SPL_START, "end spl": SPL_END, "board init f": Milestone.UBOOT_START,
                         "start kernel": Milestone.STARTING_KERNEL}
 
 
@@ -260,7 +264,7 @@ class UBootParser(Parser):
             if v:
                 facts.append(Fact("uboot_version", v, no))
                 facts.append(Fact("bootloader_version", v, no))
-        elif b.role in (SPL, TPL):
+        elif b.role in (SPL, VPL, TPL):
             facts.append(Fact(b.role, b.name, no))
             if v:
                 facts.append(Fact(f"{b.role}_version", v, no))
@@ -277,7 +281,7 @@ class UBootParser(Parser):
         head_no = lines.no(i)
         i += 1
         n = len(lines)
-        rows = 0
+        rows = unnamed = 0
         kern, texts = lines.kernel, lines.text
         while i < n and kern[i] is None:
             t = texts[i]
@@ -295,12 +299,15 @@ class UBootParser(Parser):
             if mark is None or elapsed is None:
                 i += 1
                 continue
+            # a row without a name is kept (its times are read all the same), never the report dropped
+            name = m[3] or UNNAMED_RECORD
+            unnamed += m[3] is None
             events.append(
-                Event(Kind.BOOTSTAGE, m[3], Stamp(Clock.BOOTLOADER, mark - elapsed), elapsed, lines.no(i))
+                Event(Kind.BOOTSTAGE, name, Stamp(Clock.BOOTLOADER, mark - elapsed), elapsed, lines.no(i))
             )
             # stage boundaries on U-Boot's timer (microseconds since reset): they measure
-            # TPL, SPL and U-Boot from reset even on a console without host times
-            ms = BOOTSTAGE_MILESTONES.get(m[3].lower().replace("_", " "))
+            # TPL, VPL, SPL and U-Boot from reset even on a console without host times
+            ms = BOOTSTAGE_MILESTONES.get(name.lower().replace("_", " "))
             if ms is not None:
                 events.append(Event(Kind.MILESTONE, ms, Stamp(Clock.BOOTLOADER, mark), None, lines.no(i)))
             rows += 1
@@ -314,11 +321,42 @@ class UBootParser(Parser):
                 if us and tally.ns(us, NS_PER_US, field="bootstage time", line_no=lines.no(i)) is not None:
                     facts.append(Fact(f"bootstage_accumulated:{m[2]}", us, lines.no(i)))
                 i += 1
+        if unnamed:
+            warnings.append(f"bootstage report at line {head_no}: {unnamed} of its {rows} rows have no stage name "
+                            f"(kept as '{UNNAMED_RECORD}')")
         if rows == 0:
             shown = to_int(records, INT_MAX)
             warnings.append(f"bootstage report at line {head_no} ({'?' if shown is None else shown} records) "
                             "has no readable rows")
         return i
+
+
+def bootstage_reports(lines: Lines) -> list[tuple[int, tuple[str, ...]]]:
+    """Where each bootstage report starts and what its first records say, in line order.
+
+    A report is one boot's record (its marks count from that boot's reset), so a capture of several
+    (``bootstage report`` typed after each of several boots) holds several boots
+    (:func:`bootlens.timeline.boots.split_boots`). The start is the report's head, or the command
+    line typed for it just before; the records are the first two after reset, as printed: a report
+    typed twice in one boot repeats them, another boot's differs."""
+    out: list[tuple[int, tuple[str, ...]]] = []
+    texts, kern = lines.text, lines.kernel
+    n = len(lines)
+    for i in lines.grep(BOOTSTAGE_HEAD):
+        if kern[i] is not None or _BOOTSTAGE_HEAD.search(texts[i]) is None:
+            continue
+        records: list[str] = []
+        for j in range(i + 1, min(n, i + 5)):
+            m = _BOOTSTAGE_ROW.match(texts[j])
+            if m is not None and m[1] != "0":
+                records.append(" ".join(texts[j].split()))
+            elif m is None and "Mark" not in texts[j]:
+                break
+        start = i
+        if i > 0 and texts[i - 1].rstrip().endswith("bootstage report"):
+            start = i - 1
+        out.append((start, tuple(records[:2])))
+    return out
 
 
 def _human(n: int) -> str:

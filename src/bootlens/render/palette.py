@@ -47,6 +47,7 @@ LINE = "#e3e6ea"
 STAGES: tuple[Swatch, ...] = (
     Swatch("stage-firmware", "firmware / ROM", ("#9d7660",)),
     Swatch("stage-tpl", "TPL", ("#d7b5a6",)),
+    Swatch("stage-vpl", "VPL", ("#d9aeb8",)),
     Swatch("stage-spl", "SPL", ("#d4a6c8",)),
     Swatch("stage-bootloader", "bootloader", ("#b07aa1",)),
     Swatch("stage-from_reset", "power-on to a later point (not split)", ("#79706e",)),

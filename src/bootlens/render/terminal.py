@@ -36,8 +36,8 @@ if TYPE_CHECKING:
     from .fit import Cell
 
 _ORIGIN = {"first_byte": "first byte received", "power_on": "power-on", "kernel_start": "kernel clock start"}
-_KEY_MILESTONES = ("firmware_banner", "tpl_start", "spl_start", "uboot_start", "starting_kernel", "efi_stub",
-                   "kernel_start", "console_enabled", "root_mounted", "initmem_freed", "no_initial_console",
+_KEY_MILESTONES = ("firmware_banner", "tpl_start", "vpl_start", "spl_start", "uboot_start", "starting_kernel",
+                   "efi_stub", "kernel_start", "console_enabled", "root_mounted", "initmem_freed", "no_initial_console",
                    "run_init", "userspace_first", "systemd_start", "startup_finished", "login_prompt",
                    "kernel_panic", "power_on")
 

@@ -115,8 +115,8 @@ _USERSPACE_SEEN = (Milestone.RUN_INIT, Milestone.INITMEM_FREED, Milestone.NO_INI
 _KERNEL_SEEN = frozenset({Milestone.KERNEL_START, Milestone.CALIBRATE_DELAY, Milestone.CONSOLE_ENABLED,
                           Milestone.ROOT_MOUNTED, Milestone.INITMEM_FREED, Milestone.RUN_INIT, Milestone.KERNEL_PANIC,
                           Milestone.NO_INITIAL_CONSOLE})
-_BOOTLOADER_SEEN = (Milestone.FIRMWARE_BANNER, Milestone.TPL_START, Milestone.SPL_START, Milestone.UBOOT_START,
-                    Milestone.STARTING_KERNEL)
+_BOOTLOADER_SEEN = (Milestone.FIRMWARE_BANNER, Milestone.TPL_START, Milestone.VPL_START, Milestone.SPL_START,
+                    Milestone.UBOOT_START, Milestone.STARTING_KERNEL)
 
 
 def _partial(boot: Boot, names: set[str]) -> list[str]:

@@ -6,8 +6,10 @@ banner (:mod:`bootlens.parsers.banners`: boot ROM, DDR blob, TPL, SPL, firmware,
 an earlier stage than something the current boot already ran, or of the same stage again (a
 second U-Boot banner); ``Booting Linux``/``Linux version`` once the kernel was seen; or the
 printk clock going back by more than :data:`BACKWARDS_SPLIT_NS` and staying back (a reset with
-the start of the console lost). Only printk stamps take part: a bootloader's own stamps are on
-another clock, and one line printed out of order by another CPU is no reset.
+the start of the console lost); or a second U-Boot bootstage report that is not the first typed
+again (each is one boot's record, its marks counted from that boot's reset). Only printk stamps
+take part: a bootloader's own stamps are on another clock, and one line printed out of order by
+another CPU is no reset.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from ..core.model import BLOCK_KINDS, NS_PER_MS, Boot, Event, Events, EventSeq, 
 from ..parsers import Registry, default_registry
 from ..core.options import ParseOptions
 from ..parsers.banners import HANDOVERS, RANK_KERNEL, find_banners
+from ..parsers.uboot import bootstage_reports
 
 BACKWARDS_SPLIT_NS = 500 * NS_PER_MS
 # The kernel's first words: where a boot starts once the kernel was seen. Indexed while framing.
@@ -58,13 +61,15 @@ def split_boots(lines: Lines) -> list[tuple[Lines, str, int]]:
                and texts[i].rstrip().endswith("--")} if lines.journal else set()
     banners = {i: b for i, b, _ in find_banners(lines)}
     back = {i: j for i, j in steps_back(kern)}
+    reports = dict(bootstage_reports(lines))
     cuts: list[tuple[int, str]] = [(0, "start of input")]
     top = -1  # the latest stage of the chain the current boot has run (banner rank)
     seen_kernel = seen_version = False
     ran: dict[str, int] = {}  # the programs (banner names) the current boot has run: where each last started
     handed = -1  # the current boot's last hand-over line
     backwards = [0]
-    for i in sorted(set(kernel_starts) | banners.keys() | back.keys() | handovers | reboots):
+    report: tuple[str, ...] | None = None  # the current boot's bootstage report (its first records)
+    for i in sorted(set(kernel_starts) | banners.keys() | back.keys() | handovers | reboots | reports.keys()):
         t = texts[i]
         k = kern[i]
         last_cut = cuts[-1][0]
@@ -73,7 +78,16 @@ def split_boots(lines: Lines) -> list[tuple[Lines, str, int]]:
             if i > last_cut:
                 cuts.append((i, f"journal: {t.strip()}"))
                 backwards.append(0)
-            top, seen_kernel, seen_version, ran, handed = -1, False, False, {}, -1
+            top, seen_kernel, seen_version, ran, handed, report = -1, False, False, {}, -1, None
+            continue
+        if i in reports:
+            # reports typed at the prompt after each of several boots (a mailing-list comparison,
+            # a lab's log of resets with no banner between them): one boot each
+            if report is not None and reports[i] != report and i > last_cut:
+                cuts.append((i, "new bootstage report (marks from another reset)"))
+                backwards.append(0)
+                top, seen_kernel, seen_version, ran, handed = -1, False, False, {}, -1
+            report = reports[i]
             continue
         if i in handovers and i not in banners and i not in back:
             if t.startswith(HANDOVERS):
@@ -112,7 +126,7 @@ def split_boots(lines: Lines) -> list[tuple[Lines, str, int]]:
             top = -1
             seen_kernel = t.startswith(("Booting Linux", "Linux version "))
             seen_version = t.startswith("Linux version ")
-            ran, handed = {}, -1
+            ran, handed, report = {}, -1, None
         if rank is not None:
             top = max(top, rank)
         if b is not None:

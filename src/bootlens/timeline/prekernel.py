@@ -1,4 +1,4 @@
-"""The stages before the kernel: firmware / ROM, TPL, SPL, bootloader, kernel load.
+"""The stages before the kernel: firmware / ROM, TPL, VPL, SPL, bootloader, kernel load.
 
 Each boundary is a milestone. A milestone can be seen more than once: its banner line (with a
 host time, or none on a plain console) and a bootloader-clock mark (U-Boot's bootstage report,
@@ -28,6 +28,8 @@ from ..parsers.banners import (
     STAGE_TOTAL,
     TPL,
     TPL_END,
+    VPL,
+    VPL_END,
     Banner,
     find_banners,
     output_before,
@@ -109,7 +111,7 @@ def _label(base: str, names: Sequence[str]) -> str:
 
 
 def prekernel_stages(boot: Boot, al: Alignment, power: Point | None, k0: Point | None) -> list[Stage]:
-    """The firmware, TPL, SPL, bootloader and kernel-load stages of one boot."""
+    """The firmware, TPL, VPL, SPL, bootloader and kernel-load stages of one boot."""
     seen: dict[str, list[Event]] = {}
     totals: dict[str, Event] = {}
     bl_clock = False
@@ -131,6 +133,7 @@ def prekernel_stages(boot: Boot, al: Alignment, power: Point | None, k0: Point |
 
     fw, tpl, spl, uboot = (pick(Milestone.FIRMWARE_BANNER), pick(Milestone.TPL_START), pick(Milestone.SPL_START),
                            pick(Milestone.UBOOT_START))
+    vpl, vpl_end = pick(Milestone.VPL_START), pick(VPL_END)
     tpl_end, spl_end, fw_end = pick(TPL_END), pick(SPL_END), pick(FIRMWARE_END)
     starting = pick(Milestone.STARTING_KERNEL) or pick(Milestone.EFI_STUB)
     kernel = _End(k0, None) if k0 is not None else None
@@ -149,12 +152,15 @@ def prekernel_stages(boot: Boot, al: Alignment, power: Point | None, k0: Point |
     stages: list[Stage] = []
 
     # each stage ends where the next one starts, or where it says it ended
-    fw_stop = _first(tpl, spl, uboot, starting if fw is not None else None, fw_end)
+    fw_stop = _first(tpl, vpl, spl, uboot, starting if fw is not None else None, fw_end)
     stages.append(_own_total(_span("firmware", _label("firmware / ROM", _names(chain, (FIRMWARE,), 0, first_stage)),
                                    on, [fw_stop]), totals.get(FIRMWARE)))
     if tpl is not None:
         stages.append(_span("tpl", _label("TPL", _names(chain, (TPL,))), tpl,
-                            [tpl_end, _first(spl, uboot, starting)]))
+                            [tpl_end, _first(vpl, spl, uboot, starting)]))
+    if vpl is not None:  # U-Boot's VPL, run after TPL on verified-boot builds, picks the SPL
+        stages.append(_span("vpl", _label("VPL", _names(chain, (VPL,))), vpl,
+                            [vpl_end, _first(spl, uboot, starting)]))
     if spl is not None or SPL in totals:
         # what ran between the SPL's banner and the bootloader's (TF-A BL31, OpenSBI)
         names = _names(chain, (SPL,)) + _names(chain, (FIRMWARE,), _first_line(Milestone.SPL_START) or 0,
@@ -178,14 +184,21 @@ def prekernel_stages(boot: Boot, al: Alignment, power: Point | None, k0: Point |
     if on is not None and on.bl_ns is not None and stages[0].status != MEASURED:
         # The bootloader clock gives the end of a run of stages but not their starts: the run
         # from power-on is measured as a whole.
-        for end, what in ((starting, "kernel handoff"), (uboot, "bootloader start"), (spl_end, "end of SPL"),
-                          (tpl_end, "end of TPL")):
+        # where a later stage is measured on that clock (a vboot report whose TPL rows have no
+        # name, but VPL's have), the run ends at its start, so that the two do not overlap
+        measured = {st.name for st in stages if st.status == MEASURED}
+        later = next(((end, what) for end, name, what in ((tpl, "tpl", "TPL start"), (vpl, "vpl", "VPL start"),
+                                                           (spl, "spl", "SPL start"))
+                      if name in measured and end is not None and end.bl_ns is not None), None)
+        for end, what in ((later,) if later is not None else ()) + (
+                (starting, "kernel handoff"), (uboot, "bootloader start"), (spl_end, "end of SPL"),
+                (tpl_end, "end of TPL")):
             if end is not None and end.bl_ns is not None:
                 st = _span("from_reset", f"power-on to {what} (not split further)", on, [end])
                 if st.status == MEASURED:
                     stages.append(st)
                 break
-    early = ("firmware", "tpl", "spl", "bootloader", "kernel_load", "from_reset")
+    early = ("firmware", "tpl", "vpl", "spl", "bootloader", "kernel_load", "from_reset")
     if power is not None and k0 is not None and not any(st.status == MEASURED for st in stages
                                                         if st.name in early):
         # Nothing printed between power-on and the kernel (e.g. a BIOS silent on the serial
