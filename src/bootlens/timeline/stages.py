@@ -289,7 +289,8 @@ def compute_stages(boot: Boot, al: Alignment, times: Sequence[int | None] | None
     stages = [st._replace(evidence=evidence(st.duration_ns, st.start, st.end, ticks)) if st.status == MEASURED else st
               for st in stages]
     from_pt = power if origin == "power-on" else (
-        Point(0, boot.first_line, "first byte", clock=Clock.HOST) if origin == "first byte" else k0)
+        Point(0, boot.first_line, "first byte", clock=Clock.HOST) if origin == "first byte" else
+        k0 or Point(start, None, "kernel clock start", clock=Clock.KERNEL))  # no kernel line: the axis's 0
     to_pt = {READY: ready, "startup finished": finished, "login prompt": login}.get(total.end_name)
     total = total._replace(evidence=evidence(total.duration_ns, from_pt, to_pt, ticks))
     return tuple(stages), total
