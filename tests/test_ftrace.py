@@ -313,3 +313,19 @@ def test_chunk_edges(tmp_path: Path) -> None:
     tr = read_trace(str(p))
     assert rows(p) == want and tr.lines == 14
     assert any(w.startswith("1 function_graph lines not understood (the first at line 1)") for w in tr.warnings)
+
+
+def test_graph_initcalls_returned_without_a_value(tmp_path: Path) -> None:
+    """A function_graph trace shows that an initcall returned, not what it returned: the report
+    says "returned", never "returned None" (issue 28); initcall_debug's value stays."""
+    tr = read_trace(str(GOLD / "qemu-arm64-pm-head.txt"))
+    assert [e.detail for e in tr.events] == [InitcallDetail(None, None, None, True)] * 3
+    assert tr.events[0].detail.outcome == "returned"
+    assert InitcallDetail(1, None, -19, True).outcome == "returned -19"
+    assert InitcallDetail(1, None, None, False).outcome == "never returned"
+    for fmt in ("html", "svg"):
+        out = tmp_path / f"r.{fmt}"
+        r = _cli("report", "--format", fmt, "-o", str(out), str(GOLD / "qemu-arm64-pm-head.txt"))
+        assert r.returncode == 0, r.stderr
+        page = out.read_text()
+        assert "returned None" not in page and "cgroup_bpf_wq_init" in page

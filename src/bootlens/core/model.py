@@ -293,8 +293,16 @@ class InitcallDetail(NamedTuple):
 
     pid: int | None  # the thread that ran it (1 for the main init thread; others are async)
     module: str | None  # "[sd_mod]" for module init functions
-    ret: int | None  # return value; None when it never returned before the log ended
+    ret: int | None  # return value; None when it never returned before the log ended, or when the
+    # source shows no return value (a function_graph trace: returned True, ret None)
     returned: bool
+
+    @property
+    def outcome(self) -> str:
+        """How it ended, as the report says it: "returned 0", "returned" (no value shown), "never returned"."""
+        if not self.returned:
+            return "never returned"
+        return "returned" if self.ret is None else f"returned {self.ret}"
 
 
 class ProbeDetail(NamedTuple):

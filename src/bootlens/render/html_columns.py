@@ -85,8 +85,7 @@ def _detail_texts(dets: list[Any], names: list[str]) -> list[str]:
 def _detail(d: Any, name: str) -> str:
     """The tooltip text of an event's detail ``d`` (``name``: the event's name)."""
     if isinstance(d, InitcallDetail):
-        parts = [f"pid {d.pid}" if d.pid is not None else "", d.module or "",
-                 f"returned {d.ret}" if d.returned else "never returned"]
+        parts = [f"pid {d.pid}" if d.pid is not None else "", d.module or "", d.outcome]
         return ", ".join(p for p in parts if p)
     if isinstance(d, ProbeDetail):
         return f"device {d.device}" + (f", driver {d.driver}" if d.driver else "") + f", returned {d.ret}"

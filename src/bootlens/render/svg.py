@@ -199,7 +199,7 @@ def _event_rows(b: BootAnalysis, view_end: int
             info = ""
             if isinstance(d, InitcallDetail):
                 info = ", ".join(p for p in (f"pid {d.pid}" if d.pid is not None else "", d.module or "",
-                                             f"returned {d.ret}" if d.returned else "never returned") if p)
+                                             d.outcome) if p)
             # neighbours alternate between two shades; initcalls off the main thread in another hue
             fill = (INITCALL if pid in (None, 1) else INITCALL_ASYNC)[len(row.bars) % 2]
             row.bars.append(_event_bar(e, t, fill, "initcall", info, view_end))

@@ -91,6 +91,11 @@ def align(boot: Boot, host_origin: str = "first_byte") -> Alignment:
     """Work out the axis of a boot. ``host_origin`` says what host t=0 of the input is."""
     lines = boot.lines
     if not lines.has_host_time():  # C-speed count; the scan below would walk every line
+        if not len(lines) and boot.events and all(e.start is None or e.start.clock is Clock.HOST for e in boot.events):
+            # a side file alone whose times are its own (an strace's: 0 = its first line); the
+            # kernel's clock is not in it
+            return Alignment(Clock.HOST, "first_byte", (Anchor(Clock.HOST, 0, None, "the input's first line"),),
+                             offsets={Clock.HOST: 0})
         return _kernel_axis(boot)
     fi = next(i for i, h in enumerate(lines.host) if h is not None)
 

@@ -6,9 +6,9 @@ run was captured with, so a later ``report`` or ``compare`` measures to the same
 
 Some inputs are told apart by their content (:func:`bootlens.sources.kinds.classify`): a
 boot-data file (grab-boot-data.sh) is a group of its own, its kernel log analysed with line
-numbers pointing into the file; systemd-analyze outputs and a folder of them add to the boot of
-the other inputs instead of being one (see :mod:`bootlens.sources.supplements`); a bootchart archive
-adds to that boot too, or, given without a log, is a boot of its own.
+numbers pointing into the file; side files (systemd-analyze outputs and a folder of them, a
+bootchart, an ftrace buffer, an strace) add to the boot of the other inputs instead of being one
+(see :mod:`bootlens.sources.supplements`), or, given without a log, make a boot of their own.
 """
 
 from __future__ import annotations
@@ -117,11 +117,11 @@ def analyze_inputs(inputs: Sequence[str], options: ParseOptions | None = None, t
     if not logs:
         if len(extra) == 1 and (alone := _alone(extra[0][0])) is not None:  # a bootchart or a trace alone
             return [_alone_group(extra[0][1], alone, top)]
-        if (made := _made_of(extra)) is not None:  # systemd-analyze outputs alone: systemd's own figures
+        if (made := _made_of(extra)) is not None:  # systemd-analyze outputs, or a trace, alone
             return [_made_group(extra, made, top, side)]
         what = ", ".join(printable(n) for _, n in extra)
-        raise InputError(what, "systemd-analyze outputs and bootcharts add to a boot: give the boot's log "
-                         "(a console log, a recording, a journal) with them")
+        raise InputError(what, "side files of several formats add to a boot: give the boot's log "
+                         "(a console log, a recording, a journal) with them, or each file alone")
     sup = None
     if extra:
         from ..sources.supplements import read_supplements
@@ -155,7 +155,7 @@ def _alone(kind: str) -> Any:
 
 def _made_of(extra: Sequence[tuple[str, str]]) -> Any:
     """When every side file is of one format that makes a boot of its parts (attach.py
-    ``alone_boot``: systemd-analyze's outputs), that hook; else None."""
+    ``alone_boot``: systemd-analyze's outputs, the files of an strace), that hook; else None."""
     from ..sources.base import format_of, hooks
 
     fmts = {format_of(kind) for kind, _ in extra}
@@ -167,12 +167,14 @@ def _made_of(extra: Sequence[tuple[str, str]]) -> Any:
 
 def _made_group(extra: Sequence[tuple[str, str]], made: Any, top: int, side: Mapping[str, object] | None) -> Group:
     """Side files that make a boot of their own parts, analysed as one boot."""
+    from ..sources.base import format_of
     from ..sources.supplements import read_supplements
 
     sup = read_supplements(extra, side)
     name = ", ".join(printable(n) for _, n in extra)
     b = analyze_side_boot(made(name, sup), top, sup)
-    return Group(name, Analysis((InputStats(name, 0, 0, "systemd-analyze"),), (b,)), False)
+    framing = format_of(extra[0][0]).name.replace("_", "-")  # "systemd-analyze", "strace"
+    return Group(name, Analysis((InputStats(name, 0, 0, framing),), (b,)), False)
 
 
 def _alone_group(name: str, alone: Any, top: int) -> Group:

@@ -26,6 +26,11 @@ impl Stat {
             self.total = self.total.saturating_add(d);
             self.max = self.max.max(d);
         }
+        // a call's self time (its duration less its callees' durations) counts at 0 when negative:
+        // an interrupt entry printed at the caller's indent (irq_enter_rcu, do_interrupt_handler
+        // as siblings of the call it interrupted) or the tracer's rounding can make the callees
+        // sum to more than the call. So a function's self is the sum of its calls' clamped self
+        // times, which can exceed its total less its callees' totals (docs/ftrace.md)
         if let Some(s) = self_ns {
             self.self_ns = self.self_ns.saturating_add(s.max(0));
         }

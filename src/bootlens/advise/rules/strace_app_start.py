@@ -20,7 +20,7 @@ from .. import REGISTRY
 from ..base import Change, ChangeKind, Confidence, Context, Evidence, Finding, Rule
 from ..evidence import evidence, secs
 
-MIN_LOOKUPS = 3  # fewer failed lookups than this is a normal search (ld.so.preload, one hwcap dir)
+MIN_LOOKUPS = 3  # fewer failed lookups than this is a normal search (one hwcap dir)
 MIN_LOADER_NS = 5 * NS_PER_MS  # below this the loader is not worth a relink
 TRACED = "times measured under strace, which stops the program at every call: the untraced saving is smaller"
 STATIC_TRADEOFF = ("a static binary carries its own copy of the libraries (larger, and a library fix needs a "

@@ -80,6 +80,13 @@ def strace_lines(summary: Summary, offsets: Mapping[Clock, int], width: int = 80
     t0 = axis_start(summary, offsets)
     if pl is None:
         out.append("  not placed on the boot: no output line of the trace is on the console")
+    elif pl.how == "trace":  # given without a console log (summary.trace_boot)
+        out.append("  given without a console log: times from the trace's first line")
+        writes = [(w[0], w[1], w[2], p) for p in summary.processes for w in p.outputs[:1]]
+        if writes and summary.first_ns is not None:
+            at, said, ln, by = min(writes, key=lambda w: w[0])
+            out.append(clip(f"  first terminal write at +{duration(at - summary.first_ns, {'s': 3})}: "
+                            f"{clip(said.split(chr(10), 1)[0], 24)!r} ({by.pid} {by.program}, line {ln})", width))
     elif pl.marker is None:
         out.append(clip(f"  placed by the wall clock: recording started {pl.started_wall}", width))
         out.append("  (no line in both: the board's clock is taken to be right, unchecked)")
@@ -92,7 +99,7 @@ def strace_lines(summary: Summary, offsets: Mapping[Clock, int], width: int = 80
             e = pl.clock_error_ns
             out.append(clip(f"  board clock - host clock: {'+' if e >= 0 else ''}{_ms(e)} (by the wall clock "
                             f"{_ms(abs(e))} {'later' if e >= 0 else 'earlier'})", width))
-    if t0 is not None:
+    if t0 is not None and (pl is None or pl.how != "trace"):
         out.append(f"  trace starts at {duration(t0, {'s': 3})} on the boot's axis")
     head = f"  {'pid program':<34}{'start':>8}{'life':>10}{'exec→out':>10}{'loader':>10}{'exit':>6}"
     out.append(head[:width])

@@ -64,6 +64,12 @@ class Graph:
     :data:`PER_INITCALL`). ``tree``: the
     bounded call tree (node 0 the root, ``parent`` -1), nodes under 0.05 % of the root's time and
     past depth 24 folded into their ancestors, so its size does not grow with the trace.
+
+    Self times (``self_ns``, ``group_self_ns``) are sums over calls of each call's duration less
+    its callees' durations, a call's clamped at 0 when its callees sum to more (an interrupt entry
+    printed at the caller's indent, the tracer's rounding): computed in the native scan
+    (``native/src/parse/ftrace/graph.rs``, ``Stat::add``); ``tree_self_ns`` is a node's total less
+    its children's, clamped at 0 (``native/src/parse/ftrace/mod.rs``). docs/ftrace.md says so.
     """
 
     names: tuple[str, ...]

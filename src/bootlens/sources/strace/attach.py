@@ -1,6 +1,7 @@
 """How an strace (or ltrace) joins a boot: every file given read as one trace (``strace -ff``
 writes one per process), placed on the console through a line both show (or the wall clock),
-then its processes added as events (:func:`bootlens.sources.strace.summary.attach`)."""
+then its processes added as events (:func:`bootlens.sources.strace.summary.attach`). Given
+without a log, the trace is a boot of its own (:func:`alone_boot`)."""
 
 from __future__ import annotations
 
@@ -27,3 +28,12 @@ def place(boot: Boot, sup: Supplement) -> tuple[Boot, Supplement]:
     from .summary import attach
 
     return attach(boot, sup)
+
+
+def alone_boot(source: str, sup: Supplement) -> Boot:
+    """A trace given without a console log: a boot of its processes on the trace's own clock, t=0
+    at its first line (:func:`bootlens.sources.strace.summary.attach` places them so); the strace
+    section says when each process first wrote to a terminal."""
+    from .summary import trace_boot
+
+    return trace_boot(source, sup.strace)

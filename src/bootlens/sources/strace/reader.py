@@ -13,6 +13,7 @@ Forms read (strace 4.x to 6.x, ltrace 0.7):
 - ``--- SIGCHLD {si_signo=...} ---`` (ltrace: ``--- SIGCHLD (Child exited) ---``, and
   ``--- Called exec() ---``; its ``execve(... <no return ...>``),
   ``+++ exited with 0 +++`` (ltrace: ``+++ exited (status 0) +++``), ``+++ killed by SIGKILL +++``;
+- ltrace's caller before a call's name (``-e``/``-x``: ``sh->printf(``), dropped;
 - results ``= 3``, ``= -1 ENOENT (No such file or directory)``, ``= ?``, ``= 0x55f6...``,
   ``-y``/``-yy`` paths after fds (``= 3</dev/console>``, ``write(1</dev/console>, ...)``).
 
@@ -36,10 +37,14 @@ _PREFIX = re.compile(
 _SIGNAL = re.compile(r"^--- (?P<sig>SIG\w+|\w+) (?P<info>[{(].*[})]) ---$")
 _EXITED = re.compile(r"^\+\+\+ exited (?:with (?P<a>-?\d+)|\(status (?P<b>-?\d+)\)) \+\+\+$")
 _KILLED = re.compile(r"^\+\+\+ killed by (?P<sig>SIG\w+)(?: \(core dumped\))? \+\+\+$")
-_UNFINISHED = re.compile(r"^(?P<name>[\w@.$]+)\((?P<args>.*)<unfinished \.\.\.>$")
-_NORETURN = re.compile(r"^(?P<name>[\w@.$]+)\((?P<args>.*)<no return \.\.\.>$")  # ltrace: execve, _exit
+# ltrace -e/-x name a call with the object that made it: "sh->printf(", "libc.so.6->fopen(" (the
+# caller is dropped: the call is the same whoever made it)
+_CALLER = r"(?:[\w.+-]+->)?"
+_UNFINISHED = re.compile(r"^" + _CALLER + r"(?P<name>[\w@.$]+)\((?P<args>.*)<unfinished \.\.\.>$")
+_NORETURN = re.compile(r"^" + _CALLER + r"(?P<name>[\w@.$]+)\((?P<args>.*)<no return \.\.\.>$")  # ltrace: execve
 _RESUMED = re.compile(r"^<\.\.\. (?P<name>[\w@.$]+) resumed>\s?(?P<rest>.*)$")
-_CALL = re.compile(r"^(?P<name>[\w@.$]+)\((?P<args>.*)$")
+_CALL = re.compile(r"^" + _CALLER + r"(?P<name>[\w@.$]+)\((?P<args>.*)$")
+_CALLED_BY = re.compile(r"^[\w.+-]+->[\w@.$]+\(")  # only ltrace writes the caller
 # the result at the end of a finished call: ") = ret [ERRNO] [(text)] [<dur>]"
 _RESULT = re.compile(
     r"\s*=\s+(?P<ret>\?|<void>|-?\d+|0x[0-9a-f]+|[\w-]+|\"(?:[^\"\\\\]|\\\\.)*\"(?:\.\.\.)?)(?P<path><(?:[^<>]|<[^<>]*>)*>)?"
@@ -233,6 +238,8 @@ class _Reader:
         if body.startswith(_NOISE):  # "strace: Process 27369 attached", "ltrace: ..."
             return
         t = self.stamp(m.group("hms"), m.group("secs"))
+        if "->" in body and _CALLED_BY.match(body):
+            self.ltrace = True
         if body == "--- Called exec() ---":  # ltrace: the process exec'd (the file is not shown)
             self.ltrace = True
             self.calls.append(Call(pid, t, "exec", "exec", line_no=n))

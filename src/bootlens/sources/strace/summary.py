@@ -17,10 +17,12 @@ Definitions (docs/strace.md says the same for users):
   set_tid_address, set_robust_list, rseq, prlimit64, arch_prctl), counted only when a ``.so``
   was opened (a static binary has none);
 - a library search storm: the failed opens and stats the loader makes before it finds a
-  library; its cost is the sum of those calls' ``-T`` times (or, without ``-T``, of the gaps to
+  library (not its checks of its own configuration, :data:`LOADER_CONFIG`); its cost is the sum of those calls' ``-T`` times (or, without ``-T``, of the gaps to
   the next call: an upper bound, said so);
 - needless execs: a failed ``execve`` walk along ``PATH`` (ENOENT, then the one that works), and
-  a shell started to run one command (``sh -c CMD`` that then execs or forks once).
+  a shell started to run one command (``sh -c CMD`` that then execs or forks once; -c among the
+  shell's options, :func:`shell_command`);
+- ltrace's outputs: the text of libc's writing calls (:data:`LIB_OUTPUTS`, :func:`lib_output`).
 """
 
 from __future__ import annotations
@@ -41,7 +43,18 @@ if TYPE_CHECKING:
 FORKS = frozenset({"clone", "clone3", "fork", "vfork"})
 EXECS = frozenset({"execve", "execveat"})
 WRITES = frozenset({"write", "writev", "pwrite64", "pwritev"})
-STDOUT_CALLS = frozenset({"puts", "printf"})  # ltrace: library calls that write to stdout
+# ltrace: the libc calls that write text, by the argument that holds it and how to read it:
+# "line" (puts adds a newline), "text", "count" (fwrite's size * count bytes of it), "format" (a
+# printf format, expanded with the arguments ltrace shows). Those that name a FILE * are kept too:
+# ltrace shows the stream as an address, stdout's and a file's alike, and a text written to a file
+# places the trace only if the console shows the same line. ltrace.conf (0.7) gives puts, printf,
+# fprintf, fputs, fwrite, fwrite_unlocked their text; the others (fputs_unlocked, _FORTIFY_SOURCE's
+# __printf_chk and __fprintf_chk) show an address unless ltrace is given a prototype (-F FILE).
+LIB_OUTPUTS: dict[str, tuple[int, str]] = {
+    "puts": (0, "line"), "printf": (0, "format"), "__printf_chk": (1, "format"), "fputs": (0, "text"),
+    "fputs_unlocked": (0, "text"), "fwrite": (0, "count"), "fwrite_unlocked": (0, "count"),
+    "fprintf": (1, "format"), "__fprintf_chk": (2, "format"), "dprintf": (1, "format"),
+    "__dprintf_chk": (2, "format")}
 OPENS = frozenset({"open", "openat", "openat2", "creat"})
 PATH_CALLS = OPENS | frozenset({"stat", "stat64", "lstat", "lstat64", "newfstatat", "fstatat64", "statx",
                                 "access", "faccessat", "faccessat2", "readlink", "readlinkat"})
@@ -49,6 +62,12 @@ LOADER_CALLS = PATH_CALLS | frozenset({
     "brk", "mmap", "mmap2", "munmap", "mprotect", "read", "pread64", "close", "fstat", "fstat64",
     "set_tid_address", "set_robust_list", "rseq", "prlimit64", "arch_prctl", "uname"})
 SHELLS = frozenset({"sh", "ash", "bash", "dash", "hush", "ksh", "zsh", "mksh"})
+# bash's long options that take the next word as their value (-o/-O take it too: sh -o errexit)
+_SHELL_LONG_ARG = frozenset({"--rcfile", "--init-file"})
+# the loader's checks of its own configuration, made once by every dynamically linked process and
+# missing on most systems: not a lookup of a library (glibc's ld.so.preload; Debian's ld.so.nohwcap
+# before glibc 2.26)
+LOADER_CONFIG = frozenset({"/etc/ld.so.preload", "/etc/ld.so.nohwcap"})
 TTY = re.compile(r"^/dev/(console|tty\w*|pts/\d+)$")
 _QUOTED = re.compile(r'"((?:[^"\\]|\\.)*)"(\.\.\.)?')  # applied from a quote known to open a string
 MAX_STRINGS = 64  # strings read from one call's arguments (an execve's argv)
@@ -90,6 +109,117 @@ def _first_path(args: str) -> str | None:
     i = args.find('"')
     m = _QUOTED.match(args, i) if i >= 0 else None
     return unescape(m.group(1)) if m else None
+
+
+def _split_args(args: str) -> list[str]:
+    """An argument list as its top-level arguments: commas inside strings, braces and brackets
+    do not split."""
+    out: list[str] = []
+    depth, start, i, n = 0, 0, 0, len(args)
+    while i < n:
+        ch = args[i]
+        if ch in "\"'":
+            j = i + 1
+            while j < n and args[j] != ch:
+                j += 2 if args[j] == "\\" else 1
+            i = j
+        elif ch in "{[(":
+            depth += 1
+        elif ch in "}])":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            out.append(args[start:i].strip())
+            start = i + 1
+        i += 1
+    tail = args[start:].strip()
+    if tail or out:
+        out.append(tail)
+    return out
+
+
+def _string_arg(arg: str) -> str | None:
+    """A string argument's text ("..." when ltrace cut it), None when it is not a string."""
+    m = _QUOTED.fullmatch(arg)
+    return None if m is None else unescape(m.group(1)) + ("..." if m.group(2) else "")
+
+
+_CONVERSION = re.compile(r"%([-+ #0]*)(\d*)(?:\.(\d*))?(hh|h|ll|l|j|z|t|L)?([diouxXcs%])")
+
+
+def _printf(fmt: str, args: Sequence[str]) -> str | None:
+    """A printf format expanded with the arguments as ltrace shows them (numbers, "strings",
+    'c'), None when it cannot be done exactly (a conversion or an argument not read, a cut
+    string)."""
+    out: list[str] = []
+    k = pos = 0
+    for m in _CONVERSION.finditer(fmt):
+        if "%" in fmt[pos:m.start()]:
+            return None  # a conversion the pattern does not know (%f, %p, %*d)
+        out.append(fmt[pos:m.start()])
+        pos = m.end()
+        flags, width, prec, _, conv = m.groups()
+        if conv == "%":
+            out.append("%")
+            continue
+        if k >= len(args):
+            return None
+        a = args[k]
+        k += 1
+        spec = "%" + flags + width + ("" if prec is None else "." + prec)
+        try:
+            if conv == "s":
+                text = _string_arg(a)
+                if text is None or text.endswith("..."):
+                    return None
+                out.append((spec + "s") % text)
+            elif conv == "c":
+                ch = _string_arg('"' + a[1:-1] + '"') if len(a) >= 3 and a[0] == a[-1] == "'" else None
+                if ch is None or len(ch) != 1:
+                    return None
+                out.append((spec + "c") % ch)
+            else:
+                out.append((spec + ("d" if conv in "iu" else conv)) % int(a, 0))
+        except (ValueError, TypeError, OverflowError):
+            return None
+    if "%" in fmt[pos:]:
+        return None
+    out.append(fmt[pos:])
+    return "".join(out)
+
+
+def lib_output(c: Call) -> str | None:
+    """The text an ltrace'd output call (:data:`LIB_OUTPUTS`) wrote: exact when ltrace shows it
+    whole (a printf format expanded, and its length the call's result), else the part before what
+    cannot be read, ending in "..." (a prefix, as strace's cut strings); "" when nothing of it
+    can place the trace; None when ltrace shows no text (an address: the call has no prototype)."""
+    at, how = LIB_OUTPUTS[c.name]
+    args = _split_args(c.args)
+    text = _string_arg(args[at]) if at < len(args) else None
+    if text is None:
+        return None
+    if how == "line":
+        return text if text.endswith("...") else text + "\n"
+    if how == "count" and not text.endswith("...") and len(args) > at + 2:
+        try:
+            text = text[:int(args[at + 1], 0) * int(args[at + 2], 0)]
+        except ValueError:
+            pass
+        return text
+    if how != "format" or text.endswith("..."):
+        return text if how != "format" else _literal(text)
+    done = _printf(text, args[at + 1:])
+    if done is not None and (c.ret_int is None or c.ret_int == len(done.encode("utf-8", "surrogateescape"))):
+        return done
+    return _literal(text)
+
+
+def _literal(fmt: str) -> str:
+    """A format's text before its first conversion: a whole line when a newline comes first, else a
+    prefix ("..."), or "" when nothing is before it."""
+    head = fmt.split("%", 1)[0] if "%" in fmt else fmt.removesuffix("...")
+    if "\n" in head:
+        return head
+    return head + "..." if head.strip() else ""
 
 
 def _fd(arg: str) -> tuple[int | None, str | None]:
@@ -176,7 +306,8 @@ class Placement:
 
     clock: Clock
     offset_ns: int
-    how: str  # "marker" (a line in both), or "wall clock" (strace_wall: no line in both)
+    how: str  # "marker" (a line in both), "wall clock" (strace_wall: no line in both), or "trace" (given
+    # without a console: the trace's own clock, its first line at 0)
     marker: str | None  # the text seen in both (None: placed by the wall clock)
     console_line: int | None
     trace_line: int | None
@@ -186,8 +317,8 @@ class Placement:
 
     @property
     def placed_by(self) -> str:
-        """Which method placed the trace: "line" or "wall clock"."""
-        return "wall clock" if self.how == "wall clock" else "line"
+        """Which method placed the trace: "line", "wall clock" or "trace" (its own clock)."""
+        return self.how if self.how in ("wall clock", "trace") else "line"
 
     def residual(self, text: str) -> int | None:
         """The residual at the first check whose text starts with ``text``."""
@@ -303,7 +434,7 @@ def _loader(p: _Proc, durations: bool) -> tuple[int | None, list[LibrarySearch],
                 if is_lib and c.name in OPENS:
                     so_seen = True
                     so_dirs.append(path.rsplit("/", 1)[0])
-                if c.failed and path:
+                if c.failed and path and path not in LOADER_CONFIG:
                     if not tried:
                         first_line, cost = c.line_no, None
                     tried.append(path)
@@ -335,6 +466,7 @@ def summarize(trace: Trace) -> Summary:
     order: list[int] = []
     needless: list[NeedlessExec] = []
     walks: dict[int, list[Call]] = {}  # failed execve calls of a pid, pending
+    textless: dict[str, int] = {}  # ltrace output calls shown without their text, by name
     durations = trace.has_durations
 
     def proc(pid: int, t: int | None, line: int) -> _Proc:
@@ -395,10 +527,14 @@ def summarize(trace: Trace) -> Summary:
             fd, _ = _fd(c.args)
             if fd is not None:
                 p.fds.pop(fd, None)
-        elif c.name in STDOUT_CALLS and trace.tool == "ltrace" and c.t_ns is not None:
-            if _is_terminal(p.fds.get(1, "?")) and len(p.outputs) < MAX_OUTPUTS:  # libc's stdout: fd 1
-                p.outputs.append((c.t_ns, next(iter(_strings(c.args)), ""), c.line_no))
-        elif c.name in WRITES and not c.failed and c.t_ns is not None:
+        elif trace.tool == "ltrace" and c.name in LIB_OUTPUTS and c.t_ns is not None:
+            text = lib_output(c)
+            if text is None:
+                textless[c.name] = textless.get(c.name, 0) + 1
+            elif text and _is_terminal(p.fds.get(1, "?")) and len(p.outputs) < MAX_OUTPUTS:  # stdout: fd 1
+                p.outputs.append((c.t_ns, text, c.line_no))
+        elif (c.name in WRITES or trace.tool == "ltrace" and c.name[4:] in WRITES and c.name.startswith("SYS_")) \
+                and not c.failed and c.t_ns is not None:  # ltrace -S: "SYS_write(1, ...)"
             fd, path = _fd(c.args.split(",")[0])
             if fd is not None and _is_terminal(path if path is not None else p.fds.get(fd, "?")):
                 text = "".join(_strings(c.args)) if c.name.startswith("writev") else \
@@ -407,11 +543,42 @@ def summarize(trace: Trace) -> Summary:
                     p.outputs.append((c.t_ns, text, c.line_no))
     for pid, pending in walks.items():  # a walk that never found its program
         needless.append(_walk(pid, pending, None, durations))
+    warnings = trace.warnings
+    if textless:
+        calls = ", ".join(f"{n} {name}" for name, n in sorted(textless.items()))
+        warnings += (f"ltrace shows {sum(textless.values())} output call(s) without their text ({calls}): they "
+                     "cannot place the trace; give ltrace their prototype (-F FILE with a line such as "
+                     "'int __printf_chk(int, format);'), or trace with -S (the write calls carry the text)",)
     procs_out = [_finish(procs[pid], durations) for pid in order if pid not in tgid or tgid[pid] == pid]
     needless += _lone_shells(procs_out)
     times = [c.t_ns for c in trace.calls if c.t_ns is not None]
     return Summary(trace.source, trace.tool, trace.clock, trace.lines, trace.unparsed, durations, tuple(procs_out),
-                   tuple(needless), min(times, default=None), max(times, default=None), trace.warnings)
+                   tuple(needless), min(times, default=None), max(times, default=None), warnings)
+
+
+def shell_command(argv: Sequence[str]) -> str | None:
+    """The command string of a shell run as ``sh [options] -c CMD [name [args...]]``, None when it
+    was not run with -c. Options end at the first word that is not one (a script's path: ``bash
+    SCRIPT -c ARG`` passes -c to the script, as every pyenv-style shim does) or at ``--``; -c may
+    be grouped with others (``sh -ec CMD``); CMD is the first word after the options."""
+    c = False
+    i = 1
+    while i < len(argv):
+        a = argv[i]
+        if a in ("--", "-"):
+            i += 1
+            break
+        if a.startswith("--"):  # bash's long options (--norc, --login, ...)
+            i += 2 if a in _SHELL_LONG_ARG else 1
+            continue
+        if len(a) < 2 or a[0] not in "-+":
+            break
+        if a[0] == "-" and "c" in a[1:]:
+            c = True
+        i += 2 if a[-1] in "oO" else 1  # -o NAME (also last in a group: sh -eo pipefail)
+    if not c:
+        return None
+    return argv[i] if i < len(argv) else ""
 
 
 def _lone_shells(procs: Sequence[Process]) -> list[NeedlessExec]:
@@ -420,15 +587,14 @@ def _lone_shells(procs: Sequence[Process]) -> list[NeedlessExec]:
     by_pid = {p.pid: p for p in procs}
     out = []
     for p in procs:
-        if p.program not in SHELLS or "-c" not in p.argv or len(p.children) != 1:
+        cmd = shell_command(p.argv) if p.program in SHELLS and len(p.children) == 1 else None
+        if cmd is None:
             continue
         kid = by_pid.get(p.children[0])
         a = p.exec_done_ns if p.exec_done_ns is not None else p.exec_ns
         if kid is None or a is None or kid.start_ns is None or kid.end_ns is None or p.end_ns is None:
             continue
-        i = p.argv.index("-c") + 1
-        out.append(NeedlessExec(p.pid, "shell", p.argv[i] if i < len(p.argv) else "", 0,
-                                (kid.start_ns - a) + (p.end_ns - kid.end_ns), p.line_no))
+        out.append(NeedlessExec(p.pid, "shell", cmd, 0, (kid.start_ns - a) + (p.end_ns - kid.end_ns), p.line_no))
     return out
 
 
@@ -455,9 +621,8 @@ def _exec(p: _Proc, c: Call, walks: dict[int, list[Call]], needless: list[Needle
     path = strings[0] if strings else None
     argv = tuple(strings[1:])  # the environment is not printed by default (/* 8 vars */)
     # a shell that ran one command and then exec'd it: the shell's own start was the waste
-    if p.exe is not None and _program(p.exe, p.argv) in SHELLS and "-c" in p.argv and p.exec_t is not None \
-            and c.t_ns is not None:
-        cmd = p.argv[p.argv.index("-c") + 1] if p.argv.index("-c") + 1 < len(p.argv) else ""
+    cmd = shell_command(p.argv) if p.exe is not None and _program(p.exe, p.argv) in SHELLS else None
+    if cmd is not None and p.exec_t is not None and c.t_ns is not None:
         needless.append(NeedlessExec(p.pid, "shell", cmd, 0, c.t_ns - p.exec_t, c.line_no))
     p.exe, p.argv = path, argv
     p.exec_t = c.t_ns
@@ -573,6 +738,17 @@ def events(summary: Summary) -> list[Event]:
     return out
 
 
+def trace_boot(source: str, summary: Summary | None) -> Boot:
+    """A trace given without a console log: a boot with no lines, no stages and, until
+    :func:`attach` adds its processes on the trace's own clock, no events."""
+    from ...core.lines import Lines
+
+    fmt = "ltrace" if summary is not None and summary.tool == "ltrace" else "strace"
+    warnings = (f"an {fmt} without a console log: its processes on the trace's clock (0 = its first line), no "
+                "stages (give the boot's console log with it to place them)",)
+    return Boot(source, 0, Lines([], [], []), (), (), warnings, (fmt,), "start of input")
+
+
 # ------------------------------------------------------------------------------- the supplement
 
 def read_summary(paths: Sequence[Path]) -> Summary:
@@ -606,6 +782,12 @@ def attach(boot: Boot, sup: Supplement) -> tuple[Boot, Supplement]:
     summary = sup.strace
     if summary is None:
         return boot, sup
+    if not len(boot.lines):  # the trace alone (trace_boot): on its own clock, its first line at 0
+        summary = replace(summary, placement=Placement(Clock.HOST, -(summary.first_ns or 0), "trace", None, None,
+                                                       None))
+        added = events(summary)
+        summary = replace(summary, added_events=len(added))
+        return boot.replace(events=boot.events + tuple(added)), sup.with_parts(sup.warnings, strace=summary)
     lines = boot.lines
     texts = [ln.text for ln in lines]
     stamps = [stamp_at(lines, i) or estimate_stamp(lines, i) for i in range(len(lines))]
