@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, cli, needs_wild, wild_log
+from conftest import CORPUS, cli, extra_log, needs_wild, wild_log
 from test_report import Loaded, browser, needs_browser, report  # noqa: F401 - browser is a fixture
 
 from bootlens.core.options import MarkerSpec, ParseOptions
@@ -121,6 +121,25 @@ def test_a_kernel_whose_clock_already_runs_starts_at_its_first_line(tmp_path: Pa
     assert ki.start_ns == 1_702_674_000 and ki.duration_ns == 1_397_326_000  # type: ignore[attr-defined]
     assert b.total.start_ns == 1_702_674_000
     assert any("reads 1.702674 s on the printk clock" in w for w in b.warnings), b.warnings
+
+
+@pytest.mark.parametrize(("num", "first", "first_ns", "end", "end_ns"), [
+    # Rockchip BSP 5.10 kernels (extra logs, /work/extra-logs/c/MANIFEST.md): RK3568 SG01H,
+    # `[    2.102754] Booting Linux` L291, `Run /sbin/init` L781 at 4.553187
+    ("130", 291, 2_102_754_000, 781, 4_553_187_000),
+    # Firefly ITX-3588J: `[    1.208310] Booting Linux` L405 (after the previous boot's reboot at
+    # 106.55 s), `Run /init` L1359 at 5.914444
+    ("131", 405, 1_208_310_000, 1359, 5_914_444_000),
+])
+def test_real_kernels_whose_clock_already_runs(num: str, first: int, first_ns: int, end: int, end_ns: int) -> None:
+    """Class 1 on real logs: kernel init from the kernel's first line, not from printk 0."""
+    boots = analyze_paths([str(extra_log(num))], ParseOptions()).boots
+    (b,) = [x for x in boots if x.boot.first_line <= first <= x.boot.last_line]
+    ki = _stages(b)["kernel_init"]
+    assert (ki.start.line_no, ki.end.line_no) == (first, end)  # type: ignore[attr-defined]
+    assert (ki.start_ns, ki.duration_ns) == (first_ns, end_ns - first_ns)  # type: ignore[attr-defined]
+    assert b.total.start_ns == first_ns
+    assert any(f"reads {first_ns / 1e9:.6f} s on the printk clock" in w for w in b.warnings), b.warnings
 
 
 @pytest.mark.parametrize(("values", "tick"), [
