@@ -68,6 +68,7 @@ class Total(NamedTuple):
     estimated: bool = False
     error_ns: int | None = 0  # for an estimated end: it lies in [end_ns, end_ns + error_ns]
     end_name: str = READY  # "ready" (the ready marker) or "login prompt" when no marker was given
+    notes: tuple[str, ...] = ()  # why a stage or the total is not what its lines alone would give (warnings)
 
     @property
     def duration_ns(self) -> int | None:
@@ -117,6 +118,16 @@ def compute_stages(boot: Boot, al: Alignment, times: Sequence[int | None] | None
     if (k0 is None or k0.ns is None) and kstart_ev is not None and kstart_ev.ns is not None:
         # no printk times (printk.time=0) but a host-stamped capture: the kernel's first line
         # arrived when the kernel had started, give or take the console's delay
+        k0 = kstart_ev
+    notes: list[str] = []
+    handoff = _point(firsts, al, Milestone.STARTING_KERNEL)
+    if k0 is not None and k0.ns is not None and kstart_ev is not None and kstart_ev.ns is not None \
+            and handoff is not None and handoff.ns is not None and k0.ns < handoff.ns <= kstart_ev.ns:
+        # the printk clock did not start with this kernel (an arch timer counting from power-on,
+        # a kexec): its zero would put kernel init before the bootloader handed over
+        notes.append(f"the printk clock's zero falls at {k0.ns / NS_PER_S:.6f} s, before the hand-over to the "
+                     f"kernel at line {handoff.line_no} ({handoff.ns / NS_PER_S:.6f} s): it did not start with this "
+                     f"kernel; kernel init is measured from the kernel's first line ({kstart_ev.line_no})")
         k0 = kstart_ev
     power = Point(al.power_on_ns, None, "power-on") if al.power_on_ns is not None else None
 
@@ -185,7 +196,32 @@ def compute_stages(boot: Boot, al: Alignment, times: Sequence[int | None] | None
                       "(--marker ready=REGEX to choose)", login.estimated, login.error_ns, "login prompt")
     else:
         total = Total(origin, start, None, "no ready marker (use --marker ready=REGEX)")
-    return tuple(stages), total
+    if total.end_ns is not None and total.end_ns < total.start_ns:
+        notes.append(f"the boot's end ({total.end}) falls at {total.end_ns / NS_PER_S:.6f} s, before its start "
+                     f"({total.origin}): the clocks disagree, the total is not measured")
+        total = Total(origin, start, None, f"{total.end}, before the {total.origin} on this axis")
+    notes += _disorder(stages, total)
+    return tuple(stages), total._replace(notes=tuple(notes))
+
+
+def _disorder(stages: Sequence[Stage], total: Total) -> list[str]:
+    """What breaks the order of the top-level stages on the axis: one that starts before the
+    previous one ends, or lies outside the total. Each comes from its own lines, so a disorder is
+    clocks that disagree (say so; the figures stay those of the lines)."""
+    out: list[str] = []
+    prev: Stage | None = None
+    for st in stages:
+        if st.parent is not None or st.status != MEASURED or st.start_ns is None or st.end_ns is None:
+            continue
+        if st.start_ns < total.start_ns or (total.end_ns is not None and st.end_ns > total.end_ns):
+            out.append(f"{st.label} ({st.start_ns / NS_PER_S:.6f} s to {st.end_ns / NS_PER_S:.6f} s) lies outside the "
+                       f"total ({total.start_ns / NS_PER_S:.6f} s to "
+                       f"{'?' if total.end_ns is None else f'{total.end_ns / NS_PER_S:.6f}'} s): their clocks disagree")
+        elif prev is not None and prev.end_ns is not None and st.start_ns < prev.end_ns:
+            out.append(f"{st.label} starts at {st.start_ns / NS_PER_S:.6f} s, before {prev.label} ends at "
+                       f"{prev.end_ns / NS_PER_S:.6f} s: their clocks disagree")
+        prev = st
+    return out
 
 
 def _initcall_bounds(events: Events, times: Sequence[int | None],
