@@ -121,7 +121,7 @@ def shape(boot: Json) -> Json:
         "stages": [(s["name"], s["start_s"], s["duration_s"], s["status"]) for s in boot["stages"]],
         "events": [(e["kind"], e["name"], e["start_s"], e["duration_s"]) for e in boot["events"]],
         "untimed": [(e["kind"], e["name"]) for e in boot["untimed_events"]],
-        "total": {k: v for k, v in boot["total"].items() if k != "end"},
+        "total": {k: v for k, v in boot["total"].items() if k not in ("end", "evidence")},  # both name lines
         "partial_reasons": boot["partial_reasons"],
         "formats": boot["formats"],
     }

@@ -133,6 +133,9 @@ BANNERS: tuple[Banner, ...] = (
     _b("LK", BOOTLOADER, 4, "welcome to lk", r"(?:\[\s*\d+\]\s*)?welcome to lk"),
     _b("NVIDIA bootloader", BOOTLOADER, 4, "Bootloader AVP Init", r"Bootloader AVP Init"),
     _b("NVIDIA bootloader", BOOTLOADER, 4, "[bootloader] (built on", r"\[bootloader\] \(built on", repeat=False),
+    # Samsung's sboot (phones, tablets: Exynos, Spreadtrum), on its own "[ s.mmm]" clock; its log
+    # comes first in an Android last_kmsg (corpus more/55)
+    _b("Samsung sboot", BOOTLOADER, 4, "Enter sboot", r"(?:\[ *\d+\.\d{3}\] +)?###Enter sboot"),
     _b("EcoNet bootbase", BOOTLOADER, 4, "bootbase",
        r"(?:EN75|TC3)\w* at .* version (?P<v>\S+) .*bootbase"),
 )

@@ -14,6 +14,8 @@ the format knowledge that is about what a stamp *means* rather than where it is.
 - Host clocks that restart (grabserial ``-m``) are put back on one axis.
 - A stamp out of the range a time can take (numbers.TIME_NS_MAX; a ten-digit printk second can
   exceed it) is no time: the line keeps its text, untimed, and the lines are counted in a note.
+- A decayed stamp (:func:`decayed`: a pstore/last_kmsg buffer read back from RAM that lost bits) is
+  no time either: one digit of it off by one bit breaks the run of its neighbours, which agree.
 
 Each step starts from an index (untimed lines holding ``[``, lines starting with a caller
 prefix's first characters), so the plain path pays nothing per line.
@@ -95,6 +97,80 @@ def settle(lines: Lines, notes: list[str] | None = None) -> None:
             changes[i] = t[m.end():]
     if changes:
         lines.retext(changes)
+    if not lines.journal:  # a journal's order is journald's, not the stamps' (timeline.boots)
+        bad = decayed(kernel)
+        for i in bad:
+            kernel[i] = None
+        if bad and notes is not None:
+            notes.append(decay_note(bad, lines.first))
+
+
+# A stamp is decayed when its neighbours agree (the one before is not later than the one after),
+# it lies at least DECAY_MIN_NS outside them (an SMP race puts a line a few ms out of order, never
+# this far), and one bit flipped back in one of its digits puts it within DECAY_SLACK_NS of them.
+# The class: pstore console-ramoops and Android last_kmsg read back from RAM after a reset
+# (corpus more/55, more/56: "[    2.000000]" among 0.000000 lines, "0.160425" for 0.560425).
+DECAY_MIN_NS = 20_000_000
+DECAY_SLACK_NS = 1_000_000
+_BITS = (1, 2, 4, 8)  # an ASCII digit 0x30-0x39 that loses or gains one of these bits
+
+
+def decayed(kern: Sequence[int | None]) -> list[int]:
+    """Ascending indices of the printk stamps that are bit decay (see DECAY_MIN_NS): each one
+    steps back from the stamp before it or is stepped back from by the one after it, so only the
+    clock's backward steps (native, one pass) are looked at."""
+    from ..core.lines import steps_back
+
+    cands: set[int] = set()
+    for i, j in steps_back(kern):
+        cands.add(i)
+        cands.add(j)
+    out = []
+    for c in sorted(cands):
+        prev = _near(kern, c, -1)
+        nxt = _near(kern, c, 1)
+        v = kern[c]
+        if prev is None or nxt is None or v is None or prev > nxt:
+            continue
+        if prev - DECAY_MIN_NS < v < nxt + DECAY_MIN_NS or v % 1000:
+            continue
+        if _one_flip_within(v // 1000, (prev - DECAY_SLACK_NS) // 1000, (nxt + DECAY_SLACK_NS) // 1000):
+            out.append(c)
+    return out
+
+
+def _near(kern: Sequence[int | None], i: int, step: int, look: int = 8) -> int | None:
+    """The first stamp before (step -1) or after (step 1) index i, within ``look`` lines."""
+    j = i + step
+    while 0 <= j < len(kern) and abs(j - i) <= look:
+        v = kern[j]
+        if v is not None:
+            return v
+        j += step
+    return None
+
+
+def _one_flip_within(us: int, lo: int, hi: int) -> bool:
+    """True when flipping one bit of one decimal digit of ``us`` (as printk prints it, padded
+    to the width of ``hi``) gives a value in lo..hi."""
+    digits = str(us).rjust(len(str(hi)), "0")
+    n = len(digits)
+    for p, ch in enumerate(digits):
+        d = ord(ch) - 48
+        place = 10 ** (n - 1 - p)
+        for bit in _BITS:
+            d2 = d ^ bit
+            if d2 <= 9 and lo <= us + (d2 - d) * place <= hi:
+                return True
+    return False
+
+
+def decay_note(bad: Sequence[int], first: int = 1) -> str:
+    """The warning for decayed stamps: how many, and the first lines."""
+    shown = ", ".join(str(first + i) for i in bad[:8])
+    more = f" and {len(bad) - 8} more" if len(bad) > 8 else ""
+    return (f"{len(bad)} printk stamps look decayed (one bit off, out of the run of their neighbours: "
+            f"line{'s' if len(bad) > 1 else ''} {shown}{more}): not used for times")
 
 
 def _out_of_range(col: MutableSequence[int | None]) -> int:

@@ -22,6 +22,7 @@ from types import MappingProxyType
 
 from ..core.model import Boot, Clock, Event, Events, Kind, Milestone, NamedTuple, Stamp
 from ..sources.systemd_analyze import ALONE as SYSTEMD_ALONE
+from .boots import BACKWARDS_SPLIT_NS, FOREIGN_MAX_LINES
 
 
 # NamedTuples, not frozen dataclasses (start-up: a dataclass costs ~1.3 ms to build at import, a
@@ -123,6 +124,14 @@ def align(boot: Boot, host_origin: str = "first_byte") -> Alignment:
     diffs = [(h - k, i) for i, (h, k) in enumerate(zip(lines.host, lines.kernel))
              if h is not None and k is not None and i not in glued]
     latency = None
+    notes: list[str] = []
+    if len(diffs) > FOREIGN_MAX_LINES + 1:
+        diffs, off = _agreeing(diffs)
+        if off:
+            first = min(off)
+            notes.append(f"{len(off)} lines' printk times disagree with when they arrived (line {lines.no(first)}: "
+                         f"{(lines.kernel[first] or 0) / 1e9:.6f} s, arrived at {(lines.host[first] or 0) / 1e9:.6f} s): "
+                         "not used to place the kernel's clock")
     if diffs:
         best = min(diffs)
         k_off = best[0] + host_off
@@ -134,7 +143,6 @@ def align(boot: Boot, host_origin: str = "first_byte") -> Alignment:
 
     power_on = 0 if origin == "power_on" else None
     bl = _bootloader_anchor(boot, host_off)
-    notes: list[str] = []
     if bl is not None:
         anchors.append(bl)
         if power_on is None:
@@ -145,6 +153,19 @@ def align(boot: Boot, host_origin: str = "first_byte") -> Alignment:
                              "count from power-on; power-on not measured")
     offsets = {a.clock: a.offset_ns for a in anchors}
     return Alignment(Clock.HOST, origin, tuple(anchors), power_on, latency, offsets, tuple(notes))
+
+
+def _agreeing(diffs: list[tuple[int, int]]) -> tuple[list[tuple[int, int]], list[int]]:
+    """The (host - printk, index) pairs the kernel's clock may rest on, and the indices left out:
+    a few lines (at most FOREIGN_MAX_LINES) that claim to have arrived more than
+    BACKWARDS_SPLIT_NS sooner after being printed than every other line. No console is that much
+    faster for a few lines: their printk time disagrees with their arrival (a decayed or pasted
+    stamp), and the lower envelope would move the whole kernel by it."""
+    values = sorted(d for d, _ in diffs)
+    floor = values[FOREIGN_MAX_LINES] - BACKWARDS_SPLIT_NS
+    if values[0] >= floor:
+        return diffs, []
+    return [x for x in diffs if x[0] >= floor], sorted(i for d, i in diffs if d < floor)
 
 
 def _kernel_axis(boot: Boot) -> Alignment:

@@ -12,10 +12,10 @@ from .align import Alignment, align
 from ..parsers.banners import quiet_kernel
 from ..parsers.kernel import first_stamped
 from ..sources.systemd_analyze import ALONE as SYSTEMD_ALONE
-from .boots import boots_from_lines, index_keywords
+from .boots import BACKWARDS_SPLIT_NS, FOREIGN_MAX_LINES, boots_from_lines, index_keywords
 from ..read.reader import read_path
 from ..core.errors import InputError
-from ..core.lines import gaps
+from ..core.lines import gaps, steps_back
 from ..core.model import CUT_START_NS, NS_PER_S, READY, Boot, Clock, Event, Events, InputStats, Kind, Milestone, NamedTuple
 from ..parsers import Registry
 from ..core.options import ParseOptions
@@ -97,17 +97,79 @@ def _top(events: Sequence[Event], n: int) -> tuple[Event, ...]:
 
 def silences(boot: Boot, al: Alignment, n: int) -> tuple[Silence, ...]:
     """The n longest gaps between consecutive console lines, by the time each line arrived
-    (host axis) or was printed (kernel axis)."""
+    (host axis) or was printed (kernel axis).
+
+    A silence is time in which nothing was printed, so it is never negative and never measured
+    from a line stamped off the run around it: after a few lines stamped earlier (out of order,
+    pasted, a ring buffer read twice) it counts from the latest time printed before them, and a few
+    lines stamped far later (pasted) are passed over to the line the clock comes back to (the
+    same few lines, :data:`bootlens.timeline.boots.FOREIGN_MAX_LINES`, the splitter keeps in a boot)."""
     use_host = al.axis is Clock.HOST
-    found = gaps(boot.lines.host if use_host else boot.lines.kernel, n)
+    col = boot.lines.host if use_host else boot.lines.kernel
+    back = steps_back(col)
+    peaks = _valley_peaks(col, back) if back else {}
+    found = gaps(col, n + len(back) + len(peaks))
     off = al.offsets.get(Clock.HOST if use_host else Clock.KERNEL, 0)
     out = []
     for g, a, b in found:
+        t0, tb = col[a], col[b]
+        assert t0 is not None and tb is not None
+        t0 = peaks.get(a, t0)
+        if back:
+            ret = _comes_back(col, b, t0, tb, peaks)
+            if ret is not None:
+                b, tb = ret
+        g = tb - t0
+        if g < 0:  # a line stamped before the one above it: out of order, no silence
+            continue
         la, lb = boot.lines[a], boot.lines[b]
-        t0 = la.host_ns if use_host else la.kernel_ns
-        assert t0 is not None
         out.append(Silence(t0 + off, g, la.no, lb.no, la.text.strip(), lb.text.strip()))
-    return tuple(out)
+    out.sort(key=lambda s: (-s.duration_ns, s.line_before))
+    return tuple(out[:n])
+
+
+def _valley_peaks(col: Sequence[int | None], back: Sequence[tuple[int, int]]) -> dict[int, int]:
+    """For the stamped lines in a short valley of the clock (it steps back at i and is back at the
+    time before within FOREIGN_MAX_LINES stamped lines), the latest time printed before them."""
+    peaks: dict[int, int] = {}
+    end = -1
+    for i, j in back:
+        if i <= end:
+            continue
+        top = col[j]
+        assert top is not None
+        top = peaks.get(j, top)
+        inside: list[int] = []
+        q = i
+        while q < len(col) and len(inside) <= FOREIGN_MAX_LINES:
+            v = col[q]
+            if v is not None:
+                if v >= top:
+                    peaks.update((x, top) for x in inside)
+                    end = q
+                    break
+                inside.append(q)
+            q += 1
+    return peaks
+
+
+def _comes_back(col: Sequence[int | None], b: int, ta: int, tb: int, peaks: dict[int, int]
+                ) -> tuple[int, int] | None:
+    """(index, time) of the line the clock comes back to, between ``ta`` and ``tb`` less
+    BACKWARDS_SPLIT_NS, within FOREIGN_MAX_LINES stamped lines from b, when the lines from b on were
+    stamped far later than the run around them; else None. A line in a short valley (``peaks``)
+    is the other way round: a few lines stamped earlier, after which the clock is back at b's."""
+    seen = 0
+    for q in range(b + 1, len(col)):
+        v = col[q]
+        if v is None:
+            continue
+        if ta <= v <= tb - BACKWARDS_SPLIT_NS:
+            return None if q in peaks else (q, v)
+        seen += 1
+        if seen > FOREIGN_MAX_LINES:
+            break
+    return None
 
 
 _USERSPACE_SEEN = (Milestone.RUN_INIT, Milestone.INITMEM_FREED, Milestone.NO_INITIAL_CONSOLE,
@@ -198,7 +260,7 @@ def analyze_boot(boot: Boot, top: int = 10, host_origin: str = "first_byte", rea
     )
     names = {e.name for e in events.of_kind(Kind.MILESTONE)}
     partial = _partial(boot, names)
-    warnings = list(boot.warnings) + list(al.notes) + list(supplement.warnings if supplement else ())
+    warnings = list(boot.warnings) + list(al.notes) + list(total.notes) + list(supplement.warnings if supplement else ())
     bootloader_only = bool(partial) and partial[0].startswith("no kernel output")
     if timed == 0:
         warnings.append("no timestamps in this boot: durations only (capture with host timestamps: bootlens "

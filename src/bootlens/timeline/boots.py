@@ -4,12 +4,19 @@ One input may hold several boots (a console left running across resets, a board 
 itself before the kernel). A new boot starts at the first line of a new chain of programs: a
 banner (:mod:`bootlens.parsers.banners`: boot ROM, DDR blob, TPL, SPL, firmware, bootloader) of
 an earlier stage than something the current boot already ran, or of the same stage again (a
-second U-Boot banner); ``Booting Linux``/``Linux version`` once the kernel was seen; or the
+second U-Boot banner); ``Booting Linux``/``Linux version`` once the kernel was seen; the
 printk clock going back by more than :data:`BACKWARDS_SPLIT_NS` and staying back (a reset with
-the start of the console lost); or a second U-Boot bootstage report that is not the first typed
-again (each is one boot's record, its marks counted from that boot's reset). Only printk stamps
-take part: a bootloader's own stamps are on another clock, and one line printed out of order by
-another CPU is no reset.
+the start of the console lost); or the console garbled right after the kernel said it restarts
+(:data:`KERNEL_RESTARTS`: the UART's glitch at the reset); or a second U-Boot bootstage report
+that is not the first typed again (each is one boot's record, its marks counted from that
+boot's reset). Only printk stamps take part: a
+bootloader's own stamps are on another clock, and one line printed out of order by another CPU
+is no reset, nor are a few lines stamped far off the run around them (pasted, interleaved, or a
+ring buffer's overlap read twice): those are named in a warning.
+
+Where the kernel said it restarts, the new boot starts right after the old kernel's last line,
+not at the later line that proved the reset (a DRAM init before the bootloader's banner, the
+torn first line of a second last_kmsg record).
 """
 
 from __future__ import annotations
@@ -17,8 +24,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..core.errors import InputError
-from ..core.lines import Lines, steps_back
-from ..core.model import BLOCK_KINDS, NS_PER_MS, Boot, Event, Events, EventSeq, Fact, InputStats, Kind
+from ..core.lazyre import lazy
+from ..core.lines import Lines, looks_garbled, steps_back
+from ..core.model import BLOCK_KINDS, NS_PER_MS, Boot, Event, Events, EventSeq, Fact, InputStats, Kind, NamedTuple
 from ..parsers import Registry, default_registry
 from ..core.options import ParseOptions
 from ..parsers.banners import HANDOVERS, RANK_KERNEL, find_banners
@@ -27,6 +35,17 @@ from ..parsers.uboot import bootstage_reports
 BACKWARDS_SPLIT_NS = 500 * NS_PER_MS
 # The kernel's first words: where a boot starts once the kernel was seen. Indexed while framing.
 KERNEL_STARTS = ("Booting Linux", "Linux version")
+# The kernel's last words before a reset (kernel/reboot.c, kernel/panic.c, arch reset paths): the
+# lines after them that are not the kernel's own are the next boot's.
+KERNEL_RESTARTS = ("Restarting system", "Rebooting in ", "Machine restart", "machine_restart")
+# A few lines whose printk times leave the run around them and come back to it are not a reset:
+# at most this many stamped lines (corpus more/55's ring buffer repeats up to 6 lines at a time).
+FOREIGN_MAX_LINES = 16
+# A console line's leading bracketed stamp of a form the framing does not read as a clock (an
+# Android kernel's "[12-31 18:43:16.325]" wall time): the old kernel's lines after its restart
+# line carry the same form.
+_LEADING_STAMP = lazy(r"\[[^\]]{0,40}\d[^\]]{0,40}\]")
+_DIGIT = lazy(r"\d")
 # journalctl's own line between the entries of two boots (a journal of several, an excerpt that
 # starts in the previous one): the reset, where the next boot begins
 JOURNAL_REBOOTS = ("-- Reboot --", "-- Boot ")
@@ -41,24 +60,39 @@ def index_keywords(options: ParseOptions, registry: Registry | None = None
     return (*needles, *options.needles()), (*prefixes, *KERNEL_STARTS, *HANDOVERS, *JOURNAL_REBOOTS)
 
 
-def split_boots(lines: Lines) -> list[tuple[Lines, str, int]]:
-    """Cut lines into boots: (lines, why this boot starts here, printk backward steps).
+class Cut(NamedTuple):
+    """One boot of an input as the splitter found it."""
+
+    lines: Lines
+    reason: str  # why this boot starts here
+    backwards: int  # printk backward steps within it (lines stamped out of order)
+    foreign: tuple[tuple[int, int], ...]  # (first, last) input line numbers of runs stamped off the boot's run
+
+
+def split_boots(lines: Lines) -> list[Cut]:
+    """Cut lines into boots.
 
     Only the lines that can start a boot are visited: banner lines found through the keyword
-    index and the places where the printk clock steps back (``steps_back``); both run over
-    whole columns.
+    index, the places where the printk clock steps back (``steps_back``), the kernel's restart
+    lines and garbled lines after them; all found over whole columns.
 
-    A banner is a reset signature only where the chain cannot go on: after the kernel ran, or
-    when the same program starts again with no hand-over (:data:`HANDOVERS`) since it last did, or
-    when a boot ROM or first stage (rank 0), which nothing hands over to, starts again. Before
-    the kernel, a program the boot has not run yet is the next link of its chain, whatever its
-    usual place (Broadcom's SPL loads a TPL; U-Boot starts OpenSBI; TF-A starts a second SPL).
+    A banner is a reset signature only where the chain cannot go on: after the kernel ran (its
+    banner, or printk-stamped lines), or when the same program starts again with no hand-over
+    (:data:`HANDOVERS`) since it last did, or when a boot ROM or first stage (rank 0), which
+    nothing hands over to, starts again. Before the kernel, a program the boot has not run yet is
+    the next link of its chain, whatever its usual place (Broadcom's SPL loads a TPL; U-Boot starts
+    OpenSBI; TF-A starts a second SPL).
     """
     kern, texts = lines.kernel, lines.text
     kernel_starts = lines.starting(*KERNEL_STARTS)
+    starts = set(kernel_starts)
     handovers = set(lines.starting(*HANDOVERS))
     reboots = {i for i in lines.starting(*JOURNAL_REBOOTS) if texts[i].startswith(JOURNAL_REBOOTS)
                and texts[i].rstrip().endswith("--")} if lines.journal else set()
+    restarts = set() if lines.journal else set(lines.grep(*KERNEL_RESTARTS))
+    # the console garbled after a restart line: the UART's glitch at the reset (corpus more/44)
+    noise = {i for i in lines.grep("\ufffd") if i > min(restarts) and kern[i] is None
+             and looks_garbled(texts[i])} if restarts else set()
     banners = {i: b for i, b, _ in find_banners(lines)}
     back = {i: j for i, j in steps_back(kern)}
     reports = dict(bootstage_reports(lines))
@@ -67,18 +101,22 @@ def split_boots(lines: Lines) -> list[tuple[Lines, str, int]]:
     seen_kernel = seen_version = False
     ran: dict[str, int] = {}  # the programs (banner names) the current boot has run: where each last started
     handed = -1  # the current boot's last hand-over line
+    restart = -1  # the current boot's last restart line
     backwards = [0]
+    foreign: list[list[tuple[int, int]]] = [[]]
     report: tuple[str, ...] | None = None  # the current boot's bootstage report (its first records)
-    for i in sorted(set(kernel_starts) | banners.keys() | back.keys() | handovers | reboots | reports.keys()):
+    for i in sorted(starts | banners.keys() | back.keys() | handovers | reboots | restarts | noise | reports.keys()):
         t = texts[i]
         k = kern[i]
         last_cut = cuts[-1][0]
         reason = None
+        start = i
         if i in reboots:
             if i > last_cut:
                 cuts.append((i, f"journal: {t.strip()}"))
                 backwards.append(0)
-            top, seen_kernel, seen_version, ran, handed, report = -1, False, False, {}, -1, None
+                foreign.append([])
+            top, seen_kernel, seen_version, ran, handed, restart, report = -1, False, False, {}, -1, -1, None
             continue
         if i in reports:
             # reports typed at the prompt after each of several boots (a mailing-list comparison,
@@ -86,10 +124,11 @@ def split_boots(lines: Lines) -> list[tuple[Lines, str, int]]:
             if report is not None and reports[i] != report and i > last_cut:
                 cuts.append((i, "new bootstage report (marks from another reset)"))
                 backwards.append(0)
-                top, seen_kernel, seen_version, ran, handed = -1, False, False, {}, -1
+                foreign.append([])
+                top, seen_kernel, seen_version, ran, handed, restart = -1, False, False, {}, -1, -1
             report = reports[i]
             continue
-        if i in handovers and i not in banners and i not in back:
+        if i in handovers and i not in banners and i not in back and i not in restarts:
             if t.startswith(HANDOVERS):
                 handed = i
             continue
@@ -99,15 +138,18 @@ def split_boots(lines: Lines) -> list[tuple[Lines, str, int]]:
             assert prev is not None and k is not None
             # a journal is in the order journald received its entries, each stamped when it was
             # written: a busy journald puts seconds-old entries after newer ones, no reset
-            if prev - k > BACKWARDS_SPLIT_NS and not lines.journal and not _resumes(kern, i, prev):
-                reason = f"printk time went back from {prev / 1e9:.6f} to {k / 1e9:.6f}"
-            else:
+            if prev - k <= BACKWARDS_SPLIT_NS or lines.journal:
                 backwards[-1] += 1
+            elif (run := _foreign(kern, i, j, last_cut, starts)) is not None:
+                foreign[-1].append((lines.no(run[0]), lines.no(run[1])))
+            else:
+                reason = f"printk time went back from {prev / 1e9:.6f} to {k / 1e9:.6f}"
         rank = None
+        kernel_ran = seen_kernel or _stamped_since(kern, last_cut, i, KERNEL_RAN_LINES)
         if (b := banners.get(i)) is not None:
             rank = b.rank
             if (top > b.rank or (top == b.rank and b.repeat_splits)) and \
-                    (seen_kernel or (b.name in ran and (handed < ran[b.name] or b.rank == 0))):
+                    (kernel_ran or (b.name in ran and (handed < ran[b.name] or b.rank == 0))):
                 reason = f"new {b.name} banner"
         elif t.startswith("Booting Linux"):
             if seen_kernel:
@@ -119,41 +161,127 @@ def split_boots(lines: Lines) -> list[tuple[Lines, str, int]]:
                 reason = "new kernel start (Linux version)"
             seen_kernel = seen_version = True
             rank = RANK_KERNEL
+        elif i in noise and last_cut <= restart < i and not _clock_resumes(kern, i):
+            reason = f"{RESET_NOISE}{lines.no(restart)} ({_quote(texts[restart])}): the console garbled"
+        if reason is not None and last_cut <= restart < i and i not in noise:
+            start = _after_restart(lines, restart, i)
         if reason is not None and i > last_cut:
-            cuts.append((i, reason))
+            start = start if start > last_cut else i
+            cuts.append((start, reason))
             backwards.append(0)
+            foreign.append([])
             # the boundary line itself opens the new boot
             top = -1
             seen_kernel = t.startswith(("Booting Linux", "Linux version "))
             seen_version = t.startswith("Linux version ")
-            ran, handed, report = {}, -1, None
+            ran, handed, restart, report = {}, -1, -1, None
         if rank is not None:
             top = max(top, rank)
         if b is not None:
             ran[b.name] = i
+        if i in restarts:
+            restart = i
     if len(cuts) == 1:
-        return [(lines, cuts[0][1], backwards[0])]
+        return [Cut(lines, cuts[0][1], backwards[0], tuple(foreign[0]))]
     out = []
     for n, (start, reason) in enumerate(cuts):
         end = cuts[n + 1][0] if n + 1 < len(cuts) else len(lines)
-        out.append((lines.slice(start, end), reason, backwards[n]))
+        out.append(Cut(lines.slice(start, end), reason, backwards[n], tuple(foreign[n])))
     return out
 
 
-def _resumes(kern: Sequence[int | None], i: int, prev: int, look: int = 3) -> bool:
-    """True when the printk clock is back at ``prev`` or later within the next few stamped lines
-    after i: line i was printed out of order (another CPU's message), not after a reset."""
+# The kernel ran when it printed this many printk-stamped lines (its banner may be lost: a
+# decayed last_kmsg, a ring buffer's tail); one stamp of that shape may be a bootloader's.
+KERNEL_RAN_LINES = 3
+
+
+def _stamped_since(kern: Sequence[int | None], start: int, end: int, need: int) -> bool:
+    """True if at least ``need`` lines in [start, end) carry a printk timestamp."""
+    n = 0
+    for j in range(end - 1, start - 1, -1):
+        if kern[j] is not None:
+            n += 1
+            if n >= need:
+                return True
+    return False
+
+
+def _foreign(kern: Sequence[int | None], i: int, j: int, start: int, starts: set[int],
+             look: int = FOREIGN_MAX_LINES) -> tuple[int, int] | None:
+    """The indices (first, last) of a few lines stamped off the run around them, where the clock
+    steps back at i from j, or None for a reset: lines from i stamped earlier, after which the clock
+    comes back to ``kern[j]``; or lines up to j stamped far later (by more than
+    :data:`BACKWARDS_SPLIT_NS`) than both the line before them and line i, which the clock comes
+    back to. Neither holds a kernel start (``starts``): a new kernel's lines are its own boot."""
+    prev, k = kern[j], kern[i]
+    assert prev is not None and k is not None
     seen = 0
-    for j in range(i + 1, len(kern)):
-        v = kern[j]
+    for q in range(i, len(kern)):
+        if q in starts:
+            break
+        v = kern[q]
         if v is None:
             continue
         if v >= prev:
-            return True
+            return i, q - 1
         seen += 1
-        if seen >= look:
-            return False
-    return False
+        if seen > look:
+            break
+    seen = 0
+    for q in range(j, start - 1, -1):
+        if q in starts:
+            return None
+        v = kern[q]
+        if v is None:
+            continue
+        if v <= k:
+            return (q + 1, i - 1) if seen else None
+        if v <= k + BACKWARDS_SPLIT_NS:
+            return None
+        seen += 1
+        if seen > look:
+            return None
+    return None
+
+
+def _clock_resumes(kern: Sequence[int | None], i: int) -> bool:
+    """True when the next printk-stamped line after i is not earlier than the last before it:
+    the kernel goes on printing, so line i was no reset."""
+    before = next((kern[j] for j in range(i - 1, -1, -1) if kern[j] is not None), None)
+    after = next((kern[j] for j in range(i + 1, len(kern)) if kern[j] is not None), None)
+    return before is not None and after is not None and after >= before
+
+
+def _after_restart(lines: Lines, r: int, i: int) -> int:
+    """Where a boot found at line i starts when the boot before said it restarts at line r: at
+    the garbled lines of the reset between them, else after the old kernel's last line (its
+    printk-stamped lines, and its lines with the restart line's own leading stamp form)."""
+    kern, texts = lines.kernel, lines.text
+    base = r
+    for q in range(i, r, -1):
+        if q != i and kern[q] is not None:
+            base = q
+            break
+        if looks_garbled(texts[q]):
+            while q - 1 > r and kern[q - 1] is None and looks_garbled(texts[q - 1]):
+                q -= 1
+            return q
+    form = _stamp_form(texts[r])
+    start = base + 1
+    while form is not None and start < i and _stamp_form(texts[start]) == form:
+        start += 1
+    return start
+
+
+def _stamp_form(text: str) -> str | None:
+    """A line's leading bracketed stamp with its digits as 0, or None."""
+    m = _LEADING_STAMP.match(text.lstrip())
+    return None if m is None else _DIGIT.sub("0", m[0])
+
+
+def _quote(text: str, limit: int = 40) -> str:
+    t = " ".join(text.split())
+    return t if len(t) <= limit else t[: limit - 1] + "…"
 
 
 def _kernel_since(kern: Sequence[int | None], start: int, end: int) -> bool:
@@ -231,7 +359,21 @@ def _in_line_order(events: list[Event], ranks: list[int], blocks: list[tuple[int
 def _has_boot(boot: Boot) -> bool:
     if any(e.kind is not Kind.MARKER for e in boot.events):
         return True
-    return boot.lines.has_kernel_time()
+    # the board reset (the kernel said so, the console garbled): a boot attempt, though no
+    # parser names the program that printed after it
+    return boot.lines.has_kernel_time() or boot.split_reason.startswith(RESET_NOISE)
+
+
+RESET_NOISE = "reset after line "
+
+
+def foreign_note(runs: Sequence[tuple[int, int]]) -> str:
+    """The warning for lines stamped off the run around them (:func:`_foreign`)."""
+    n = sum(b - a + 1 for a, b in runs)
+    shown = ", ".join(f"{a}" if a == b else f"{a}–{b}" for a, b in runs[:5])
+    more = f" and {len(runs) - 5} more runs" if len(runs) > 5 else ""
+    return (f"{n} lines stamped off the printk run around them (pasted, interleaved, or a ring buffer "
+            f"read twice), kept in this boot, not taken for a restart: lines {shown}{more}")
 
 
 def boots_from_lines(
@@ -244,15 +386,17 @@ def boots_from_lines(
     """Split and parse; raise :class:`InputError` when no boot is found at all."""
     boots: list[Boot] = []
     skipped = 0
-    for lines_, reason, backwards in split_boots(lines):
-        boot = parse_boot(source, len(boots), lines_, reason, options, registry)
+    for cut in split_boots(lines):
+        boot = parse_boot(source, len(boots), cut.lines, cut.reason, options, registry)
         if not _has_boot(boot):
-            skipped += len(lines_)
+            skipped += len(cut.lines)
             continue
         extra: list[str] = []
-        if backwards:
-            extra.append(f"printk time went backwards {backwards} times (lines stamped out of order, "
+        if cut.backwards:
+            extra.append(f"printk time went backwards {cut.backwards} times (lines stamped out of order, "
                          "not a restart at zero)")
+        if cut.foreign:
+            extra.append(foreign_note(cut.foreign))
         if skipped:
             extra.append(f"{skipped} lines before this boot hold no boot output")
             skipped = 0

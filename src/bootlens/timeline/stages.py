@@ -95,6 +95,7 @@ class Total(NamedTuple):
     error_ns: int | None = 0  # for an estimated end: it lies in [end_ns, end_ns + error_ns]
     end_name: str = READY  # "ready" (the ready marker) or "login prompt" when no marker was given
     evidence: Evidence | None = None  # how sure the duration is, and the two lines it rests on
+    notes: tuple[str, ...] = ()  # why a stage or the total is not what its lines alone would give (warnings)
 
     @property
     def duration_ns(self) -> int | None:
@@ -219,6 +220,7 @@ def compute_stages(boot: Boot, al: Alignment, times: Sequence[int | None] | None
         from_bl = al.origin != "power_on" and al.axis is Clock.HOST
         power = Point(al.power_on_ns, None, "power-on", clock=Clock.BOOTLOADER if from_bl else None,
                       upper=from_bl and al.upper(Clock.BOOTLOADER))
+    notes: list[str] = []
 
     # A capture whose times are whole seconds (journalctl's short format, dmesg -T): a span shorter
     # than a second between two of them is below the clock's resolution, not measured ("0 ns"
@@ -285,6 +287,10 @@ def compute_stages(boot: Boot, al: Alignment, times: Sequence[int | None] | None
                       "(--marker ready=REGEX to choose)", login.estimated, login.error_ns, "login prompt")
     else:
         total = Total(origin, start, None, "no ready marker (use --marker ready=REGEX)")
+    if total.end_ns is not None and total.end_ns < total.start_ns:
+        notes.append(f"the boot's end ({total.end}) falls at {total.end_ns / NS_PER_S:.6f} s, before its start "
+                     f"({total.origin}): the clocks disagree, the total is not measured")
+        total = Total(origin, start, None, f"{total.end}, before the {total.origin} on this axis")
     ticks = clock_ticks(boot)
     stages = [st._replace(evidence=evidence(st.duration_ns, st.start, st.end, ticks)) if st.status == MEASURED else st
               for st in stages]
@@ -293,7 +299,28 @@ def compute_stages(boot: Boot, al: Alignment, times: Sequence[int | None] | None
         k0 or Point(start, None, "kernel clock start", clock=Clock.KERNEL))  # no kernel line: the axis's 0
     to_pt = {READY: ready, "startup finished": finished, "login prompt": login}.get(total.end_name)
     total = total._replace(evidence=evidence(total.duration_ns, from_pt, to_pt, ticks))
-    return tuple(stages), total
+    notes += _disorder(stages, total)
+    return tuple(stages), total._replace(notes=tuple(notes))
+
+
+def _disorder(stages: Sequence[Stage], total: Total) -> list[str]:
+    """What breaks the order of the top-level stages on the axis: one that starts before the
+    previous one ends, or lies outside the total. Each comes from its own lines, so a disorder is
+    clocks that disagree (say so; the figures stay those of the lines)."""
+    out: list[str] = []
+    prev: Stage | None = None
+    for st in stages:
+        if st.parent is not None or st.status != MEASURED or st.start_ns is None or st.end_ns is None:
+            continue
+        if st.start_ns < total.start_ns or (total.end_ns is not None and st.end_ns > total.end_ns):
+            out.append(f"{st.label} ({st.start_ns / NS_PER_S:.6f} s to {st.end_ns / NS_PER_S:.6f} s) lies outside the "
+                       f"total ({total.start_ns / NS_PER_S:.6f} s to "
+                       f"{'?' if total.end_ns is None else f'{total.end_ns / NS_PER_S:.6f}'} s): their clocks disagree")
+        elif prev is not None and prev.end_ns is not None and st.start_ns < prev.end_ns:
+            out.append(f"{st.label} starts at {st.start_ns / NS_PER_S:.6f} s, before {prev.label} ends at "
+                       f"{prev.end_ns / NS_PER_S:.6f} s: their clocks disagree")
+        prev = st
+    return out
 
 
 def _initcall_bounds(events: Events, times: Sequence[int | None],
