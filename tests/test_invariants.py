@@ -17,6 +17,7 @@ A log that breaks one is a bug in the class it belongs to, not in the test.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -129,3 +130,54 @@ def test_the_check_covers_the_corpus() -> None:
     assert len(LOGS) >= 10
     if WILD.is_dir():
         assert sum(1 for p in LOGS if p.is_relative_to(WILD)) >= 60
+
+
+# --- the same invariants on mutations of the corpus's own logs (issue 28, class 11: how the
+# classes were found). Each mutation is one a real capture shows: a line stamped seconds early
+# by another CPU or an interleaved console, a few lines pasted from earlier in the log, and
+# CRLF line ends (which must change no figure).
+
+_STAMP = re.compile(rb"\[ *(\d+)\.(\d{6})\]")
+
+
+def _stamped(data: bytes) -> list[int]:
+    return [i for i, ln in enumerate(data.split(b"\n")) if _STAMP.search(ln)]
+
+
+def _backwards(data: bytes) -> bytes:
+    """The middle stamped line reads 4 s earlier (at least 0)."""
+    lines = data.split(b"\n")
+    i = _stamped(data)[len(_stamped(data)) // 2]
+    m = _STAMP.search(lines[i])
+    assert m is not None
+    us = max(0, int(m[1]) * 1_000_000 + int(m[2]) - 4_000_000)
+    lines[i] = lines[i][: m.start()] + b"[%5d.%06d]" % (us // 1_000_000, us % 1_000_000) + lines[i][m.end():]
+    return b"\n".join(lines)
+
+
+def _pasted(data: bytes) -> bytes:
+    """Three stamped lines from the first quarter pasted again at three quarters."""
+    lines = data.split(b"\n")
+    st = _stamped(data)
+    src = st[len(st) // 4: len(st) // 4 + 3]
+    at = st[3 * len(st) // 4]
+    return b"\n".join(lines[:at] + [lines[j] for j in src] + lines[at:])
+
+
+def _crlf(data: bytes) -> bytes:
+    return data.replace(b"\n", b"\r\n")
+
+
+MUTANTS = [p for p in LOGS if p.is_relative_to(WILD) and len(_stamped(p.read_bytes())) >= 40] if WILD.is_dir() else []
+
+
+@pytest.mark.parametrize("mutate", [_backwards, _pasted, _crlf], ids=["backwards", "pasted", "crlf"])
+@pytest.mark.parametrize("path", MUTANTS, ids=[_name(p) for p in MUTANTS])
+def test_mutations_of_corpus_logs_keep_the_invariants(path: Path, mutate: object, tmp_path: Path) -> None:
+    out = tmp_path / path.name
+    out.write_bytes(mutate(path.read_bytes()))  # type: ignore[operator]
+    problems = [f"boot {b.boot.index + 1}: {x}" for b in _analyses(out) for x in _check(b)]
+    assert not problems, "\n".join(problems)
+    if mutate is _crlf:  # line ends change no figure
+        before = [(s.name, s.duration_ns) for b in _analyses(path) for s in b.stages]
+        assert [(s.name, s.duration_ns) for b in _analyses(out) for s in b.stages] == before
