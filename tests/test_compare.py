@@ -163,8 +163,10 @@ def test_slower_initcall_far_beyond_the_noise_is_significant(tmp_path: Path) -> 
 
 
 def test_delta_inside_spread_is_not_significant(tmp_path: Path) -> None:
-    a = run_folder(tmp_path / "a", slow_boots([100_000, 140_000, 120_000]))
-    b = run_folder(tmp_path / "b", slow_boots([125_000, 105_000, 135_000]))
+    # +3 us: whole multiples of 10 ms on one side would be a 10 ms clock (HZ=100 jiffies), and
+    # a 5 ms difference within its tick (tests/test_ticks.py); a µs clock is what is meant here
+    a = run_folder(tmp_path / "a", slow_boots([100_003, 140_003, 120_003]))
+    b = run_folder(tmp_path / "b", slow_boots([125_003, 105_003, 135_003]))
     slow = row(compare_paths(a, b).pairs[0].initcalls.rows, "slow_init")
     assert slow.delta_ns == 5_000_000 and slow.threshold_ns == 40_000_000
     assert slow.significance is Significance.NOT_SIGNIFICANT and slow.need_boots is None
@@ -191,13 +193,14 @@ def test_between_clear_and_noise_says_how_many_more_boots(tmp_path: Path) -> Non
 
 def test_a_difference_under_the_floor_is_not_significant_however_sure(tmp_path: Path) -> None:
     """0.5 ms more in every boot, with no noise at all: certain, and too small to matter
-    (the floor is 1 ms, or 1% of the baseline median)."""
-    a = run_folder(tmp_path / "a", slow_boots([10_000] * 3))
-    b = run_folder(tmp_path / "b", slow_boots([10_500] * 3))
+    (the floor is 1 ms, or 1% of the baseline median). Read off a µs clock: +3 us keeps the values
+    off the 10 ms and 4 ms grids of a jiffies clock (tests/test_ticks.py)."""
+    a = run_folder(tmp_path / "a", slow_boots([10_003] * 3))
+    b = run_folder(tmp_path / "b", slow_boots([10_503] * 3))
     slow = row(compare_paths(a, b).pairs[0].initcalls.rows, "slow_init")
     assert slow.p_value == 0.0 and slow.floor_ns == 1_000_000
     assert slow.significance is Significance.NOT_SIGNIFICANT and slow.reason == "under the floor (p = 0)"
-    c = compare_paths(a, run_folder(tmp_path / "c", slow_boots([12_000] * 3)))
+    c = compare_paths(a, run_folder(tmp_path / "c", slow_boots([12_003] * 3)))
     assert row(c.pairs[0].initcalls.rows, "slow_init").significance is Significance.SIGNIFICANT  # 2 ms
 
 
@@ -253,12 +256,16 @@ def test_name_missing_from_some_boots_counts_zero_there(tmp_path: Path) -> None:
 
 
 def test_top_cuts_rows_not_counts(tmp_path: Path) -> None:
-    many = [(f"init_{i}", 1000 * (i + 1)) for i in range(10)]
+    """--top cuts the rows of names that did not change significantly, never the count, and
+    never a significant name: what the summary counts is shown (issue 28: '3 significant' and
+    none of them among the rows). µs values (+3 us: off every jiffies grid)."""
+    many = [(f"init_{i}", 1000 * (i + 1) + 3) for i in range(10)]
     a = run_folder(tmp_path / "a", slow_boots([1000] * 2, many))
     b = run_folder(tmp_path / "b", slow_boots([1000] * 2, [(n, 2 * us) for n, us in many]))
     ic = compare_paths(a, b, top=3).pairs[0].initcalls
-    assert [r.name for r in ic.rows] == ["init_9", "init_8", "init_7"]
-    assert ic.names == 12 and ic.significant == 10
+    assert [r.name for r in ic.rows] == [f"init_{i}" for i in range(9, -1, -1)]  # the top 3, then 7 more
+    assert ic.names == 12 and ic.significant == 10 and ic.more_significant == 7
+    assert all(r.significance is Significance.SIGNIFICANT for r in ic.rows)  # fast_init, slow_init: cut
 
 
 def test_three_inputs_each_against_the_first(tmp_path: Path) -> None:

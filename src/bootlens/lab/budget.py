@@ -25,7 +25,10 @@ Each entry's statistic is taken over the boots that measured the figure; it pass
 at most the limit. A failure says by how much, and whether the excess is beyond the noise: the
 median's order-statistic interval (:func:`bootlens.stats.figures.median_interval`, 95 % or the level
 the boots allow) lies wholly above the limit ("over with 97 % confidence"), or it reaches below
-it ("within the noise of N boots": more boots, or a quieter host, would tell). A figure that no
+it ("within the noise of N boots": more boots, or a quieter host, would tell). An excess no
+larger than the tick of the clock the figure was read off (:mod:`bootlens.core.ticks`: 4 ms for an
+initcall timed on jiffies at HZ=250) is "within the clock's 4 ms tick", never beyond the noise:
+the reading cannot tell it from the limit. A figure that no
 boot measured fails as "not measured" (a budget that cannot be checked must not pass in
 silence) unless the entry says ``optional = true``; a total or marker that some boots reached
 and others never did fails too (a hung boot must not hide behind the others' statistic). A
@@ -51,6 +54,7 @@ from ..core.lines import clip
 from ..core.model import Event, Kind
 from ..sources.systemd_analyze.reader import parse_timespan
 from ..core.units import short, short_range
+from ..core.ticks import tick_text
 from ..stats.figures import Stat, boot_figures, stat, statistics_of
 
 if TYPE_CHECKING:
@@ -454,7 +458,10 @@ def _check_entry(e: Entry, boots: Sequence[BootAnalysis], figs: Sequence[Mapping
     pct = f" (+{100 * over / e.max_ns:.1f} %)" if e.max_ns else ""
     head = f"{short(value)} > {limit} ({of}), over by {short(over)}{pct}"
     beyond: bool | None
-    if s.n < 2:
+    if s.tick_ns and over <= s.tick_ns:
+        # a reading one tick over the limit may be a duration under it (jiffies: 8 ms is 4 to 12 ms)
+        beyond, tail = False, f"within the clock's {tick_text(s.tick_ns)} tick (the readings move in steps of it)"
+    elif s.n < 2:
         beyond, tail = None, "one boot gives no noise estimate"
     elif s.ci_low > e.max_ns:
         beyond, tail = True, f"over with {s.ci_level:.0%} confidence ({ci} lies above the limit)"

@@ -106,7 +106,7 @@ def _stat(s: Stat | None) -> dict[str, Any] | None:
     return {"n": s.n, "median_s": s.median / 1e9, "min_s": s.min / 1e9, "max_s": s.max / 1e9,
             "mean_s": s.mean / 1e9, "stdev_s": s.stdev / 1e9,
             "median_ci_s": None if s.n < 2 else [s.ci_low / 1e9, s.ci_high / 1e9],
-            "median_ci_level": None if s.n < 2 else round(s.ci_level, 6)}
+            "median_ci_level": None if s.n < 2 else round(s.ci_level, 6), "tick_s": s.tick_ns / 1e9}
 
 
 def result_dict(r: Result) -> dict[str, Any]:

@@ -21,6 +21,8 @@ SIGNIFICANCE_RULE: dict[str, Any] = {
     "test": "t-test: Student's (pooled) with as many boots a side, else Welch's; two-sided",
     "alpha": ALPHA, "floor_s": FLOOR_NS / 1e9, "floor_pct": 100 * FLOOR_REL, "horizon_boots": HORIZON,
     "per_name_adjustment": "benjamini-hochberg",
+    "tick": "never significant when |delta| is at most the coarser clock tick of the two sides (tick_s); a tick "
+            "of 1 ms or more counts tick^2/6 of variance a side at least",
     "median_ci": f"order-statistic interval of the median, the narrowest at {CI_TARGET:.0%} or more; "
                  "with fewer than 6 boots (min, max) at its own level",
 }
@@ -37,7 +39,8 @@ def stat_dict(s: Stat | None) -> dict[str, Any] | None:
     return {"n": s.n, "median_s": s.median / 1e9, "min_s": s.min / 1e9, "max_s": s.max / 1e9,
             "stdev_s": s.stdev / 1e9, "spread_s": s.range_ns / 1e9, "mean_s": s.mean / 1e9,
             "median_ci_s": None if s.n < 2 else [s.ci_low / 1e9, s.ci_high / 1e9],
-            "median_ci_level": None if s.n < 2 else round(s.ci_level, 6)}
+            "median_ci_level": None if s.n < 2 else round(s.ci_level, 6),
+            "tick_s": s.tick_ns / 1e9}
 
 
 def verdict_dict(d: Delta) -> dict[str, Any]:
@@ -53,6 +56,7 @@ def verdict_dict(d: Delta) -> dict[str, Any]:
         "test": d.test,
         "floor_s": _s(d.floor_ns),
         "need_boots": d.need_boots,
+        "tick_s": _s(d.tick_ns),
     }
 
 
@@ -69,6 +73,7 @@ def delta_dict(d: Delta, counts: bool = False) -> dict[str, Any]:
 def _names(nd: NameDeltas) -> dict[str, Any]:
     return {
         "names": nd.names, "added": nd.added, "removed": nd.removed, "significant": nd.significant,
+        "more_significant": nd.more_significant,
         "note": nd.note, "rows": [delta_dict(d, counts=nd.kind == "processes") for d in nd.rows],
     }
 

@@ -4,7 +4,8 @@ Built for 80 columns, like the other tables (render/fit.py ``fit_table``): every
 line, the quantity's name whole ("total (power-on → ready)"), the numbers in their short form.
 A median comes with its order-statistic interval (stats.median_interval) and the level that
 interval has for that many boots; a difference with its verdict (compare.judge): "yes (p 3e-05)",
-"no (p 0.4)", "no (< floor)" or "need 4 more" boots a side.
+"no (p 0.4)", "no (< floor)", "no (≤ 4 ms tick)" (within the clock's tick) or "need 4 more" boots
+a side.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from rich.text import Text
 
 from ..stats.compare import ALPHA, FLOOR_NS, FLOOR_REL, Change, Comparison, Delta, NameDeltas, Significance
 from ..stats.figures import SPREAD_WARN, Stat
+from ..core.ticks import tick_text
 from .fit import fit_table, mid_clip
 from ..core.units import SHORT, duration, short, short_range, unit_of
 from .visible import visible
@@ -97,6 +99,8 @@ def verdict(d: Delta) -> Text:
         slower = (d.delta_ns or 0) > 0
         return Text(f"yes ({p_text(d.p_value)})", style="bold red" if slower else "bold green")
     if d.significance is Significance.NOT_SIGNIFICANT:
+        if d.reason.startswith("within the clock's") and d.tick_ns:
+            return Text(f"no (≤ {tick_text(d.tick_ns)} tick)", style="dim")
         under = d.reason.startswith("under the floor")
         return Text("no (< floor)" if under else f"no ({p_text(d.p_value)})" if d.p_value is not None else "no",
                     style="dim")
@@ -166,8 +170,9 @@ def render_compare(c: Comparison, console: Console) -> None:
     _intervals(c, console)
     console.print(Text(
         f"verdict: yes when a t-test gives p < {ALPHA} and |Δ| is at least max({FLOOR_NS // 1_000_000} ms, "
-        f"{FLOOR_REL:.0%} of {base}); no when |Δ| is under that floor or within the noise; need N more: the "
-        "boots a side that would decide it at the noise seen (per-name p adjusted for the number of names)",
+        f"{FLOOR_REL:.0%} of {base}); no when |Δ| is under that floor, within the clock's tick (≤ 4 ms tick: "
+        "jiffies at HZ=250) or within the noise; need N more: the boots a side that would decide it at the noise "
+        "seen (per-name p adjusted for the number of names)",
         style="dim"))
 
 
@@ -202,7 +207,9 @@ def _counted(d: Delta) -> str:
 
 def _name_table(nd: NameDeltas, base: str, other: str, console: Console) -> None:
     """The largest per-name differences of one kind, one input against the baseline."""
-    title = (f"{nd.kind.capitalize()}, {other} vs {base}: top {len(nd.rows)} of {nd.names} by |Δ| "
+    top = len(nd.rows) - nd.more_significant
+    more = f" and {nd.more_significant} more significant" if nd.more_significant else ""
+    title = (f"{nd.kind.capitalize()}, {other} vs {base}: top {top} of {nd.names} by |Δ|{more} "
              f"({nd.added} added, {nd.removed} removed, {nd.significant} significant)")
     rows = [[Text(visible(mid_clip(_counted(d), 70))), _median(d.baseline, "absent"), _median(d.other, "absent"),
              short(d.delta_ns, signed=True), _pct_cell(d.delta_pct), verdict(d)] for d in nd.rows]

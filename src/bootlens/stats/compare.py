@@ -53,6 +53,22 @@ Why these choices:
   below it a difference is not worth a verdict however many boots confirm it; 1 ms because the
   host timestamps of a serial console are no finer (a line at 115200 baud takes milliseconds).
 
+The clock's tick
+----------------
+Every figure knows the tick of the clock it was read off (Stat.tick_ns, :mod:`bootlens.core.ticks`):
+an initcall timed before the kernel's clocksource switch counts whole jiffies (4 ms at HZ=250:
+``after 0 usecs``, ``4000``, ``8000``), printk times count µs, a journal without fractions whole
+seconds. A row's tick is the coarser of its two sides' (either side's readings may be off by it):
+
+- a difference of medians at least the floor but not larger than the tick is **not
+  significant**, "within the clock's 4 ms tick": two readings one tick apart can come from the
+  same duration (4.0 ms against 0 ns is an initcall that took somewhere under 8 ms both times);
+- when the tick is at least 1 ms (FLOOR_NS: finer ticks round by less than any floor), the test
+  and its "need N more boots" count each side's variance as at least tick² / 6, the rounding
+  noise of a duration read off that clock (:func:`bootlens.stats.figures.noise_var`): boots that
+  all read 8 ms against boots that all read 0 ns are not "no noise, p = 0", they are rounded
+  alike; a difference of many ticks still decides, from a few boots more.
+
 The power this leaves, on the same real boots: the 2 s autoboot countdown (bootloader stage,
 noise 0.1-0.2 s) is significant in 99.94% of the 48,400 ways of taking 3 boots a side (the rest
 ask for one more boot). On that loaded host the total's noise (standard deviation about 2 s)
@@ -89,7 +105,9 @@ from ..core.errors import UsageError
 from ..core.units import duration
 from ..timeline.inputs import Group
 from ..core.model import Event, InitcallDetail, Kind, ProcessDetail
-from .figures import Stat, TTest, adjust_bh, boots_needed, diff_se_df, stat, statistics_of, t_critical, t_test
+from ..core.ticks import tick_text
+from .figures import (Stat, TTest, adjust_bh, boots_needed, diff_se_df, noise_var, stat, statistics_of, t_critical,
+                      t_test)
 
 MIN_BOOTS = 2  # boots a side the test needs (a variance on each side)
 ALPHA = 0.0005  # two-sided level of the test (module docstring: why so strict)
@@ -100,8 +118,10 @@ RULE = (f"significant when a t-test (Student's with as many boots a side, else W
         f"and the difference of medians is at least max({FLOOR_NS // 1_000_000} ms, {FLOOR_REL:.0%} of the "
         f"baseline median); unknown (need N more boots) when it is above that floor but p >= {ALPHA}, and "
         f"N boots a side would reach p < {ALPHA} at the noise observed (N <= {HORIZON}); else not "
-        "significant (under the floor, or within the noise). Per-name tables: p adjusted by "
-        "Benjamini-Hochberg within the table")
+        "significant (under the floor, or within the noise). Never significant within the clock's tick "
+        "(the coarser side's: 4 ms for jiffies at HZ=250), and a tick of 1 ms or more counts as noise "
+        "(variance tick^2/6 a side at least). Per-name tables: p adjusted by Benjamini-Hochberg within "
+        "the table")
 
 
 class Significance(StrEnum):
@@ -159,6 +179,7 @@ class Delta:
     floor_ns: float | None = None  # the practical floor the difference was held against
     need_boots: int | None = None
     test: str | None = None  # "student" | "welch"; None where the test could not run
+    tick_ns: int | None = None  # the coarser clock tick of the two sides (0: unknown); None: no difference
 
     @property
     def impact_ns(self) -> float:
@@ -188,8 +209,9 @@ class NameDeltas:
     names: int  # names compared in all
     added: int
     removed: int
-    significant: int  # over all names, not only the rows shown
+    significant: int  # over all names; every one of them is among the rows
     note: str | None = None  # why nothing was compared, e.g. no initcall_debug on one side
+    more_significant: int = 0  # rows after the top ones: significant, with a smaller |delta|
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,6 +250,7 @@ class Verdict:
     floor_ns: float
     need_boots: int | None
     test: str | None
+    tick_ns: int = 0
 
 
 def floor_of(base: Stat) -> float:
@@ -235,9 +258,21 @@ def floor_of(base: Stat) -> float:
     return max(float(FLOOR_NS), FLOOR_REL * abs(base.median))
 
 
+def row_tick(base: Stat, other: Stat) -> int:
+    """The tick a difference is held against: the coarser of the two sides' clocks (0: unknown)."""
+    return max(base.tick_ns, other.tick_ns)
+
+
+def noise_tick(tick_ns: int) -> int:
+    """The tick whose rounding the test counts as noise: ticks of 1 ms or more (module docstring);
+    0 for finer ones, whose rounding is under any floor (and exact repeats still read p = 0)."""
+    return tick_ns if tick_ns >= FLOOR_NS else 0
+
+
 def ttest_of(base: Stat, other: Stat) -> TTest | None:
-    """The t-test of the two sides (None with fewer than 2 boots on a side)."""
-    return t_test(base, other)
+    """The t-test of the two sides (None with fewer than 2 boots on a side), with the rounding
+    noise of a coarse clock tick (:func:`noise_tick`)."""
+    return t_test(base, other, noise_tick(row_tick(base, other)))
 
 
 def _boots(k: int) -> str:
@@ -250,6 +285,7 @@ def judge(base: Stat, other: Stat, delta_ns: float, labels: tuple[str, str] = ("
     ``tt`` is the t-test when already run; ``p`` replaces its p-value (an adjusted one);
     ``alpha_need`` is the level the "need N more boots" projection aims at."""
     floor = floor_of(base)
+    tick = row_tick(base, other)
     if tt is None and base.n >= MIN_BOOTS and other.n >= MIN_BOOTS:
         tt = ttest_of(base, other)
     if p is None and tt is not None:
@@ -258,29 +294,33 @@ def judge(base: Stat, other: Stat, delta_ns: float, labels: tuple[str, str] = ("
     ptext = "" if p is None else f"p = {p:.2g}"
     if abs(delta_ns) < floor:
         return Verdict(Significance.NOT_SIGNIFICANT, "under the floor" + (f" ({ptext})" if ptext else ""), p, floor,
-                       None, test)
+                       None, test, tick)
+    if abs(delta_ns) <= tick:
+        # readings one tick apart can come from one duration (jiffies: 0 and 4 ms are both "under 4 ms or so")
+        return Verdict(Significance.NOT_SIGNIFICANT, f"within the clock's {tick_text(tick)} tick", p, floor, None,
+                       test, tick)
     diff_means = other.mean - base.mean
     if tt is not None and p is not None and p < ALPHA and diff_means * delta_ns > 0:
-        return Verdict(Significance.SIGNIFICANT, ptext, p, floor, None, test)
+        return Verdict(Significance.SIGNIFICANT, ptext, p, floor, None, test, tick)
     fewer = min(base.n, other.n)
     if tt is not None and diff_means * delta_ns <= 0:
         # the means (what the test compares) and the medians go opposite ways: an outlier; no
         # number of boots at this noise would show one direction
         return Verdict(Significance.NOT_SIGNIFICANT, "within the noise" + (f" ({ptext})" if ptext else ""), p, floor,
-                       None, test)
-    n = boots_needed(base, other, diff_means if tt is not None else delta_ns, alpha_need, HORIZON)
+                       None, test, tick)
+    n = boots_needed(base, other, diff_means if tt is not None else delta_ns, alpha_need, HORIZON, noise_tick(tick))
     if n is None:
         if tt is None:  # one boot a side: no noise known at all, nothing to project from
-            return Verdict(Significance.UNKNOWN, f"1 boot a side: need {_boots(2)} a side", None, floor, 2, None)
+            return Verdict(Significance.UNKNOWN, f"1 boot a side: need {_boots(2)} a side", None, floor, 2, None, tick)
         return Verdict(Significance.NOT_SIGNIFICANT, "within the noise" + (f" ({ptext})" if ptext else ""), p, floor,
-                       None, test)
+                       None, test, tick)
     need = max(n - fewer, 1)
     if base.n == other.n:
         where = " a side"
     else:
         where = f" of {labels[0] if base.n < other.n else labels[1]}"
     return Verdict(Significance.UNKNOWN, f"need {_boots(need)}{where}" + (f" ({ptext})" if ptext else ""), p, floor,
-                   need, test)
+                   need, test, tick)
 
 
 NI_ALPHA = 0.05  # one-sided level of the non-inferiority test (a 95% upper bound)
@@ -309,11 +349,15 @@ def ni_margin(base: Stat) -> float:
 def non_inferior(base: Stat, other: Stat, margin_ns: float | None = None, alpha: float = NI_ALPHA,
                  most: int = HORIZON) -> NonInferiority:
     """The non-inferiority test of B against A (a t bound, Student's with as many boots a side as
-    :func:`judge`'s test): B is "not worse" when mean(B) - mean(A) + t(1 - alpha) x SE < margin."""
-    margin = ni_margin(base) if margin_ns is None else margin_ns
+    :func:`judge`'s test, with its rounding noise of a coarse tick): B is "not worse" when
+    mean(B) - mean(A) + t(1 - alpha) x SE < margin; the default margin is never under the two
+    sides' clock tick (worse by less than a tick is not a reading)."""
+    tick = row_tick(base, other)
+    margin = max(ni_margin(base), float(tick)) if margin_ns is None else margin_ns
     if base.n < MIN_BOOTS or other.n < MIN_BOOTS:
         return NonInferiority(None, None, margin, 2, f"1 boot a side: need {_boots(1)} a side")
-    se, df = diff_se_df(base, other)
+    vt = noise_tick(tick)
+    se, df = diff_se_df(base, other, vt)
     d = other.mean - base.mean
     h = t_critical(2 * alpha, df) * se
     upper = d + h
@@ -322,7 +366,7 @@ def non_inferior(base: Stat, other: Stat, margin_ns: float | None = None, alpha:
         return NonInferiority(True, upper, margin, None, said)
     if d - h > margin:
         return NonInferiority(False, upper, margin, None, f"worse by {_ms(d)} on average ({said})")
-    var = ((base.n - 1) * base.stdev**2 + (other.n - 1) * other.stdev**2) / (base.n + other.n - 2)
+    var = ((base.n - 1) * noise_var(base, vt) + (other.n - 1) * noise_var(other, vt)) / (base.n + other.n - 2)
     sd = math.sqrt(var)
     # the projection keeps the observed difference, or takes none when it is already past the
     # margin but not surely (a noisy total: more boots pull its mean back or show it is worse)
@@ -364,7 +408,8 @@ def figure_delta(name: str, base: Stat | None, other: Stat | None, labels: tuple
     d = other.median - base.median
     v = judge(base, other, d, labels)
     return Delta(name, base, other, Change.CHANGED, d, _pct(d, base.median), v.significance, _spread(base, other),
-                 v.reason, p_value=v.p_value, floor_ns=v.floor_ns, need_boots=v.need_boots, test=v.test)
+                 v.reason, p_value=v.p_value, floor_ns=v.floor_ns, need_boots=v.need_boots, test=v.test,
+                 tick_ns=v.tick_ns)
 
 
 def _spread(base: Stat, other: Stat) -> int | None:
@@ -510,13 +555,15 @@ def name_deltas(kind: str, base: Sums, other: Sums, top: int, labels: tuple[str,
             v.significance, _spread(b, o), v.reason,
             _median_count(base.count.get(n)) if with_counts else None,
             _median_count(other.count.get(n)) if with_counts else None,
-            v.p_value, v.floor_ns, v.need_boots, v.test,
+            v.p_value, v.floor_ns, v.need_boots, v.test, v.tick_ns,
         ))
     ranked = sorted(rows, key=lambda r: -r.impact_ns)  # stable: ties keep first-seen order
+    # what the summary counts as significant is shown, however small its |delta|
+    more = [r for r in ranked[top:] if r.significance is Significance.SIGNIFICANT]
     return NameDeltas(
-        kind, tuple(ranked[:top]), len(rows),
+        kind, tuple(ranked[:top] + more), len(rows),
         sum(r.change is Change.ADDED for r in rows), sum(r.change is Change.REMOVED for r in rows),
-        sum(r.significance is Significance.SIGNIFICANT for r in rows),
+        sum(r.significance is Significance.SIGNIFICANT for r in rows), None, len(more),
     )
 
 

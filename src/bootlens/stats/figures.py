@@ -25,6 +25,16 @@ The test
 :func:`t_test`: the two-sample t-test (as scipy.stats.ttest_ind, with scipy's t distribution),
 Student's pooled form when both sides have as many boots (what ``experiment`` and ``optimize``
 always boot) and Welch's otherwise. The reasons, and the rule built on it, are in :mod:`bootlens.stats.compare`.
+
+The clock's tick
+----------------
+Every Stat carries the tick of the clock its values were read off (:func:`bootlens.core.ticks.tick_of`):
+4 ms for an initcall timed on the jiffies clocksource at HZ=250, 1 µs for printk times. Given a
+tick, the test and its projections count each side's variance as at least tick² / 6
+(:func:`noise_var`): a duration is the difference of two readings, each rounded to the tick at a
+phase of its own, and that rounding error is triangular over (−tick, tick), of variance tick² / 6.
+Boots that all read 4 ms have not shown that the initcall takes 4 ms every time, only that it
+rounds to it: "no noise" there is the clock's, not the boot's.
 """
 
 from __future__ import annotations
@@ -37,6 +47,7 @@ from functools import lru_cache
 
 from ..timeline.analyze import BootAnalysis
 from ..core.model import Kind
+from ..core.ticks import tick_of
 
 SPREAD_WARN = 0.05
 CI_TARGET = 0.95  # the median's interval: the narrowest order-statistic interval at this level or more
@@ -70,7 +81,8 @@ class Stat:
 
     ``ci_low``..``ci_high`` is the median's order-statistic interval and ``ci_level`` the
     probability that it holds the true median (module docstring); ``values`` are the boots'
-    figures in boot order, for the test."""
+    figures in boot order, for the test; ``tick_ns`` the tick of the clock they were read off
+    (:func:`bootlens.core.ticks.tick_of`; 0: unknown, every value 0)."""
 
     name: str
     n: int
@@ -82,6 +94,7 @@ class Stat:
     ci_low: float = 0.0
     ci_high: float = 0.0
     ci_level: float = 0.0
+    tick_ns: int = 0
 
     @property
     def range_ns(self) -> int:
@@ -106,7 +119,7 @@ def stat(name: str, values: Sequence[int]) -> Stat | None:
     sd = statistics.stdev(values) if len(values) > 1 else 0.0
     lo, hi, level = median_interval(values)
     return Stat(name, len(values), min(values), statistics.median(values), max(values), sd, tuple(values),
-                lo, hi, level)
+                lo, hi, level, tick_of(values))
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,11 +133,18 @@ class TTest:
     pooled: bool
 
 
-def t_test(a: Stat, b: Stat) -> TTest | None:
+def noise_var(s: Stat, tick_ns: float = 0) -> float:
+    """The side's variance for the test: its boots', but at least the rounding noise of
+    readings on a clock of ``tick_ns`` (tick² / 6, module docstring)."""
+    return max(s.stdev**2, tick_ns**2 / 6.0)
+
+
+def t_test(a: Stat, b: Stat, tick_ns: float = 0) -> TTest | None:
     """The t-test of the two sides' means; None when a side has fewer than 2 values (no noise
-    to measure). Two sides without any noise (every boot the same figure) differ for certain
-    when their values differ (p = 0) and not at all when they are equal (p = 1): the test has
-    no answer (0/0) there.
+    to measure). Two sides without any noise (every boot the same figure, and no ``tick_ns``
+    of a clock to round) differ for certain when their values differ (p = 0) and not at all
+    when they are equal (p = 1): the test has no answer (0/0) there. With ``tick_ns`` each
+    side's variance is at least its rounding noise (:func:`noise_var`).
 
     The statistic and its degrees of freedom are the textbook ones (what scipy.stats.ttest_ind
     computes, which tests/test_stats.py checks); the p-value comes from scipy.special's
@@ -134,25 +154,25 @@ def t_test(a: Stat, b: Stat) -> TTest | None:
         return None
     pooled = a.n == b.n
     d = b.mean - a.mean
-    va, vb = a.stdev**2, b.stdev**2
+    va, vb = noise_var(a, tick_ns), noise_var(b, tick_ns)
     if va == 0 and vb == 0:
         same = d == 0
         return TTest(1.0 if same else 0.0, 0.0 if same else math.copysign(math.inf, d), float(a.n + b.n - 2),
                      pooled)
-    se, df = _se_df(a, b)
+    se, df = _se_df(a, b, tick_ns)
     t = d / se
     return TTest(min(1.0, 2.0 * _t_cdf(-abs(t), df)), t, df, pooled)
 
 
-def diff_se_df(a: Stat, b: Stat) -> tuple[float, float]:
+def diff_se_df(a: Stat, b: Stat, tick_ns: float = 0) -> tuple[float, float]:
     """The standard error of mean(b) - mean(a) and its degrees of freedom (:func:`t_test`'s)."""
-    return _se_df(a, b)
+    return _se_df(a, b, tick_ns)
 
 
-def _se_df(a: Stat, b: Stat) -> tuple[float, float]:
+def _se_df(a: Stat, b: Stat, tick_ns: float = 0) -> tuple[float, float]:
     """The standard error of mean(b) - mean(a) and its degrees of freedom: pooled (Student)
-    with as many values a side, Welch-Satterthwaite otherwise."""
-    va, vb = a.stdev**2, b.stdev**2
+    with as many values a side, Welch-Satterthwaite otherwise (variances :func:`noise_var`)."""
+    va, vb = noise_var(a, tick_ns), noise_var(b, tick_ns)
     if a.n == b.n:
         return math.sqrt((va + vb) / a.n), 2.0 * a.n - 2
     qa, qb = va / a.n, vb / b.n
@@ -173,27 +193,28 @@ def t_critical(alpha: float, df: float) -> float:
     return float(special.stdtrit(df, 1.0 - alpha / 2.0))
 
 
-def diff_interval(a: Stat, b: Stat, level: float = 0.95) -> tuple[float, float] | None:
+def diff_interval(a: Stat, b: Stat, level: float = 0.95, tick_ns: float = 0) -> tuple[float, float] | None:
     """The t interval of mean(b) - mean(a) at ``level`` (Student's with as many values a side,
-    else Welch's, as :func:`t_test`); None with fewer than 2 values on a side."""
+    else Welch's, as :func:`t_test`, with its ``tick_ns``); None with fewer than 2 values on a side."""
     if a.n < 2 or b.n < 2:
         return None
-    se, df = _se_df(a, b)
+    se, df = _se_df(a, b, tick_ns)
     d = b.mean - a.mean
     h = t_critical(1.0 - level, df) * se if se else 0.0
     return d - h, d + h
 
 
-def boots_needed(a: Stat, b: Stat, delta: float, alpha: float, most: int) -> int | None:
+def boots_needed(a: Stat, b: Stat, delta: float, alpha: float, most: int, tick_ns: float = 0) -> int | None:
     """The fewest boots a side (at least as many as either side has, at most ``most``) with
     which a difference of means ``delta`` would reach ``p < alpha``, if the noise stayed what
-    the boots so far show (their pooled variance); None beyond ``most``. A projection from a
+    the boots so far show (their pooled variance, each side's at least its rounding noise on a
+    clock of ``tick_ns``: :func:`noise_var`); None beyond ``most``. A projection from a
     few boots, which is all there is to go on: booting that many more and testing again is
     what ``--repeat auto`` does."""
     df = a.n + b.n - 2
     if df < 1 or delta == 0:
         return None
-    var = ((a.n - 1) * a.stdev**2 + (b.n - 1) * b.stdev**2) / df
+    var = ((a.n - 1) * noise_var(a, tick_ns) + (b.n - 1) * noise_var(b, tick_ns)) / df
     if var == 0:
         return max(a.n, b.n, 2)
     sd = math.sqrt(var)

@@ -11,7 +11,8 @@ SPL is "absent" when no SPL banner was seen, since many boards have none.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from itertools import islice
 
 from .align import Alignment
 from ..core.ticks import tick_of
@@ -152,17 +153,27 @@ def evidence(duration_ns: int | None, a: Point | None, b: Point | None, ticks: d
     return Evidence(kind, max(low, 0) if low is not None else None, high, tick, clocks, a, b)
 
 
+_TICK_SAMPLE = 4096  # a clock's first times show its step (a 1M-line log is not walked for it)
+
+
+_TICK_ENOUGH = 8  # fewer times than this can sit on a coarse step by chance (a hand-made excerpt)
+
+
+def _tick(values: Iterable[int | None]) -> int:
+    """core.ticks.tick_of over the first non-zero times; 1 µs (a printed stamp's usual step)
+    where they are too few to say."""
+    first = list(islice((v for v in values if v), _TICK_SAMPLE))
+    return (tick_of(first) or 1_000) if len(first) >= _TICK_ENOUGH else 1_000
+
+
 def clock_ticks(boot: Boot) -> dict[Clock, int]:
     """Each clock's resolution in this boot (core.ticks.tick_of over its first times)."""
     lines = boot.lines
-    out = {Clock.KERNEL: tick_of(t for t in lines.kernel if t is not None),
-           Clock.HOST: tick_of(t for t in lines.host if t is not None),
-           Clock.UPTIME: 10_000_000}  # /proc/uptime prints hundredths of a second
-    bl = [e.start.ns for e in Events.of(boot.events).of_kind(Kind.BOOTSTAGE) if e.start is not None]
-    bl += [e.start.ns for e in Events.of(boot.events).of_kind(Kind.MILESTONE)
-           if e.start is not None and e.start.clock is Clock.BOOTLOADER]
-    out[Clock.BOOTLOADER] = tick_of(bl) if bl else 1_000
-    return out
+    events = Events.of(boot.events)
+    bl = [e.start.ns for e in events.of_kind(Kind.BOOTSTAGE) if e.start is not None]
+    bl += [e.start.ns for e in events.of_kind(Kind.MILESTONE) if e.start is not None and e.start.clock is Clock.BOOTLOADER]
+    return {Clock.KERNEL: _tick(lines.kernel), Clock.HOST: _tick(lines.host), Clock.BOOTLOADER: _tick(bl),
+            Clock.UPTIME: 10_000_000}  # /proc/uptime prints hundredths of a second
 
 
 def _point(firsts: dict[tuple[Kind, str], Event], al: Alignment, name: str,
