@@ -255,7 +255,11 @@ class Milestone(StrEnum):
     FIRMWARE_BANNER = "firmware_banner"
     TPL_START = "tpl_start"
     SPL_START = "spl_start"
-    UBOOT_START = "uboot_start"
+    UBOOT_START = "uboot_start"  # U-Boot proper's banner (or its bootstage "board_init_f" mark)
+    # A bootloader proper that is not U-Boot (barebox, GRUB, iPXE, RedBoot, LK, an NVIDIA or
+    # EcoNet boot loader, the Raspberry Pi's start.elf, systemd-analyze's EFI "loader"): the
+    # boot's "bootloader" fact on the same line names it (Boot.bootloader_at).
+    BOOTLOADER_START = "bootloader_start"
     AUTOBOOT = "autoboot"
     STARTING_KERNEL = "starting_kernel"
     EFI_STUB = "efi_stub"
@@ -278,6 +282,9 @@ class Milestone(StrEnum):
     KERNEL_PANIC = "kernel_panic"
     POWER_ON = "power_on"  # a logic analyzer's power-rail (or reset) edge: hardware t=0
 
+
+# The start of the bootloader proper, whichever it is: the bootloader stage opens at the first seen.
+BOOTLOADER_STARTS = (Milestone.UBOOT_START, Milestone.BOOTLOADER_START)
 
 READY = "ready"  # the user marker name that means "application ready"
 
@@ -630,6 +637,12 @@ class Boot(_Record):
             if f.key == key:
                 return f
         return None
+
+    def bootloader_at(self, line_no: int) -> str | None:
+        """The bootloader proper whose start is on ``line_no`` (its banner's "bootloader" fact),
+        else the boot's first one named, else None: what a ``bootloader_start`` is called."""
+        named = [f for f in self.facts if f.key == "bootloader"]
+        return next((f.value for f in named if f.line_no == line_no), named[0].value if named else None)
 
 
 class InputStats(_Record):

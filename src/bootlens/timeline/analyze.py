@@ -15,7 +15,7 @@ from ..sources.systemd_analyze import ALONE as SYSTEMD_ALONE
 from .boots import boots_from_lines, index_keywords
 from ..read.reader import read_path
 from ..core.lines import gaps
-from ..core.model import CUT_START_NS, NS_PER_S, READY, Boot, Clock, Event, Events, InputStats, Kind, Milestone, NamedTuple
+from ..core.model import BOOTLOADER_STARTS, CUT_START_NS, NS_PER_S, READY, Boot, Clock, Event, Events, InputStats, Kind, Milestone, NamedTuple
 from ..parsers import Registry
 from ..core.options import ParseOptions
 from .stages import Stage, Total, compute_stages
@@ -114,7 +114,7 @@ _USERSPACE_SEEN = (Milestone.RUN_INIT, Milestone.INITMEM_FREED, Milestone.NO_INI
 _KERNEL_SEEN = frozenset({Milestone.KERNEL_START, Milestone.CALIBRATE_DELAY, Milestone.CONSOLE_ENABLED,
                           Milestone.ROOT_MOUNTED, Milestone.INITMEM_FREED, Milestone.RUN_INIT, Milestone.KERNEL_PANIC,
                           Milestone.NO_INITIAL_CONSOLE})
-_BOOTLOADER_SEEN = (Milestone.FIRMWARE_BANNER, Milestone.TPL_START, Milestone.SPL_START, Milestone.UBOOT_START,
+_BOOTLOADER_SEEN = (Milestone.FIRMWARE_BANNER, Milestone.TPL_START, Milestone.SPL_START, *BOOTLOADER_STARTS,
                     Milestone.STARTING_KERNEL)
 
 

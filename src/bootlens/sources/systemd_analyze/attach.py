@@ -141,7 +141,7 @@ def alone_boot(source: str, sup: Supplement) -> Boot:
         if t.firmware_ns is not None or t.loader_ns is not None:
             at(Milestone.POWER_ON, -before)
         if t.firmware_ns is not None and t.loader_ns is not None:  # their boundary, on the firmware's clock
-            at(Milestone.UBOOT_START, t.firmware_ns, Clock.BOOTLOADER)
+            at(Milestone.BOOTLOADER_START, t.firmware_ns, Clock.BOOTLOADER)  # the EFI loader, not U-Boot
             at(Milestone.STARTING_KERNEL, before, Clock.BOOTLOADER)
         kernel = t.kernel_ns or 0
         if t.kernel_ns is not None:  # none in a container: systemd's clock starts with it
