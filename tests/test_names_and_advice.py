@@ -9,7 +9,7 @@ import io
 from conftest import extra_log, needs_wild, wild_log
 from rich.console import Console
 
-from bootlens.core.model import Kind, Milestone
+from bootlens.core.model import Kind, Milestone, UnitDetail
 from bootlens.render.jsonout import boot_dict
 from bootlens.render.terminal import render_boot
 from bootlens.timeline.analyze import BootAnalysis, analyze_paths
@@ -81,3 +81,42 @@ def test_grub_is_named_grub() -> None:
     b = _boot(wild_log("20"))
     assert _milestones(b)[Milestone.BOOTLOADER_START][:1] == [8]
     assert "GRUB start: " in _text(b)
+
+
+# --- class 7: a unit name systemd cut with "…" -------------------------------------------------
+
+
+def _units(b: BootAnalysis) -> dict[int, tuple[str, str | None, str]]:
+    out = {}
+    for e in b.boot.events:
+        if e.kind is Kind.UNIT and isinstance(e.detail, UnitDetail):
+            out[e.line_no] = (e.name, e.detail.unit, e.detail.description)
+    return out
+
+
+def test_cut_unit_names_resolve_or_stay_cut_alone() -> None:
+    """Lichee RV, systemd 255 on an 80-column console (extra b/90): 'Starting
+    systemd-journal-flush.ser…sh Journal to Persistent Storage...' (L465) and 'Finished
+    systemd-journal-flush.ser…lush ...' (L468) are systemd-journal-flush.service (".ser" fits one
+    unit type); 'local-fs-pre.target…Preparation for Local File Systems' (L472) names its unit
+    whole; 'systemd-tmpfiles-setup-de…' (L470, L471) fits -dev and -dev-early: the cut name alone;
+    'systemd-update-utmp-runle…e - Record Runlevel Change in UTMP' (L529) keeps both ends of the
+    name, its description whole. No name has a description glued on."""
+    u = _units(_boot(extra_log("90")))
+    assert u[465] == ("systemd-journal-flush.service", "systemd-journal-flush.service",
+                      "…lush Journal to Persistent Storage")
+    assert u[472][:2] == ("local-fs-pre.target", "local-fs-pre.target")
+    assert u[470] == ("systemd-tmpfiles-setup-de…", None, "…Create Static Device Nodes in /dev")
+    assert u[528] == ("systemd-update-utmp-runle…e", None, "Record Runlevel Change in UTMP")
+    assert u[504][0] == "systemd-update-utmp.service"  # "…servi…ecord System Boot/Shutdown in UTMP"
+    for name, _, _ in u.values():
+        head, cut, tail = name.partition("…")
+        assert not cut or " " not in name, name  # "name…description" never
+
+
+def test_descriptions_of_old_systemd_stay_descriptions() -> None:
+    """systemd 232 (extra b/93) prints descriptions only: 'Starting Create list of required
+    st…ce nodes for the current kernel...' (L242) is no unit name, and is paired with L275."""
+    u = _units(_boot(extra_log("93")))
+    name, unit, _ = u[242]
+    assert unit is None and name.startswith("Create list of required sta")

@@ -363,6 +363,17 @@ class LogicDetail(NamedTuple):
 Detail = InitcallDetail | ProbeDetail | ProcessDetail | LoadDetail | UnitDetail | LogicDetail
 
 
+def unit_text(name: str, detail: object) -> str:
+    """What the console printed of a unit whose name it cut and bootlens could not complete
+    (name "systemd-tmpfiles-setup-de…", description "…Create Static Device Nodes in /dev"): the
+    name and the description as one text, for matching against unit files and a dump's names
+    ("name - description" starts and ends like it); ``name`` itself otherwise."""
+    if "…" not in name or not isinstance(detail, UnitDetail) or detail.unit or not detail.description:
+        return name
+    d = detail.description  # "…Create ..." (the description's end) or a whole one after both ends of the name
+    return name + d[1:] if d.startswith("…") and name.endswith("…") else f"{name} - {d}"
+
+
 class Event(NamedTuple):
     """A span (``duration_ns`` set) or an instant (``duration_ns`` None) read from the log.
 

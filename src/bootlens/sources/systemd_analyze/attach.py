@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...core.model import Boot, Clock, Event, Kind, Stamp, UnitDetail
+from ...core.model import Boot, Clock, Event, Kind, Stamp, UnitDetail, unit_text
 from . import ALONE
 
 if TYPE_CHECKING:
@@ -79,7 +79,7 @@ def name_units(boot: Boot, dump: Dump) -> Boot:
         det = e.detail
         if e.kind is not Kind.UNIT or not isinstance(det, UnitDetail) or det.unit:
             continue
-        unit = e.name if e.name in deps.descriptions else deps.resolve(e.name)
+        unit = e.name if e.name in deps.descriptions else deps.resolve(unit_text(e.name, det))
         if unit is not None:
             events[i] = e._replace(detail=det._replace(unit=unit))
             changed = True
