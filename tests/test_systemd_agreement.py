@@ -20,7 +20,7 @@ from bootlens.targets import qemu as T
 from bootlens.timeline.analyze import BootAnalysis, analyze_paths
 from bootlens.timeline.chain import critical_chain
 from bootlens.sources.systemd_analyze.deps import Deps, deps_from_dump
-from bootlens.core.model import Kind, UnitDetail
+from bootlens.core.model import Kind, UnitDetail, unit_text
 from bootlens.parsers import MarkerSpec, ParseOptions
 from bootlens.sources.systemd_analyze.reader import read_blame, read_critical_chain, read_dump, read_time
 
@@ -61,7 +61,7 @@ def _units(b: BootAnalysis, deps: Deps) -> dict[str, int]:
     for e in b.boot.events:
         if e.kind is not Kind.UNIT or e.duration_ns is None or not isinstance(e.detail, UnitDetail):
             continue
-        name = e.detail.unit if e.detail.unit and "…" not in e.detail.unit else deps.resolve(e.name)
+        name = e.detail.unit if e.detail.unit and "…" not in e.detail.unit else deps.resolve(unit_text(e.name, e.detail))
         if name:
             out[name] = e.duration_ns
     return out

@@ -30,14 +30,15 @@ def stage(b: BootAnalysis, name: str):  # type: ignore[no-untyped-def]
     return next(s for s in b.stages if s.name == name)
 
 
-# file: (boot count, per boot: {milestone: first line}, bootloader label)
+# file: (boot count, per boot: {milestone: first line}, bootloader label); a bootloader proper
+# other than U-Boot starts at bootloader_start, U-Boot at uboot_start (issue 28, class 6)
 BANNERS = {
     "01": (1, [{Milestone.UBOOT_START: 1, Milestone.STARTING_KERNEL: 189}], "bootloader (U-Boot)"),
     "04": (1, [{Milestone.SPL_START: 1, Milestone.UBOOT_START: 19}], "bootloader (U-Boot)"),
-    "05": (1, [{Milestone.UBOOT_START: 16, Milestone.STARTING_KERNEL: 37}], "bootloader (RedBoot)"),
+    "05": (1, [{Milestone.BOOTLOADER_START: 16, Milestone.STARTING_KERNEL: 37}], "bootloader (RedBoot)"),
     "06": (1, [{Milestone.FIRMWARE_BANNER: 1, Milestone.SPL_START: 61, Milestone.UBOOT_START: 97,
                 Milestone.STARTING_KERNEL: 123}], "bootloader (U-Boot)"),
-    "08": (1, [{Milestone.UBOOT_START: 1, Milestone.STARTING_KERNEL: 50}], "bootloader (NVIDIA bootloader)"),
+    "08": (1, [{Milestone.BOOTLOADER_START: 1, Milestone.STARTING_KERNEL: 50}], "bootloader (NVIDIA bootloader)"),
     "13": (1, [{Milestone.SPL_START: 1, Milestone.FIRMWARE_BANNER: 4, Milestone.UBOOT_START: 10,
                 Milestone.STARTING_KERNEL: 39}], "bootloader (U-Boot)"),
     "14": (1, [{Milestone.SPL_START: 1, Milestone.FIRMWARE_BANNER: 4, Milestone.UBOOT_START: 24,
@@ -48,7 +49,7 @@ BANNERS = {
     "17": (1, [{Milestone.UBOOT_START: 1, Milestone.STARTING_KERNEL: 119}], "bootloader (U-Boot)"),
     "18": (1, [{Milestone.UBOOT_START: 29, Milestone.STARTING_KERNEL: 88}], "bootloader (U-Boot)"),
     "19": (1, [{Milestone.UBOOT_START: 1, Milestone.STARTING_KERNEL: 24}], "bootloader (U-Boot)"),
-    "20": (1, [{Milestone.UBOOT_START: 8}], "bootloader (GRUB)"),
+    "20": (1, [{Milestone.BOOTLOADER_START: 8}], "bootloader (GRUB)"),
     "22": (1, [{Milestone.UBOOT_START: 1, Milestone.STARTING_KERNEL: 32}], "bootloader (U-Boot)"),
     "23": (1, [{Milestone.FIRMWARE_BANNER: 3, Milestone.STARTING_KERNEL: 518}], "bootloader"),
     "25": (1, [{Milestone.UBOOT_START: 4, Milestone.STARTING_KERNEL: 31}], "bootloader (U-Boot)"),
@@ -56,7 +57,7 @@ BANNERS = {
     "32": (2, [{Milestone.FIRMWARE_BANNER: 1, Milestone.UBOOT_START: 12, Milestone.STARTING_KERNEL: 89},
                {Milestone.FIRMWARE_BANNER: 148, Milestone.UBOOT_START: 159, Milestone.STARTING_KERNEL: 317}],
            "bootloader (U-Boot)"),
-    "33": (1, [{Milestone.UBOOT_START: 14}], "bootloader (EcoNet bootbase)"),
+    "33": (1, [{Milestone.BOOTLOADER_START: 14}], "bootloader (EcoNet bootbase)"),
     "34": (1, [{Milestone.SPL_START: 1, Milestone.FIRMWARE_BANNER: 4, Milestone.UBOOT_START: 11,
                 Milestone.STARTING_KERNEL: 55}], "bootloader (U-Boot)"),
 }

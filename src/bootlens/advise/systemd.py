@@ -24,7 +24,7 @@ from ..timeline.analyze import BootAnalysis
 from ..timeline.chain import Chain, critical_chain
 from ..sources.systemd_analyze.deps import Deps
 from ..core.kindpos import located
-from ..core.model import Kind, UnitDetail
+from ..core.model import Kind, UnitDetail, unit_text
 from ..core.units import duration
 from .base import Change, ChangeKind, Context, Evidence
 from .evidence import evidence, secs
@@ -87,7 +87,7 @@ def unit_runs(boot: BootAnalysis, uf: UnitFiles | None = None) -> list[UnitRun]:
         det = e.detail if isinstance(e.detail, UnitDetail) else None
         name = det.unit if det is not None and det.unit else e.name
         if uf is not None and (det is None or not det.unit):
-            name = uf.resolve(name, named)
+            name = uf.resolve(unit_text(name, det), named)
         out.append(UnitRun(name, t, t + (e.duration_ns or 0), e.duration_ns is not None,
                            det.result if det is not None else "", e.line_no, e.end_line_no or e.line_no))
     return out
@@ -172,11 +172,15 @@ class UnitFiles:
         if found is not None:
             return found
         hits: set[str] = set()
+        # a name the console cut keeps its whole description after " - " ("serial-getty@ttyS0…rvice
+        # - Serial Getty on ttyS0"): the instance is found by it and must begin like the name
+        head, cut, rest = name.partition("…")
+        desc = rest.partition(" - ")[2] if cut else name
         for u in self.units:  # a template's instance the log never named
             d = self.value(u, "Unit", "Description")
-            if "@." in u and d and ("%I" in d or "%i" in d):
+            if "@." in u and d and ("%I" in d or "%i" in d) and (not cut or head.startswith(u.split("@")[0] + "@")):
                 pat = re.escape(d).replace("%I", "(.+)").replace("%i", "(.+)")
-                if m := re.fullmatch(pat, name):
+                if m := re.fullmatch(pat, desc):
                     hits.add(u.replace("@.", f"@{m[1]}."))
         return hits.pop() if len(hits) == 1 else name
 
@@ -307,7 +311,7 @@ def chain_for(boot: BootAnalysis, uf: UnitFiles) -> Chain:
     # gets its file's After= list under that name too
     for _, e in located(boot.boot.events, Kind.UNIT):
         if isinstance(e.detail, UnitDetail) and not e.detail.unit:
-            r = uf.resolve(e.name, after)
+            r = uf.resolve(unit_text(e.name, e.detail), after)
             if r in after:
                 after.setdefault(e.name, after[r])
                 for deps in after.values():

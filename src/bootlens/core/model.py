@@ -256,7 +256,11 @@ class Milestone(StrEnum):
     TPL_START = "tpl_start"
     VPL_START = "vpl_start"  # U-Boot's VPL (verifying program loader, between TPL and SPL)
     SPL_START = "spl_start"
-    UBOOT_START = "uboot_start"
+    UBOOT_START = "uboot_start"  # U-Boot proper's banner (or its bootstage "board_init_f" mark)
+    # A bootloader proper that is not U-Boot (barebox, GRUB, iPXE, RedBoot, LK, an NVIDIA or
+    # EcoNet boot loader, the Raspberry Pi's start.elf, systemd-analyze's EFI "loader"): the
+    # boot's "bootloader" fact on the same line names it (Boot.bootloader_at).
+    BOOTLOADER_START = "bootloader_start"
     AUTOBOOT = "autoboot"
     STARTING_KERNEL = "starting_kernel"
     EFI_STUB = "efi_stub"
@@ -279,6 +283,9 @@ class Milestone(StrEnum):
     KERNEL_PANIC = "kernel_panic"
     POWER_ON = "power_on"  # a logic analyzer's power-rail (or reset) edge: hardware t=0
 
+
+# The start of the bootloader proper, whichever it is: the bootloader stage opens at the first seen.
+BOOTLOADER_STARTS = (Milestone.UBOOT_START, Milestone.BOOTLOADER_START)
 
 READY = "ready"  # the user marker name that means "application ready"
 
@@ -363,6 +370,17 @@ class LogicDetail(NamedTuple):
 
 
 Detail = InitcallDetail | ProbeDetail | ProcessDetail | LoadDetail | UnitDetail | LogicDetail
+
+
+def unit_text(name: str, detail: object) -> str:
+    """What the console printed of a unit whose name it cut and bootlens could not complete
+    (name "systemd-tmpfiles-setup-de…", description "…Create Static Device Nodes in /dev"): the
+    name and the description as one text, for matching against unit files and a dump's names
+    ("name - description" starts and ends like it); ``name`` itself otherwise."""
+    if "…" not in name or not isinstance(detail, UnitDetail) or detail.unit or not detail.description:
+        return name
+    d = detail.description  # "…Create ..." (the description's end) or a whole one after both ends of the name
+    return name + d[1:] if d.startswith("…") and name.endswith("…") else f"{name} - {d}"
 
 
 class Event(NamedTuple):
@@ -639,6 +657,12 @@ class Boot(_Record):
             if f.key == key:
                 return f
         return None
+
+    def bootloader_at(self, line_no: int) -> str | None:
+        """The bootloader proper whose start is on ``line_no`` (its banner's "bootloader" fact),
+        else the boot's first one named, else None: what a ``bootloader_start`` is called."""
+        named = [f for f in self.facts if f.key == "bootloader"]
+        return next((f.value for f in named if f.line_no == line_no), named[0].value if named else None)
 
 
 class InputStats(_Record):

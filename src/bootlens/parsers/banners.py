@@ -128,6 +128,8 @@ BANNERS: tuple[Banner, ...] = (
     _b("iPXE", BOOTLOADER, 4, "Open Source Network Boot Firmware",
        r"iPXE (?P<v>\d\S*) -- Open Source Network Boot Firmware", repeat=False),
     _b("RedBoot", BOOTLOADER, 4, "RedBoot(tm)", r"RedBoot\(tm\) bootstrap and debug environment"),
+    # Broadcom's Common Firmware Environment on MIPS routers and gateways (BCM63xx/68xx)
+    _b("CFE", BOOTLOADER, 4, "CFE version", r"CFE version (?P<v>\d\S*) for BCM"),
     # the EEPROM's last line: the VideoCore firmware (start4.elf, start4x.elf, ...) loads the kernel
     _b("Raspberry Pi start.elf", BOOTLOADER, 4, "Starting start", r"Starting start\w*\.elf @"),
     _b("LK", BOOTLOADER, 4, "welcome to lk", r"(?:\[\s*\d+\]\s*)?welcome to lk"),
@@ -188,6 +190,14 @@ def find_banners(lines: Lines) -> list[tuple[int, Banner, re.Match[str]]]:
         if found is not None:
             out.append((i, found[0], found[1]))
     return out
+
+
+def milestone_of(b: Banner) -> str:
+    """The milestone a banner line is reported as: its role's, except that a bootloader proper
+    other than U-Boot (barebox, GRUB, RedBoot, LK, ...) is ``bootloader_start``, not ``uboot_start``."""
+    if b.role == BOOTLOADER and b.name != "U-Boot":
+        return Milestone.BOOTLOADER_START
+    return ROLE_MILESTONE[b.role]
 
 
 def version(m: re.Match[str]) -> str | None:

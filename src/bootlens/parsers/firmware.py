@@ -46,11 +46,11 @@ from .banners import (
     FIRMWARE,
     FIRMWARE_END,
     NEEDLES,
-    ROLE_MILESTONE,
     SPL,
     SPL_END,
     STAGE_TOTAL,
     find_banners,
+    milestone_of,
     untimed_grep,
     version,
 )
@@ -76,6 +76,7 @@ _REDBOOT_VERSION = lazy(r".*\bversion (\S+)")
 # placing them would be a guess. Its one precise figure ("read in 11689 ms") is read as a load.
 _SEABIOS_BOOT = lazy(r"Booting from (?:ROM|Hard Disk|Floppy|CD-Rom)\.\.\.")
 _BAREBOX_START = lazy(r"Starting kernel in (?:non-)?secure mode")
+_CFE_START = lazy(r"Starting program at 0x[0-9a-fA-F]+\s*$")  # CFE's jump to the loaded image
 _COREBOOT_JUMP = lazy(r"(?:\[\w+ *\] +)?Jumping to boot code at (\S+)")
 _OPENSBI_PLATFORM = lazy(r"Platform Name\s*: (.*?)\s*$")
 # coreboot boot-state timings (see the module's docstring); the prefix ("[DEBUG]  ") varies
@@ -89,7 +90,7 @@ _UEFI_CODE = lazy(r"\[(\d{1,5})\.(\d{3})\] \[UEFI\] ([0-9A-Fa-f]{1,8})(?: (\w+))
 _KEYWORDS = NEEDLES + ("SBL1", "PBL, ", " - ", " at:", "booting linux @", "Total: ", "#T#", "BOOT0 is starting",
                        "Jump to second Boot", "automatically in", "Booting ", "Loading ", "Executing boot script",
                        "RedBoot> exec", "Starting kernel in", "Jumping to boot code", "Platform Name", "MESS:",
-                       "Firmware: ", "] [UEFI] ", "BS: ")
+                       "Starting program at", "Firmware: ", "] [UEFI] ", "BS: ")
 _SNIFF = ("SBL1", "booting linux @", "Jumping to kernel at", "#T#", "Jumping to boot code", "MESS:", "] [UEFI] ")
 _Select = Callable[..., list[int]]
 
@@ -104,7 +105,7 @@ class FirmwareParser(Parser):
     """Firmware and non-U-Boot bootloaders: banners, handoffs and their own timers."""
 
     name = "firmware"
-    description = ("boot ROMs, TF-A, OpenSBI, coreboot, SeaBIOS, GRUB, barebox, iPXE, RedBoot, LK, MediaTek "
+    description = ("boot ROMs, TF-A, OpenSBI, coreboot, SeaBIOS, GRUB, barebox, iPXE, RedBoot, CFE, LK, MediaTek "
                    "preloader, Qualcomm SBL1, Allwinner boot0, NVIDIA bootloader")
 
     def sniff(self, lines: Lines, options: ParseOptions) -> float:
@@ -122,9 +123,9 @@ class FirmwareParser(Parser):
             no = lines.no(i)
             if version(m) is None and n + 1 < len(found) and found[n + 1][1].name == b.name:
                 # "Booting Trusted Firmware" then "BL1: v2.9": one program, the second says more
-                events.append(Event(Kind.MILESTONE, ROLE_MILESTONE[b.role], _host(lines, i), None, no))
+                events.append(Event(Kind.MILESTONE, milestone_of(b), _host(lines, i), None, no))
                 continue
-            events.append(Event(Kind.MILESTONE, ROLE_MILESTONE[b.role], _host(lines, i), None, no))
+            events.append(Event(Kind.MILESTONE, milestone_of(b), _host(lines, i), None, no))
             v = version(m)
             if b.name == "RedBoot" and i + 1 < len(lines):
                 vm = _REDBOOT_VERSION.match(lines.text[i + 1])
@@ -161,7 +162,7 @@ class FirmwareParser(Parser):
         for i in untimed:
             t = texts[i]
             if (m := _NVIDIA.search(t)) is not None:
-                what = Milestone.UBOOT_START if m[1] == "Bootloader Start" else Milestone.STARTING_KERNEL
+                what = Milestone.BOOTLOADER_START if m[1] == "Bootloader Start" else Milestone.STARTING_KERNEL
                 if (at := tally.ns(m[2], NS_PER_MS, line_no=lines.no(i))) is not None:
                     events.append(Event(Kind.MILESTONE, what, Stamp(Clock.BOOTLOADER, at), None, lines.no(i)))
             elif "Total: " in t and "U-Boot SPL" in names and (m := _RK_TOTAL.match(t)) is not None:
@@ -266,7 +267,7 @@ class FirmwareParser(Parser):
                                     lines.no(handoff[-1])))
             return
         # MediaTek's LK reads the free-running timer the boot ROM started: time since reset
-        for i, what in [(i, Milestone.UBOOT_START) for i in welcome[:1]] + [
+        for i, what in [(i, Milestone.BOOTLOADER_START) for i in welcome[:1]] + [
                 (i, Milestone.STARTING_KERNEL) for i in handoff[-1:]]:
             events.append(Event(Kind.MILESTONE, what, Stamp(Clock.BOOTLOADER, ms[i] * NS_PER_MS), None,
                                 lines.no(i)))
@@ -330,11 +331,12 @@ class FirmwareParser(Parser):
         texts = lines.text
         n = len(lines)
         seabios = [i for i in sel("Booting from ") if _SEABIOS_BOOT.match(texts[i])]
+        cfe = bool(sel("CFE version"))
         # earlier devices failed ("Boot failed: ..."): the last one tried is where it went on
         starting = seabios[-1:]
         grub_at = None
         for i in sel("automatically in", "Booting ", "Loading ", "Executing boot script", "RedBoot> exec",
-                     "Starting kernel in", "Jumping to boot code", "Platform Name"):
+                     "Starting kernel in", "Jumping to boot code", "Platform Name", "Starting program at"):
             t, no = texts[i], lines.no(i)
             if (m := _GRUB_TIMEOUT.match(t)) is not None:
                 st = _host(lines, i)
@@ -352,7 +354,7 @@ class FirmwareParser(Parser):
                 events.append(Event(Kind.MILESTONE, Milestone.AUTOBOOT, st, None, no))
                 events.append(Event(Kind.BOOTLOADER, f"RedBoot script delay ({m[1]} s)", st, None, no))
                 facts.append(Fact("boot_script_delay", m[1], no))
-            elif t.startswith("RedBoot> exec") or _BAREBOX_START.match(t):
+            elif t.startswith("RedBoot> exec") or _BAREBOX_START.match(t) or (cfe and _CFE_START.match(t)):
                 starting.append(i)
             elif (m := _COREBOOT_JUMP.match(t)) is not None:
                 events.append(Event(Kind.MILESTONE, FIRMWARE_END, _host(lines, i), None, no))

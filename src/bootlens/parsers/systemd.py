@@ -137,6 +137,52 @@ def _split_unit(text: str) -> tuple[str | None, str]:
     return None, text
 
 
+# The characters of a unit's file name ("systemd-fsck@dev-mmcblk0p1.service", "system-serial\x2dgetty.slice").
+_NAME_CHARS = lazy(r"[\w@\\:.-]+")
+
+
+def _complete_type(head: str) -> str | None:
+    """A unit name whose type the console cut ("systemd-journal-flush.ser") completed, when the
+    type's first two letters or more fit one unit type only (".se" service, ".so" socket); else None."""
+    dot = head.rfind(".")
+    part = head[dot:] if dot > 0 else ""
+    fits = [t for t in _UNIT_SUFFIX if t.startswith(part)] if len(part) >= 3 else []
+    return head[:dot] + fits[0] if len(fits) == 1 else None
+
+
+def _cut_name(texts: list[str]) -> tuple[str | None, str, str] | None:
+    """(unit or None, name to show, description) of a job whose every text is systemd >= 250's
+    "name - description" with the console's cut inside the name: "systemd-journal-flush.ser…sh
+    Journal to Persistent Storage" (Starting) and "…ser…lush Journal to ..." (Finished) are
+    systemd-journal-flush.service; "systemd-tmpfiles-setup-de…Create Static Device Nodes in /dev"
+    fits two units and stays "systemd-tmpfiles-setup-de…", its description "…Create Static Device
+    Nodes in /dev" (its start unknown); "system-serial\\x2dget…slice - Slice /system/serial-getty"
+    shows both ends of its name and its whole description. None when a text is no such cut
+    (systemd < 250's descriptions: "Monitoring of LVM…meventd or progress polling")."""
+    heads: list[str] = []
+    ends: list[str] = []
+    descs: list[str] = []
+    for t in texts:
+        head, cut, tail = t.partition(_ELLIPSIS)
+        if not cut or not head or _NAME_CHARS.fullmatch(head) is None:
+            return None
+        heads.append(head)
+        rest = tail.lstrip(" ")
+        end, sep, d = rest.partition(" - ")
+        if rest.startswith("- "):  # "systemd-initctl.socke…- initctl Compatibility Named Pipe"
+            descs.append(rest[2:])
+        elif sep and _NAME_CHARS.fullmatch(end) is not None:  # "…e - Record Runlevel Change in UTMP"
+            ends.append(end)
+            descs.append(d)
+        else:
+            descs.append(_ELLIPSIS + tail)
+    head = max(heads, key=len)
+    unit = head if head.endswith(_UNIT_SUFFIX) else _complete_type(head)
+    whole = [d for d in descs if not d.startswith(_ELLIPSIS)]
+    shown = head + _ELLIPSIS + max(ends, key=len, default="")
+    return unit, unit or shown, whole[0] if whole else max(descs, key=len)
+
+
 def _compatible(a: str, b: str) -> bool:
     """Whether two texts can be one, either middle-truncated with …."""
     if a == b:
@@ -464,6 +510,8 @@ def _dedup(jobs: list[_Job]) -> list[_Job]:
 def _unit_events(lines: Lines, jobs: list[_Job]) -> list[Event]:
     """The jobs as unit events: a span from begin to end, or an instant at the one line seen."""
     out = []
+    # systemd >= 250 names units on the console: a text cut inside the name is no description
+    named = any(j.unit and _ELLIPSIS not in j.unit for j in jobs)
     for j in _dedup(jobs):
         start = j.begin_st if j.begin is not None else j.end_st
         dur = None
@@ -473,6 +521,8 @@ def _unit_events(lines: Lines, jobs: list[_Job]) -> list[Event]:
         unit, desc = _split_unit(_fullest([j.desc, *j.names]))
         unit = j.unit or unit
         name = unit or desc
+        if unit is None and named and (cut := _cut_name([j.desc, *j.names])) is not None:
+            unit, name, desc = cut  # the unit, else its cut name alone: never "name…description"
         end_line = lines.no(j.end) if j.begin is not None and j.end is not None else None
         out.append(Event(Kind.UNIT, name, start, dur, lines.no(j.first), end_line,
                          UnitDetail(unit, desc, j.result, j.source)))

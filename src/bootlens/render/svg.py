@@ -41,7 +41,7 @@ from .. import __version__
 from ..timeline.analyze import BootAnalysis
 from ..timeline.inputs import Group
 from ..core.lines import clip
-from ..core.model import NS_PER_MS, READY, Event, InitcallDetail, Kind, LoadDetail, ProbeDetail, ProcessDetail, \
+from ..core.model import NS_PER_MS, READY, Event, InitcallDetail, Kind, LoadDetail, Milestone, ProbeDetail, ProcessDetail, \
     UnitDetail
 from ..timeline.stages import ABSENT, MEASURED, NOT_MEASURED, Stage
 from ..core.units import duration
@@ -247,6 +247,8 @@ def _event_rows(b: BootAnalysis, view_end: int
         elif k in (Kind.MARKER, Kind.MILESTONE):
             marker = k is Kind.MARKER
             name = clip(e.name, LABEL_CHARS) if marker else MILESTONE_LABELS.get(e.name, e.name)
+            if e.name == Milestone.BOOTLOADER_START and not marker:  # the program's own name: "barebox"
+                name = b.boot.bootloader_at(e.line_no) or "bootloader"
             text = _line(b, e.line_no)
             tip = (f"{'marker' if marker else 'milestone'} {e.name}\n{fmt_at(t)}\nline {e.line_no}"
                    + (f": {text}" if text else ""))

@@ -36,8 +36,9 @@ if TYPE_CHECKING:
     from .fit import Cell
 
 _ORIGIN = {"first_byte": "first byte received", "power_on": "power-on", "kernel_start": "kernel clock start"}
-_KEY_MILESTONES = ("firmware_banner", "tpl_start", "vpl_start", "spl_start", "uboot_start", "starting_kernel",
-                   "efi_stub", "kernel_start", "console_enabled", "root_mounted", "initmem_freed", "no_initial_console",
+_KEY_MILESTONES = ("firmware_banner", "tpl_start", "vpl_start", "spl_start", "uboot_start", "bootloader_start",
+                   "starting_kernel", "efi_stub", "kernel_start", "console_enabled", "root_mounted", "initmem_freed",
+                   "no_initial_console",
                    "run_init", "userspace_first", "systemd_start", "startup_finished", "login_prompt",
                    "kernel_panic", "power_on")
 
@@ -194,6 +195,8 @@ def _milestones(b: BootAnalysis, width: int) -> Stack | None:
         # an event a side file added (line 0: a logic analyzer's edge) has no console line
         text = side.event_text(e) or boot.lines.text[boot.lines.index_of(e.line_no)].strip()
         name = f"marker {e.name}" if e.kind is Kind.MARKER else e.name
+        if e.name == Milestone.BOOTLOADER_START and e.kind is Kind.MILESTONE:  # "barebox start", not uboot_start
+            name = f"{boot.bootloader_at(e.line_no) or 'bootloader'} start"
         style = "bold green" if e.kind is Kind.MARKER and e.name == READY else ""
         dur = short(e.duration_ns) if e.duration_ns is not None else ""
         rows.append([_at(al.to_axis(e.start), est), dur, str(e.line_no) if e.line_no else "",

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .analyze import BootAnalysis
-from ..core.model import NS_PER_MS, Boot, Clock, Kind, Milestone, UnitDetail
+from ..core.model import NS_PER_MS, Boot, Clock, Kind, Milestone, UnitDetail, unit_text
 
 # blame agreement: within 10 % or 50 ms (issue 12's "done when"), for units over 100 ms
 TOLERANCE = 0.10
@@ -124,7 +124,8 @@ def unit_durations(boot: Boot, known: Sequence[str] = ()) -> Mapping[str, tuple[
             continue
         det = e.detail if isinstance(e.detail, UnitDetail) else None
         name = det.unit if det is not None and det.unit else e.name
-        out[name if name in names.descriptions else names.resolve(name) or name] = (e.duration_ns, e.line_no)
+        out[name if name in names.descriptions else names.resolve(unit_text(name, det)) or name] = (
+            e.duration_ns, e.line_no)
     return out
 
 

@@ -16,7 +16,7 @@ from .boots import BACKWARDS_SPLIT_NS, FOREIGN_MAX_LINES, boots_from_lines, inde
 from ..read.reader import read_path
 from ..core.errors import InputError
 from ..core.lines import gaps, steps_back
-from ..core.model import CUT_START_NS, NS_PER_S, READY, Boot, Clock, Event, Events, InputStats, Kind, Milestone, NamedTuple
+from ..core.model import BOOTLOADER_STARTS, CUT_START_NS, NS_PER_S, READY, Boot, Clock, Event, Events, InputStats, Kind, Milestone, NamedTuple
 from ..parsers import Registry
 from ..core.options import ParseOptions
 from .stages import Stage, Total, compute_stages
@@ -178,7 +178,7 @@ _KERNEL_SEEN = frozenset({Milestone.KERNEL_START, Milestone.CALIBRATE_DELAY, Mil
                           Milestone.ROOT_MOUNTED, Milestone.INITMEM_FREED, Milestone.RUN_INIT, Milestone.KERNEL_PANIC,
                           Milestone.NO_INITIAL_CONSOLE})
 _BOOTLOADER_SEEN = (Milestone.FIRMWARE_BANNER, Milestone.TPL_START, Milestone.VPL_START, Milestone.SPL_START,
-                    Milestone.UBOOT_START, Milestone.STARTING_KERNEL)
+                    *BOOTLOADER_STARTS, Milestone.STARTING_KERNEL)
 
 
 def _partial(boot: Boot, names: set[str]) -> list[str]:

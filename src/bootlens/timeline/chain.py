@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 
 from .analyze import BootAnalysis
 from ..core.kindpos import first, located
-from ..core.model import READY, Kind, Milestone, UnitDetail
+from ..core.model import READY, Kind, Milestone, UnitDetail, unit_text
 from .stages import MEASURED
 from ..sources.systemd_analyze.deps import Deps
 
@@ -110,7 +110,8 @@ def critical_chain(b: BootAnalysis, deps: Deps | Mapping[str, Sequence[str]] | N
     notes: list[str] = []
     units = _units(b)
     if deps is not None and deps.descriptions:  # names the console cut in the middle
-        units = [u if u.file and "…" not in u.file else replace(u, file=deps.resolve(u.name) or u.file)
+        units = [u if u.file and "…" not in u.file
+                 else replace(u, file=deps.resolve(unit_text(u.name, events[u.index].detail)) or u.file)
                  for u in units]
     by_name: dict[str, _Unit] = {}
     for u in units:  # the last start job of a name wins (a unit restarted during boot)

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .align import Alignment
-from ..core.model import Boot, Clock, Event, Events, Kind, Milestone, NamedTuple
+from ..core.model import BOOTLOADER_STARTS, Boot, Clock, Event, Events, Kind, Milestone, NamedTuple
 from ..parsers.banners import (
     BOOTLOADER,
     FIRMWARE,
@@ -131,6 +131,9 @@ def prekernel_stages(boot: Boot, al: Alignment, power: Point | None, k0: Point |
     def _first_line(name: str) -> int | None:
         return min((e.line_no for e in seen.get(name, ())), default=None)
 
+    # U-Boot's and any other bootloader's start are one boundary: the first seen (U-Boot may start GRUB)
+    seen[Milestone.UBOOT_START] = sorted((e for n in BOOTLOADER_STARTS for e in seen.get(n, ())),
+                                         key=lambda e: e.line_no)
     fw, tpl, spl, uboot = (pick(Milestone.FIRMWARE_BANNER), pick(Milestone.TPL_START), pick(Milestone.SPL_START),
                            pick(Milestone.UBOOT_START))
     vpl, vpl_end = pick(Milestone.VPL_START), pick(VPL_END)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ...timeline.analyze import BootAnalysis
-from ...core.model import Kind, Milestone
+from ...core.model import BOOTLOADER_STARTS, Kind, Milestone
 from ...core.numbers import INT_MAX, to_int
 from .. import REGISTRY
 from ..base import Change, ChangeKind, Confidence, Context, Finding, Rule
@@ -64,7 +64,7 @@ class SerialConsole(Rule):
             if last is None:
                 return
             z_no, upto = lines.no(last), "the last kernel line; no `Run /init` in the log"
-        captured = any(t.event.name in (Milestone.UBOOT_START, Milestone.STARTING_KERNEL)
+        captured = any(t.event.name in (*BOOTLOADER_STARTS, Milestone.STARTING_KERNEL)
                        for t in K.events(boot, Kind.MILESTONE))
         if not captured and console_at(boot, ctx, lines.index_of(z_no)).state is State.BUFFERED:
             return  # no serial console shows in this log: the lines went to a RAM buffer or a screen

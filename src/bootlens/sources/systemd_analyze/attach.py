@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...core.model import Boot, Clock, Event, Kind, Stamp, UnitDetail
+from ...core.model import Boot, Clock, Event, Kind, Stamp, UnitDetail, unit_text
 from . import ALONE
 
 if TYPE_CHECKING:
@@ -81,7 +81,7 @@ def name_units(boot: Boot, dump: Dump) -> Boot:
         det = e.detail
         if e.kind is not Kind.UNIT or not isinstance(det, UnitDetail) or det.unit:
             continue
-        unit = e.name if e.name in deps.descriptions else deps.resolve(e.name)
+        unit = e.name if e.name in deps.descriptions else deps.resolve(unit_text(e.name, det))
         if unit is not None:
             events[i] = e._replace(detail=det._replace(unit=unit))
             changed = True
@@ -147,7 +147,7 @@ def alone_boot(source: str, sup: Supplement, lines: Lines | None = None, index: 
         if t.firmware_ns is not None or t.loader_ns is not None:
             at(Milestone.POWER_ON, -before)
         if t.firmware_ns is not None and t.loader_ns is not None:  # their boundary, on the firmware's clock
-            at(Milestone.UBOOT_START, t.firmware_ns, Clock.BOOTLOADER)
+            at(Milestone.BOOTLOADER_START, t.firmware_ns, Clock.BOOTLOADER)  # the EFI loader, not U-Boot
             at(Milestone.STARTING_KERNEL, before, Clock.BOOTLOADER)
         kernel = t.kernel_ns or 0
         if t.kernel_ns is not None:  # none in a container: systemd's clock starts with it
