@@ -122,6 +122,7 @@ def test_a_user_space_logcat_is_a_boot_seen_from_user_space() -> None:
 def test_logcat_entries_keep_the_programs_text() -> None:
     """A kernel entry's tag is what came before its message's first colon (``PM      : RTC time``
     is the kernel's ``PM: RTC time``); an untagged entry is the message alone."""
+    from bootlens.core.lines import KERNEL_ENTRY
     from bootlens.read.framings import detect, frame
 
     raw = ["--------- beginning of kernel",
@@ -134,7 +135,8 @@ def test_logcat_entries_keep_the_programs_text() -> None:
     assert texts == ["", "Linux version 6.7.5", "PM: RTC time: 13:54:36, date: 2024-02-19", "with arguments:  ",
                      "vold: Vold 3.0 (the awakening) firing up"]
     assert host == [None, 0, 91 * NS_PER_MS, 992 * NS_PER_MS, (4 * 60 + 17) * 1000 * NS_PER_MS + 396 * NS_PER_MS]
-    assert kernel == [None] * 5 and fields == {4: {"_PID": "38"}}
+    # the kernel's entries (pid 0) marked as a journal marks them; a process's first entry, its pid
+    assert kernel == [None] * 5 and fields == {1: KERNEL_ENTRY, 2: KERNEL_ENTRY, 3: KERNEL_ENTRY, 4: {"_PID": "38"}}
 
 
 # ------------------------------------------------- systemd-analyze in a transcript (extra 63, 64)

@@ -197,7 +197,10 @@ def test_journal_json_bad_lines_are_counted() -> None:
     assert texts == ["Linux version 6.1.0", "", "", "", "systemd[1]: Started X.",
                      "systemd[1]: systemd 252 running in system mode"]
     assert kernel == [0, None, None, None, 2_500_000_000, 900_000_000]
-    assert side == {4: {"UNIT": "x.service", "JOB_RESULT": "done", "JOB_TYPE": "start"}}
+    # the kernel's entry is marked so (issue 28: user space's first line is the first entry not the
+    # kernel's); systemd's through /dev/kmsg (kernel transport, identifier systemd) is not
+    assert side == {0: {"SYSLOG_IDENTIFIER": "kernel"},
+                    4: {"UNIT": "x.service", "JOB_RESULT": "done", "JOB_TYPE": "start"}}
     assert notes == ["journal JSON: 2 lines were not JSON objects and were skipped"]
 
 

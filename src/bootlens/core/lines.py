@@ -26,6 +26,13 @@ Times = MutableSequence[int | None]
 # of int costs 40 ("call" hits half the lines of an initcall_debug log).
 Index = Sequence[int]
 
+# A journal entry's identifier when the kernel logged it ("kernel: " in journalctl's short format,
+# SYSLOG_IDENTIFIER=kernel in its JSON and export forms), among its side fields (Lines.fields): the
+# framings take "kernel: " off the message, so this is how a parser tells the kernel's entries from
+# user space's. One dict shared by every kernel entry of a short journal (read, never written).
+IDENT = "SYSLOG_IDENTIFIER"
+KERNEL_ENTRY: dict[str, str] = {IDENT: "kernel"}
+
 
 class Lines:
     """Lines as parallel columns: message text, printk time, host time (ns or None).
@@ -111,6 +118,16 @@ class Lines:
         """Everything line i showed on the console: glued console text, then the message."""
         g = self.glued.get(i)
         return self.text[i] if g is None else g + self.text[i]
+
+    def kernel_entry(self, i: int) -> bool:
+        """True for a journal entry the kernel logged (:data:`KERNEL_ENTRY`); False for any other
+        line, and for every line of a log that is not a journal."""
+        f = self.fields.get(i) if self.fields else None
+        return f is not None and f.get(IDENT) == "kernel"
+
+    def first_kernel_entry(self) -> int | None:
+        """Index of a journal's first entry the kernel logged, or None (fields are kept in line order)."""
+        return next((i for i, f in self.fields.items() if f.get(IDENT) == "kernel"), None)
 
     def set_hits(self, hits: dict[str, Index], starts: dict[str, Index]) -> None:
         """Substring and prefix hits computed elsewhere (the native framing pass)."""

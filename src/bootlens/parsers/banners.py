@@ -206,6 +206,11 @@ def version(m: re.Match[str]) -> str | None:
     return v.strip() if v else None
 
 
+def bootloader_before(lines: Lines, end: int) -> bool:
+    """True when a bootloader's banner or hand-over line comes before index ``end``."""
+    return handed_over_before(lines, end) or any(i < end for i, _, _ in find_banners(lines))
+
+
 QUIET_FIRST_NS = 60_000_000_000  # a quiet kernel's first console line comes within a minute of its start
 
 
@@ -214,7 +219,7 @@ def quiet_kernel(lines: Lines, first_printk: int) -> bool:
     its kernel was quiet (a loglevel, ``quiet``, a console enabled late): a bootloader's banner or
     hand-over before it, or three lines of other output and a first printk time within a minute
     (a cut ring buffer, a last_kmsg's tail at 4313 s, has at most a header before it)."""
-    if handed_over_before(lines, first_printk) or any(i < first_printk for i, _, _ in find_banners(lines)):
+    if bootloader_before(lines, first_printk):
         return True
     k = lines.kernel[first_printk] if first_printk < len(lines.kernel) else None
     return k is not None and k < QUIET_FIRST_NS and output_before(lines, first_printk, 3)

@@ -201,6 +201,36 @@ def last_free(kern: Sequence[int | None], frees: Sequence[int]) -> int:
     return last
 
 
+# What kernel_init prints after free_initmem and before init is exec'd (mark_readonly, the W+X
+# check, the rodata self-test): the kernel's lines, though no Run/Freeing line heads them.
+_AFTER_FREE = ("Write protecting the kernel", "This architecture does not have kernel memory protection",
+               "Kernel memory protection disabled", "rodata_test:", "x86/mm: Checked W+X", "Run ", "Freeing",
+               _NO_CONSOLE)
+# Lines the kernel writes to the UART itself, around printk, so without a printk time on a stamped
+# console: the FIQ debugger's prompt (Android BSP kernels: Tegra, Rockchip).
+UNSTAMPED_KERNEL = ("<hit enter to activate fiq debugger>",)
+# A kernel message's usual head on a console without printk times: a subsystem, driver or device
+# name and a colon ("usb 1-1: ", "EXT4-fs (sda1): ", "igb 0000:02:00.0 enp2s0: ", "clocksource: ",
+# "jffs2_scan_inode_node(): "), or an indented continuation (" sdb: sdb1 sdb2 < sdb5 >").
+_KERNEL_HEAD = lazy(r"\s|[\w./-]+(?:\(\))?(?: [^\s:]\S*){0,2}?: ")
+
+
+def kernel_shaped(text: str) -> bool:
+    """True when an unstamped line reads as the kernel's own message by its shape (a console
+    without printk times): what kernel_init prints after freeing its memory, the kernel's own
+    UART lines, a ``name: `` head or an indented continuation. Lines of user space shaped so
+    ("udhcpc: started") are passed over too: user space is then found a line late, never early."""
+    return text.startswith((*_AFTER_FREE, *UNSTAMPED_KERNEL)) or _KERNEL_HEAD.match(text) is not None
+
+
+def went_quiet(lines: Lines) -> bool:
+    """True when a stamped console shows the kernel's banner but never its ``Kernel command line:``
+    (start_kernel prints it at KERN_NOTICE after parse_early_param): ``quiet`` or ``loglevel=``
+    took effect as the early parameters were read, and the console shows errors and warnings only
+    from there on (a Jetson TX2's L4T: ``bootconsole [uart8250] enabled``, then 15 lines in 13 s)."""
+    return lines.has_kernel_time() and not lines.starting("Kernel command line:")
+
+
 def first_stamped(lines: Lines) -> int | None:
     """Index of the first line with a printk time, or None."""
     return next((i for i, k in enumerate(lines.kernel) if k is not None), None) if lines.has_kernel_time() else None

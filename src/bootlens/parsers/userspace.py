@@ -20,8 +20,13 @@ is then seen through what it prints itself, or what the kernel prints on its beh
 
 A line without a printk timestamp printed after init was exec'd, on a console whose kernel
 lines are stamped, is user space's own output too (an init script, an ASCII-art banner); it is
-used when nothing above came first. Lines are only taken after the kernel started (a
-bootloader's "Welcome to GRUB!" is not user space).
+used when nothing above came first; so is the unstamped output after a quiet kernel's lines (no
+exec seen: a console quiet from the start after a bootloader's hand-over, or from the early
+parameters on), the FIQ debugger's own prompt excepted. On a console without printk times, the
+first line after the exec not shaped as a kernel message (``usb 1-1: ...``, an indented
+continuation) is user space's. In a journal each entry says who logged it: user space's first line
+is the first entry after the kernel's that the kernel did not log. Lines are only taken after the
+kernel started (a bootloader's "Welcome to GRUB!" is not user space).
 """
 
 from __future__ import annotations
@@ -29,11 +34,11 @@ from __future__ import annotations
 from itertools import islice
 
 from ..core.lazyre import LazyPattern, lazy
-from ..core.lines import Lines, estimate_stamp
+from ..core.lines import Lines, estimate_stamp, looks_garbled
 from ..core.model import CUT_START_NS, Clock, Event, Fact, Kind, Milestone, ParseResult, Stamp
 from . import REGISTRY
-from .banners import HANDOVERS, quiet_kernel
-from .kernel import first_stamped, kernel_start_index, last_free
+from .banners import HANDOVERS, bootloader_before, quiet_kernel
+from .kernel import UNSTAMPED_KERNEL, first_stamped, kernel_shaped, kernel_start_index, last_free, went_quiet
 from .base import Parser
 from ..core.options import ParseOptions
 
@@ -117,6 +122,12 @@ def _mostly_stamped(lines: Lines, start: int, end: int) -> bool:
     return bool(part) and part.count(None) * 4 < len(part)
 
 
+def _user_shaped(text: str) -> bool:
+    """A line of a console without printk times that reads as user space's output: words, not a
+    kernel message's shape (:func:`~bootlens.parsers.kernel.kernel_shaped`), not noise."""
+    return any(c.isalpha() for c in text) and not kernel_shaped(text) and not looks_garbled(text)
+
+
 def _stamp(lines: Lines, i: int) -> Stamp | None:
     """Time of line i; console text a kernel line was glued after was printed before that line's
     timestamp, after the previous stamped line: an estimate bounded by both."""
@@ -136,7 +147,8 @@ class UserspaceParser(Parser):
     name = "userspace"
     description = "first user-space output (systemd, sysvinit, BusyBox, procd, Android init), login prompt"
     needles = ("login:", _PRESS_ENTER)  # _login
-    prefixes = (*_KERNEL_START, *_EXEC, *HANDOVERS)  # _start_index, _exec_index, quiet_kernel
+    # _start_index, _exec_index, quiet_kernel, went_quiet
+    prefixes = (*_KERNEL_START, *_EXEC, *HANDOVERS, "Kernel command line:")
 
     def sniff(self, lines: Lines, options: ParseOptions) -> float:
         return 0.5 if len(lines) else 0.0
@@ -148,24 +160,47 @@ class UserspaceParser(Parser):
         start, kernel_start_seen = _start_index(lines)
         exec_i = _exec_index(lines, start)
         first_k = next((k for k in islice(kern, start, None) if k is not None), None)  # a slice copies the column
-        quiet = exec_i is None and not kernel_start_seen and first_k is not None and first_k >= CUT_START_NS
-        if quiet and not quiet_kernel(lines, start):
-            # a fragment (a ring buffer's tail): user space may have run long before its first line,
-            # so what it shows is not user space's first output (after a bootloader's hand-over the
-            # kernel was quiet instead, and what follows its lines is user space's)
-            return ParseResult()
+        quiet = False
+        if exec_i is None and not kernel_start_seen and first_k is not None:
+            if first_k >= CUT_START_NS:
+                if not quiet_kernel(lines, start):
+                    # a fragment (a ring buffer's tail): user space may have run long before its first
+                    # line, so what it shows is not user space's first output (after a bootloader's
+                    # hand-over the kernel was quiet instead, and what follows its lines is user space's)
+                    return ParseResult()
+                quiet = True
+            else:
+                # the kernel's first line soon after its start, no banner before it: a console quiet
+                # from the start (a TH1520's 6.6 prints its first line at 0.193 s after OpenSBI), when
+                # a bootloader handed over before it; else its banner was lost (bit decay, a cut)
+                quiet = bootloader_before(lines, start)
+        elif exec_i is None and kernel_start_seen:
+            quiet = went_quiet(lines)  # the banner, then quiet from the early parameters on
         first: int | None = None
         init: tuple[str, int] | None = None
         initramfs: int | None = None
+        # a journal that holds the kernel's entries (not a grep of user space's, not `journalctl -u`);
+        # logcat marks them too, but logd takes a "[8086:a74d]" in a kernel message for a pid: there
+        # only the evidence below counts
+        marked = lines.first_kernel_entry() is not None
+        journal = lines.journal and marked
         # unstamped output after the kernel's lines is user space's: where init's exec is seen and
-        # the kernel's lines were stamped, or where a quiet kernel printed (almost) nothing
-        fallback_ok = (exec_i is not None and _mostly_stamped(lines, start, exec_i)) or quiet
+        # the kernel's lines were stamped, or where a quiet kernel printed (almost) nothing; on a
+        # console without printk times, the first line after the exec not shaped as a kernel message
+        stamped_exec = exec_i is not None and _mostly_stamped(lines, start, exec_i)
+        fallback_ok = stamped_exec or quiet
+        by_shape = exec_i is not None and not stamped_exec and not marked
         if not kernel_start_seen and first_k is None and lines.fields:
             # no kernel in the log, and the framing says which entries user-space processes wrote
             # (logcat: a pid other than the kernel's 0): a log that starts in user space
             first = next((i for i in sorted(lines.fields) if "_PID" in lines.fields[i]), None)
         for i in range(exec_i + 1 if exec_i is not None else start, len(texts)):
             t = texts[i]
+            if journal and (lines.kernel_entry(i) or not t or lines.host[i] is None and kern[i] is None):
+                # a journal says who logged each entry: the kernel's (its lines naming a process,
+                # "random: plymouthd: uninitialized urandom read", too) are not user space's, nor
+                # journalctl's own lines ("-- Reboot --", catalog text)
+                continue
             evidence = False
             if t[:2] in _FIRST:
                 for needle, rx, system in _EVIDENCE:
@@ -179,9 +214,15 @@ class UserspaceParser(Parser):
                         elif system is not None:
                             init = (system, i)
                         break
-            if not evidence and first is None and fallback_ok and (kern[i] is None and t.strip() or i in glued):
-                # unstamped output, or console text a kernel line was glued after
-                first = i
+            if not evidence and first is None:
+                if journal:
+                    first = i  # the first entry after the kernel's that the kernel did not log
+                elif fallback_ok and (kern[i] is None and t.strip() and not t.startswith(UNSTAMPED_KERNEL)
+                                      or i in glued):
+                    # unstamped output, or console text a kernel line was glued after
+                    first = i
+                elif by_shape and _user_shaped(t):
+                    first = i
             if first is not None and (init is not None or i - first > _INIT_LOOKAHEAD):
                 break
         if first is not None:

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 
 from .journal import frame_json, is_json_line
 from ..core.lazyre import lazy
+from ..core.lines import KERNEL_ENTRY
 from .._native import native_module  # start-up: most logs need few of these patterns
 
 TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/performance.md step 23)
@@ -144,13 +145,13 @@ _TESTS: tuple[tuple[str, Callable[[str], bool]], ...] = (
 
 def frame(raw: list[str], framing: str) -> Framed:
     """Frame the lines of one of :data:`FRAMINGS`; returns the columns, notes for the stats and
-    the journal's side fields (``journal-json`` only)."""
+    the journal's side fields (the journals' only: their kernel entries, and more in JSON)."""
     if framing == "journal-json":
         return frame_json(raw)
     if framing == "lava":
         cols = _lava(raw)
     elif framing == "journalctl-short":
-        cols = _journal(raw)
+        return _journal(raw)
     elif framing == "dmesg-T":
         cols = _dmesg(raw, decoded=False)
     elif framing == "dmesg-x":
@@ -317,9 +318,10 @@ class _Yearless:
             return None
 
 
-def _journal(raw: list[str]) -> Columns:
+def _journal(raw: list[str]) -> Framed:
     """journalctl short, short-precise, short-iso, short-iso-precise: wall-clock host time
-    (1 s or 1 µs resolution), t=0 at the first entry. Kernel entries' text is the message;
+    (1 s or 1 µs resolution), t=0 at the first entry. Kernel entries' text is the message, the
+    entry marked the kernel's in the side fields (:data:`~bootlens.core.lines.KERNEL_ENTRY`);
     other entries keep ``ident[pid]: message`` (user-space parsers look for ``systemd[1]:``)."""
     from datetime import datetime
 
@@ -328,6 +330,7 @@ def _journal(raw: list[str]) -> Columns:
     clock = _Yearless()  # short has no year
     t0: int | None = None
     precise = iso = 0
+    entries: dict[int, dict[str, str]] = {}
     for s in raw:
         m = _J_SHORT.match(s)
         t: int | None = None
@@ -356,14 +359,17 @@ def _journal(raw: list[str]) -> Columns:
             t0 = t
         host.append(t - t0)
         rest = s[end:]
-        texts.append(rest[len(_KERNEL_IDENT):] if rest.startswith(_KERNEL_IDENT) else rest)
+        if rest.startswith(_KERNEL_IDENT):
+            entries[len(texts)] = KERNEL_ENTRY
+            rest = rest[len(_KERNEL_IDENT):]
+        texts.append(rest)
     timed = len(host) - host.count(None)
     notes = []
     if timed and precise * 2 < timed:
         notes.append("journalctl short format: times are wall clock with 1 s resolution; "
                      "durations below a second are not measured")
     kernel: list[int | None] = [None] * len(texts)
-    return texts, kernel, host, notes
+    return texts, kernel, host, notes, entries
 
 
 def _logcat(raw: list[str]) -> tuple[Columns, dict[int, dict[str, str]]]:
@@ -404,6 +410,7 @@ def _logcat(raw: list[str]) -> tuple[Columns, dict[int, dict[str, str]]]:
         pid = m[7]
         if pid == "0":
             kernel += 1
+            fields[i] = KERNEL_ENTRY  # the kernel's entry, as a journal marks it (core.lines.kernel_entry)
         elif pid not in seen:
             seen.add(pid)
             fields[i] = {"_PID": pid}

@@ -26,6 +26,7 @@ import re
 from collections.abc import Sequence
 
 from ..core.lazyre import lazy
+from ..core.lines import KERNEL_ENTRY
 from ..core.model import NS_PER_US, InputStats
 
 TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/performance.md step 23)
@@ -100,6 +101,8 @@ def _entry(fields: dict[str, str]) -> tuple[str, int | None, dict[str, str]]:
         pid = fields.get("SYSLOG_PID") or fields.get("_PID")
         msg = f"{ident}[{pid}]: {msg}" if pid else f"{ident}: {msg}"
     side = {k: v for k, v in fields.items() if k in _SIDE}
+    if ident == "kernel":
+        side = {**side, **KERNEL_ENTRY} if side else KERNEL_ENTRY
     return msg, t, side
 
 

@@ -126,7 +126,7 @@ def align(boot: Boot, host_origin: str = "first_byte") -> Alignment:
     latency = None
     notes: list[str] = []
     if len(diffs) > FOREIGN_MAX_LINES + 1:
-        diffs, off = _agreeing(diffs)
+        diffs, off = _agreeing(diffs, lines.kernel)
         if off:
             first = min(off)
             notes.append(f"{len(off)} lines' printk times disagree with when they arrived (line {lines.no(first)}: "
@@ -155,17 +155,25 @@ def align(boot: Boot, host_origin: str = "first_byte") -> Alignment:
     return Alignment(Clock.HOST, origin, tuple(anchors), power_on, latency, offsets, tuple(notes))
 
 
-def _agreeing(diffs: list[tuple[int, int]]) -> tuple[list[tuple[int, int]], list[int]]:
+def _agreeing(diffs: list[tuple[int, int]], kern: Sequence[int | None]) -> tuple[list[tuple[int, int]], list[int]]:
     """The (host - printk, index) pairs the kernel's clock may rest on, and the indices left out:
     a few lines (at most FOREIGN_MAX_LINES) that claim to have arrived more than
     BACKWARDS_SPLIT_NS sooner after being printed than every other line. No console is that much
     faster for a few lines: their printk time disagrees with their arrival (a decayed or pasted
-    stamp), and the lower envelope would move the whole kernel by it."""
-    values = sorted(d for d, _ in diffs)
+    stamp), and the lower envelope would move the whole kernel by it.
+
+    A line stamped 0.000000 is never left out: the kernel prints its first lines before its clock
+    runs (sched_clock registered later: on a slow simulator such as an FVP, 0.6 s of host time
+    later), so they arrive "sooner" than the rest honestly, and the kernel started at the latest
+    when they arrived."""
+    values = sorted(d for d, i in diffs if kern[i])
+    if len(values) <= FOREIGN_MAX_LINES:
+        return diffs, []
     floor = values[FOREIGN_MAX_LINES] - BACKWARDS_SPLIT_NS
     if values[0] >= floor:
         return diffs, []
-    return [x for x in diffs if x[0] >= floor], sorted(i for d, i in diffs if d < floor)
+    return ([x for x in diffs if x[0] >= floor or not kern[x[1]]],
+            sorted(i for d, i in diffs if d < floor and kern[i]))
 
 
 def _kernel_axis(boot: Boot) -> Alignment:

@@ -184,7 +184,10 @@ _BOOTLOADER_SEEN = (Milestone.FIRMWARE_BANNER, Milestone.TPL_START, Milestone.VP
 def _partial(boot: Boot, names: set[str]) -> list[str]:
     """Why this boot is not whole: what the log does not show."""
     out: list[str] = []
-    kernel_seen = bool(names & _KERNEL_SEEN) or boot.lines.has_kernel_time()
+    lines = boot.lines
+    # a journal says which entries are the kernel's (journalctl's "kernel: "), with no printk time
+    kernel_entry = lines.first_kernel_entry() if lines.journal else None
+    kernel_seen = bool(names & _KERNEL_SEEN) or lines.has_kernel_time() or kernel_entry is not None
     if boot.split_reason == SYSTEMD_ALONE:  # systemd's figures: whole when 'time' (or a plot) said how long
         return [] if Milestone.STARTUP_FINISHED in names else [
             "systemd-analyze outputs without 'time' or a plot: the units' durations, no timeline"]
@@ -207,6 +210,9 @@ def _partial(boot: Boot, names: set[str]) -> list[str]:
         elif first is not None and first >= CUT_START_NS:
             out.append(f"log starts mid-boot (first printk time {first / NS_PER_S:.6f} s, no 'Linux version'): "
                        "a cut ring buffer or a fragment; what came before is not measured")
+        elif at is None and kernel_entry is not None:
+            out.append(f"kernel start (Linux version) not in the log: the journal's first kernel entry is "
+                       f"line {lines.no(kernel_entry)}")
         else:
             out.append("kernel start (Linux version) not in the log")
     if Milestone.KERNEL_PANIC in names:

@@ -407,5 +407,11 @@ def boots_from_lines(
     if not boots:
         if stats.garbled_lines * 2 >= max(1, stats.lines) or stats.nul_bytes * 4 >= max(1, stats.bytes):
             raise InputError(source, "binary or garbled input: no boot log found in it")
+        if lines.journal:
+            # a journal without the kernel's entries or the system manager's (a grep, `journalctl -u`)
+            users = len(lines.grep("Startup finished in "))
+            raise InputError(source, "no boot found: the journal holds no kernel entry and no line of the system "
+                             "manager (systemd[1])" + (f"; its {users} 'Startup finished' lines are user managers' "
+                                                       "(systemd --user): login sessions, not boots" if users else ""))
         raise InputError(source, "no boot found (no U-Boot, kernel or printk lines)")
     return boots

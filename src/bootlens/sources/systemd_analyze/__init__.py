@@ -33,6 +33,16 @@ _CHAIN_HEADER = ("The time when unit became active", "The time after the unit is
                  "The time when unit", "The time after the unit", "The time the unit")
 
 
+# a journal line of a user manager (systemd --user, "systemd[1653]: Startup finished in 2.734s."):
+# it times a login session's manager, not a boot; the system manager is "systemd[1]:"
+_USER_MANAGER = lazy(r"(?:.*\s)?systemd\[(?!1\])\d+\]: ")
+
+
+def user_manager(line: str) -> bool:
+    """True for a journal line a user manager (``systemd[N]``, N not 1) logged."""
+    return "systemd[" in line and _USER_MANAGER.match(line) is not None
+
+
 def _lines(text: str) -> Iterator[tuple[int, str]]:
     """(1-based line number, line without colour escapes or the line end)."""
     for no, raw in enumerate(text.splitlines(), 1):
@@ -54,7 +64,8 @@ def detect(text: str) -> str | None:
         return "dump"
     if any(ln.lstrip().startswith(_CHAIN_HEADER) for ln in first):
         return "critical-chain"
-    if any("Startup finished in " in ln or "Bootup is not yet finished" in ln for ln in first):
+    if any(("Startup finished in " in ln and not user_manager(ln)) or "Bootup is not yet finished" in ln
+           for ln in first):
         return "time"
     # a blame line starts with a time: lines that do not start with a digit are not tried (nor
     # is the pattern compiled, for the plain log every input is asked about: start-up)

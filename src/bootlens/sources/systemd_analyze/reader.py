@@ -34,7 +34,7 @@ from datetime import datetime
 
 from ...core.model import NS_PER_MS, NS_PER_S, NS_PER_US
 # the sniff lives apart so that sniffing a log does not import the readers (start-up)
-from . import _BLAME, _CHAIN_HEADER, _SPAN, _lines
+from . import _BLAME, _CHAIN_HEADER, _SPAN, _lines, user_manager
 from . import detect as detect
 
 # systemd's format_timespan() units, largest first (src/basic/time-util.c); "us" is "μs" in a
@@ -103,7 +103,7 @@ def read_time(text: str) -> StartupTimes:
     line_no = 0
     notes: list[str] = []
     for no, line in _lines(text):
-        if not line_no and (m := _STARTUP.search(line)):
+        if not line_no and (m := _STARTUP.search(line)) and not user_manager(line):
             line_no = no
             for sm in _STAGE.finditer(m.group(1)):
                 ns = parse_timespan(sm.group(1))
