@@ -24,7 +24,7 @@ import pytest
 from conftest import CORPUS, GOLDEN, WILD
 
 from bootlens.core.errors import InputError
-from bootlens.core.model import Milestone
+from bootlens.core.model import Clock, Milestone, Stamp
 from bootlens.core.options import ParseOptions
 from bootlens.timeline.analyze import BootAnalysis
 from bootlens.timeline.inputs import analyze_inputs
@@ -32,7 +32,8 @@ from bootlens.timeline.stages import ABSENT, MEASURED, NOT_MEASURED
 
 
 def _logs() -> list[Path]:
-    found = sorted((GOLDEN / "analyze").glob("*.log")) + sorted(CORPUS.glob("*.log"))
+    found = (sorted((GOLDEN / "analyze").glob("*.log")) + sorted((GOLDEN / "lava").glob("*.yaml"))
+             + sorted(CORPUS.glob("*.log")))
     if WILD.is_dir():
         found += sorted(WILD.glob("*.log")) + sorted(WILD.glob("more/*.log"))
     extra = os.environ.get("BOOTLENS_EXTRA_LOGS")
@@ -99,6 +100,14 @@ def _check(b: BootAnalysis) -> list[str]:
         t = b.alignment.to_axis(kstart.start)
         if t is not None and ki.start_ns + SLACK_NS < t and ki.start.what != "kernel clock start":  # type: ignore[union-attr]
             bad.append(f"kernel init starts at {ki.start_ns}, before the kernel's first line at {t}")
+    # nothing starts after its own line arrived: a kernel start placed through the printk clock
+    # lies no later than the host time of the kernel's first line
+    if ki is not None and ki.start_ns is not None and kstart is not None and b.alignment.axis.value == "host":
+        i = b.boot.lines.index_of(kstart.line_no)
+        h = b.boot.lines.host[i] if 0 <= i < len(b.boot.lines) else None
+        on_axis = b.alignment.to_axis(Stamp(Clock.HOST, h)) if h is not None else None
+        if on_axis is not None and ki.start_ns > on_axis + SLACK_NS:
+            bad.append(f"kernel init starts at {ki.start_ns}, after its first line arrived at {on_axis}")
     # the total: not negative, and the stages inside it add up to no more than it
     t = b.total
     if t.duration_ns is not None:
