@@ -63,7 +63,10 @@ def test_json_quotes_the_lines_a_figure_rests_on() -> None:
     assert ev["kernel_init"]["start"] == {"what": "kernel_start", "line": 25, "clock": "kernel", "bound": "exact",
                                           "text": "Booting Linux on physical CPU 0x0000000000 [0x411fd070]"}
     assert ev["kernel_init"]["end"]["text"] == "Run /init as init process"
-    assert ev["firmware"] is None  # not measured: no evidence, never an empty one
+    # not measured: the boundary it saw (U-Boot's banner ends the firmware), no figure
+    assert ev["firmware"]["kind"] is None and ev["firmware"]["start"] is None
+    assert ev["firmware"]["end"]["line"] == 3 and ev["firmware"]["end"]["clock"] == "host"
+    assert ev["spl"] is None  # absent: no boundary seen at all
     assert boot["total"]["evidence"]["end"]["line"] == 2110
 
 

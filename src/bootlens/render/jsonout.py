@@ -122,6 +122,16 @@ def evidence_dict(ev: Evidence | None, lines: Lines | None = None) -> dict[str, 
             "clocks": list(ev.clocks), "start": _point_dict(ev.start, lines), "end": _point_dict(ev.end, lines)}
 
 
+def _seen_dict(s: Stage, lines: Lines | None) -> dict[str, Any] | None:
+    """A stage not measured: the boundary (or two) that was seen, with its evidence; the figure's
+    fields null. None when no boundary was seen at all."""
+    if s.start is None and s.end is None:
+        return None
+    return {"kind": None, "low_s": None, "high_s": None, "resolution_s": None,
+            "clocks": [p.clock.value if p.clock is not None else "derived" for p in (s.start, s.end) if p is not None],
+            "start": _point_dict(s.start, lines), "end": _point_dict(s.end, lines)}
+
+
 def stage_dict(s: Stage, total_ns: int | None, lines: Lines | None = None) -> dict[str, Any]:
     """One stage as JSON (``lines``: the boot's, to quote the lines its boundaries rest on)."""
     share = None
@@ -138,7 +148,7 @@ def stage_dict(s: Stage, total_ns: int | None, lines: Lines | None = None) -> di
         "share": share,
         "start_line": s.start.line_no if s.start else None,
         "end_line": s.end.line_no if s.end else None,
-        "evidence": evidence_dict(s.evidence, lines),
+        "evidence": evidence_dict(s.evidence, lines) if s.evidence is not None else _seen_dict(s, lines),
     }
 
 
