@@ -133,9 +133,9 @@
       if (measured) { d.style.background = colour("stage-" + s.name); d.style.color = ink("stage-" + s.name); }
       else d.className = "nm";
       d.appendChild(el("div", s.label)).style.cssText = "padding:0;border:0;font-weight:600";
-      d.appendChild(el("div", measured ? fmtDur(s.dur) + (s.estimated ? " ≈" : "") : s.status)).style.cssText = "padding:0;border:0";
-      d.title = `${s.label}: ${measured ? fmtDur(s.dur) : s.status}` +
-        (s.start_line ? ` (lines ${s.start_line}–${s.end_line})` : "");
+      d.appendChild(el("div", measured ? (s.fig || fmtDur(s.dur)) : s.status)).style.cssText = "padding:0;border:0";
+      d.title = `${s.label}: ${measured ? (s.fig || fmtDur(s.dur)) : s.status}` +
+        (s.start_line ? ` (lines ${s.start_line}–${s.end_line})` : "") + (s.evidence ? `\n${s.evidence}` : "");
       // a duration-only stage (read on the bootloader's clock) has no place on the axis
       if (measured && s.start !== null) d.addEventListener("click", () => zoomTo(s.start, s.start + s.dur, 0.03));
       if (measured && s.start === null) d.title += " (start not known on this axis: not drawn)";
@@ -375,7 +375,7 @@
       if (c < GUTTER || a > W) continue;
       ctx.fillStyle = colour("stage-" + s.name);
       ctx.fillRect(a, y + 1, Math.max(c - a, 1), BAR_H);
-      const label = `${s.label} ${fmtDur(s.dur)}`;
+      const label = `${s.label} ${s.fig || fmtDur(s.dur)}`;
       const la = Math.max(a, GUTTER) + 3, w = Math.min(c, W) - la - 3;
       if (w > 24) { ctx.fillStyle = ink("stage-" + s.name); ctx.fillText(clipText(label, w), la, y + 1 + BAR_H / 2); }
     }
