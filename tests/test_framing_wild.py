@@ -73,20 +73,31 @@ def test_android_2_6_priority_prefixes_corpus_26() -> None:
 
 
 @needs_wild
-@pytest.mark.parametrize(("prefix", "n", "last_no", "last_ns", "wall_no"),
-                         [("27", 893, 663, 3_820_897_000, 664), ("35", 2301, 2299, 48_249_933_000, 823)])
-def test_android_wall_clock_stamps_stay_text(prefix: str, n: int, last_no: int, last_ns: int, wall_no: int) -> None:
-    """last_kmsg switches to "[01-03 09:43:51.503]" wall-clock stamps: they are no kernel time."""
+@pytest.mark.parametrize(("prefix", "n", "anchor", "walls", "first", "first_ns", "last", "last_ns"), [
+    # 27: "[    3.820166] rtc_tps6591x ...: setting system clock to 2018-01-03 09:43:51 UTC" (L659);
+    # L664 "[01-03 09:43:51.503] init: init first stage started!" = 3.820166 + 0.503 s; the last
+    # line L893 "[01-03 11:45:22.987]" (shutdown) = 3.820166 + 7291.987 s
+    ("27", 893, 659, 230, 664, 4_323_166_000, 893, 7_295_807_166_000),
+    # 35: "[    4.924714] ...: setting system clock to 2017-12-31 18:41:35 UTC" (L819); L823
+    # "[12-31 18:41:35.554]" = 5.478714 s; L1569 "[12-31 18:43:16.325]" = 106.249714 s
+    ("35", 2301, 819, 747, 823, 5_478_714_000, 1569, 106_249_714_000),
+])
+def test_android_wall_clock_stamps_read_through_the_rtc(prefix: str, n: int, anchor: int, walls: int, first: int,
+                                                        first_ns: int, last: int, last_ns: int) -> None:
+    """last_kmsg switches to "[01-03 09:43:51.503]" wall-clock stamps (the kernel's CLOCK_REALTIME
+    before what user space writes to /dev/kmsg); the RTC set that clock at a printk time, so each is
+    read on the printk clock through it (issue 28, class 12), its prefix taken off the text."""
     lines = wild(prefix)
     assert len(lines) == n
-    t = timed(lines)
-    assert lines.no(t[0]) == 1 and lines.kernel[t[0]] == 0
-    assert lines.no(t[-1]) == last_no and lines.kernel[t[-1]] == last_ns
-    k, text = at(lines, wall_no)
-    assert k is None and re.match(r"\[\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}\] ", text)
-    walls = [i for i, s in enumerate(lines.text) if re.match(r"\[\d\d-\d\d \d\d:", s)]
-    assert walls and all(lines.kernel[i] is None for i in walls)
-    # 27 never steps back; 35's only step back is its second (cut) kernel, not a wall stamp
+    assert "setting system clock to" in lines.text[lines.index_of(anchor)]
+    k, text = at(lines, first)
+    assert k == first_ns and not re.match(r"\[\d\d-\d\d ", text)
+    assert at(lines, last)[0] == last_ns
+    left = [i for i, s in enumerate(lines.text) if re.match(r"\[\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}\] ", s)]
+    assert left == []  # all {walls} read
+    placed = [i for i in range(lines.index_of(first), lines.index_of(last) + 1) if lines.kernel[i] is not None]
+    assert len(placed) == walls
+    # 35's only step back is its second (cut) kernel, not a wall stamp
     assert [lines.no(i) for i, _ in steps_back(lines.kernel)] == ([] if prefix == "27" else [1571])
 
 

@@ -95,6 +95,9 @@ def settle(lines: Lines, notes: list[str] | None = None) -> None:
         m = caller(t)
         if m is not None and m.end() < len(t):
             changes[i] = t[m.end():]
+    placed = _android_wall(lines, changes)
+    if placed and notes is not None:
+        notes.append(placed)
     if changes:
         lines.retext(changes)
     if not lines.journal:  # a journal's order is journald's, not the stamps' (timeline.boots)
@@ -103,6 +106,67 @@ def settle(lines: Lines, notes: list[str] | None = None) -> None:
             kernel[i] = None
         if bad and notes is not None:
             notes.append(decay_note(bad, lines.first))
+
+
+# Android kernels print their wall clock before what user space writes to /dev/kmsg, in a
+# last_kmsg ("[01-03 09:43:51.503] init: init first stage started!"): CLOCK_REALTIME to the ms.
+# The RTC driver set that clock at a printk time ("[    3.820166] rtc_tps6591x rtc_tps6591x.0:
+# setting system clock to 2018-01-03 09:43:51 UTC (1514972631)", hctosys): from there on the
+# wall clock reads the anchor plus the printk time since, exactly, so such a line's printk time
+# is T + (wall - anchor). Until user space steps the clock (network time): a stamp that would
+# fall before the anchor or before the line placed last ends the mapping. Corpus 27 and 35.
+_WALL = lazy(r"\[(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)\.(\d{3})\] ")
+_HCTOSYS = lazy(r".*\bsetting system clock to (\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d) UTC")
+
+
+def _android_wall(lines: Lines, changes: dict[int, str]) -> str | None:
+    """Give the Android wall-clock lines after an RTC's 'setting system clock' their printk time
+    (and take the prefix off their text, in ``changes``); a note saying how many, or None."""
+    from datetime import datetime, timezone
+
+    kern, texts = lines.kernel, lines.text
+    anchors = [i for i in lines.grep("setting system clock to") if kern[i] is not None]
+    if not anchors:
+        return None
+    walls = [i for i in lines.starting("[0", "[1") if kern[i] is None and i > anchors[0]]
+    placed = stepped = 0
+    a_at: int | None = None  # the anchor's printk time, its wall clock, and the last line placed
+    a_wall = datetime(1970, 1, 1, tzinfo=timezone.utc)
+    last = 0
+    for i in walls:
+        while anchors and anchors[0] < i:  # the latest anchor before the line (one per boot)
+            j = anchors.pop(0)
+            m = _HCTOSYS.match(texts[j])
+            if m is not None:
+                try:
+                    a_wall = datetime(int(m[1]), int(m[2]), int(m[3]), int(m[4]), int(m[5]), int(m[6]),
+                                      tzinfo=timezone.utc)
+                except ValueError:
+                    continue
+                a_at = last = kern[j] or 0  # anchors are stamped lines
+        w = _WALL.match(changes.get(i, texts[i]))
+        if w is None or a_at is None:
+            continue
+        mo = int(w[1])
+        # a stamp in January after a December anchor is the next year's
+        y = a_wall.year + 1 if mo < a_wall.month - 6 else a_wall.year
+        try:
+            wall = datetime(y, mo, int(w[2]), int(w[3]), int(w[4]), int(w[5]), int(w[6]) * 1000, tzinfo=timezone.utc)
+        except ValueError:
+            continue
+        k = a_at + round((wall - a_wall).total_seconds() * 1e6) * 1000
+        if k < last:  # the clock was stepped back (or this is another boot's line): no more
+            stepped += 1
+            a_at = None
+            continue
+        kern[i] = last = k
+        changes[i] = changes.get(i, texts[i])[w.end():]
+        placed += 1
+    if not placed:
+        return None
+    return (f"{placed} lines stamped with Android's wall clock ([MM-DD HH:MM:SS.mmm]) read on the printk clock "
+            "through the RTC's 'setting system clock'" + (f"; {stepped} after the clock was stepped back not placed"
+                                                            if stepped else ""))
 
 
 # A stamp is decayed when its neighbours agree (the one before is not later than the one after),
