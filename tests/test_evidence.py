@@ -166,3 +166,59 @@ def test_html_report_shows_the_evidence_on_hover(tmp_path: Path, browser) -> Non
     assert title.startswith("lower bound, ±1 µs: from line 262 “Run /sbin/init as init process”") and "line 274" in title
     assert page.page.get_attribute("#headline", "title").startswith("lower bound")
     assert ESTIMATE  # the four kinds are the module's constants
+
+
+@needs_wild
+@pytest.mark.parametrize(("num", "run_init", "finished", "span_s"), [
+    # more/37 (Pop!_OS, journalctl short): `kernel: Run /init` L759 and `Startup finished` L3133,
+    # 08:20:26 -> 08:20:52; journald's `Journal started` is L1118: every entry before it carries
+    # the time journald imported it (systemd says the kernel alone took 6.117 s)
+    ("37", 759, 3133, 26),
+])
+def test_journal_entries_imported_by_journald_are_upper_bounds(num: str, run_init: int, finished: int,
+                                                                span_s: int) -> None:
+    """Issue 28, N2: a journal on its wall clock stamps what was logged before journald ran with
+    the time journald read it; a span from such an entry is at least what it reads."""
+    b = _boot(wild_log(num))
+    us = _stages(b)["userspace"]
+    ev = us.evidence  # type: ignore[attr-defined]
+    assert (us.start.line_no, us.end.line_no) == (run_init, finished)  # type: ignore[attr-defined]
+    assert ev.kind == LOWER and ev.low_ns == span_s * 1_000_000_000 and ev.tick_ns == 1_000_000_000
+    assert ev.start.upper and not ev.end.upper
+    assert b.total.evidence is not None and b.total.evidence.kind == LOWER
+
+
+@needs_wild
+def test_journal_boots_each_bound_their_user_space() -> None:
+    """more/41 (8 boots in one journal): each boot's user space from its imported `Run /init`."""
+    boots = analyze_paths([str(wild_log("41"))], ParseOptions()).boots
+    assert len(boots) == 8
+    kinds = {_stages(b)["userspace"].evidence.kind for b in boots  # type: ignore[attr-defined]
+             if _stages(b)["userspace"].evidence is not None}  # type: ignore[attr-defined]
+    assert kinds == {LOWER}
+
+
+@needs_wild
+def test_a_spl_that_loads_a_tpl_keeps_the_chain_in_line_order() -> None:
+    """more/38 (Broadcom BCM6755): BootROM, SPL L25, then TPL L324, U-Boot L352: each stage ends
+    where the next program starts by line (the chain's usual order, TPL before SPL, is not this
+    board's)."""
+    b = _boot(wild_log("38"))
+    st = _stages(b)
+    assert st["firmware"].end.line_no == 25  # type: ignore[attr-defined]
+    assert (st["spl"].start.line_no, st["spl"].end.line_no) == (25, 324)  # type: ignore[attr-defined]
+    assert (st["tpl"].start.line_no, st["tpl"].end.line_no) == (324, 352)  # type: ignore[attr-defined]
+    assert (st["bootloader"].start.line_no, st["bootloader"].end.line_no) == (352, 475)  # type: ignore[attr-defined]
+
+
+def test_a_quiet_kernel_after_grabserial_bounds_its_load(tmp_path: Path) -> None:
+    """Extra c/140 (tbird20d/grabserial graboutput.log.reference, BeagleBone Black, grabserial -t
+    -m): `Starting kernel ...` L57 at 2.974300 s, the decompressor's `Uncompressing Linux... done,
+    booting the kernel.` L59, then a quiet kernel whose first line arrives 2.38 s later. Kernel load
+    ends where the printk clock's zero is placed, at the latest (no line of its own): an upper
+    bound; the decompressor's line gets no duration (what follows it is the kernel's silence)."""
+    b = _boot(extra_log("140"))
+    kl = _stages(b)["kernel_load"]
+    assert kl.evidence.kind == UPPER and kl.start.line_no == 57  # type: ignore[attr-defined]
+    unc = [e for e in b.boot.events if e.name == "uncompress kernel"]
+    assert [(e.line_no, e.duration_ns) for e in unc] == [(59, None)]

@@ -235,7 +235,14 @@ class UBootParser(Parser):
             elif _VERIFY.search(t):
                 events.append(Event(Kind.BOOTLOADER, "verify image", _host(lines, i), _until_next(lines, i), no))
             elif "Uncompressing" in t and _UNCOMPRESS.search(t):
-                events.append(Event(Kind.BOOTLOADER, "uncompress kernel", _host(lines, i), _until_next(lines, i), no))
+                # U-Boot's "Uncompressing Kernel Image ... OK" lasts until its next line; the
+                # kernel's own decompressor ("Uncompressing Linux... done, booting the kernel.")
+                # is followed by the kernel itself, silent until its console comes up (a quiet
+                # kernel: seconds): the gap is no decompression time, not measured (the kernel
+                # load stage bounds it)
+                decompressor = t.lstrip().startswith("Uncompressing Linux")
+                events.append(Event(Kind.BOOTLOADER, "uncompress kernel", _host(lines, i),
+                                    None if decompressor else _until_next(lines, i), no))
             elif (m := _STARTING.search(t)) is not None:
                 events.append(Event(Kind.MILESTONE, Milestone.STARTING_KERNEL, _host(lines, i) or own, None, no))
             elif "## Starting application" in t and (m := _APPLICATION.search(t)) is not None:

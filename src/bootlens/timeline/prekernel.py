@@ -92,6 +92,20 @@ def _first(*ends: _End | None) -> _End | None:
     return next((x for x in ends if x is not None), None)
 
 
+def _next(start: _End | None, *ends: _End | None) -> _End | None:
+    """The stage that starts next after ``start``: where every candidate is a console line, the
+    first by line after it (Broadcom's SPL loads a TPL: the usual order is not the chain's, more/38);
+    else, with a bootloader clock's marks among them (a bootstage report's rows come after every
+    banner), the first in the usual order (:func:`_first`: the candidates are given in it, the
+    unusual ones last)."""
+    cands = [x for x in ends if x is not None]
+    after = start.point.line_no if start is not None else 0
+    if after is None or not all(x.point.line_no is not None and x.point.clock is not Clock.BOOTLOADER for x in cands):
+        return _first(*ends)
+    later = [x for x in cands if (x.point.line_no or 0) > after]
+    return min(later, key=lambda x: x.point.line_no or 0) if later else _first(*ends)
+
+
 def _short(b: Banner) -> str:
     # coreboot's stages are one program
     return "coreboot" if b.name.startswith("coreboot") else b.name
@@ -155,20 +169,20 @@ def prekernel_stages(boot: Boot, al: Alignment, power: Point | None, k0: Point |
     stages: list[Stage] = []
 
     # each stage ends where the next one starts, or where it says it ended
-    fw_stop = _first(tpl, vpl, spl, uboot, starting if fw is not None else None, fw_end)
+    fw_stop = _next(None, tpl, vpl, spl, uboot, starting if fw is not None else None, fw_end)
     stages.append(_own_total(_span("firmware", _label("firmware / ROM", _names(chain, (FIRMWARE,), 0, first_stage)),
                                    on, [fw_stop]), totals.get(FIRMWARE)))
     if tpl is not None:
         stages.append(_span("tpl", _label("TPL", _names(chain, (TPL,))), tpl,
-                            [tpl_end, _first(vpl, spl, uboot, starting)]))
+                            [tpl_end, _next(tpl, vpl, spl, uboot, starting)]))
     if vpl is not None:  # U-Boot's VPL, run after TPL on verified-boot builds, picks the SPL
         stages.append(_span("vpl", _label("VPL", _names(chain, (VPL,))), vpl,
-                            [vpl_end, _first(spl, uboot, starting)]))
+                            [vpl_end, _next(vpl, spl, uboot, starting, tpl)]))
     if spl is not None or SPL in totals:
         # what ran between the SPL's banner and the bootloader's (TF-A BL31, OpenSBI)
         names = _names(chain, (SPL,)) + _names(chain, (FIRMWARE,), _first_line(Milestone.SPL_START) or 0,
                                                _first_line(Milestone.UBOOT_START))
-        st = _span("spl", _label("SPL", names), spl, [spl_end, _first(uboot, starting)])
+        st = _span("spl", _label("SPL", names), spl, [spl_end, _next(spl, uboot, starting, tpl, vpl)])
         stages.append(_own_total(st, totals.get(SPL)))
     else:
         # "absent" only when the chain's first banner opens the boot; a program that printed before

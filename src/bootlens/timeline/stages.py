@@ -117,7 +117,8 @@ def point_of(e: Event, al: Alignment, name: str | None = None) -> Point:
 
 def _offsets(p: Point, cancel: bool) -> tuple[int | None, int | None]:
     """Where the true time may lie around ``p.ns``: (lowest, highest) offset, None = unbounded.
-    ``cancel``: the other end was mapped through the same report, so that mapping's slack cancels."""
+    ``cancel``: both ends were read on one clock mapped onto the axis, so that mapping's slack
+    cancels."""
     lo: int | None = 0 if cancel or not p.upper else None
     hi: int | None = (p.error_ns if p.estimated else 0)
     return lo, hi
@@ -133,7 +134,10 @@ def evidence(duration_ns: int | None, a: Point | None, b: Point | None, ticks: d
     if a.ns is None or b.ns is None or b.ns - a.ns != duration_ns:
         tick = ticks.get(Clock.BOOTLOADER, 1_000)
         return Evidence(EXACT, duration_ns, duration_ns, tick, (Clock.BOOTLOADER.value,), a, b)
-    same = a.clock is not None and a.clock is b.clock and a.upper and b.upper
+    # An upper bound on a mapped clock (the kernel's or a bootloader's, placed through an anchor)
+    # is the mapping's: a span read on that one clock does not move with it. On the host's clock
+    # an upper bound is a line's own (it arrived, or was imported, after the fact): no cancelling.
+    same = a.clock is not None and a.clock is b.clock and a.clock is not Clock.HOST
     a_lo, a_hi = _offsets(a, same)
     b_lo, b_hi = _offsets(b, same)
     # true duration = (b.ns + db) - (a.ns + da), db in [b_lo, b_hi], da in [a_lo, a_hi]
@@ -210,8 +214,10 @@ def compute_stages(boot: Boot, al: Alignment, times: Sequence[int | None] | None
     # Without its "Linux version" line (a cut ring buffer, a fragment) the kernel still started at
     # its printk clock's zero, so kernel init up to a later milestone is measured on that clock;
     # what needs the first lines (early init before the first initcall) is not.
-    k0 = Point(k0_ns, kstart_ev.line_no if kstart_ev else None, "kernel clock start", clock=Clock.KERNEL) \
-        if has_kernel else None
+    # on the host's axis the printk clock's zero is placed through the lower envelope of the lines'
+    # arrivals: the kernel started there at the latest (an upper bound, with no line of its own)
+    k0 = Point(k0_ns, kstart_ev.line_no if kstart_ev else None, "kernel clock start", clock=Clock.KERNEL,
+               upper=al.axis is Clock.HOST) if has_kernel else None
     if kstart_ev is not None and kstart_ev.ns is not None and kstart_ev.clock is Clock.KERNEL \
             and not kstart_ev.estimated:
         # Kernel init starts at the kernel's first line, whatever its printk clock reads there: many
@@ -303,11 +309,17 @@ def compute_stages(boot: Boot, al: Alignment, times: Sequence[int | None] | None
                      f"({total.origin}): the clocks disagree, the total is not measured")
         total = Total(origin, start, None, f"{total.end}, before the {total.origin} on this axis")
     ticks = clock_ticks(boot)
+    imported = _imported_upto(boot)
+    if imported is not None:
+        stages = [st._replace(start=_imported(st.start, imported), end=_imported(st.end, imported)) for st in stages]
+        ready, finished, login, k0 = (_imported(p, imported) for p in (ready, finished, login, k0))
     stages = [st._replace(evidence=evidence(st.duration_ns, st.start, st.end, ticks)) if st.status == MEASURED else st
               for st in stages]
     from_pt = power if origin == "power-on" else (
         Point(0, boot.first_line, "first byte", clock=Clock.HOST) if origin == "first byte" else
         k0 or Point(start, None, "kernel clock start", clock=Clock.KERNEL))  # no kernel line: the axis's 0
+    if imported is not None:
+        from_pt = _imported(from_pt, imported)
     to_pt = {READY: ready, "startup finished": finished, "login prompt": login}.get(total.end_name)
     total = total._replace(evidence=evidence(total.duration_ns, from_pt, to_pt, ticks))
     notes += _disorder(stages, total)
@@ -389,6 +401,27 @@ def _systemd_stages(run_init: Point | None, systemd_start: Point | None, finishe
     elif ready is not None:
         out.append(span("systemd", "systemd start-up (to ready)", systemd_start, ready, "userspace"))
     return out
+
+
+def _imported_upto(boot: Boot) -> int | None:
+    """In a journal read on its wall clock (not short-monotonic), the line of journald's first
+    "Journal started": the entries before it were logged before journald ran (the kernel's, the
+    initramfs's, systemd's first) and carry the time journald imported them, not when they were
+    logged (issue 28, N2). None for anything else."""
+    lines = boot.lines
+    if not lines.journal or lines.has_kernel_time(5000):
+        return None
+    for i in lines.grep("Journal started"):
+        if lines.text[i].startswith("systemd-journald["):
+            return lines.no(i)
+    return None
+
+
+def _imported(p: Point | None, upto: int) -> Point | None:
+    """A boundary on an entry imported by journald: it happened at the latest then."""
+    if p is None or p.clock is not Clock.HOST or p.line_no is None or p.line_no >= upto or p.upper:
+        return p
+    return p._replace(upper=True)
 
 
 def _whole_seconds(boot: Boot, al: Alignment) -> bool:
