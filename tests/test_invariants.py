@@ -8,8 +8,7 @@ corpus (wild/ and wild/more/) and the extra logs ($BOOTLENS_EXTRA_LOGS, when pre
 - a boot after the first was split at a reset signature (the reason names one);
 - every measured figure carries its evidence, with the lines it rests on;
 - no duration, silence or total is negative, and the stages inside the total never add up to
-  more than the total (the total is the sum of its stages, or a stage says why not: not measured
-  or absent).
+  more than the total; the total is the sum of its stages, or a stage says why not (not measured).
 
 A log that breaks one is a bug in the class it belongs to, not in the test.
 """
@@ -120,6 +119,10 @@ def _check(b: BootAnalysis) -> list[str]:
         total_in = sum(s.duration_ns or 0 for s in inside)
         if total_in > t.duration_ns + SLACK_NS * max(1, len(inside)):
             bad.append(f"stages inside the total add up to {total_in} > total {t.duration_ns}")
+        # ... and to the total itself, unless a stage says why not (not measured)
+        unknown = [s.name for s in b.stages if s.parent is None and s.status == NOT_MEASURED]
+        if total_in < t.duration_ns - SLACK_NS * max(1, len(inside)) and not unknown:
+            bad.append(f"stages add up to {total_in}, the total is {t.duration_ns}, and every stage is measured")
     for si in b.silences:
         if si.duration_ns < 0:
             bad.append(f"negative silence after line {si.line_before}")
