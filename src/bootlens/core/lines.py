@@ -43,7 +43,8 @@ class Lines:
     through :meth:`grep` and :meth:`starting` (native over a TextColumn), never a Python loop.
     """
 
-    __slots__ = ("text", "kernel", "host", "first", "max_len", "glued", "fields", "journal", "_hits", "_starts")
+    __slots__ = ("text", "kernel", "host", "first", "max_len", "glued", "fields", "journal", "by_init", "_hits",
+                 "_starts")
 
     def __init__(self, text: Texts, kernel: Times, host: Times, first: int = 1) -> None:
         self.text = text
@@ -58,6 +59,9 @@ class Lines:
         # unit's file name, the job's result, ...), by index; and whether the lines are a journal's
         self.fields: dict[int, dict[str, str]] = {}
         self.journal = False
+        # lines a vendor caller prefix says pid 1 logged after its exec ("[3:  init:    1]": a
+        # comm other than the kernel's "swapper/0"), ascending (read.quirks): user space's lines
+        self.by_init: list[int] = []
         self._hits: dict[str, Index] = {}
         self._starts: dict[str, Index] = {}
 
@@ -100,6 +104,7 @@ class Lines:
         part.glued = {i - a: g for i, g in self.glued.items() if a <= i < b}
         part.fields = {i - a: f for i, f in self.fields.items() if a <= i < b}
         part.journal = self.journal
+        part.by_init = [i - a for i in self.by_init if a <= i < b]
         return part
 
     def retext(self, changes: dict[int, str]) -> None:

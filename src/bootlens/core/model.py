@@ -351,12 +351,22 @@ class UnitDetail(NamedTuple):
     the log ended. ``source`` says what the times rest on: "console" (status lines, host or
     printk time), "journal", "kmsg" (systemd[1]: lines in a dmesg) or "systemd-analyze"; "kmsg+console"
     when kmsg saw the job begin and only the console its end (journald took systemd's log over).
+
+    ``duration_bound`` says how the event's duration was read: "exact" between two lines with a
+    time of their own (an instant, no begin line, is "exact" too, its duration None); "estimate"
+    for a job with one end on a line without a time of its own (a console status line between
+    printk lines): the duration lies in ``[duration_ns, duration_ns + duration_error_ns]`` (None:
+    unbounded above); "not measured" for a job seen to begin and end whose two lines both have no
+    time of their own (``duration_ns`` None: the two estimates rest on the same kernel lines, their
+    difference is no measurement).
     """
 
     unit: str | None
     description: str
     result: str
     source: str
+    duration_bound: str = "exact"
+    duration_error_ns: int | None = 0
 
 
 class LogicDetail(NamedTuple):

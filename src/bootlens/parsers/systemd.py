@@ -507,6 +507,30 @@ def _dedup(jobs: list[_Job]) -> list[_Job]:
     return [j for j in jobs if id(j) not in drop]
 
 
+def _duration(j: _Job) -> tuple[int | None, str, int | None]:
+    """A job's duration, its bound and error (UnitDetail.duration_bound, duration_error_ns): exact
+    between two lines with a time of their own; else an interval from the estimates' bounds (a
+    console status line on a printk console lies between the kernel lines around it). Not
+    measured where both ends rest on the same kernel line, no stamped line between them (a quiet
+    kernel's console: every status line after its last printk line rests on that line, and 0 ns
+    between two of them would be no measurement)."""
+    b, e = j.begin_st, j.end_st
+    if j.begin is None or j.end is None or b is None or e is None or b.clock is not e.clock:
+        return None, "exact", 0
+    if not b.estimated and not e.estimated:
+        return (e.ns - b.ns, "exact", 0) if e.ns >= b.ns else (None, "exact", 0)
+    if b.estimated and e.estimated and e.ns <= b.ns:
+        return None, "not measured", None
+    # begin in [b.ns, b.ns + b_err], end in [e.ns, e.ns + e_err]
+    b_err = b.error_ns if b.estimated else 0
+    e_err = e.error_ns if e.estimated else 0
+    low = 0 if b_err is None else max(0, e.ns - b.ns - b_err)
+    high = None if e_err is None else e.ns + e_err - b.ns
+    if high is not None and high < low:
+        return None, "exact", 0
+    return low, "estimate", None if high is None else high - low
+
+
 def _unit_events(lines: Lines, jobs: list[_Job]) -> list[Event]:
     """The jobs as unit events: a span from begin to end, or an instant at the one line seen."""
     out = []
@@ -514,10 +538,7 @@ def _unit_events(lines: Lines, jobs: list[_Job]) -> list[Event]:
     named = any(j.unit and _ELLIPSIS not in j.unit for j in jobs)
     for j in _dedup(jobs):
         start = j.begin_st if j.begin is not None else j.end_st
-        dur = None
-        if j.begin is not None and j.end is not None and j.begin_st is not None and j.end_st is not None \
-                and j.begin_st.clock is j.end_st.clock and j.end_st.ns >= j.begin_st.ns:
-            dur = j.end_st.ns - j.begin_st.ns
+        dur, bound, err = _duration(j)
         unit, desc = _split_unit(_fullest([j.desc, *j.names]))
         unit = j.unit or unit
         name = unit or desc
@@ -525,5 +546,5 @@ def _unit_events(lines: Lines, jobs: list[_Job]) -> list[Event]:
             unit, name, desc = cut  # the unit, else its cut name alone: never "name…description"
         end_line = lines.no(j.end) if j.begin is not None and j.end is not None else None
         out.append(Event(Kind.UNIT, name, start, dur, lines.no(j.first), end_line,
-                         UnitDetail(unit, desc, j.result, j.source)))
+                         UnitDetail(unit, desc, j.result, j.source, bound, err)))
     return out

@@ -75,6 +75,10 @@ _EVIDENCE: tuple[tuple[str, LazyPattern, str | None], ...] = tuple(
         ("policy loaded", r"type=1403 audit\([^)]*\): policy loaded", None),
     )
 )
+# An init script's status line (Buildroot's and BusyBox's /etc/init.d/S*: "Starting bluetoothd: OK",
+# "Running sysctl: OK", "Saving random seed: SKIP ..."): user space's, never the kernel's.
+_SCRIPT_STATUS = lazy(r"(?:Starting|Stopping|Running|Saving|Loading|Populating|Initializing|Mounting|Setting up|"
+                      r"Configuring|Checking|Cleaning|Creating|Seeding) [^:\[\]]{1,60}: (?:OK|FAIL(?:ED)?|done|SKIP)\b")
 # The first two characters of every pattern above ("[0"/"[1": Android's wall-clock prefix), so
 # that most lines cost one set lookup.
 _FIRST = frozenset({"sy", "We", "[ ", "IN", "in", "pr", "Lo", "St", "ud", "ra", "EX", "ty", "[0", "[1"})
@@ -120,6 +124,19 @@ def _mostly_stamped(lines: Lines, start: int, end: int) -> bool:
     after init ran is not the kernel's)."""
     part = lines.kernel[start:end]
     return bool(part) and part.count(None) * 4 < len(part)
+
+
+def _ahead_of_exec(lines: Lines, start: int, exec_i: int | None) -> tuple[int, int] | None:
+    """(the first, the exec line) of two or more init-script status lines without a printk time among the kernel's
+    stamped lines before its exec line ``exec_i`` (a console where the kernel's output lags behind
+    user space's: c/130's ttyFIQ0), else None. One such line could be a stray; on an ordinary console
+    user space prints nothing before the kernel runs init."""
+    if exec_i is None:
+        return None
+    kern, texts = lines.kernel, lines.text
+    found = [i for i in lines.grep(": OK", ": FAIL", ": done", ": SKIP")
+             if start < i < exec_i and kern[i] is None and _SCRIPT_STATUS.match(texts[i]) is not None]
+    return (found[0], exec_i) if len(found) >= 2 else None
 
 
 def _user_shaped(text: str) -> bool:
@@ -194,6 +211,7 @@ class UserspaceParser(Parser):
             # no kernel in the log, and the framing says which entries user-space processes wrote
             # (logcat: a pid other than the kernel's 0): a log that starts in user space
             first = next((i for i in sorted(lines.fields) if "_PID" in lines.fields[i]), None)
+        by_init = set(lines.by_init)
         for i in range(exec_i + 1 if exec_i is not None else start, len(texts)):
             t = texts[i]
             if journal and (lines.kernel_entry(i) or not t or lines.host[i] is None and kern[i] is None):
@@ -201,7 +219,11 @@ class UserspaceParser(Parser):
                 # "random: plymouthd: uninitialized urandom read", too) are not user space's, nor
                 # journalctl's own lines ("-- Reboot --", catalog text)
                 continue
-            evidence = False
+            # a line a vendor caller prefix says the exec'd pid 1 logged (Samsung's and
+            # MediaTek's Android kernels: "[3:  init:    1]", read.quirks) is user space's
+            evidence = i in by_init
+            if evidence and first is None:
+                first = i
             if t[:2] in _FIRST:
                 for needle, rx, system in _EVIDENCE:
                     if needle in t and rx.match(t) is not None and not t.startswith("Welcome to GRUB"):
@@ -225,7 +247,16 @@ class UserspaceParser(Parser):
                     first = i
             if first is not None and (init is not None or i - first > _INIT_LOOKAHEAD):
                 break
-        if first is not None:
+        warnings: list[str] = []
+        ahead = _ahead_of_exec(lines, start, exec_i) if stamped_exec and not lines.fields else None
+        if first is not None and ahead is not None:
+            # user space printed before the kernel's exec line: the kernel's console lags behind
+            # user space's (a Rockchip BSP's ttyFIQ0), and user space's first line cannot be told
+            # from line order: no claim
+            warnings.append(f"user space printed before the kernel's exec line (init-script status at line "
+                            f"{lines.no(ahead[0])}, exec at line {lines.no(ahead[1])}): the kernel console lags "
+                            "behind user space; its first line is not claimed")
+        elif first is not None:
             events.append(Event(Kind.MILESTONE, Milestone.USERSPACE_FIRST, _stamp(lines, first), None,
                                 lines.no(first)))
         if initramfs is not None:
@@ -236,7 +267,7 @@ class UserspaceParser(Parser):
         if login is not None:
             events.append(Event(Kind.MILESTONE, Milestone.LOGIN_PROMPT, _stamp(lines, login), None,
                                 lines.no(login)))
-        return ParseResult(tuple(events), tuple(facts), ())
+        return ParseResult(tuple(events), tuple(facts), tuple(warnings))
 
     @staticmethod
     def _login(lines: Lines, start: int) -> int | None:

@@ -24,6 +24,7 @@ prefix's first characters), so the plain path pays nothing per line.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable, MutableSequence, Sequence
 
 from ..core.lazyre import lazy  # start-up: most logs need few of these patterns
@@ -41,12 +42,26 @@ _LEVEL_TAIL = lazy(r"<\d{1,3}>$")
 _FIRMWARE_TAG = lazy(r"\[[A-Za-z][\w-]{0,15}\](?:\(\d{1,3}\))?$")
 # Vendor caller prefixes, after the printk stamp and the one space the framing takes.
 # MediaTek 3.18 puts the message's level first: "<0>-(0)[0:swapper]Linux version ...".
-_CALLER = lazy(r"(?:<[0-7]>)?[- ]?\(\d{1,4}\)\[\d{1,7}:[^\]]*\]"  # MediaTek: " (0)[151:comm]", "-(0)[0:comm]"
-                     r"| ?\[ *\d{1,4}:[^\]]*: *\d{1,7}\] ?",  # Samsung/Android: " [0:   swapper:    0] "
+# Samsung's Spreadtrum kernels follow theirs with the CPU again: " [3:   init:    1] [c3] ".
+# The groups: the task's pid and comm (MediaTek's, then Samsung's).
+_CALLER = lazy(r"(?:<[0-7]>)?[- ]?\(\d{1,4}\)\[(\d{1,7}):([^\]]*)\]"  # MediaTek: " (0)[151:comm]", "-(0)[0:comm]"
+                     r"| ?\[ *\d{1,4}:([^\]]*): *(\d{1,7})\] ?(?:\[c\d{1,2}\] )?",  # Samsung/Android: " [0:   swapper:    0] "
                      re.ASCII)
 CALLER_HEADS = (" (", "-(", " [", "(", "[", "<")  # first characters of _CALLER: indexed while framing
 _TORN_LEVEL = lazy(r"[0-7]>(?=\S)")
 _LEVEL = lazy(r"<[0-7]>(?=\S)")
+
+
+def _exec_comm(comm: str) -> bool:
+    """Whether pid 1's comm in a caller prefix is an exec'd program's ("init", "systemd"): before
+    its exec pid 1 is the kernel's init thread, named after the idle task ("swapper/0"; "swapper"
+    before 3.x). An exec'd name is a file's, without "/"; a last_kmsg's bit errors change letters
+    and add some ("swap0er/0", "sgapper", "swapper-0", "(swapper/0"): seven letters anywhere in it
+    within two of "swapper" are no exec's."""
+    if not comm or "/" in comm:
+        return False
+    padded = comm.ljust(7)
+    return all(sum(a != b for a, b in zip(padded[k:k + 7], "swapper")) > 2 for k in range(len(padded) - 6))
 
 
 def settle(lines: Lines, notes: list[str] | None = None) -> None:
@@ -88,6 +103,7 @@ def settle(lines: Lines, notes: list[str] | None = None) -> None:
             if before.strip():
                 lines.glued[i] = before
     caller = _CALLER.match
+    by_init: list[tuple[int, str]] = []
     for i in sorted(set(lines.starting(*CALLER_HEADS)).union(changes)):
         if kernel[i] is None:
             continue
@@ -95,6 +111,12 @@ def settle(lines: Lines, notes: list[str] | None = None) -> None:
         m = caller(t)
         if m is not None and m.end() < len(t):
             changes[i] = t[m.end():]
+            pid, comm = (m[1], m[2]) if m[1] is not None else (m[4], m[3])
+            if pid == "1" and _exec_comm(comm.strip()):
+                by_init.append((i, comm.strip()))
+    if by_init:  # a name seen once could be a bit error's (a last_kmsg decays): two lines say it
+        seen = Counter(c for _, c in by_init)
+        lines.by_init = [i for i, c in by_init if seen[c] >= 2]
     placed = _android_wall(lines, changes)
     if placed and notes is not None:
         notes.append(placed)

@@ -92,6 +92,10 @@ def event_dict(e: Event, al: Alignment, t: int | None | bool = False) -> dict[st
         d["rate"] = det.rate
     elif isinstance(det, UnitDetail):
         d.update(unit=det.unit, description=det.description, result=det.result or None, source=det.source)
+        if det.duration_bound != "exact":  # an end on a console line without its own time
+            d["duration_bound"] = det.duration_bound
+            if det.duration_bound == "estimate":
+                d["duration_error_s"] = _s(det.duration_error_ns)
     elif isinstance(det, LogicDetail):
         d.update(channel=det.channel, edge=det.edge, role=det.role, capture_s=_s(det.capture_ns))
     return d
@@ -221,6 +225,8 @@ def boot_dict(b: BootAnalysis, with_events: bool = True) -> dict[str, Any]:
             "user_processes": b.counts.user_processes,
             "markers": b.counts.markers,
             "units": b.counts.units,
+            # start jobs whose two lines have no time of their own (a quiet kernel's console): only when any
+            **({"units_not_measured": b.counts.units_not_measured} if b.counts.units_not_measured else {}),
         },
         "top": {
             "initcalls": [event_dict(e, al) for e in b.top_initcalls],

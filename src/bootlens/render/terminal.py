@@ -164,7 +164,10 @@ def _events(title: str, events: Sequence[Event], b: BootAnalysis, width: int) ->
         else:
             extra = ["", "", ""]
         est = e.start is not None and e.start.estimated
-        rows.append([visible(e.name), *extra, _at(al.to_axis(e.start), est), short(e.duration_ns),
+        dur = short(e.duration_ns)
+        if isinstance(det, UnitDetail) and det.duration_bound != "exact":  # on console lines without their own time
+            dur = det.duration_bound if e.duration_ns is None else _range(e.duration_ns, True, det.duration_error_ns)
+        rows.append([visible(e.name), *extra, _at(al.to_axis(e.start), est), dur,
                      _lines(e.line_no, e.end_line_no)])
     kind = events[0].kind if events else Kind.INITCALL
     second = {Kind.INITCALL: "module", Kind.PROBE: "driver", Kind.UNIT: "result"}.get(kind, "")
@@ -249,6 +252,9 @@ def render_boot(b: BootAnalysis, console: Console, top: int, which: str) -> None
         console.print()
         console.print(_events(f"Top {len(b.top_units)} systemd units (of {counts.units}; activating → active)",
                               b.top_units, b, width))
+    if counts.units_not_measured:
+        console.print(Text(f"{counts.units_not_measured} systemd units: duration not measured (their status lines "
+                           "have no time of their own)", style="dim"))
     for table in (_milestones(b, width), _silences(b, min(5, top), width)):
         if table is not None:
             console.print()

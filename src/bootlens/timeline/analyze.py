@@ -16,7 +16,7 @@ from .boots import BACKWARDS_SPLIT_NS, FOREIGN_MAX_LINES, boots_from_lines, inde
 from ..read.reader import read_path
 from ..core.errors import InputError
 from ..core.lines import gaps, steps_back
-from ..core.model import BOOTLOADER_STARTS, CUT_START_NS, NS_PER_S, READY, Boot, Clock, Event, Events, InputStats, Kind, Milestone, NamedTuple
+from ..core.model import BOOTLOADER_STARTS, CUT_START_NS, NS_PER_S, READY, Boot, Clock, Event, Events, InputStats, Kind, Milestone, NamedTuple, UnitDetail
 from ..parsers import Registry
 from ..core.options import ParseOptions
 from .stages import Stage, Total, compute_stages
@@ -51,6 +51,7 @@ class Counts(NamedTuple):
     user_processes: int
     markers: int
     units: int = 0  # systemd unit start jobs with a duration
+    units_not_measured: int = 0  # start jobs seen to begin and end on lines without a time of their own
 
 
 class BootAnalysis(NamedTuple):
@@ -263,6 +264,8 @@ def analyze_boot(boot: Boot, top: int = 10, host_origin: str = "first_byte", rea
         user_processes=events.count(Kind.PROCESS, kthread=False),  # with a detail, not a kernel thread's
         markers=len(markers),
         units=events.count(Kind.UNIT, True),
+        units_not_measured=sum(1 for e in events.of_kind(Kind.UNIT)
+                               if isinstance(e.detail, UnitDetail) and e.detail.duration_bound == "not measured"),
     )
     names = {e.name for e in events.of_kind(Kind.MILESTONE)}
     partial = _partial(boot, names)
