@@ -71,9 +71,12 @@ def advise(boot: BootAnalysis, ctx: Context | None = None, registry: RuleRegistr
     finding whose saving lies outside any time (numbers.TIME_NS_MAX) is kept without the figure
     and named there too.
     """
+    from .console import console_output
+
     reg = registry or default_registry()
     c = ctx or Context()
-    rules = [cls() for cls in reg]
+    printed = console_output(boot)
+    rules = [cls() for cls in reg if printed or not cls.console]
     # one pass over the log lines for every rule's keywords (Lines.grep caches each needle), not
     # one per rule: a grep walks every line, and on a 1M-line log 30 of them took seconds
     from .console import NEEDLES as CONSOLE  # the helpers several rules share

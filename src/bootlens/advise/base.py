@@ -98,6 +98,9 @@ class Rule(ABC):
     # the substrings of log lines the rule greps for (Lines.grep caches each): advise() finds every
     # rule's in one pass over the lines before the rules run, instead of one pass per rule
     needles: ClassVar[tuple[str, ...]] = ()
+    # the rule counts what the console printed (its bytes, its lines' order): it runs only on a
+    # boot whose lines are a console's output (:func:`bootlens.advise.console.console_output`)
+    console: ClassVar[bool] = False
 
     def needles_of(self, boot: BootAnalysis) -> Iterable[str]:
         """:attr:`needles` and any that depend on the boot (a device's name)."""

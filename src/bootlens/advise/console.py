@@ -41,6 +41,19 @@ from .memo import per_boot
 
 ASSUMED_BAUD = 115200  # the common rate, used only where a rule says it assumed it
 
+
+def console_output(ba: BootAnalysis) -> bool:
+    """True when the boot's lines are what a console printed (a capture, a dmesg, a journal);
+    False for a boot a side format made of its own figures (``bootlens analyze`` of side files
+    alone, :func:`bootlens.timeline.analyze.analyze_side_boot`): systemd-analyze outputs, given
+    alone or pasted in a transcript (their lines are systemd's report, e.g. its ``Startup
+    finished`` line, written after the boot), and a bootchart, ftrace buffer or strace alone (no
+    lines). Rules that count console bytes (:attr:`Rule.console`) have nothing to count there."""
+    from ..sources.systemd_analyze import ALONE
+
+    b = ba.boot
+    return len(b.lines) > 0 and b.split_reason != ALONE
+
 _LINE = re.compile(r"(?:printk: )?(?:legacy )?(bootconsole|console) \[([^\]]+)\] (enabled|disabled)"
                    r"(, bootconsole disabled)?")
 _EARLYCON = re.compile(r"earlycon: (\S+) at .*\(options '([^']*)'\)")

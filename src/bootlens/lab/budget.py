@@ -65,7 +65,7 @@ PLURAL = {"initcall": "initcalls", "probe": "probes", "unit": "units", "process"
 # the per-name kinds, keyed as compare.py keys them (one implementation of "what an initcall's name is")
 NAME_KEYS: Mapping[str, Callable[[Event], str | None]] = {
     one: dict(NAME_KINDS)[many] for one, many in PLURAL.items()}
-ORIGINS = ("power-on", "first byte", "kernel start")  # stages.Total.origin
+ORIGINS = ("power-on", "first byte", "kernel start", "user space start")  # stages.Total.origin
 _STAT = re.compile(r"median|mean|min|max|p([1-9][0-9]?)")
 _ENTRY_KEYS = {"max", "statistic", "optional", "from"}
 _AT_LINE = re.compile(r"\bat line (\d+)")

@@ -20,6 +20,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..advise.base import Change, Finding
+from ..advise.console import console_output
 from ..advise.summary import BootAdvice, GroupAdvice, MergedFinding
 from ..stats.figures import Stat
 from .fit import fit_table
@@ -99,9 +100,9 @@ def _context_line(ga: GroupAdvice) -> str:
         parts.append(f"console {c.baud} baud")
     elif rates:
         parts.append(f"console {', '.join(rates)} baud (the kernel command line's console=)")
-    else:
+    elif any(console_output(ba.boot) for ba in ga.boots):  # systemd's figures alone went through no console
         parts.append("console baud unknown")
-    return " · ".join(parts)
+    return " · ".join(parts) or "no console output in this input (a side file's own figures)"
 
 
 def _boot_findings(ba: BootAdvice, console: Console, which: str) -> None:

@@ -94,7 +94,8 @@ MILESTONE_LABELS = {
     "run_init": "Run /init", "kernel_panic": "PANIC",
 }
 KEY_MILESTONES = frozenset({"starting_kernel", "kernel_start", "run_init", "kernel_panic"})
-ORIGINS = {"power_on": "power-on", "first_byte": "first byte received", "kernel_start": "kernel clock start"}
+ORIGINS = {"power_on": "power-on", "first_byte": "first byte received", "kernel_start": "kernel clock start",
+           "userspace_start": "user space start"}
 
 
 @dataclass(frozen=True, slots=True)

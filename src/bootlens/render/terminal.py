@@ -35,7 +35,8 @@ if TYPE_CHECKING:
     from ..timeline.inputs import Group
     from .fit import Cell
 
-_ORIGIN = {"first_byte": "first byte received", "power_on": "power-on", "kernel_start": "kernel clock start"}
+_ORIGIN = {"first_byte": "first byte received", "power_on": "power-on", "kernel_start": "kernel clock start",
+           "userspace_start": "user space start (systemd's; its figures have no kernel part)"}
 _KEY_MILESTONES = ("firmware_banner", "tpl_start", "vpl_start", "spl_start", "uboot_start", "bootloader_start",
                    "starting_kernel", "efi_stub", "kernel_start", "console_enabled", "root_mounted", "initmem_freed",
                    "no_initial_console",

@@ -41,7 +41,7 @@ class Alignment(NamedTuple):
     """The axis of one boot and the offsets that map each clock onto it."""
 
     axis: Clock  # HOST or KERNEL
-    origin: str  # what t=0 is: "power_on", "first_byte" or "kernel_start"
+    origin: str  # what t=0 is: "power_on", "first_byte", "kernel_start" or USERSPACE_START
     anchors: tuple[Anchor, ...]
     power_on_ns: int | None = None  # power-on on the axis, when known
     latency_median_ns: int | None = None  # typical console delay of kernel lines (host axis)
@@ -190,11 +190,23 @@ def _kernel_axis(boot: Boot) -> Alignment:
         how = SYSTEMD_POWER_ON if boot.split_reason == SYSTEMD_ALONE else GUEST_POWER_ON
         anchors = (Anchor(Clock.KERNEL, -at, line, how), Anchor(Clock.UPTIME, -at, line, "same as kernel (approximate)"))
         return Alignment(Clock.KERNEL, "power_on", anchors, 0, None, {a.clock: a.offset_ns for a in anchors})
+    if power_on is None and boot.split_reason == SYSTEMD_ALONE and _userspace_only(boot):
+        # systemd's figures of a boot with no kernel of its own (a container: "Startup finished in
+        # 5.235s (userspace)"): t=0 is systemd's start, not a kernel's, which started elsewhere
+        anchors = (Anchor(Clock.KERNEL, 0, None, "systemd's start (its figures have no kernel part)"), anchors[1])
+        return Alignment(Clock.KERNEL, USERSPACE_START, anchors, None, None, {a.clock: a.offset_ns for a in anchors})
     return Alignment(Clock.KERNEL, "kernel_start", anchors, power_on, None, {a.clock: a.offset_ns for a in anchors})
+
+
+def _userspace_only(boot: Boot) -> bool:
+    """True when the boot's milestones start at systemd's start, with no kernel start."""
+    names = {e.name for e in boot.events if e.kind is Kind.MILESTONE}
+    return Milestone.SYSTEMD_START in names and Milestone.KERNEL_START not in names
 
 
 GUEST_POWER_ON = "guest counter: power-on at its zero (printk time of its reading - ticks / Hz)"
 SYSTEMD_POWER_ON = "systemd-analyze time: power-on its firmware + loader before the kernel's start"
+USERSPACE_START = "userspace_start"  # Alignment.origin of systemd's figures with no kernel part (a container)
 
 
 def _counter_power_on(boot: Boot) -> tuple[int, int] | None:

@@ -170,11 +170,20 @@ def _made_group(extra: Sequence[tuple[str, str]], made: Any, top: int, side: Map
     from ..sources.base import format_of
     from ..sources.supplements import read_supplements
 
+    from ..read.reader import read_path
+
     sup = read_supplements(extra, side)
     name = ", ".join(printable(n) for _, n in extra)
     b = analyze_side_boot(made(name, sup), top, sup)
     framing = format_of(extra[0][0]).name.replace("_", "-")  # "systemd-analyze", "strace"
-    return Group(name, Analysis((InputStats(name, 0, 0, framing),), (b,)), False)
+    # each file read (a folder's too) as the framing counts it: its real bytes and lines
+    stats = []
+    for path in dict.fromkeys(p for _, p in sup.sources):
+        try:
+            stats.append(read_path(path)[1].replace(framing=framing))
+        except InputError:  # read by its format already: an empty or vanished file counts nothing
+            stats.append(InputStats(printable(path), 0, 0, framing))
+    return Group(name, Analysis(tuple(stats) or (InputStats(name, 0, 0, framing),), (b,)), False)
 
 
 def _alone_group(name: str, alone: Any, top: int) -> Group:

@@ -14,9 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from itertools import islice
 
-from .align import Alignment
+from .align import USERSPACE_START, Alignment
+from ..sources.systemd_analyze import ALONE as SYSTEMD_ALONE
 from ..core.ticks import tick_of
-from ..core.model import NS_PER_S, READY, Boot, Clock, Event, Events, Kind, Milestone, NamedTuple, Stamp
+from ..core.model import NS_PER_MS, NS_PER_S, READY, Boot, Clock, Event, Events, Kind, Milestone, NamedTuple, Stamp
 
 MEASURED = "measured"
 NOT_MEASURED = "not measured"
@@ -176,6 +177,11 @@ def clock_ticks(boot: Boot) -> dict[Clock, int]:
     events = Events.of(boot.events)
     bl = [e.start.ns for e in events.of_kind(Kind.BOOTSTAGE) if e.start is not None]
     bl += [e.start.ns for e in events.of_kind(Kind.MILESTONE) if e.start is not None and e.start.clock is Clock.BOOTLOADER]
+    if boot.split_reason == SYSTEMD_ALONE:
+        # systemd's own figures (systemd-analyze time, a plot's heading, on its monotonic clock; the
+        # firmware's and loader's on the firmware's): each printed to the ms (format_timespan with
+        # an accuracy of 1 ms), so every boundary placed from them is known to the ms
+        return {Clock.KERNEL: NS_PER_MS, Clock.HOST: NS_PER_MS, Clock.BOOTLOADER: NS_PER_MS, Clock.UPTIME: NS_PER_MS}
     return {Clock.KERNEL: _tick(lines.kernel), Clock.HOST: _tick(lines.host), Clock.BOOTLOADER: _tick(bl),
             Clock.UPTIME: 10_000_000}  # /proc/uptime prints hundredths of a second
 
@@ -284,6 +290,8 @@ def compute_stages(boot: Boot, al: Alignment, times: Sequence[int | None] | None
         origin, start = "power-on", al.power_on_ns
     elif al.axis is Clock.HOST:
         origin, start = "first byte", 0
+    elif al.origin == USERSPACE_START:  # systemd's figures of a container: no kernel, t=0 its start
+        origin, start = "user space start", 0
     else:  # the printk clock: the kernel's first line (it may read more than 0, see k0)
         origin, start = "kernel start", k0.ns if k0 is not None and k0.ns is not None else 0
     if ready is not None and ready.ns is not None:
@@ -317,6 +325,7 @@ def compute_stages(boot: Boot, al: Alignment, times: Sequence[int | None] | None
               for st in stages]
     from_pt = power if origin == "power-on" else (
         Point(0, boot.first_line, "first byte", clock=Clock.HOST) if origin == "first byte" else
+        systemd_start if origin == "user space start" else
         k0 or Point(start, None, "kernel clock start", clock=Clock.KERNEL))  # no kernel line: the axis's 0
     if imported is not None:
         from_pt = _imported(from_pt, imported)

@@ -70,6 +70,7 @@ class SerialConsole(Rule):
 
     id = "kernel.serial_console"
     title = "kernel messages on a serial console"
+    console = True
 
     def check(self, boot: BootAnalysis, ctx: Context) -> Iterable[Finding]:
         b = boot.boot

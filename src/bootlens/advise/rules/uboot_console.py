@@ -33,6 +33,7 @@ class BootloaderConsole(Rule):
 
     id = "uboot.console"
     title = "U-Boot console output"
+    console = True
 
     def check(self, boot: BootAnalysis, ctx: Context) -> Iterable[Finding]:
         b = boot.boot

@@ -63,10 +63,13 @@ def place(boot: Boot, sup: Supplement) -> tuple[Boot, Supplement]:
 
 
 def add(boot: Boot, sup: Supplement, kinds: set[Kind]) -> tuple[list[Event], Supplement, str]:
-    """The plot's units, when the log has none (a kernel-only console)."""
+    """The plot's units, when the log has none (a kernel-only console); each at its label's line
+    where the boot's lines are the plot's own (the plot given alone), else at none (the log's
+    lines are not the SVG's)."""
     if sup.plot is None or Kind.UNIT in kinds:
         return [], sup, "systemd-analyze plot"
-    return plot_units(sup.plot), sup, "systemd-analyze plot"
+    own = boot.split_reason == ALONE and shown_output(sup) == "plot"
+    return plot_units(sup.plot, own), sup, "systemd-analyze plot"
 
 
 def name_units(boot: Boot, dump: Dump) -> Boot:
@@ -88,9 +91,10 @@ def name_units(boot: Boot, dump: Dump) -> Boot:
     return boot.replace(events=tuple(events)) if changed else boot
 
 
-def plot_units(plot: Plot) -> list[Event]:
+def plot_units(plot: Plot, lines: bool = False) -> list[Event]:
     """The plot's units as start jobs on the kernel clock (systemd's CLOCK_MONOTONIC, which the
-    printk clock follows), in activation order; a unit still activating has no duration."""
+    printk clock follows), in activation order; a unit still activating has no duration.
+    ``lines``: each at its row's line in the SVG (else line 0)."""
     out = []
     for u in sorted(plot.units, key=lambda u: (u.activating_ns, u.unit)):
         done = u.active_ns is not None
@@ -99,11 +103,19 @@ def plot_units(plot: Plot) -> list[Event]:
             # the row's own "(1.250s)" is blame's figure; a bar that disagrees by more than its
             # rounding (a Sailfish plot's bluetooth.service drawn activating to the plot's end) is not
             took = u.time_ns
-        out.append(Event(Kind.UNIT, u.unit, Stamp(Clock.KERNEL, u.activating_ns), took, 0, None,
+        out.append(Event(Kind.UNIT, u.unit, Stamp(Clock.KERNEL, u.activating_ns), took, u.line_no if lines else 0, None,
                          UnitDetail(u.unit, "", "done" if done else "", "systemd-analyze")))
     return out
 
 
+
+
+def shown_output(sup: Supplement) -> str | None:
+    """The output a boot of systemd-analyze outputs alone takes its lines from: ``time``, else the
+    plot whose heading gave the milestones, else ``blame``; None when none was given."""
+    kinds = dict(sup.sources)
+    return next((k for k in ("time", "plot", "blame") if k in kinds and (k != "plot" or sup.startup is not None)),
+                None)
 
 
 def alone_boot(source: str, sup: Supplement, lines: Lines | None = None, index: int = 0) -> Boot:
@@ -125,17 +137,19 @@ def alone_boot(source: str, sup: Supplement, lines: Lines | None = None, index: 
     # the boot's lines are those of the output its milestones come from (time, else the plot whose
     # heading gave them, else blame): the evidence every figure points at
     kinds = dict(sup.sources)
-    shown = next((k for k in ("time", "plot", "blame") if k in kinds and (k != "plot" or t is not None)), None)
+    shown = shown_output(sup)
     own_lines = lines is not None
     if lines is None:
         lines = Lines([], [], [])
     if shown is not None and not own_lines:
-        try:
-            with open(kinds[shown], encoding="utf-8", errors="replace") as f:
-                texts = [ln.rstrip("\r") for ln in f.read().split("\n")]
-        except OSError:
+        from ...core.errors import InputError
+        from ...read.reader import read_path
+
+        try:  # the framing's lines (one implementation of what a line is: the file's 57, not 58)
+            texts = list(read_path(kinds[shown])[0].text)
+        except InputError:
             texts = []
-        lines = Lines(texts, [None] * len(texts), [None] * len(texts))
+        lines = Lines(texts, [None] * len(texts), [None] * len(texts))  # systemd's figures, no console times
     if t is not None and t.line_no and (t.kernel_ns is not None or t.userspace_ns is not None):
         no = t.line_no
         k = Clock.KERNEL
@@ -157,9 +171,10 @@ def alone_boot(source: str, sup: Supplement, lines: Lines | None = None, index: 
         if t.initrd_ns is not None or t.kernel_ns is None:
             at(Milestone.SYSTEMD_START, root)
         if t.userspace_ns is not None:
-            # systemd's own total where it printed one: its parts are rounded to the ms, it is not
-            end = t.total_ns - before if t.total_ns is not None and t.total_ns > before else root + t.userspace_ns
-            at(Milestone.STARTUP_FINISHED, end)
+            # each boundary the sum of the printed parts before it, so that every stage is the figure
+            # systemd printed (each cut to the ms, they add up to 1-2 ms less than its printed
+            # total, which the boot's total keeps: timeline.analyze.analyze_side_boot)
+            at(Milestone.STARTUP_FINISHED, root + t.userspace_ns)
         for part in ("firmware", "loader", "kernel", "initrd", "userspace"):
             ns = getattr(t, f"{part}_ns")
             if ns is not None:

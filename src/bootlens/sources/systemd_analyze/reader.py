@@ -366,6 +366,7 @@ class PlotUnit:
     deactivated_ns: int | None
     time_ns: int | None  # the "(1.234s)" after the name: blame's figure, to the millisecond
     dependencies: tuple[Dependency, ...] = ()  # from the row's tooltip (systemd >= 255)
+    line_no: int = 0  # the SVG's line holding the row's label (0: a JSON table's row)
 
     @property
     def activation_ns(self) -> int | None:
@@ -441,8 +442,11 @@ def read_plot(text: str) -> Plot:
     start = text.find('<rect class="box"')
     if start < 0:
         return Plot((), warnings=("plot: no systemd-analyze chart (no box) in this SVG",))
-    head = {m.group(1): m.group(2) for m in _TOP_TEXT.finditer(text[:start])}
-    startup = read_time(head["50"]) if "50" in head else None
+    tops = {m.group(1): m for m in _TOP_TEXT.finditer(text[:start])}
+    head = {k: m.group(2) for k, m in tops.items()}
+    # the heading read on the file's own lines (the lines before it as empty ones): its "Startup
+    # finished" is cited where it is in the SVG (line 43 of systemd's), not at the <?xml line
+    startup = read_time("\n" * text.count("\n", 0, tops["50"].start(2)) + head["50"]) if "50" in tops else None
     # The chart is the first group; the legend ("Activating", "Active", ...) is a second one.
     # From systemd 255 each unit row is a <g> of its own, so look for the legend's translate.
     end = text.find('<g transform="translate(20,100)">', start)
@@ -453,6 +457,7 @@ def read_plot(text: str) -> Plot:
     tip: str | None = None  # the row's tooltip (systemd >= 255)
     titled = False
     bad = 0
+    line, seen = text.count("\n", 0, start) + 1, 0  # the file's line at body[seen]
     for m in _ROW_ITEM.finditer(body):
         if m.group("title") is not None:
             tip, titled = m.group("title"), True
@@ -467,7 +472,9 @@ def read_plot(text: str) -> Plot:
         elif label == "systemd" and "active" in rects:
             stage["systemd"] = rects["active"]
         elif "activating" in rects:
-            units.append(_plot_unit(label, rects, tip))
+            line += body.count("\n", seen, m.start("label"))
+            seen = m.start("label")
+            units.append(_plot_unit(label, rects, tip, line))
         else:
             bad += 1
         rects, tip = {}, None
@@ -486,7 +493,7 @@ _ROW_ITEM = re.compile(
     r'|<text class="(?:left|right)" x="-?[\d.]+" y="-?[\d.]+">(?P<label>[^<]*)</text>', re.S)
 
 
-def _plot_unit(label: str, rects: dict[str, tuple[int, int]], tip: str | None) -> PlotUnit:
+def _plot_unit(label: str, rects: dict[str, tuple[int, int]], tip: str | None, line_no: int) -> PlotUnit:
     nm = _NAME_TIME.match(label)
     name, span = (nm.group(1), parse_timespan(nm.group(2))) if nm else (label.strip(), None)
     a0, a1 = rects["activating"]
@@ -498,7 +505,7 @@ def _plot_unit(label: str, rects: dict[str, tuple[int, int]], tip: str | None) -
         a0 = t0 if t0 is not None else a0
         a1 = t1 if t1 is not None else a1
     return PlotUnit(_unescape(name), a0, a1, active[1] if active else None,
-                    deact[1] if deact else None, span, deps)
+                    deact[1] if deact else None, span, deps, line_no)
 
 
 def _unescape(s: str) -> str:
