@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from bootlens.sources.strace.reader import pid_from_name, read_trace, sniff
-from bootlens.sources.strace.summary import read_summary, summarize, unescape
+from bootlens.sources.strace.args import unescape
+from bootlens.sources.strace.summary import read_summary, summarize
 from bootlens.sources.supplements import classify
 
 G = Path(__file__).parent / "golden" / "strace"

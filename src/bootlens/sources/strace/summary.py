@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...core.model import Boot, Clock, Event, Kind, ProcessDetail, Stamp
+from .args import LIB_OUTPUTS, fd_arg, first_path, lib_output, quoted_strings
 from .reader import Call, Trace
 
 if TYPE_CHECKING:
@@ -43,18 +44,6 @@ if TYPE_CHECKING:
 FORKS = frozenset({"clone", "clone3", "fork", "vfork"})
 EXECS = frozenset({"execve", "execveat"})
 WRITES = frozenset({"write", "writev", "pwrite64", "pwritev"})
-# ltrace: the libc calls that write text, by the argument that holds it and how to read it:
-# "line" (puts adds a newline), "text", "count" (fwrite's size * count bytes of it), "format" (a
-# printf format, expanded with the arguments ltrace shows). Those that name a FILE * are kept too:
-# ltrace shows the stream as an address, stdout's and a file's alike, and a text written to a file
-# places the trace only if the console shows the same line. ltrace.conf (0.7) gives puts, printf,
-# fprintf, fputs, fwrite, fwrite_unlocked their text; the others (fputs_unlocked, _FORTIFY_SOURCE's
-# __printf_chk and __fprintf_chk) show an address unless ltrace is given a prototype (-F FILE).
-LIB_OUTPUTS: dict[str, tuple[int, str]] = {
-    "puts": (0, "line"), "printf": (0, "format"), "__printf_chk": (1, "format"), "fputs": (0, "text"),
-    "fputs_unlocked": (0, "text"), "fwrite": (0, "count"), "fwrite_unlocked": (0, "count"),
-    "fprintf": (1, "format"), "__fprintf_chk": (2, "format"), "dprintf": (1, "format"),
-    "__dprintf_chk": (2, "format")}
 OPENS = frozenset({"open", "openat", "openat2", "creat"})
 PATH_CALLS = OPENS | frozenset({"stat", "stat64", "lstat", "lstat64", "newfstatat", "fstatat64", "statx",
                                 "access", "faccessat", "faccessat2", "readlink", "readlinkat"})
@@ -69,166 +58,10 @@ _SHELL_LONG_ARG = frozenset({"--rcfile", "--init-file"})
 # before glibc 2.26)
 LOADER_CONFIG = frozenset({"/etc/ld.so.preload", "/etc/ld.so.nohwcap"})
 TTY = re.compile(r"^/dev/(console|tty\w*|pts/\d+)$")
-_QUOTED = re.compile(r'"((?:[^"\\]|\\.)*)"(\.\.\.)?')  # applied from a quote known to open a string
-MAX_STRINGS = 64  # strings read from one call's arguments (an execve's argv)
-_ESC = re.compile(r"\\(x[0-9a-fA-F]{2}|[0-7]{1,3}|.)")
-_SIMPLE = {"n": "\n", "t": "\t", "r": "\r", "v": "\v", "f": "\f", "\\": "\\", '"': '"', "'": "'"}
-_FD = re.compile(r"\s*(-?\d+)(?:<((?:[^<>]|<[^<>]*>)*)>)?")
 MAX_OUTPUTS = 50  # output writes kept per process (for the alignment)
 
 
-def unescape(s: str) -> str:
-    """An strace string's text (``\\n``, ``\\x1b``, octal ``\\177``)."""
-    def one(m: re.Match[str]) -> str:
-        e = m.group(1)
-        if e in _SIMPLE:
-            return _SIMPLE[e]
-        if e[0] == "x" and len(e) == 3:
-            return chr(int(e[1:], 16))
-        if e.isdigit():
-            return chr(int(e, 8) & 0xFF)
-        return e
-    return _ESC.sub(one, s)
 
-
-def _strings(args: str) -> list[str]:
-    out: list[str] = []
-    i = args.find('"')
-    while i >= 0 and len(out) < MAX_STRINGS:
-        # strace closes every string it opens; matching from each opening quote only (never
-        # from a quote inside a string) keeps a line of escaped quotes linear
-        m = _QUOTED.match(args, i)
-        if m is None:
-            break
-        out.append(unescape(m.group(1)) + ("..." if m.group(2) else ""))
-        i = args.find('"', m.end())
-    return out
-
-
-def _first_path(args: str) -> str | None:
-    i = args.find('"')
-    m = _QUOTED.match(args, i) if i >= 0 else None
-    return unescape(m.group(1)) if m else None
-
-
-def _split_args(args: str) -> list[str]:
-    """An argument list as its top-level arguments: commas inside strings, braces and brackets
-    do not split."""
-    out: list[str] = []
-    depth, start, i, n = 0, 0, 0, len(args)
-    while i < n:
-        ch = args[i]
-        if ch in "\"'":
-            j = i + 1
-            while j < n and args[j] != ch:
-                j += 2 if args[j] == "\\" else 1
-            i = j
-        elif ch in "{[(":
-            depth += 1
-        elif ch in "}])":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            out.append(args[start:i].strip())
-            start = i + 1
-        i += 1
-    tail = args[start:].strip()
-    if tail or out:
-        out.append(tail)
-    return out
-
-
-def _string_arg(arg: str) -> str | None:
-    """A string argument's text ("..." when ltrace cut it), None when it is not a string."""
-    m = _QUOTED.fullmatch(arg)
-    return None if m is None else unescape(m.group(1)) + ("..." if m.group(2) else "")
-
-
-_CONVERSION = re.compile(r"%([-+ #0]*)(\d*)(?:\.(\d*))?(hh|h|ll|l|j|z|t|L)?([diouxXcs%])")
-
-
-def _printf(fmt: str, args: Sequence[str]) -> str | None:
-    """A printf format expanded with the arguments as ltrace shows them (numbers, "strings",
-    'c'), None when it cannot be done exactly (a conversion or an argument not read, a cut
-    string)."""
-    out: list[str] = []
-    k = pos = 0
-    for m in _CONVERSION.finditer(fmt):
-        if "%" in fmt[pos:m.start()]:
-            return None  # a conversion the pattern does not know (%f, %p, %*d)
-        out.append(fmt[pos:m.start()])
-        pos = m.end()
-        flags, width, prec, _, conv = m.groups()
-        if conv == "%":
-            out.append("%")
-            continue
-        if k >= len(args):
-            return None
-        a = args[k]
-        k += 1
-        spec = "%" + flags + width + ("" if prec is None else "." + prec)
-        try:
-            if conv == "s":
-                text = _string_arg(a)
-                if text is None or text.endswith("..."):
-                    return None
-                out.append((spec + "s") % text)
-            elif conv == "c":
-                ch = _string_arg('"' + a[1:-1] + '"') if len(a) >= 3 and a[0] == a[-1] == "'" else None
-                if ch is None or len(ch) != 1:
-                    return None
-                out.append((spec + "c") % ch)
-            else:
-                out.append((spec + ("d" if conv in "iu" else conv)) % int(a, 0))
-        except (ValueError, TypeError, OverflowError):
-            return None
-    if "%" in fmt[pos:]:
-        return None
-    out.append(fmt[pos:])
-    return "".join(out)
-
-
-def lib_output(c: Call) -> str | None:
-    """The text an ltrace'd output call (:data:`LIB_OUTPUTS`) wrote: exact when ltrace shows it
-    whole (a printf format expanded, and its length the call's result), else the part before what
-    cannot be read, ending in "..." (a prefix, as strace's cut strings); "" when nothing of it
-    can place the trace; None when ltrace shows no text (an address: the call has no prototype)."""
-    at, how = LIB_OUTPUTS[c.name]
-    args = _split_args(c.args)
-    text = _string_arg(args[at]) if at < len(args) else None
-    if text is None:
-        return None
-    if how == "line":
-        return text if text.endswith("...") else text + "\n"
-    if how == "count" and not text.endswith("...") and len(args) > at + 2:
-        try:
-            text = text[:int(args[at + 1], 0) * int(args[at + 2], 0)]
-        except ValueError:
-            pass
-        return text
-    if how != "format" or text.endswith("..."):
-        return text if how != "format" else _literal(text)
-    done = _printf(text, args[at + 1:])
-    if done is not None and (c.ret_int is None or c.ret_int == len(done.encode("utf-8", "surrogateescape"))):
-        return done
-    return _literal(text)
-
-
-def _literal(fmt: str) -> str:
-    """A format's text before its first conversion: a whole line when a newline comes first, else a
-    prefix ("..."), or "" when nothing is before it."""
-    head = fmt.split("%", 1)[0] if "%" in fmt else fmt.removesuffix("...")
-    if "\n" in head:
-        return head
-    return head + "..." if head.strip() else ""
-
-
-def _fd(arg: str) -> tuple[int | None, str | None]:
-    """An fd argument as (number, -y path): ``3``, ``3</dev/console>``, ``AT_FDCWD``."""
-    m = _FD.match(arg)
-    if m is None:
-        return None, None
-    # -yy adds the device after the path: "/dev/null<char 1:3>"
-    return int(m.group(1)), None if m.group(2) is None else m.group(2).split("<", 1)[0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -425,7 +258,7 @@ def _loader(p: _Proc, durations: bool) -> tuple[int | None, list[LibrarySearch],
             stop = i
             break
         if c.name in PATH_CALLS:
-            path = _first_path(c.args)
+            path = first_path(c.args)
             if path is None:
                 continue
             is_lib = ".so" in path.rsplit("/", 1)[-1]
@@ -513,18 +346,18 @@ def summarize(trace: Trace) -> Summary:
         elif c.name in EXECS:
             _exec(p, c, walks, needless, durations)
         elif c.name in OPENS and not c.failed and (fd := c.ret_int) is not None:
-            p.fds[fd] = c.ret_path.split("<", 1)[0] if c.ret_path else _first_path(c.args)
+            p.fds[fd] = c.ret_path.split("<", 1)[0] if c.ret_path else first_path(c.args)
         elif c.name in ("pipe", "pipe2") and not c.failed:
             for fd_s in re.findall(r"\d+", c.args.split("]")[0]):
                 p.fds[int(fd_s)] = "pipe:"
         elif c.name in ("dup2", "dup3", "dup", "fcntl", "fcntl64") and not c.failed and (new := c.ret_int) is not None:
             if c.name.startswith("fcntl") and "F_DUPFD" not in c.args:
                 continue
-            old, path = _fd(c.args.split(",")[0])
+            old, path = fd_arg(c.args.split(",")[0])
             if old is not None:
                 p.fds[new] = path if path is not None else p.fds.get(old, "?")
         elif c.name == "close" and not c.failed:
-            fd, _ = _fd(c.args)
+            fd, _ = fd_arg(c.args)
             if fd is not None:
                 p.fds.pop(fd, None)
         elif trace.tool == "ltrace" and c.name in LIB_OUTPUTS and c.t_ns is not None:
@@ -535,10 +368,10 @@ def summarize(trace: Trace) -> Summary:
                 p.outputs.append((c.t_ns, text, c.line_no))
         elif (c.name in WRITES or trace.tool == "ltrace" and c.name[4:] in WRITES and c.name.startswith("SYS_")) \
                 and not c.failed and c.t_ns is not None:  # ltrace -S: "SYS_write(1, ...)"
-            fd, path = _fd(c.args.split(",")[0])
+            fd, path = fd_arg(c.args.split(",")[0])
             if fd is not None and _is_terminal(path if path is not None else p.fds.get(fd, "?")):
-                text = "".join(_strings(c.args)) if c.name.startswith("writev") else \
-                    next(iter(_strings(c.args)), "")
+                text = "".join(quoted_strings(c.args)) if c.name.startswith("writev") else \
+                    next(iter(quoted_strings(c.args)), "")
                 if len(p.outputs) < MAX_OUTPUTS:
                     p.outputs.append((c.t_ns, text, c.line_no))
     for pid, pending in walks.items():  # a walk that never found its program
@@ -599,7 +432,7 @@ def _lone_shells(procs: Sequence[Process]) -> list[NeedlessExec]:
 
 
 def _walk(pid: int, failed: list[Call], ok: Call | None, durations: bool) -> NeedlessExec:
-    name = (_first_path(failed[0].args) or "?").rsplit("/", 1)[-1]
+    name = (first_path(failed[0].args) or "?").rsplit("/", 1)[-1]
     if durations:
         cost: int | None = sum(c.dur_ns or 0 for c in failed)
     else:
@@ -617,7 +450,7 @@ def _exec(p: _Proc, c: Call, walks: dict[int, list[Call]], needless: list[Needle
     pending = walks.pop(p.pid, None)
     if pending:
         needless.append(_walk(p.pid, pending, c, durations))
-    strings = _strings(c.args)
+    strings = quoted_strings(c.args)
     path = strings[0] if strings else None
     argv = tuple(strings[1:])  # the environment is not printed by default (/* 8 vars */)
     # a shell that ran one command and then exec'd it: the shell's own start was the waste
@@ -649,7 +482,7 @@ def _finish(p: _Proc, durations: bool) -> Process:
         a[1] += c.dur_ns or 0
         a[2] += c.failed
         if c.failed and c.name in PATH_CALLS | EXECS:
-            failed.append((c.name, _first_path(c.args) or "", c.errno or ""))
+            failed.append((c.name, first_path(c.args) or "", c.errno or ""))
     totals = sorted((SyscallTotal(n, k, t if durations else None, e) for n, (k, t, e) in acc.items()),
                     key=lambda s: (-(s.total_ns or 0), -s.count, s.name))
     loader, searches, linkage = _loader(p, durations) if p.exec_t is not None else (None, [], None)
