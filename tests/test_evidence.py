@@ -209,6 +209,7 @@ def test_a_spl_that_loads_a_tpl_keeps_the_chain_in_line_order() -> None:
     assert (st["spl"].start.line_no, st["spl"].end.line_no) == (25, 324)  # type: ignore[attr-defined]
     assert (st["tpl"].start.line_no, st["tpl"].end.line_no) == (324, 352)  # type: ignore[attr-defined]
     assert (st["bootloader"].start.line_no, st["bootloader"].end.line_no) == (352, 475)  # type: ignore[attr-defined]
+    assert [s.name for s in b.stages][:4] == ["firmware", "spl", "tpl", "bootloader"]  # the order they ran
 
 
 def test_a_quiet_kernel_after_grabserial_bounds_its_load(tmp_path: Path) -> None:

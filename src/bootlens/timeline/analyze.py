@@ -310,7 +310,29 @@ def analyze_side_boot(boot: Boot, top: int = 10, supplement: Supplement | None =
     b = analyze_boot(boot, top, supplement=supplement)
     b = b._replace(warnings=tuple(w for w in b.warnings if not w.startswith("no timestamps in this boot")))
     t = supplement.startup if supplement is not None and boot.split_reason == SYSTEMD_ALONE else None
-    return b._replace(total=_printed_total(b.total, t.total_ns)) if t is not None and t.total_ns is not None else b
+    if t is None or t.total_ns is None:
+        return b
+    total = _printed_total(b.total, t.total_ns)
+    if total is b.total:
+        return b
+    boot2, times = _finished_at(b, (total.end_ns or 0) - (b.total.end_ns or 0))
+    return b._replace(total=total, boot=boot2, times=times)
+
+
+def _finished_at(b: BootAnalysis, shift: int) -> tuple[Boot, tuple[int | None, ...]]:
+    """The 'Startup finished' milestone where its line says, at systemd's printed total (its
+    stages end at the printed parts' sum, 1-2 ms before: :func:`_printed_total`): the boot with
+    that one event moved by ``shift``, and the events' axis times."""
+    events, times = list(b.boot.events), list(b.times)
+    for i, e in enumerate(events):
+        if e.kind is Kind.MILESTONE and e.name == Milestone.STARTUP_FINISHED and e.start is not None:
+            events[i] = e._replace(start=e.start._replace(ns=e.start.ns + shift))
+            t = times[i]
+            times[i] = None if t is None else t + shift
+    old = b.boot
+    boot = Boot(old.source, old.index, old.lines, tuple(events), old.facts, old.warnings, old.formats,
+                old.split_reason)
+    return boot, tuple(times)
 
 
 def _printed_total(total: Total, printed_ns: int) -> Total:

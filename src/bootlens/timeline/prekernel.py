@@ -190,6 +190,12 @@ def prekernel_stages(boot: Boot, al: Alignment, power: Point | None, k0: Point |
         # may have been the SPL: not measured, never said absent
         unnamed = output_before(boot.lines, boot.lines.index_of(chain[0][0])) if chain else False
         stages.append(Stage("spl", "SPL", None, None, None, NOT_MEASURED if unnamed else ABSENT, None, None))
+    # the first stages in the order they ran: by their banners' lines, where each is a console line
+    # (Broadcom's SPL runs before its TPL, more/38); a bootloader clock's marks keep the usual order
+    firsts = stages[1:]
+    if len(firsts) > 1 and all(st.start is not None and st.start.line_no is not None
+                               and st.start.clock is not Clock.BOOTLOADER for st in firsts):
+        stages[1:] = sorted(firsts, key=lambda st: st.start.line_no or 0)  # type: ignore[union-attr]
     if uboot is None and spl is None and tpl is None and fw is not None and not bl_names:
         # firmware (SeaBIOS, TF-A, coreboot) handed over with no bootloader seen
         stages.append(Stage("bootloader", "bootloader", None, None, None, ABSENT, None, None))
