@@ -98,6 +98,11 @@ def test_samsung_last_kmsg_is_one_ring_buffer_and_a_second_sboot_run() -> None:
     (decay,) = [w for w in a.inputs[0].warnings if w.startswith("5 printk stamps look decayed")]
     assert "lines 345, 351, 2302, 2554, 2560)" in decay  # "[    2.000000]" among 0.000000 lines, ...
     assert ring.boot.lines.kernel[345 - 1] is None and ring.boot.lines.kernel[2302 - 1] is None
+    # boot 1's sboot starts at L1, its banner decayed ("[ 1.044] ###ENt%r sboot mach_board_initialize");
+    # the next run's first lines inside the ring's overlap (L2564-2568, between two copies of the
+    # kernel's last lines at 83.855590) are no reset: the kernel's clock goes straight on
+    starts = [e.line_no for e in ring.boot.events if e.name == "bootloader_start"]
+    assert starts[0] == 1 and ring.stages[0].end is not None
 
 
 @needs_wild

@@ -136,8 +136,10 @@ BANNERS: tuple[Banner, ...] = (
     _b("NVIDIA bootloader", BOOTLOADER, 4, "Bootloader AVP Init", r"Bootloader AVP Init"),
     _b("NVIDIA bootloader", BOOTLOADER, 4, "[bootloader] (built on", r"\[bootloader\] \(built on", repeat=False),
     # Samsung's sboot (phones, tablets: Exynos, Spreadtrum), on its own "[ s.mmm]" clock; its log
-    # comes first in an Android last_kmsg (corpus more/55)
-    _b("Samsung sboot", BOOTLOADER, 4, "Enter sboot", r"(?:\[ *\d+\.\d{3}\] +)?###Enter sboot"),
+    # comes first in an Android last_kmsg (corpus more/55), a RAM buffer whose bits decay: the
+    # word before "sboot" may read "ENt%r" ("### sboot mach_board_initialize" is its first line)
+    _b("Samsung sboot", BOOTLOADER, 4, " sboot mach_board_init",
+       r"(?:\[ *\d+\.\d{3}\] +)?###[^ ]{5} sboot mach_board_init"),
     _b("EcoNet bootbase", BOOTLOADER, 4, "bootbase",
        r"(?:EN75|TC3)\w* at .* version (?P<v>\S+) .*bootbase"),
 )

@@ -189,8 +189,10 @@ class UserspaceParser(Parser):
             else:
                 # the kernel's first line soon after its start, no banner before it: a console quiet
                 # from the start (a TH1520's 6.6 prints its first line at 0.193 s after OpenSBI), when
-                # a bootloader handed over before it; else its banner was lost (bit decay, a cut)
-                quiet = bootloader_before(lines, start)
+                # a bootloader handed over before it; else its banner was lost (bit decay, a cut). A
+                # kernel whose first line is stamped 0.000000 printed from its start: not quiet
+                # (more/55: its banner decayed to "Bootilg Dinux on physical CPU")
+                quiet = first_k > 0 and bootloader_before(lines, start)
         elif exec_i is None and kernel_start_seen:
             quiet = went_quiet(lines)  # the banner, then quiet from the early parameters on
         first: int | None = None
