@@ -21,6 +21,7 @@ from conftest import cli, extra_log, needs_wild, wild_log
 
 from bootlens.advise import advise
 from bootlens.advise.base import Context
+from bootlens.core.options import ParseOptions
 from bootlens.timeline.inputs import analyze_inputs
 
 MS = 1_000_000
@@ -132,3 +133,14 @@ def test_each_stage_is_systemds_printed_figure(num: str, index: int, parts: dict
     for s in b.stages:
         if s.name in parts:
             assert s.evidence is not None and s.evidence.tick_ns == MS and s.evidence.kind == "exact"
+
+
+@pytest.mark.parametrize(("num", "userspace_ms"), [("63", 42_091), ("65", 38_216)])
+def test_the_comparison_with_systemd_is_its_own_printed_figure(num: str, userspace_ms: int) -> None:
+    """A boot of systemd's own figures compares them with themselves: equal to the ms (the
+    systemd stage, not Startup finished's printed total less the parts before it)."""
+    from bootlens.timeline.agreement import time_rows
+
+    b = analyze_inputs([str(extra_log(num))], ParseOptions())[0].analysis.boots[0]
+    (row,) = [r for r in time_rows(b) if r.name == "userspace"]
+    assert row.systemd_ns == row.bootlens_ns == userspace_ms * 1_000_000

@@ -10,6 +10,7 @@ has a *rank*, its place in the chain: 0 boot ROM / first stage, 1 TPL, 2 SPL or 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from ..core.lazyre import LazyPattern, lazy
 from ..core.lines import Lines, looks_garbled
@@ -184,14 +185,33 @@ def untimed_grep(lines: Lines, needles: tuple[str, ...]) -> list[int]:
 
 def find_banners(lines: Lines) -> list[tuple[int, Banner, re.Match[str]]]:
     """(index, banner, match) of every banner line, in order. Lines with a printk time are the
-    kernel's (a banner quoted in a kernel message is not one)."""
+    kernel's (a banner quoted in a kernel message is not one), and so is a banner amid a kernel's
+    lines whose clock goes straight on after it (:func:`kernel_goes_on`)."""
     out = []
-    texts = lines.text
+    texts, kern = lines.text, lines.kernel
     for i in untimed_grep(lines, NEEDLES):
         found = banner_of(texts[i])
-        if found is not None:
+        if found is not None and not kernel_goes_on(kern, i):
             out.append((i, found[0], found[1]))
     return out
+
+
+GOES_ON_LINES = 8  # a banner this close before the kernel's next stamped line is no start...
+GOES_ON_NS = 10_000_000  # ...when that line is stamped no earlier than the kernel's last (less 10 ms)
+
+
+def kernel_goes_on(kern: Sequence[int | None], i: int) -> bool:
+    """True when line i sits among a kernel's lines whose printk clock goes straight on after it:
+    the kernel's next stamped line within :data:`GOES_ON_LINES` lines, stamped no earlier than its
+    last before i (less :data:`GOES_ON_NS`). A bootloader's text inside a last_kmsg's ring buffer
+    where it overlaps (more/55: the next sboot run's first lines between two copies of the kernel's
+    last lines), or pasted into a log: not that program starting. After a real reset the kernel's
+    next line comes after the bootloader's whole output, its clock from 0."""
+    after = next((kern[j] for j in range(i + 1, min(i + 1 + GOES_ON_LINES, len(kern))) if kern[j] is not None), None)
+    if after is None:
+        return False
+    before = next((kern[j] for j in range(i - 1, -1, -1) if kern[j] is not None), None)
+    return before is not None and after >= before - GOES_ON_NS
 
 
 def milestone_of(b: Banner) -> str:

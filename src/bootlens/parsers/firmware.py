@@ -121,7 +121,8 @@ class FirmwareParser(Parser):
             if b.name.startswith("U-Boot"):
                 continue  # U-Boot's own parser reads those
             no = lines.no(i)
-            if version(m) is None and n + 1 < len(found) and found[n + 1][1].name == b.name:
+            if version(m) is None and n + 1 < len(found) and found[n + 1][1].name == b.name \
+                    and found[n + 1][0] - i <= 5:
                 # "Booting Trusted Firmware" then "BL1: v2.9": one program, the second says more
                 events.append(Event(Kind.MILESTONE, milestone_of(b), _host(lines, i), None, no))
                 continue

@@ -149,8 +149,7 @@ def split_boots(lines: Lines) -> list[Cut]:
         if (b := banners.get(i)) is not None:
             rank = b.rank
             if (top > b.rank or (top == b.rank and b.repeat_splits)) and \
-                    (kernel_ran or (b.name in ran and (handed < ran[b.name] or b.rank == 0))) and \
-                    not _kernel_goes_on(kern, i):
+                    (kernel_ran or (b.name in ran and (handed < ran[b.name] or b.rank == 0))):
                 reason = f"new {b.name} banner"
         elif t.startswith("Booting Linux"):
             if seen_kernel:
@@ -243,22 +242,6 @@ def _foreign(kern: Sequence[int | None], i: int, j: int, start: int, starts: set
         if seen > look:
             return None
     return None
-
-
-GOES_ON_LINES = 8  # a banner this close before the kernel's next stamped line is no reset...
-GOES_ON_NS = 10 * NS_PER_MS  # ...when that line is stamped no earlier than the kernel's last, give or take
-
-
-def _kernel_goes_on(kern: Sequence[int | None], i: int) -> bool:
-    """True when a banner at line i sits among a kernel's lines whose printk clock goes straight on
-    after it: the kernel's next stamped line within :data:`GOES_ON_LINES` lines, stamped no
-    earlier than its last before the banner (less :data:`GOES_ON_NS`). A bootloader's text inside
-    a last_kmsg's ring buffer where it overlaps (more/55: the next sboot run's first lines between
-    two copies of the kernel's last lines), or pasted into a log: no reset. After a real reset the
-    kernel's next line comes after the bootloader's whole output, its clock from 0."""
-    before = next((kern[j] for j in range(i - 1, -1, -1) if kern[j] is not None), None)
-    after = next((kern[j] for j in range(i + 1, min(i + 1 + GOES_ON_LINES, len(kern))) if kern[j] is not None), None)
-    return before is not None and after is not None and after >= before - GOES_ON_NS
 
 
 def _clock_resumes(kern: Sequence[int | None], i: int) -> bool:
