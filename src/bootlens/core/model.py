@@ -340,6 +340,15 @@ class LoadDetail(NamedTuple):
     rate: str | None
 
 
+# How sure a figure is (a stage's evidence, a unit's duration): read between two lines' own times,
+# at most or at least what it reads, an interval or a guess; or not measured at all.
+EXACT = "exact"
+UPPER = "upper bound"
+LOWER = "lower bound"
+ESTIMATE = "estimate"
+NOT_MEASURED = "not measured"
+
+
 class UnitDetail(NamedTuple):
     """What systemd says about one unit's start job.
 
@@ -365,7 +374,7 @@ class UnitDetail(NamedTuple):
     description: str
     result: str
     source: str
-    duration_bound: str = "exact"
+    duration_bound: str = EXACT
     duration_error_ns: int | None = 0
 
 

@@ -200,18 +200,21 @@ GOES_ON_LINES = 8  # a banner this close before the kernel's next stamped line i
 GOES_ON_NS = 10_000_000  # ...when that line is stamped no earlier than the kernel's last (less 10 ms)
 
 
-def kernel_goes_on(kern: Sequence[int | None], i: int) -> bool:
+def kernel_goes_on(kern: Sequence[int | None], i: int, look: int | None = GOES_ON_LINES,
+                   slack: int = GOES_ON_NS) -> bool:
     """True when line i sits among a kernel's lines whose printk clock goes straight on after it:
     the kernel's next stamped line within :data:`GOES_ON_LINES` lines, stamped no earlier than its
     last before i (less :data:`GOES_ON_NS`). A bootloader's text inside a last_kmsg's ring buffer
     where it overlaps (more/55: the next sboot run's first lines between two copies of the kernel's
     last lines), or pasted into a log: not that program starting. After a real reset the kernel's
-    next line comes after the bootloader's whole output, its clock from 0."""
-    after = next((kern[j] for j in range(i + 1, min(i + 1 + GOES_ON_LINES, len(kern))) if kern[j] is not None), None)
+    next line comes after the bootloader's whole output, its clock from 0. ``look`` None: the next
+    stamped line anywhere after i; ``slack`` 0: not earlier at all."""
+    stop = len(kern) if look is None else min(i + 1 + look, len(kern))
+    after = next((kern[j] for j in range(i + 1, stop) if kern[j] is not None), None)
     if after is None:
         return False
     before = next((kern[j] for j in range(i - 1, -1, -1) if kern[j] is not None), None)
-    return before is not None and after >= before - GOES_ON_NS
+    return before is not None and after >= before - slack
 
 
 def milestone_of(b: Banner) -> str:

@@ -34,7 +34,7 @@ from collections.abc import Iterable
 
 from ..core.lazyre import lazy
 from ..core.lines import Lines, estimate_stamp, stamp_at
-from ..core.model import NS_PER_US, Clock, Event, Fact, Kind, Milestone, ParseResult, Stamp, UnitDetail
+from ..core.model import ESTIMATE, EXACT, NOT_MEASURED, NS_PER_US, Clock, Event, Fact, Kind, Milestone, ParseResult, Stamp, UnitDetail
 from . import REGISTRY
 from .base import Parser
 from ..core.options import ParseOptions
@@ -516,19 +516,19 @@ def _duration(j: _Job) -> tuple[int | None, str, int | None]:
     between two of them would be no measurement)."""
     b, e = j.begin_st, j.end_st
     if j.begin is None or j.end is None or b is None or e is None or b.clock is not e.clock:
-        return None, "exact", 0
+        return None, EXACT, 0
     if not b.estimated and not e.estimated:
-        return (e.ns - b.ns, "exact", 0) if e.ns >= b.ns else (None, "exact", 0)
+        return (e.ns - b.ns, EXACT, 0) if e.ns >= b.ns else (None, EXACT, 0)
     if b.estimated and e.estimated and e.ns <= b.ns:
-        return None, "not measured", None
+        return None, NOT_MEASURED, None
     # begin in [b.ns, b.ns + b_err], end in [e.ns, e.ns + e_err]
     b_err = b.error_ns if b.estimated else 0
     e_err = e.error_ns if e.estimated else 0
     low = 0 if b_err is None else max(0, e.ns - b.ns - b_err)
     high = None if e_err is None else e.ns + e_err - b.ns
     if high is not None and high < low:
-        return None, "exact", 0
-    return low, "estimate", None if high is None else high - low
+        return None, EXACT, 0
+    return low, ESTIMATE, None if high is None else high - low
 
 
 def _unit_events(lines: Lines, jobs: list[_Job]) -> list[Event]:

@@ -18,7 +18,7 @@ from itertools import chain, islice
 from typing import Any, Protocol, cast
 
 from .._native import native_module
-from ..core.model import READY, Event, InitcallDetail, Kind, LoadDetail, ProbeDetail, ProcessDetail, UnitDetail
+from ..core.model import ESTIMATE, NOT_MEASURED, READY, Event, InitcallDetail, Kind, LoadDetail, ProbeDetail, ProcessDetail, UnitDetail
 from ..core.units import short
 
 _US = 1000
@@ -98,9 +98,9 @@ def _detail(d: Any, name: str) -> str:
         parts = [d.unit if d.unit and d.unit != name else "", d.description if d.description != name else "",
                  f"result {d.result}" if d.result != "done" else "", "" if d.result else "never finished",
                  f"from the {d.source}"]
-        if d.duration_bound == "not measured":  # both ends on console lines without their own time
+        if d.duration_bound == NOT_MEASURED:  # both ends on console lines without their own time
             parts.append("duration not measured (its lines have no time of their own)")
-        elif d.duration_bound == "estimate":  # one end on such a line
+        elif d.duration_bound == ESTIMATE:  # one end on such a line
             parts.append("duration an estimate, " + ("at least that" if d.duration_error_ns is None else
                                                      f"up to {short(d.duration_error_ns)} longer"))
         return ", ".join(p for p in parts if p)

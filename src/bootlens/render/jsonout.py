@@ -19,6 +19,9 @@ from .._native import native_module
 from ..core.numbers import LPJ_MAX, to_int
 
 from ..core.model import (
+    ESTIMATE,
+    EXACT,
+    UPPER,
     Clock,
     Kind,
     Event,
@@ -92,9 +95,9 @@ def event_dict(e: Event, al: Alignment, t: int | None | bool = False) -> dict[st
         d["rate"] = det.rate
     elif isinstance(det, UnitDetail):
         d.update(unit=det.unit, description=det.description, result=det.result or None, source=det.source)
-        if det.duration_bound != "exact":  # an end on a console line without its own time
+        if det.duration_bound != EXACT:  # an end on a console line without its own time
             d["duration_bound"] = det.duration_bound
-            if det.duration_bound == "estimate":
+            if det.duration_bound == ESTIMATE:
                 d["duration_error_s"] = _s(det.duration_error_ns)
     elif isinstance(det, LogicDetail):
         d.update(channel=det.channel, edge=det.edge, role=det.role, capture_s=_s(det.capture_ns))
@@ -106,7 +109,7 @@ def _point_dict(p: Point | None, lines: Lines | None) -> dict[str, Any] | None:
     whether that time is exact, an upper bound or an estimate."""
     if p is None:
         return None
-    bound = "estimate" if p.estimated else ("upper bound" if p.upper else "exact")
+    bound = ESTIMATE if p.estimated else (UPPER if p.upper else EXACT)
     d: dict[str, Any] = {"what": p.what, "line": p.line_no,
                          "clock": p.clock.value if p.clock is not None else "derived", "bound": bound}
     if p.estimated:

@@ -21,7 +21,7 @@ from rich.markup import escape
 from rich.text import Text
 
 from ..timeline.analyze import Analysis, BootAnalysis
-from ..core.model import READY, Clock, Event, InitcallDetail, Kind, Milestone, ProbeDetail, ProcessDetail, UnitDetail
+from ..core.model import EXACT, READY, Clock, Event, InitcallDetail, Kind, Milestone, ProbeDetail, ProcessDetail, UnitDetail
 from ..timeline.stages import MEASURED, Total
 from . import side
 from ..core.lines import clip
@@ -166,7 +166,7 @@ def _events(title: str, events: Sequence[Event], b: BootAnalysis, width: int) ->
             extra = ["", "", ""]
         est = e.start is not None and e.start.estimated
         dur = short(e.duration_ns)
-        if isinstance(det, UnitDetail) and det.duration_bound != "exact":  # on console lines without their own time
+        if isinstance(det, UnitDetail) and det.duration_bound != EXACT:  # on console lines without their own time
             dur = det.duration_bound if e.duration_ns is None else _range(e.duration_ns, True, det.duration_error_ns)
         rows.append([visible(e.name), *extra, _at(al.to_axis(e.start), est), dur,
                      _lines(e.line_no, e.end_line_no)])

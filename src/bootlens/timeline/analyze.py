@@ -16,7 +16,7 @@ from .boots import BACKWARDS_SPLIT_NS, FOREIGN_MAX_LINES, boots_from_lines, inde
 from ..read.reader import read_path
 from ..core.errors import InputError
 from ..core.lines import gaps, steps_back
-from ..core.model import BOOTLOADER_STARTS, CUT_START_NS, NS_PER_MS, NS_PER_S, READY, Boot, Clock, Event, Events, InputStats, Kind, Milestone, NamedTuple, UnitDetail
+from ..core.model import BOOTLOADER_STARTS, CUT_START_NS, NOT_MEASURED, NS_PER_MS, NS_PER_S, READY, Boot, Clock, Event, Events, InputStats, Kind, Milestone, NamedTuple, UnitDetail
 from ..parsers import Registry
 from ..core.options import ParseOptions
 from .stages import Stage, Total, compute_stages
@@ -265,7 +265,7 @@ def analyze_boot(boot: Boot, top: int = 10, host_origin: str = "first_byte", rea
         markers=len(markers),
         units=events.count(Kind.UNIT, True),
         units_not_measured=sum(1 for e in events.of_kind(Kind.UNIT)
-                               if isinstance(e.detail, UnitDetail) and e.detail.duration_bound == "not measured"),
+                               if isinstance(e.detail, UnitDetail) and e.detail.duration_bound == NOT_MEASURED),
     )
     names = {e.name for e in events.of_kind(Kind.MILESTONE)}
     partial = _partial(boot, names)

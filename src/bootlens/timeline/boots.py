@@ -29,7 +29,7 @@ from ..core.lines import Lines, looks_garbled, steps_back
 from ..core.model import BLOCK_KINDS, NS_PER_MS, Boot, Event, Events, EventSeq, Fact, InputStats, Kind, NamedTuple
 from ..parsers import Registry, default_registry
 from ..core.options import ParseOptions
-from ..parsers.banners import HANDOVERS, RANK_KERNEL, find_banners
+from ..parsers.banners import HANDOVERS, RANK_KERNEL, find_banners, kernel_goes_on
 from ..parsers.uboot import bootstage_reports
 
 BACKWARDS_SPLIT_NS = 500 * NS_PER_MS
@@ -161,7 +161,7 @@ def split_boots(lines: Lines) -> list[Cut]:
                 reason = "new kernel start (Linux version)"
             seen_kernel = seen_version = True
             rank = RANK_KERNEL
-        elif i in noise and last_cut <= restart < i and not _clock_resumes(kern, i):
+        elif i in noise and last_cut <= restart < i and not kernel_goes_on(kern, i, None, 0):
             reason = f"{RESET_NOISE}{lines.no(restart)} ({_quote(texts[restart])}): the console garbled"
         if reason is not None and last_cut <= restart < i and i not in noise:
             start = _after_restart(lines, restart, i)
@@ -242,14 +242,6 @@ def _foreign(kern: Sequence[int | None], i: int, j: int, start: int, starts: set
         if seen > look:
             return None
     return None
-
-
-def _clock_resumes(kern: Sequence[int | None], i: int) -> bool:
-    """True when the next printk-stamped line after i is not earlier than the last before it:
-    the kernel goes on printing, so line i was no reset."""
-    before = next((kern[j] for j in range(i - 1, -1, -1) if kern[j] is not None), None)
-    after = next((kern[j] for j in range(i + 1, len(kern)) if kern[j] is not None), None)
-    return before is not None and after is not None and after >= before
 
 
 def _after_restart(lines: Lines, r: int, i: int) -> int:

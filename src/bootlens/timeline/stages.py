@@ -18,9 +18,12 @@ from .align import USERSPACE_START, Alignment
 from ..sources.systemd_analyze import ALONE as SYSTEMD_ALONE
 from ..core.ticks import tick_of
 from ..core.model import NS_PER_MS, NS_PER_S, READY, Boot, Clock, Event, Events, Kind, Milestone, NamedTuple, Stamp
+# how sure a figure is: core.model's words (a unit's duration uses them too), re-exported here with
+# a stage's status
+from ..core.model import ESTIMATE as ESTIMATE, EXACT as EXACT, LOWER as LOWER, NOT_MEASURED as NOT_MEASURED
+from ..core.model import UPPER as UPPER
 
 MEASURED = "measured"
-NOT_MEASURED = "not measured"
 ABSENT = "absent"
 
 
@@ -38,10 +41,6 @@ class Point(NamedTuple):
     upper: bool = False  # the true time is at most ns (e.g. a kernel start seen only by a late line)
 
 
-EXACT = "exact"
-UPPER = "upper bound"
-LOWER = "lower bound"
-ESTIMATE = "estimate"
 
 
 class Evidence(NamedTuple):
