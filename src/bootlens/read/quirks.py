@@ -69,8 +69,6 @@ def settle(lines: Lines, notes: list[str] | None = None) -> None:
     first level, times out of range: in
     place. ``notes``: where to say how many stamps were out of range."""
     dropped = _out_of_range(lines.kernel) + _out_of_range(lines.host)
-    if dropped and notes is not None:
-        notes.append(f"{dropped} timestamps out of range (over {TIME_NS_MAX // 10**9:,} s) were not used")
     texts, kernel = lines.text, lines.kernel
     changes: dict[int, str] = {}
     if texts and kernel[0] is None and _TORN_LEVEL.match(texts[0]):
@@ -95,13 +93,16 @@ def settle(lines: Lines, notes: list[str] | None = None) -> None:
             if before and _FIRMWARE_TAG.match(before):
                 continue  # a firmware's line on its own clock
             k = int(m[1] + m[2]) * 1000  # at most 16 digits
-            if k > TIME_NS_MAX:
-                continue
-            kernel[i] = k
             changes[i] = t[m.end():]
+            if k > TIME_NS_MAX:  # as a stamp at the line's start: taken off the text, counted, not used
+                dropped += 1
+            else:
+                kernel[i] = k
             before = _LEVEL_TAIL.sub("", before)
             if before.strip():
                 lines.glued[i] = before
+    if dropped and notes is not None:
+        notes.append(f"{dropped} timestamps out of range (over {TIME_NS_MAX // 10**9:,} s) were not used")
     caller = _CALLER.match
     by_init: list[tuple[int, str]] = []
     for i in sorted(set(lines.starting(*CALLER_HEADS)).union(changes)):
