@@ -73,8 +73,116 @@ def test_overlay_image_writes_files_dropins_and_masks_into_a_copy(tmp_path: Path
 
 
 def test_overlay_paths_that_leave_the_tree_are_refused(tmp_path: Path) -> None:
-    with pytest.raises(T.TargetError, match="not a plain path"):
-        S._debugfs_script([("etc/a b.conf", b"x", 0o100644)], tmp_path)
+    for path in ("../etc/passwd", "etc/../../x", "/"):
+        with pytest.raises(T.TargetError, match="not a path inside the root filesystem"):
+            S._debugfs_script([(path, b"x", 0o100644)], tmp_path)
+
+
+def _image_with_passwd(tmp_path: Path) -> T.TargetFiles:
+    tree = tmp_path / "tree"
+    (tree / "etc").mkdir(parents=True)
+    (tree / "etc/passwd").write_text("root:x:0:0:root:/root:/bin/sh\n")
+    base = tmp_path / "cache" / "rootfs.ext4"
+    base.parent.mkdir()
+    subprocess.run(["mkfs.ext4", "-q", "-d", str(tree), "-F", str(base), "16M"], check=True)
+    return T.TargetFiles(T.spec(NAME), tmp_path / "vmlinuz", tmp_path / "initrd", "0", base)
+
+
+@needs_e2fsprogs
+@pytest.mark.parametrize("hostile", ["x\nrm /etc/passwd", "x\n!touch {marker}", "x\rrm /etc/passwd",
+                                     "x\0rm /etc/passwd"])
+def test_a_control_character_in_an_overlay_link_target_is_refused_not_run(tmp_path: Path, hostile: str) -> None:
+    """Issue 29: a newline in a symlink's target ended debugfs's command line, the rest ran as
+    commands of their own: /etc/passwd gone from the image, and a line starting with "!" run by
+    the host's shell (as root when bootlens is). Now refused, one line naming the overlay."""
+    tf = _image_with_passwd(tmp_path)
+    marker = tmp_path / "PWNED"
+    overlay = tmp_path / "overlay"
+    (overlay / "etc").mkdir(parents=True)
+    target = hostile.format(marker=marker)
+    if "\0" in target:  # no file system holds a NUL in a link: an overlay a rule made (entries as data)
+        with pytest.raises(T.TargetError) as e:
+            S._debugfs_script([("etc/evil", target.encode(), 0o120777)], tmp_path, f"overlay {overlay}")
+    else:
+        os.symlink(target, overlay / "etc/evil")
+        with pytest.raises(T.TargetError) as e:
+            S.overlay_image(tf, overlay)
+        assert not list((tf.rootfs.parent / "overlays").glob("*.ext4"))  # type: ignore[union-attr]
+    assert str(e.value) == (f"overlay {overlay}: 'etc/evil': a control character (newline, NUL, ...) in the link "
+                            "target; refused, it would reach debugfs as a command of its own")
+    assert "\n" not in str(e.value)
+    assert not marker.exists()
+    assert "Type: regular" in debugfs(tf.rootfs, "stat /etc/passwd")  # type: ignore[arg-type]
+
+
+@needs_e2fsprogs
+def test_a_control_character_in_an_overlay_name_is_refused(tmp_path: Path) -> None:
+    tf = _image_with_passwd(tmp_path)
+    overlay = tmp_path / "overlay"
+    (overlay / "etc").mkdir(parents=True)
+    (overlay / "etc/x\nrm passwd").write_text("x")
+    with pytest.raises(T.TargetError, match=r"^overlay .*: 'etc/x\\nrm passwd': a control character .* in the name;"):
+        S.overlay_image(tf, overlay)
+
+
+@needs_e2fsprogs
+def test_hostile_but_legal_overlay_names_and_targets_are_laid_as_data(tmp_path: Path) -> None:
+    """Quotes, ';', spaces, a leading '!' or '#', an inode-number form <2>, '../' and absolute
+    link targets: each is a name or a link target in the image, nothing else. Before issue 29 a
+    file named <2> turned the image's root directory into a regular file (debugfs's sif took
+    the name as inode 2)."""
+    tf = _image_with_passwd(tmp_path)
+    marker = tmp_path / "PWNED"
+    overlay = tmp_path / "overlay"
+    (overlay / "etc/a dir;x").mkdir(parents=True)
+    names = ['a "b";rm passwd.conf', f"!touch {marker.name}", "#c", "<2>", "<11>", '""', "sp ace", "ümlaut"]
+    for n in names:
+        (overlay / "etc" / n).write_text(f"{n}\n")
+    (overlay / "<2>").write_text("top\n")
+    (overlay / "etc/a dir;x/f").write_text("deep\n")
+    os.symlink('"/dev/null"; rm /etc/passwd', overlay / "etc/quoted-link")
+    os.symlink("../../../../../etc/shadow", overlay / "etc/up-link")
+    os.symlink("/etc/passwd", overlay / "etc/abs-link")
+    image = S.overlay_image(tf, overlay)
+
+    listing = debugfs(image, "ls -p /etc")  # /inode/mode/uid/gid/name/size/ per entry
+    got = {ln.split("/")[5] for ln in listing.splitlines() if ln.startswith("/")}
+    assert got == {".", "..", "passwd", "a dir;x", *names, "quoted-link", "up-link", "abs-link"}
+    assert debugfs(image, 'cat "/etc/a ""b"";rm passwd.conf"') == 'a "b";rm passwd.conf\n'
+    assert debugfs(image, 'cat "/etc/<2>"') == "<2>\n"
+    assert debugfs(image, 'cat "/<2>"') == "top\n"
+    assert debugfs(image, 'cat "/etc/a dir;x/f"') == "deep\n"
+    assert 'Fast link dest: ""/dev/null"; rm /etc/passwd"' in debugfs(image, "stat /etc/quoted-link")
+    assert 'Fast link dest: "../../../../../etc/shadow"' in debugfs(image, "stat /etc/up-link")
+    assert 'Fast link dest: "/etc/passwd"' in debugfs(image, "stat /etc/abs-link")
+    assert "Type: directory" in debugfs(image, "stat <2>")
+    assert "Type: regular" in debugfs(image, "stat /etc/passwd")
+    assert "Mode:  0644" in debugfs(image, 'stat "/etc/<11>"')
+    assert not marker.exists()
+    fsck = subprocess.run(["e2fsck", "-fn", str(image)], capture_output=True, text=True, check=False)
+    assert fsck.returncode == 0, fsck.stdout
+
+
+def test_a_debugfs_line_past_its_buffer_is_refused(tmp_path: Path) -> None:
+    """debugfs reads 8191 bytes a line: the rest of a longer one would be a command of its own."""
+    long = "/" + '"' * 4094  # a link target Linux allows (4095 bytes), quoted: 8190 + the command
+    with pytest.raises(T.TargetError, match="too long for a debugfs command line"):
+        S._debugfs_script([("etc/l", long.encode(), 0o120777)], tmp_path)
+    assert S._debugfs_script([("etc/l", long[:2000].encode(), 0o120777)], tmp_path)
+
+
+def test_the_essential_hook_takes_the_stage_folder_as_data(tmp_path: Path) -> None:
+    """mmdebstrap runs the hook with sh -c: the cache folder's name (the user's) was pasted in
+    unquoted, so a space broke the build and a ';' or $(...) ran as root (issue 29)."""
+    cache = tmp_path / 'c "x"; touch M1; $(touch M2) `touch M3` \'q\''
+    stage = cache / "stage"
+    (stage / "etc").mkdir(parents=True)
+    (stage / "etc/hostname").write_text("h\n")
+    root = tmp_path / "root"
+    root.mkdir()
+    subprocess.run(["sh", "-c", S.essential_hook(stage), "sh", str(root)], check=True, cwd=tmp_path)
+    assert (root / "etc/hostname").read_text() == "h\n"
+    assert not [p.name for p in tmp_path.glob("M*")]
 
 
 def test_qemu_command_keeps_root_and_restricts_the_network(tmp_path: Path) -> None:
