@@ -193,6 +193,69 @@ def test_qemu_command_keeps_root_and_restricts_the_network(tmp_path: Path) -> No
     assert f"file={tmp_path / 'rootfs.ext4'},format=raw,if=virtio,snapshot=on" in cmd
 
 
+def _guest_disk(path: Path, members: list[tuple[str, bytes | str, int]]) -> Path:
+    """A raw disk as the guest's collector leaves it: a tar at its start, zeros after. Members:
+    (name, content or link target, type: tarfile.REGTYPE / SYMTYPE), written as given (tarfile
+    keeps '../' and absolute names when asked to write them)."""
+    import io
+    import tarfile
+
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w", format=tarfile.GNU_FORMAT) as tar:
+        for name, data, kind in members:
+            info = tarfile.TarInfo(name)
+            info.type, info.mode = bytes([kind]) if isinstance(kind, int) else kind, 0o4755
+            if isinstance(data, str):
+                info.linkname = data
+                tar.addfile(info)
+            else:
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+    path.write_bytes(raw.getvalue() + b"\0" * 65536)
+    return path
+
+
+def test_collect_reports_an_absolute_member_under_the_name_it_was_written_to(tmp_path: Path) -> None:
+    """Issue 29: an absolute member was written inside DIR (the data filter drops the '/') but
+    reported under its absolute name. Links and '..' inside DIR's own tree stay inside DIR."""
+    disk = _guest_disk(tmp_path / "disk.img", [
+        ("systemd-analyze/blame.txt", b"1.2s a.service\n", ord("0")),
+        ("/etc/bootlens-abs.txt", b"abs\n", ord("0")),
+        ("./journal/../journal.txt", b"j\n", ord("0")),
+        ("ln", "/etc", ord("2")),
+        ("ln/passwd", b"not through the link\n", ord("0"))])
+    dest = tmp_path / "guest"
+    names = S.read_collection(disk, dest)
+    assert names == ["etc/bootlens-abs.txt", "journal.txt", "ln/passwd", "systemd-analyze/blame.txt"]
+    assert (dest / "etc/bootlens-abs.txt").read_text() == "abs\n" and not Path("/etc/bootlens-abs.txt").exists()
+    assert (dest / "ln/passwd").read_text() == "not through the link\n" and not (dest / "ln").is_symlink()
+    assert (dest / "journal.txt").read_text() == "j\n"
+    assert (dest / "systemd-analyze/blame.txt").stat().st_mode & 0o7777 == 0o755  # setuid dropped (data filter)
+
+
+@pytest.mark.parametrize("evil", ["../escaped.txt", "a/../../escaped.txt", "guest/../../escaped.txt"])
+def test_collect_refuses_a_member_leaving_dir_as_what_it_is(tmp_path: Path, evil: str) -> None:
+    """Issue 29: a '../' member was reported as 'the guest wrote no collection ... is
+    bootlens-collect.service in the image?', blaming the guest's set-up. It is refused as an
+    unsafe member, named, before anything is extracted."""
+    disk = _guest_disk(tmp_path / "disk.img", [("ok.txt", b"ok\n", ord("0")), (evil, b"evil\n", ord("0"))])
+    dest = tmp_path / "out" / "guest"
+    with pytest.raises(T.TargetError) as e:
+        S.read_collection(disk, dest)
+    msg = str(e.value)
+    assert msg.startswith("the collection the guest wrote onto its second disk holds an unsafe member, refused "
+                          f"(nothing extracted): '{evil}' would be extracted to ")
+    assert msg.endswith("which is outside the destination") and "bootlens-collect.service" not in msg
+    assert not dest.exists() and not list(tmp_path.rglob("escaped.txt"))
+
+
+def test_collect_on_a_disk_without_a_tar_still_asks_about_the_collector(tmp_path: Path) -> None:
+    disk = tmp_path / "disk.img"
+    S.collect_disk(disk)
+    with pytest.raises(T.TargetError, match="is bootlens-collect.service in the image"):
+        S.read_collection(disk, tmp_path / "guest")
+
+
 # --- the real thing -----------------------------------------------------------------------
 
 

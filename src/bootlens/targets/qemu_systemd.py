@@ -24,6 +24,7 @@ import gzip
 import hashlib
 import io
 import os
+import posixpath
 import shlex
 import shutil
 import stat as st
@@ -437,16 +438,32 @@ def collect_disk(path: Path) -> None:
 
 
 def read_collection(disk: Path, dest: Path) -> list[str]:
-    """Unpack the tar the guest wrote onto ``disk`` into ``dest``; the names of the files."""
+    """Unpack the tar the guest wrote onto ``disk`` into ``dest``; the names of the files, as
+    written inside ``dest``. Its regular files only, each through Python's ``data`` extraction
+    filter (:func:`tarfile.data_filter`: a leading / dropped, modes made safe, nothing outside
+    ``dest``); a member that would leave ``dest`` refuses the whole collection, before anything is
+    written (the tar is what a guest wrote, so untrusted)."""
     try:
         with tarfile.open(disk, "r:") as tar:
-            members = [m for m in tar.getmembers() if m.isfile()]
+            if not tar.getmembers():  # the disk as made: zeros read as an empty tar
+                raise tarfile.ReadError("the disk is blank")
+            try:
+                # normpath: a '..' the filter lets through (it stays inside dest) makes tarfile's
+                # own os.makedirs fail (FileExistsError on 'a/..', Python 3.11)
+                members = [m.replace(name=posixpath.normpath(m.name), deep=False)
+                           for m in (tarfile.data_filter(m, str(dest)) for m in tar.getmembers() if m.isfile())]
+            except tarfile.FilterError as e:
+                raise TargetError(f"the collection the guest wrote onto its second disk holds an unsafe member, "
+                                  f"refused (nothing extracted): {printable(str(e))}") from None
             dest.mkdir(parents=True, exist_ok=True)
             tar.extractall(dest, members=members, filter="data")
+    except OSError as e:
+        raise TargetError(f"unpacking the guest's collection into {printable(str(dest))}: {printable(str(e))}") \
+            from None
     except tarfile.TarError as e:
-        raise TargetError(f"the guest wrote no collection onto its second disk ({e}); is "
+        raise TargetError(f"the guest wrote no collection onto its second disk ({printable(str(e))}); is "
                           f"bootlens-collect.service in the image and {COLLECT_ARG} on the command line?") from None
-    return sorted(PurePosixPath(m.name).as_posix().removeprefix("./") for m in members)
+    return sorted(m.name for m in members)
 
 
 def image_sizes(tf: TargetFiles) -> dict[str, int]:
