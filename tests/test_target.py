@@ -73,6 +73,77 @@ def test_kernel_cmdline_is_one_value_joined_in_one_place() -> None:
     assert KernelCmdline().text() == "" and KernelCmdline(base="a=1").replacing(None).user_base is None
 
 
+def test_kernel_arguments_the_kernel_would_misread_are_refused() -> None:
+    """Issue 29: every part of the command line is checked as the kernel reads it: an odd
+    quote would make the rest of the line (bootlens's own arguments too) one value, a newline or
+    NUL has no place on it. Quoted values with spaces, ';' and a '--' are fine: init's
+    arguments go after everyone's kernel arguments."""
+    tf = T.TargetFiles(T.TARGETS["qemu-arm64"], Path("k"), Path("i"), "v")
+    k = T.kernel_cmdline(tf, cmdline='dyndbg="file a.c +p" -- single', append="quiet;x")
+    k = k.append("lpj=1").append_own("bootlens.collect=1")
+    assert k.text() == 'console=ttyAMA0 dyndbg="file a.c +p" quiet;x lpj=1 bootlens.collect=1 -- single'
+    assert k.names() == ("console", "dyndbg", "quiet;x", "lpj")
+    cases = {'quiet dyndbg="file a.c': "an unbalanced '\"'", "quiet\ninit=/bin/sh": "a control character",
+             "quiet\0init=/bin/sh": "a control character", "a\rb": "a control character",
+             "a\tb": "a control character"}
+    for bad, why in cases.items():
+        for where in ("append", "cmdline", "own"):
+            with pytest.raises(T.TargetError) as e:
+                if where == "own":
+                    T.kernel_cmdline(tf).append_own(bad)
+                else:
+                    T.kernel_cmdline(tf, **{where: bad})
+            assert why in str(e.value) and "\n" not in str(e.value) and "\0" not in str(e.value)
+    with pytest.raises(T.TargetError) as e:
+        T.kernel_cmdline(tf, append='rootfstype=ext4"')
+    assert str(e.value) == ("kernel arguments 'rootfstype=ext4\"': an unbalanced '\"' (the kernel would read the "
+                            "rest of the command line, bootlens's own arguments too, as this one value)")
+
+
+def test_the_cli_refuses_a_bad_append_in_one_line(tmp_path: Path) -> None:
+    r = subprocess.run([sys.executable, "-m", "bootlens.cli", "run", "qemu-arm64", "--append", "quiet\ninit=/x",
+                        "-o", str(tmp_path / "run")], capture_output=True, timeout=120, check=False)
+    assert r.returncode == 2 and r.stderr.decode().count("\n") == 1, r.stderr.decode()[-2000:]
+    assert "kernel arguments 'quiet\\ninit=/x': a control character" in r.stderr.decode()
+
+
+def test_qemu_option_values_double_their_commas(tmp_path: Path) -> None:
+    """A comma separates QEMU's -drive options: a cache folder named 'a,b' was read as an option b."""
+    d = tmp_path / "x,if=none,file=/etc/shadow"
+    tf = T.TargetFiles(T.spec("qemu-x86_64-systemd"), d / "k", d / "i", "0", d / "rootfs.ext4")
+    cmd = T.qemu_command(tf, str(d / "mon"), collect_disk=d / "c.img")
+    assert f"file={tmp_path}/x,,if=none,,file=/etc/shadow/rootfs.ext4,format=raw,if=virtio,snapshot=on" in cmd
+    assert f"file={tmp_path}/x,,if=none,,file=/etc/shadow/c.img,format=raw,if=virtio" in cmd
+    assert f"unix:{tmp_path}/x,,if=none,,file=/etc/shadow/mon,server,nowait" in cmd
+
+
+def test_an_initramfs_overlay_keeps_hostile_names_and_links_as_data(tmp_path: Path) -> None:
+    """newc carries names and link targets as data: a newline, quote or ';' is part of the name,
+    a '../' or absolute link target stays a link (the guest resolves it in its own root). A name
+    the kernel would create outside the root, or a NUL, is refused."""
+    import os
+
+    ov = tmp_path / "ov"
+    (ov / "etc").mkdir(parents=True)
+    names = ["a\nrm -rf x", 'q"uo\'te', "semi;colon", "$(touch M)"]
+    for n in names:
+        (ov / "etc" / n).write_text(n)
+    os.symlink("../../../../etc/shadow", ov / "etc/up")
+    os.symlink("/etc/shadow", ov / "etc/abs")
+    files = parse_newc(gzip.decompress(I.build_initramfs(b"bb", ov)))
+    for n in names:
+        assert files[f"etc/{n}"] == (0o100644, n.encode())
+    assert files["etc/up"] == (0o120777, b"../../../../etc/shadow")
+    assert files["etc/abs"] == (0o120777, b"/etc/shadow")
+    import io
+
+    for name, mode, data in [("../etc/passwd", 0o100644, b""), ("/etc/passwd", 0o100644, b""),
+                             ("etc/../../x", 0o100644, b""), ("etc/a\0b", 0o100644, b""), ("", 0o100644, b""),
+                             ("etc/l", 0o120777, b"/dev/null\0x")]:
+        with pytest.raises(T.TargetError, match=r"^initramfs entry '.*': (not a path inside|a NUL in the link)"):
+            I.cpio_entry(io.BytesIO(), 1, name, mode, data)
+
+
 @pytest.mark.slow
 @needs_qemu
 def test_boot_qemu_arm64_twice_from_power_on(tmp_path: Path) -> None:
@@ -115,6 +186,24 @@ def test_uboot_env_image_is_the_default_with_overrides(tmp_path: Path) -> None:
     assert pairs == {**default, "bootdelay": "0", "silent": "1"}
     with pytest.raises(T.TargetError, match="NAME=VALUE"):
         T.parse_env_overrides(["nonsense"])
+    # issue 29: a NUL in a value ended it and started a variable of the value's making
+    with pytest.raises(T.TargetError) as e:
+        T.flash_image(tf, {"bootdelay": "0\0bootcmd=echo pwned"}, str(flash))
+    assert str(e.value) == ("U-Boot variable 'bootdelay=0\\x00bootcmd=echo pwned': a control character (newline, "
+                            "NUL, ...) in the value; U-Boot would read it as the end of the variable")
+
+
+def test_uboot_variables_the_environment_cannot_hold_are_refused() -> None:
+    """';' and quotes are U-Boot's own script syntax, kept; a NUL, a newline, a name with '=' or
+    a space, a character outside Latin-1 are refused in one line (no traceback)."""
+    assert T.parse_env_overrides(["bootcmd=run a; echo \"b\" 'c'", "silent="]) == {
+        "bootcmd": "run a; echo \"b\" 'c'", "silent": ""}
+    for bad, why in [("bootdelay=0\0bootcmd=x", "in the value"), ("bootcmd=a\nb", "in the value"),
+                     ("a b=1", "expected NAME=VALUE"), ("=1", "expected NAME=VALUE"), ("a\0=1", "expected NAME=VALUE"),
+                     ("x=\u20ac", "Latin-1 only"), ("novalue", "expected NAME=VALUE")]:
+        with pytest.raises(T.TargetError, match=why) as e:
+            T.parse_env_overrides([bad])
+        assert str(e.value).startswith("--uboot-env '") and "\n" not in str(e.value)
 
 
 @pytest.mark.slow

@@ -167,6 +167,51 @@ def test_the_hook_protocol_around_boots(tmp_path: Path) -> None:
     assert meta["hook"] == str(hook) and meta["append"] == "quiet" and meta["target"] == "recorder"
 
 
+def test_a_hook_gets_hostile_values_as_data_and_unreadable_ones_are_refused(tmp_path: Path) -> None:
+    """Issue 29: the hook's arguments are an argv, never a shell line: ';', $(...), quotes and
+    backquotes reach it as they are. A value it could not pass on as meant is refused before the
+    target is touched, one line each: a NUL (it was Python's ValueError, a traceback), a newline,
+    an unbalanced quote in kernel arguments, a U-Boot variable its environment cannot hold."""
+    argv_log, marker = tmp_path / "argv.json", tmp_path / "PWNED"
+    hook = tmp_path / "hook.py"
+    hook.write_text(f"#!{sys.executable}\nimport json, sys\n"
+                    f"with open({str(argv_log)!r}, 'a') as f: f.write(json.dumps(sys.argv[1:]) + '\\n')\n")
+    hook.chmod(0o755)
+    t = Recorder(Hook(str(hook)), tmp_path / "log")
+    args = f'quiet; touch {marker} $(touch {marker}) `touch {marker}` dyndbg="file a.c +p" \'x\''
+    t.boot(BootConfig("odd", args, (("bootcmd", f"run a; touch {marker}"),)), tmp_path / "b.rec")
+    calls = [json.loads(ln) for ln in argv_log.read_text().splitlines()]
+    assert calls == [["reset"], ["apply", "cmdline", args], ["apply", "uboot-env", f"bootcmd=run a; touch {marker}"]]
+    assert not marker.exists()
+    for config, why in [
+            (BootConfig("nul", "quiet\0 init=/bin/sh"), "one line of printable text"),
+            (BootConfig("nl", "quiet\ninit=/bin/sh"), "a control character"),
+            (BootConfig("q", 'quiet dyndbg="file a.c'), "an unbalanced"),
+            (BootConfig("env", "", (("bootdelay", "0\0bootcmd=x"),)), "in the value"),
+            (BootConfig("ov", "", (), tmp_path / "a\nb"), "a control character")]:
+        with pytest.raises(TargetError) as e:
+            t.boot(config, tmp_path / "c.rec")
+        assert why in str(e.value) and str(e.value).startswith("--hook apply ") and "\n" not in str(e.value)
+    assert len(argv_log.read_text().splitlines()) == 3  # the hook was not run for any of them
+    with pytest.raises(TargetError, match=r"^--hook .* reset 'x\\x00y': a control character .* in an argument; refused$"):
+        Hook(str(hook)).run(["reset", "x\0y"], "baseline")
+
+
+def test_place_and_coordinator_reach_labgrid_as_data(tmp_path: Path) -> None:
+    """bootlens writes no labgrid environment: --place and --coordinator are set in the one
+    labgrid loaded (its !template substitutions are done by then), verbatim, whatever they hold."""
+    lg = pytest.importorskip("labgrid")
+    from bootlens.lab.labgrid import _override
+
+    env_file = tmp_path / "env.yaml"
+    env_file.write_text("targets:\n  main:\n    resources:\n      RemotePlace:\n        name: lab-1\n")
+    env = lg.Environment(config_file=str(env_file))
+    place, coord = 'p"; rm -rf / ${LG_X} !template\n$(id)', "h,ost:1; id"
+    _override(env.config, LabgridSpec(str(env_file), place=place, coordinator=coord))
+    assert env.config.data["targets"]["main"]["resources"]["RemotePlace"] == {"name": place}
+    assert env.config.get_option("coordinator_address") == coord
+
+
 def test_run_board_records_the_board(tmp_path: Path) -> None:
     """run.json of a board: its port, power-cycle command and line rate (no hook in a run)."""
     board = BoardTarget("/dev/ttyUSB0", "relay-ctl 3 cycle", 9600, "login:", 20.0)

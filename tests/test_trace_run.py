@@ -155,6 +155,22 @@ def test_overlay_keeps_the_users_files_and_hooks_their_app(tmp_path: Path) -> No
     assert b"APP READY" in (plain / "usr/bin/app").read_bytes()
 
 
+
+def test_an_app_that_is_a_link_is_kept_a_link_never_read_on_the_host(tmp_path: Path) -> None:
+    """Issue 29: the user's usr/bin/app was read through is_file(), which follows a link: an
+    overlay with app -> /etc/passwd put the host's file into the guest as its application. A
+    link is the guest's to resolve: kept, like an application that is not a script."""
+    import os
+
+    for target in ("/etc/passwd", "../../../../etc/passwd"):
+        user = tmp_path / f"user{len(target)}"
+        (user / "usr/bin").mkdir(parents=True)
+        os.symlink(target, user / "usr/bin/app")
+        ov = write_overlay(tmp_path / f"ov{len(target)}", user, I.APP.encode())
+        files = parse_newc(gzip.decompress(I.build_initramfs(b"busybox", ov)))
+        assert files["usr/bin/app"] == (0o120777, target.encode())
+        assert files["bin/poweroff"][0] == 0o100755  # the dump still happens through /bin/poweroff
+
 # --- the dump in the recording --------------------------------------------------------------
 
 def test_dump_is_split_out_and_not_read_as_console_lines(tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
-from ..core.errors import BootlensError, UsageError
+from ..core.errors import BootlensError, UsageError, printable
 from ..core.model import NamedTuple
 from ..core.registry import Registry
 
@@ -46,6 +46,30 @@ class TargetError(BootlensError):
     """A target could not be set up, configured or booted."""
 
     exit_code = 2
+
+
+def control_char(text: str) -> bool:
+    """``text`` holds a control character (a newline, NUL, tab, escape, DEL, ...)."""
+    return any(ord(c) < 0x20 or ord(c) == 0x7F for c in text)
+
+
+def check_uboot_var(key: str, value: str, where: str = "--uboot-env") -> None:
+    """Refuse (one-line TargetError) a U-Boot variable that its environment cannot hold as given:
+    the environment is ``name=value`` strings each ended by a NUL, so a NUL in either would end
+    it and start a variable of the user's making, an '=' or a space in the name moves the split,
+    and a newline ends a variable in U-Boot's text form (``env import -t``, ``fw_setenv -s``, what
+    a hook may write); the image holds Latin-1 bytes."""
+    item = f"{where} '{printable(key)}={printable(value)}'"
+    if not key or "=" in key or any(c.isspace() for c in key) or control_char(key):
+        raise TargetError(f"{item}: expected NAME=VALUE, e.g. bootdelay=0 (a NAME without '=', spaces or control "
+                          "characters)")
+    if control_char(value):
+        raise TargetError(f"{item}: a control character (newline, NUL, ...) in the value; U-Boot would read it as "
+                          "the end of the variable")
+    try:
+        (key + value).encode("latin-1")
+    except UnicodeEncodeError:
+        raise TargetError(f"{item}: a character U-Boot's environment image cannot hold here (Latin-1 only)") from None
 
 
 @dataclass(frozen=True, slots=True)

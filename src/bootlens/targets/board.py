@@ -18,11 +18,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..capture.sources import CaptureError
-from ..core.errors import BootlensError, UsageError
+from ..core.errors import BootlensError, UsageError, printable
 from .base import (
     CMDLINE, OVERLAY, READY_MARKER, REGISTRY, TRACE, UBOOT_ENV, BootConfig, Target, TargetError, TargetName,
-    TargetOptions,
+    TargetOptions, check_uboot_var, control_char,
 )
+from .cmdline import check_args
 
 # a board's kernel is not bootlens's to trace: its command line is the board's (through the hook)
 NO_TRACE = ("--trace is for the busybox reference targets (qemu-arm64, qemu-x86_64): on a board, put the trace "
@@ -52,6 +53,10 @@ class Hook:
         """Run ``HOOK ARGS...``; a failure is a one-line error with the hook's last stderr line."""
         env = {**os.environ, "BOOTLENS_CONFIG": config}
         what = f"--hook {shlex.join([self.argv[0], *args])}"
+        for arg in (*args, config):  # an argv, never a shell line: only a NUL or a line break could break it
+            if control_char(arg):
+                raise TargetError(f"--hook {printable(shlex.join([self.argv[0], *args]))}: a control character "
+                                  "(newline, NUL, ...) in an argument; refused")
         try:
             p = subprocess.run([*self.argv, *args], capture_output=True, timeout=self.timeout_s, env=env)
         except (OSError, subprocess.TimeoutExpired) as e:
@@ -63,6 +68,8 @@ class Hook:
     def apply(self, config: BootConfig) -> None:
         """Put the target in ``config`` (reset, then one apply per step), unless it is in it already."""
         if self.applied != config.name:
+            for kind, value in config.hook_steps():  # all checked before the target is touched
+                check_step(kind, value)
             self.run(["reset"], config.name)
             self.applied = config.name  # even if an apply fails below: the target is reset then
             for kind, value in config.hook_steps():
@@ -73,6 +80,21 @@ class Hook:
         if self.applied is not None and self.applied != "baseline":
             self.run(["reset"], "baseline")
             self.applied = "baseline"
+
+
+def check_step(kind: str, value: str) -> None:
+    """Refuse (one-line TargetError) a hook step's value that the hook could not pass on as it is
+    meant: kernel arguments as the kernel reads them (:func:`.cmdline.check_args`), a U-Boot
+    variable as its environment holds one (:func:`.base.check_uboot_var`), no control character
+    in any (a hook writes them into bootargs, fw_setenv, a file list)."""
+    where = f"--hook apply {kind}"
+    if kind == CMDLINE:
+        check_args(value, where)
+    elif kind == UBOOT_ENV:
+        key, _, v = value.partition("=")
+        check_uboot_var(key, v, where)
+    elif control_char(value):
+        raise TargetError(f"{where} '{printable(value)}': a control character (newline, NUL, ...); refused")
 
 
 class HookedTarget(Target):

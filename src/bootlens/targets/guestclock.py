@@ -145,6 +145,6 @@ def write_overlay(into: Path, user_overlay: Path | None) -> Path:
 
     copy_overlay(into, user_overlay)
     files = {PATH: aarch64()}
-    if not (into / "usr/bin/app").exists():
+    if not (into / "usr/bin/app").exists() and not (into / "usr/bin/app").is_symlink():  # a link: the guest's
         files["usr/bin/app"] = APP.encode()
     return write_executables(into, files)

@@ -13,6 +13,7 @@ import os
 import stat as st
 from pathlib import Path
 
+from ..core.errors import printable
 from .base import TargetError
 
 APPLETS = ("sh", "ash", "init", "mount", "umount", "mdev", "syslogd", "klogd", "ifconfig", "sleep", "cat",
@@ -131,7 +132,7 @@ def _overlay(entries: list[tuple[str, int, bytes]], root: Path) -> list[tuple[st
     for p in sorted(root.rglob("*")):
         rel = p.relative_to(root).as_posix()
         if p.is_symlink():
-            extra[rel] = (0o120777, os.readlink(p).encode())
+            extra[rel] = (0o120777, os.fsencode(os.readlink(p)))
         elif p.is_dir():
             extra[rel] = (0o040755, b"")
         elif p.is_file():
@@ -177,7 +178,7 @@ def overlay_files(root: Path) -> list[tuple[str, bytes, int]]:
             p = Path(dirpath) / n
             rel = p.relative_to(root).as_posix()
             if p.is_symlink():
-                files.append((rel, os.readlink(p).encode(), st.S_IFLNK | 0o777))
+                files.append((rel, os.fsencode(os.readlink(p)), st.S_IFLNK | 0o777))
             elif p.is_file():
                 files.append((rel, p.read_bytes(), st.S_IFREG | (p.stat().st_mode & 0o777)))
         dirnames[:] = [d for d in dirnames if not (Path(dirpath) / d).is_symlink()]
@@ -185,8 +186,18 @@ def overlay_files(root: Path) -> list[tuple[str, bytes, int]]:
 
 
 def cpio_entry(out: io.BytesIO, ino: int, name: str, mode: int, data: bytes) -> None:
-    """One newc entry (header, NUL-ended name, data, each padded to 4 bytes) written to ``out``."""
-    nb = name.encode() + b"\0"
+    """One newc entry (header, NUL-ended name, data, each padded to 4 bytes) written to ``out``.
+
+    newc carries a name and a link target as data (a length, the bytes): a newline, a quote or
+    a ';' is part of the name. What it cannot carry is refused (TargetError): a NUL (the name's
+    end; a link target is read up to one), and a name the kernel's unpacker would create outside
+    the root (absolute, or with a '..')."""
+    where = f"initramfs entry '{printable(name)}'"
+    if not name or name.startswith("/") or ".." in name.split("/") or "\0" in name:
+        raise TargetError(f"{where}: not a path inside the root filesystem (empty, absolute, '..' or a NUL)")
+    if st.S_ISLNK(mode) and b"\0" in data:
+        raise TargetError(f"{where}: a NUL in the link target")
+    nb = name.encode("utf-8", "surrogateescape") + b"\0"
     fields = (ino, mode, 0, 0, 2 if mode & 0o040000 else 1, 0, len(data), 0, 0, 0, 0, len(nb), 0)
     out.write(b"070701" + b"".join(b"%08X" % f for f in fields))
     out.write(nb)

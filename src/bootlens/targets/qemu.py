@@ -24,12 +24,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.errors import BootlensError
+from ..core.errors import BootlensError, printable
 from ..capture.loop import CaptureResult, capture, stop_if_interrupted
 from ..capture.sources import CommandSource, Source, ThrottledSource
 from .base import (
     CMDLINE, OVERLAY, READY_MARKER, REGISTRY, TRACE, UBOOT_ENV, BootConfig, Target, TargetError, TargetName,
-    TargetOptions,
+    TargetOptions, check_uboot_var,
 )
 from .cmdline import KernelCmdline
 from .initramfs import APP, build_initramfs, init_files
@@ -234,8 +234,9 @@ def parse_env_overrides(items: Sequence[str]) -> dict[str, str]:
     out: dict[str, str] = {}
     for item in items:
         key, sep, value = item.partition("=")
-        if not sep or not key or any(c in key for c in " \0="):
-            raise TargetError(f"--uboot-env {item!r}: expected NAME=VALUE, e.g. bootdelay=0")
+        if not sep:
+            raise TargetError(f"--uboot-env '{printable(item)}': expected NAME=VALUE, e.g. bootdelay=0")
+        check_uboot_var(key, value)
         out[key] = value
     return out
 
@@ -245,6 +246,8 @@ def flash_image(tf: TargetFiles, overrides: dict[str, str], path: str) -> None:
     s = tf.spec
     if not s.env_size or not s.firmware:
         raise TargetError(f"{s.name} has no U-Boot environment to change")
+    for key, value in overrides.items():  # from --uboot-env, a configuration, the pytest plugin: checked here
+        check_uboot_var(key, value, "U-Boot variable")
     env = default_uboot_env(Path(s.firmware).read_bytes())
     env.update(overrides)
     image = uboot_env_image({k: v for k, v in env.items() if v != "" or k not in overrides}, s.env_size)
@@ -267,6 +270,13 @@ def kernel_cmdline(tf: TargetFiles, cmdline: str | None = None, append: str = ""
     return KernelCmdline(kept, BASE_CMDLINE).replacing(cmdline).append(append)
 
 
+def qemu_opt(value: str | Path) -> str:
+    """A path as the value of a QEMU option list (``-drive file=...,format=...``): a comma
+    separates options there, a doubled one is a comma (the cache or temporary folder is the
+    user's, any name)."""
+    return str(value).replace(",", ",,")
+
+
 def qemu_command(tf: TargetFiles, monitor: str, cmdline: KernelCmdline | None = None, flash: str | None = None,
                  initramfs: Path | None = None, rootfs: Path | None = None,
                  collect_disk: Path | None = None, deterministic: bool = False) -> list[str]:
@@ -282,7 +292,7 @@ def qemu_command(tf: TargetFiles, monitor: str, cmdline: KernelCmdline | None = 
     s = tf.spec
     kernel_args = (cmdline if cmdline is not None else kernel_cmdline(tf)).text()
     cmd = [s.qemu, *s.machine, "-display", "none", "-no-reboot", "-S", "-serial", "stdio",
-           "-monitor", f"unix:{monitor},server,nowait", "-kernel", str(tf.kernel),
+           "-monitor", f"unix:{qemu_opt(monitor)},server,nowait", "-kernel", str(tf.kernel),
            "-initrd", str(initramfs or tf.initramfs), "-append", kernel_args]
     if s.firmware:
         cmd[1:1] = ["-bios", s.firmware]
@@ -291,12 +301,12 @@ def qemu_command(tf: TargetFiles, monitor: str, cmdline: KernelCmdline | None = 
 
         cmd[1:1] = list(ICOUNT)
     if flash:
-        cmd += ["-drive", f"if=pflash,format=raw,unit=1,file={flash}"]
+        cmd += ["-drive", f"if=pflash,format=raw,unit=1,file={qemu_opt(flash)}"]
     if tf.rootfs is not None:
-        cmd += ["-drive", f"file={rootfs or tf.rootfs},format=raw,if=virtio,snapshot=on",
+        cmd += ["-drive", f"file={qemu_opt(rootfs or tf.rootfs)},format=raw,if=virtio,snapshot=on",
                 "-netdev", "user,id=n0,restrict=on", "-device", "virtio-net-pci,netdev=n0"]
         if collect_disk is not None:
-            cmd += ["-drive", f"file={collect_disk},format=raw,if=virtio"]
+            cmd += ["-drive", f"file={qemu_opt(collect_disk)},format=raw,if=virtio"]
     return cmd
 
 
@@ -415,6 +425,7 @@ class QemuTarget(Target):
     @classmethod
     def from_options(cls, opts: TargetOptions) -> QemuTarget:
         """The reference target, set up first when it is not (downloads, builds: see :func:`setup`)."""
+        KernelCmdline().replacing(opts.cmdline).append(opts.append)  # refused before minutes of setup
         tf = setup(opts.name)
         return cls(tf, kernel_cmdline(tf, opts.cmdline, opts.append), opts.ready, opts.timeout_s, opts.baud,
                    opts.deterministic)

@@ -24,6 +24,8 @@ import gzip
 import hashlib
 import io
 import os
+import posixpath
+import shlex
 import shutil
 import stat as st
 import sys
@@ -31,8 +33,9 @@ import tarfile
 import tempfile
 from pathlib import Path, PurePosixPath
 
+from ..core.errors import printable
 from . import qemu as target
-from .base import TargetError
+from .base import TargetError, control_char
 from .initramfs import cpio_entry, overlay_files
 from .qemu import TargetFiles, TargetSpec
 
@@ -182,6 +185,13 @@ def _run(cmd: list[str], what: str, timeout_s: float = 1800, stderr_only: bool =
                        stderr_only=stderr_only)
 
 
+def essential_hook(stage: Path) -> str:
+    """mmdebstrap's essential hook copying ``stage`` into the tree: a shell command (mmdebstrap
+    runs it with ``sh -c``, the tree as $1), so the path is quoted for the shell (the cache
+    folder is the user's, $XDG_CACHE_HOME, any name)."""
+    return f'cp -a {shlex.quote(str(stage) + "/.")} "$1"/'
+
+
 def build(s: TargetSpec, d: Path, log: bool = True) -> TargetFiles:
     """Build the root filesystem image, kernel and initrd into ``d`` (minutes; needs root for
     mmdebstrap's root mode and for the image's file ownership)."""
@@ -203,7 +213,7 @@ def build(s: TargetSpec, d: Path, log: bool = True) -> TargetFiles:
         # postinst makes the initrd, so it is made once, with MODULES=list
         _run(["mmdebstrap", "--variant=minbase", f"--include={','.join(PACKAGES)}",
               "--dpkgopt=path-exclude=/usr/share/doc/*", "--dpkgopt=path-exclude=/usr/share/locale/*",
-              f'--essential-hook=cp -a {stage}/. "$1"/',
+              f"--essential-hook={essential_hook(stage)}",
               "--customize-hook=" + CUSTOMIZE.format(prune=" ".join(PRUNE_MODULES)),
               SUITE, str(tree), MIRROR], "mmdebstrap")
         kernels = sorted((tree / "boot").glob("vmlinuz-*"))
@@ -324,28 +334,59 @@ def overlay_entries(root: Path) -> list[tuple[str, bytes, int]]:
     return sorted(overlay_files(root))
 
 
-def _debugfs_script(entries: list[tuple[str, bytes, int]], tmp: Path) -> str:
+# How debugfs reads its -f script (e2fsprogs debugfs/debugfs.c source_file, lib/ss/parse.c and
+# execute_cmd.c): a line at a time, through fgets into a BUFSIZ (8192-byte) buffer, so a longer
+# line goes on as a second command; a line that starts with "!" is run by the host's shell (as
+# root, when bootlens is); a line is split at spaces and tabs, and inside "..." a doubled "" is
+# one quote, nothing else is special. So every name and link target is quoted, none may hold a
+# control character (a newline would end the line and start a command of its own), and no line
+# may reach the buffer's end. A name of the form <N> is an inode number to the commands that
+# take a file (sif, cd), so those get absolute paths, which start with "/".
+DEBUGFS_LINE_MAX = 8190  # BUFSIZ - 1 for the newline, - 1 for the NUL
+
+
+def debugfs_quoted(text: str) -> str:
+    """``text`` as one argument of a debugfs command: in double quotes, a quote doubled."""
+    return '"' + text.replace('"', '""') + '"'
+
+
+def _debugfs_script(entries: list[tuple[str, bytes, int]], tmp: Path, where: str = "overlay") -> str:
     """debugfs commands laying the entries over the image: parents made, old entries removed,
-    files written root-owned with the overlay's permissions, symlinks made."""
+    files written root-owned with the overlay's permissions, symlinks made. An entry whose path
+    leaves the root or whose path or link target holds a control character is refused
+    (TargetError naming ``where`` and the entry): it would be a command of its own."""
+    q = debugfs_quoted
     lines: list[str] = []
-    made: set[str] = set()
+    made: set[PurePosixPath] = set()
     for i, (path, data, mode) in enumerate(entries):
+        first = len(lines)
         p = PurePosixPath("/" + path.lstrip("/"))
-        if ".." in p.parts or any(c.isspace() or c in "\"'\\" for c in path):
-            raise TargetError(f"overlay file {path!r}: not a plain path inside the root filesystem")
+        target = data.decode("utf-8", "surrogateescape") if st.S_ISLNK(mode) else ""
+        name = f"{where}: '{printable(path)}'"
+        if ".." in p.parts or not p.name:
+            raise TargetError(f"{name}: not a path inside the root filesystem")
+        if control_char(path):
+            raise TargetError(f"{name}: a control character (newline, NUL, ...) in the name; refused, it would "
+                              "reach debugfs as a command of its own")
+        if control_char(target):
+            raise TargetError(f"{name}: a control character (newline, NUL, ...) in the link target; refused, "
+                              "it would reach debugfs as a command of its own")
         for parent in reversed(p.parents[:-1]):
-            if str(parent) not in made:
-                # from /, relative: debugfs resolves the "" before a leading / as the current directory
-                lines += ["cd /", f"mkdir {str(parent).lstrip('/')}"]  # "already exists" when it does: harmless
-                made.add(str(parent))
-        lines += [f"cd {p.parent}", f"rm {p.name}"]
+            if parent not in made:  # "already exists" when it does: harmless
+                lines += [f"cd {q(str(parent.parent))}", f"mkdir {q(parent.name)}"]
+                made.add(parent)
+        lines += [f"cd {q(str(p.parent))}", f"rm {q(p.name)}"]
         if st.S_ISLNK(mode):
-            lines.append(f"symlink {p.name} {data.decode('utf-8', 'surrogateescape')}")
+            lines.append(f"symlink {q(p.name)} {q(target)}")
         else:
             src = tmp / f"f{i}"
             src.write_bytes(data)
-            lines += [f"write {src} {p.name}", f"sif {p.name} mode 0{st.S_IFREG | (mode & 0o7777 or 0o644):o}",
-                      f"sif {p.name} uid 0", f"sif {p.name} gid 0"]
+            lines += [f"write {q(str(src))} {q(p.name)}",
+                      f"sif {q(str(p))} mode 0{st.S_IFREG | (mode & 0o7777 or 0o644):o}",
+                      f"sif {q(str(p))} uid 0", f"sif {q(str(p))} gid 0"]
+        if any(len(ln.encode("utf-8", "surrogateescape")) > DEBUGFS_LINE_MAX for ln in lines[first:]):
+            raise TargetError(f"{name}: path or link target too long for a debugfs command line "
+                              f"({DEBUGFS_LINE_MAX} bytes)")
     return "\n".join(lines) + "\n"
 
 
@@ -361,7 +402,7 @@ def overlay_image(tf: TargetFiles, overlay: Path) -> Path:
     base = tf.rootfs.stat()
     h = hashlib.sha256(f"{base.st_size}:{base.st_mtime_ns}".encode())
     for path, data, mode in entries:
-        h.update(f"\0{path}\0{mode}\0{len(data)}\0".encode() + data)
+        h.update(f"\0{path}\0{mode}\0{len(data)}\0".encode("utf-8", "surrogateescape") + data)
     cache = tf.rootfs.parent / "overlays"
     cache.mkdir(exist_ok=True)
     image = cache / f"{h.hexdigest()[:20]}.ext4"
@@ -373,12 +414,14 @@ def overlay_image(tf: TargetFiles, overlay: Path) -> Path:
         _run(["cp", "--sparse=always", "--reflink=auto", str(tf.rootfs), str(work)], "copying the image")
         if entries:
             script = Path(tmp) / "debugfs.cmd"
-            script.write_text(_debugfs_script(entries, Path(tmp)))
+            # bytes as named (a non-UTF-8 name stays its bytes)
+            script.write_bytes(_debugfs_script(entries, Path(tmp), f"overlay {printable(str(overlay))}")
+                               .encode("utf-8", "surrogateescape"))
             # debugfs carries on past a failed command and exits 0: its errors are on stderr
             err = _run(["debugfs", "-w", "-f", str(script), str(work)], "debugfs", stderr_only=True)
             bad = [ln for ln in err.splitlines() if ln.strip() and not any(x in ln for x in _HARMLESS)]
             if bad:
-                raise TargetError(f"laying {overlay} over the image: debugfs: {bad[0]}")
+                raise TargetError(f"laying {printable(str(overlay))} over the image: debugfs: {printable(bad[0])}")
         os.replace(work, image)
     for old in sorted(cache.glob("*.ext4"), key=lambda p: p.stat().st_mtime, reverse=True)[KEEP_IMAGES:]:
         old.unlink(missing_ok=True)
@@ -395,16 +438,32 @@ def collect_disk(path: Path) -> None:
 
 
 def read_collection(disk: Path, dest: Path) -> list[str]:
-    """Unpack the tar the guest wrote onto ``disk`` into ``dest``; the names of the files."""
+    """Unpack the tar the guest wrote onto ``disk`` into ``dest``; the names of the files, as
+    written inside ``dest``. Its regular files only, each through Python's ``data`` extraction
+    filter (:func:`tarfile.data_filter`: a leading / dropped, modes made safe, nothing outside
+    ``dest``); a member that would leave ``dest`` refuses the whole collection, before anything is
+    written (the tar is what a guest wrote, so untrusted)."""
     try:
         with tarfile.open(disk, "r:") as tar:
-            members = [m for m in tar.getmembers() if m.isfile()]
+            if not tar.getmembers():  # the disk as made: zeros read as an empty tar
+                raise tarfile.ReadError("the disk is blank")
+            try:
+                # normpath: a '..' the filter lets through (it stays inside dest) makes tarfile's
+                # own os.makedirs fail (FileExistsError on 'a/..', Python 3.11)
+                members = [m.replace(name=posixpath.normpath(m.name), deep=False)
+                           for m in (tarfile.data_filter(m, str(dest)) for m in tar.getmembers() if m.isfile())]
+            except tarfile.FilterError as e:
+                raise TargetError(f"the collection the guest wrote onto its second disk holds an unsafe member, "
+                                  f"refused (nothing extracted): {printable(str(e))}") from None
             dest.mkdir(parents=True, exist_ok=True)
             tar.extractall(dest, members=members, filter="data")
+    except OSError as e:
+        raise TargetError(f"unpacking the guest's collection into {printable(str(dest))}: {printable(str(e))}") \
+            from None
     except tarfile.TarError as e:
-        raise TargetError(f"the guest wrote no collection onto its second disk ({e}); is "
+        raise TargetError(f"the guest wrote no collection onto its second disk ({printable(str(e))}); is "
                           f"bootlens-collect.service in the image and {COLLECT_ARG} on the command line?") from None
-    return sorted(PurePosixPath(m.name).as_posix().removeprefix("./") for m in members)
+    return sorted(m.name for m in members)
 
 
 def image_sizes(tf: TargetFiles) -> dict[str, int]:

@@ -77,12 +77,13 @@ def write_overlay(into: Path, user_overlay: Path | None, app: bytes) -> Path:
     from .initramfs import copy_overlay, write_executables
 
     copy_overlay(into, user_overlay)
-    return write_executables(into, {DUMP_SCRIPT: DUMP.encode(), "bin/poweroff": POWEROFF.encode(),
-                                    "usr/bin/app": hooked_app(_read(into / "usr/bin/app") or app)})
-
-
-def _read(path: Path) -> bytes | None:
-    return path.read_bytes() if path.is_file() else None
+    files = {DUMP_SCRIPT: DUMP.encode(), "bin/poweroff": POWEROFF.encode()}
+    user_app = into / "usr/bin/app"
+    # a link is the guest's to resolve, never read on the host (it may name a host file): kept
+    # as it is, like an application that is not a script
+    if not user_app.is_symlink():
+        files["usr/bin/app"] = hooked_app(user_app.read_bytes() if user_app.is_file() else app)
+    return write_executables(into, files)
 
 
 def hooked_app(app: bytes) -> bytes:
