@@ -13,8 +13,8 @@ from ..core.errors import BootlensError
 # what ends a command, without click (the fast path of ``analyze`` shares them); imported back
 # here, their home before
 from .exits import (EXIT_ERROR as EXIT_ERROR, EXIT_NOT_READY as EXIT_NOT_READY, echo as echo, exit_now as exit_now,
-                    fail as fail, is_devnull as is_devnull, release_closed_outputs as release_closed_outputs,
-                    say as say, write_output as write_output)
+                    fail as fail, guarded as guarded, is_devnull as is_devnull, output_failed as output_failed,
+                    release_closed_outputs as release_closed_outputs, say as say, write_output as write_output)
 
 
 class OneLineUsageError(click.UsageError):
@@ -71,48 +71,39 @@ def one_line_message(e: click.UsageError) -> str:
 class QuietPipeGroup(click.Group):
     """Every command ends quietly when its reader goes away (``bootlens analyze big.log | head
     -1``, ``bootlens --help | head -3``), as ``cat`` does: no traceback, no "Broken pipe", exit 0
-    (click alone exits 1); a usage error is one line (:class:`OneLineUsageError`)."""
+    (click alone exits 1); in one line when standard output fails otherwise (``> /dev/full``:
+    :func:`.exits.guarded`); a usage error is one line (:class:`OneLineUsageError`)."""
 
     group_class = type  # ``target`` and any other subgroup behave the same
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        return guarded(lambda: super(QuietPipeGroup, self).main(*args, **kwargs))
 
     def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
                      **extra: Any) -> click.Context:
         try:
             return super().make_context(info_name, args, parent, **extra)
-        except BrokenPipeError:  # --help into a closed pipe
-            if not release_closed_outputs():
-                raise
-            raise click.exceptions.Exit(0) from None
+        except OSError as e:  # --help into a closed pipe or /dev/full
+            raise click.exceptions.Exit(_output_failed(e)) from None
         except click.UsageError as e:
             raise OneLineUsageError.of(e) from None
 
     def invoke(self, ctx: click.Context) -> object:
-        was_null = is_devnull(1)
         try:
             return super().invoke(ctx)
-        except BrokenPipeError:
-            if not release_closed_outputs():
-                raise  # some other pipe (a socket): not ours to hide
-            ctx.exit(0)
+        except OSError as e:  # before click's main, which ends a closed pipe with exit 1
+            ctx.exit(_output_failed(e))
         except click.UsageError as e:
             raise OneLineUsageError.of(e) from None
-        except SystemExit as e:
-            # rich's Console meets a closed pipe by pointing standard output at /dev/null and
-            # exiting 1 (Console.on_broken_pipe): that exit, and only that one, becomes 0
-            if e.code == 1 and not was_null and is_devnull(1):
-                ctx.exit(0)
-            raise
 
 
-
-
-
-
-
-
-
-
-
+def _output_failed(e: OSError) -> int:
+    """:func:`.exits.output_failed`'s exit code, or ``e`` raised again when it is not standard
+    output's."""
+    code = output_failed(e)
+    if code is None:
+        raise e
+    return code
 
 
 # --- bootlens.toml -------------------------------------------------------------------------
