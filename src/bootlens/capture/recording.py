@@ -22,7 +22,7 @@ from typing import Any
 import orjson
 
 from .. import __version__
-from ..core.errors import BootlensError, InputError, printable
+from ..core.errors import BootlensError, InputError, printable, refuse_special_file
 # the check every log goes through lives apart, so that a plain log does not import this module
 from .recording_sniff import FORMAT as FORMAT
 from .recording_sniff import is_recording as is_recording
@@ -291,6 +291,7 @@ def read_recording(path: str, raw: bytes | None = None) -> Recording:
     counted in ``bad_records``, never fatal.
     """
     if raw is None:
+        refuse_special_file(path)
         try:
             with open(path, "rb") as f:
                 raw = f.read()
@@ -345,17 +346,24 @@ def _loads_header(line: bytes) -> Any:
     try:
         return json.loads(line)
     except (ValueError, RecursionError) as e:  # int-limit overflow is a ValueError too
-        raise orjson.JSONDecodeError(str(e), line.decode("utf-8", "replace"), 0) from None
+        doc = line.decode("utf-8", "replace")
+        raise orjson.JSONDecodeError(str(e), doc, min(getattr(e, "pos", 0), len(doc))) from None
+
+
+class NotARecording(InputError):
+    """A file that is not a recording at all (a console log given where a recording is read)."""
 
 
 def _read_header(path: str, line: bytes) -> tuple[Header, list[str]]:
     """The header, and a warning for each field replaced by a safe value."""
+    if not is_recording(line[:512]):
+        raise NotARecording(path, "not a bootlens recording: its first line is no recording header")
     try:
         h = _loads_header(line)
-    except orjson.JSONDecodeError as e:
-        raise InputError(path, f"not a bootlens recording (bad header line: {str(e).split(':')[0]})") from None
+    except orjson.JSONDecodeError as e:  # the parser's own words ("Expecting value") say nothing to a user
+        raise InputError(path, f"bad header line: not valid JSON (at column {e.colno})") from None
     if not isinstance(h, dict) or h.get("format") != FORMAT:
-        raise InputError(path, "not a bootlens recording (bad header line)")
+        raise NotARecording(path, "not a bootlens recording: its first line is no recording header")
     raw_version = h.get("format_version", 1)
     version = _int(raw_version, 1, MAX_NS)
     if version is None:

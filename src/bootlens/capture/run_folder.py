@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..core.errors import printable
 from ..core.options import MarkerSpec, ParseOptions
 
 TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/performance.md step 23)
@@ -33,23 +34,48 @@ def read_run_meta(folder: Path) -> dict[str, object]:
     return dict(meta) if isinstance(meta, dict) else {}
 
 
-def run_markers(folder: Path) -> tuple[MarkerSpec, ...]:
-    """The markers a run folder was captured with (empty when it has no readable run.json)."""
-    try:
-        meta: Any = read_run_meta(folder)  # any JSON: what is not a map of markers is no marker
-        return tuple(MarkerSpec.parse(f"{k}={v}") for k, v in dict(meta.get("markers", {})).items())
-    except (OSError, AttributeError, TypeError, ValueError):
-        return ()
-
-
 def run_options(folder: Path, markers: tuple[MarkerSpec, ...] = ()) -> ParseOptions:
+    """How to read a run folder's boots (:func:`read_run_options` without its problems)."""
+    return read_run_options(folder, markers)[0]
+
+
+def read_run_options(folder: Path, markers: tuple[MarkerSpec, ...] = ()) -> tuple[ParseOptions, tuple[str, ...]]:
     """How to read a run folder's boots: its markers (``markers``, the user's, win when given), on
-    the guest's clocks when it was booted in the deterministic mode (run.json ``"clock": "guest"``)."""
+    the guest's clocks when it was booted in the deterministic mode (run.json ``"clock": "guest"``);
+    and what is wrong in its run.json, one line each naming the file and the key (for a warning:
+    what is wrong is not used, the rest is). A folder without run.json (logs) has no problem."""
+    import orjson
+
+    where = printable(str(folder / RUN_META))
+    problems: list[str] = []
+    meta: Any = {}
     try:
-        guest = read_run_meta(folder).get("clock") == "guest"
-    except (OSError, ValueError):
-        guest = False
-    return ParseOptions(markers or run_markers(folder), guest_clock=guest)
+        meta = orjson.loads((folder / RUN_META).read_bytes())
+    except FileNotFoundError:
+        pass
+    except OSError as e:
+        problems.append(f"{where}: cannot read ({e.strerror or e}): its markers and clock are not used")
+    except orjson.JSONDecodeError as e:
+        problems.append(f"{where}: not valid JSON (line {e.lineno}, column {e.colno}): its markers and clock "
+                        "are not used")
+    if not isinstance(meta, dict):
+        problems.append(f"{where}: not a JSON object: its markers and clock are not used")
+        meta = {}
+    found: list[MarkerSpec] = []
+    table = meta.get("markers", {})
+    if not isinstance(table, dict):
+        problems.append(f"{where}: markers: expected an object of NAME: REGEX; not used")
+        table = {}
+    for name, rx in table.items():
+        try:
+            if not isinstance(rx, str):
+                raise ValueError(f"expected a pattern (text), got {type(rx).__name__}")
+            found.append(MarkerSpec.of(name, rx))
+        except ValueError as e:
+            problems.append(f"{where}: markers.{printable(name)}: {e}; this marker is not used")
+    if markers:  # the user's win, and what is wrong with run.json's is not theirs to hear
+        problems = [p for p in problems if f"{where}: markers" not in p]
+    return ParseOptions(markers or tuple(found), guest_clock=meta.get("clock") == "guest"), tuple(problems)
 
 
 def folder_files(folder: Path) -> list[Path]:

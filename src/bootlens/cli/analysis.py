@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 import click
 
-from ..core.errors import BootlensError, UsageError
+from ..core.errors import BootlensError, InputError, UsageError
 from .analyzecmd import run_analyze, side_setups, with_side_inputs
 from .common import exit_now as _exit_now, fail as _fail, write_output as _write_output
 from .group import main
@@ -86,10 +86,13 @@ def analyze(inputs: tuple[str, ...], as_json: bool, summary: bool, top: int, mar
 @click.option("-o", "--output", metavar="FILE", help="Write here instead of standard output.")
 def export(recording: str, fmt: str, no_wire: bool, restart: bool, output: str | None) -> None:
     """Turn a recording into plain text or grabserial -t format."""
-    from ..capture.recording import read_recording, to_grabserial
+    from ..capture.recording import NotARecording, read_recording, to_grabserial
 
     try:
         rec = read_recording(recording)
+    except NotARecording as e:  # e.g. a console log: say what export reads
+        _fail(InputError(e.source, f"{e.reason}: export reads a recording written by `bootlens capture -o FILE` "
+                         "(a console log is text already)"))
     except BootlensError as e:
         _fail(e)
     for w in rec.warnings:

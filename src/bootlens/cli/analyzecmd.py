@@ -58,7 +58,7 @@ def run_analyze(inputs: tuple[str, ...], as_json: bool, summary: bool, top: int,
     from ..render.terminal import render_groups, summary_lines, warning_lines
 
     if summary:  # for scripts: the lines on standard output, and one line on standard error at most
-        warned = sum(len(warning_lines(g.analysis)) for g in groups)
+        warned = sum(len(warning_lines(g.analysis, g.name if g.folder else None)) for g in groups)
         if warned:
             echo(f"bootlens: {warned} warning{'s' if warned != 1 else ''} (without --summary: each one)",
                  err=True)
@@ -137,5 +137,5 @@ def _print_chains(groups: list[Group], dump: str | None, as_json: bool) -> None:
             for line in chain_lines(b, c, width) + systemd_chain_lines(b, c):
                 echo(line)
     for g in groups:
-        for w in warning_lines(g.analysis):
+        for w in warning_lines(g.analysis, g.name if g.folder else None):
             echo(w, err=True)

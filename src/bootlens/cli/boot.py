@@ -285,6 +285,7 @@ class _RepeatType(_ParamBase):
     """--repeat: a number of boots (1 to 1000) or 'auto'."""
 
     name = "N|auto"
+    expected = "a whole number from 1 to 1000, or 'auto'"  # bootlens.toml's message (cli.configschema)
 
     def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> int | str:
         text = str(value).strip().lower()

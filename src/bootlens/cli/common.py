@@ -13,8 +13,8 @@ from ..core.errors import BootlensError
 # what ends a command, without click (the fast path of ``analyze`` shares them); imported back
 # here, their home before
 from .exits import (EXIT_ERROR as EXIT_ERROR, EXIT_NOT_READY as EXIT_NOT_READY, echo as echo, exit_now as exit_now,
-                    fail as fail, is_devnull as is_devnull, release_closed_outputs as release_closed_outputs,
-                    say as say, write_output as write_output)
+                    fail as fail, guarded as guarded, is_devnull as is_devnull, output_failed as output_failed,
+                    release_closed_outputs as release_closed_outputs, say as say, write_output as write_output)
 
 
 class OneLineUsageError(click.UsageError):
@@ -71,48 +71,39 @@ def one_line_message(e: click.UsageError) -> str:
 class QuietPipeGroup(click.Group):
     """Every command ends quietly when its reader goes away (``bootlens analyze big.log | head
     -1``, ``bootlens --help | head -3``), as ``cat`` does: no traceback, no "Broken pipe", exit 0
-    (click alone exits 1); a usage error is one line (:class:`OneLineUsageError`)."""
+    (click alone exits 1); in one line when standard output fails otherwise (``> /dev/full``:
+    :func:`.exits.guarded`); a usage error is one line (:class:`OneLineUsageError`)."""
 
     group_class = type  # ``target`` and any other subgroup behave the same
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        return guarded(lambda: super(QuietPipeGroup, self).main(*args, **kwargs))
 
     def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
                      **extra: Any) -> click.Context:
         try:
             return super().make_context(info_name, args, parent, **extra)
-        except BrokenPipeError:  # --help into a closed pipe
-            if not release_closed_outputs():
-                raise
-            raise click.exceptions.Exit(0) from None
+        except OSError as e:  # --help into a closed pipe or /dev/full
+            raise click.exceptions.Exit(_output_failed(e)) from None
         except click.UsageError as e:
             raise OneLineUsageError.of(e) from None
 
     def invoke(self, ctx: click.Context) -> object:
-        was_null = is_devnull(1)
         try:
             return super().invoke(ctx)
-        except BrokenPipeError:
-            if not release_closed_outputs():
-                raise  # some other pipe (a socket): not ours to hide
-            ctx.exit(0)
+        except OSError as e:  # before click's main, which ends a closed pipe with exit 1
+            ctx.exit(_output_failed(e))
         except click.UsageError as e:
             raise OneLineUsageError.of(e) from None
-        except SystemExit as e:
-            # rich's Console meets a closed pipe by pointing standard output at /dev/null and
-            # exiting 1 (Console.on_broken_pipe): that exit, and only that one, becomes 0
-            if e.code == 1 and not was_null and is_devnull(1):
-                ctx.exit(0)
-            raise
 
 
-
-
-
-
-
-
-
-
-
+def _output_failed(e: OSError) -> int:
+    """:func:`.exits.output_failed`'s exit code, or ``e`` raised again when it is not standard
+    output's."""
+    code = output_failed(e)
+    if code is None:
+        raise e
+    return code
 
 
 # --- bootlens.toml -------------------------------------------------------------------------
@@ -154,8 +145,9 @@ def opt_name(p: click.Parameter) -> str:
 
 def apply_config(ctx: click.Context, explicit: str | None, disabled: bool) -> None:
     """Find and read bootlens.toml (or ``explicit``), check every key against the options of
-    the commands, and make its values the defaults of the command about to run (click's
-    ``default_map``); a one-line error names the file and the key."""
+    the commands (:mod:`.configschema`), and make its values the defaults of the command about
+    to run (click's ``default_map``); a bad value is a one-line error naming the file and the
+    key, keys no command has are one warning line."""
     if disabled:  # before the imports: --no-config need not import the reader
         return
     from ..core.config import find_config, read_config
@@ -168,91 +160,16 @@ def apply_config(ctx: click.Context, explicit: str | None, disabled: bool) -> No
         path = find_config(os.getcwd())  # os, not pathlib: most runs find no file (start-up)
     if path is None:
         return
+    from .configschema import config_default_map
+
     assert isinstance(ctx.command, click.Group)
     try:
-        ctx.default_map = config_default_map(ctx.command, read_config(path))
+        ctx.default_map, unknown = config_default_map(ctx.command, read_config(path))
     except BootlensError as e:
         fail(e)
+    if unknown:
+        from ..core.errors import printable
+
+        say(f"bootlens: warning: {printable(str(path))}: unknown key{'s' if len(unknown) > 1 else ''} ignored: "
+            + "; ".join(unknown))
     ctx.meta[CONFIG_META] = path
-
-
-def config_default_map(root: click.Group, cfg: Any) -> dict[str, Any]:
-    """click's ``default_map`` for every command from a :class:`bootlens.core.config.Config`."""
-    from difflib import get_close_matches
-
-    from ..core.config import ConfigError
-
-    commands: dict[str, click.Command] = {}
-
-    def walk(g: click.Group, prefix: str) -> None:
-        for n, c in g.commands.items():
-            if isinstance(c, click.Group):
-                walk(c, f"{prefix}{n}.")
-            else:
-                commands[f"{prefix}{n}"] = c
-
-    walk(root, "")
-    for name in cfg.commands:
-        if name not in commands:
-            near = get_close_matches(name, list(commands), 1)
-            raise ConfigError(cfg.path, f"[{name}]: no such command" + (f" (did you mean [{near[0]}]?)" if near else ""))
-    def options(c: click.Command) -> dict[str, click.Option]:  # every long name, as a key
-        return {o.lstrip("-"): p for p in c.params if isinstance(p, click.Option) for o in p.opts if o[:2] == "--"}
-
-    everywhere = {k for c in commands.values() for k in options(c)}
-    for key in cfg.shared:
-        if key not in everywhere:
-            near = get_close_matches(key, sorted(everywhere), 1)
-            raise ConfigError(cfg.path, f"{key}: no command has the option --{key}"
-                              + (f" (did you mean {near[0]}?)" if near else ""))
-    out: dict[str, Any] = {}
-    for name, cmd in commands.items():
-        opts = options(cmd)
-        values: dict[str, Any] = {}
-        own = cfg.commands.get(name, {})
-        for key in own:
-            if key not in opts:
-                near = get_close_matches(key, sorted(opts), 1)
-                raise ConfigError(cfg.path, f"[{name}] {key}: bootlens {name.replace('.', ' ')} has no --{key}"
-                                  + (f" (did you mean {near[0]}?)" if near else ""))
-        for where, src in (("", cfg.shared), (f"[{name}] ", own)):
-            for key, v in src.items():
-                if key in opts:
-                    values[opts[key].name or key] = _checked(cfg.path, f"{where}{key}", opts[key], cmd, v)
-        # the shared ready pattern is the ready marker of the commands that take --marker
-        ready = cfg.shared.get("ready")
-        if ready is not None and "marker" in opts and "ready" not in opts and "marker" not in own:
-            key = opts["marker"].name or "marker"
-            markers = list(values.get(key, ()))
-            if not any(str(m).startswith("ready=") for m in markers):
-                values[key] = _checked(cfg.path, "ready", opts["marker"], cmd, [*markers, f"ready={ready}"])
-        if values:
-            node = out
-            *groups, leaf = name.split(".")
-            for g in groups:
-                node = node.setdefault(g, {})
-            node[leaf] = values
-    return out
-
-
-def _checked(path: Any, where: str, p: click.Option, cmd: click.Command, value: Any) -> Any:
-    """``value`` as the option would take it from the command line, or a ConfigError."""
-    from ..core.config import ConfigError
-
-    if p.multiple and not isinstance(value, list):
-        value = [value]
-    if isinstance(value, list) and not p.multiple:
-        raise ConfigError(path, f"{where}: one value expected, not a list")
-    items = value if isinstance(value, list) else [value]
-    if any(isinstance(x, (dict, list)) for x in items):
-        raise ConfigError(path, f"{where}: expected {'a list of ' if p.multiple else ''}plain values")
-    if p.is_flag and not all(isinstance(x, bool) for x in items):
-        raise ConfigError(path, f"{where}: expected true or false")
-    if not p.is_flag:  # as typed on a command line: a TOML number for a choice of "8", "1.5"
-        items = [str(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else x for x in items]
-    value = items if p.multiple else items[0]
-    try:
-        p.type_cast_value(click.Context(cmd), value)
-    except click.BadParameter as e:
-        raise ConfigError(path, f"{where}: {' '.join(e.message.split())}") from None
-    return value

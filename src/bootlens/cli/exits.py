@@ -1,5 +1,6 @@
 """How every command ends, without click: the exit codes, a line on standard error, the
-one-line error, exiting without teardown, writing an output file, a reader that went away.
+one-line error, exiting without teardown, writing an output file, standard output that fails
+(a reader that went away, a full disk: :func:`guarded`, the one place that decides).
 
 Apart from :mod:`.common` (which imports these back) so that ``bootlens analyze``'s fast path
 (:mod:`.fastpath`) ends exactly as the click command does without importing click (~25 ms of a
@@ -8,6 +9,7 @@ small log's start-up; docs/performance.md, step 18).
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 
@@ -15,7 +17,7 @@ from ..core.errors import BootlensError, UsageError
 
 TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/performance.md step 23)
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
     from typing import Any, NoReturn
 
 # Exit codes (README, "Exit codes"): 0 done; 1 a bug (a traceback); 2 an error (bad input or
@@ -38,11 +40,19 @@ def echo(text: str = "", err: bool = False) -> None:
 
 
 def say(text: str) -> None:
-    """One line on standard error; nothing if its reader has gone (the exit code still counts)."""
+    """One line on standard error; nothing if it cannot be written (its reader has gone, or it is
+    a full disk: there is nowhere left to say it, and the exit code still counts)."""
     try:
         echo(text, err=True)
-    except BrokenPipeError:
-        release_closed_outputs()
+    except OSError:
+        _to_devnull(2)
+
+
+def _to_devnull(fd: int) -> None:
+    """Point ``fd`` at /dev/null: nothing written to it later (Python's final flush) can fail."""
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, fd)
+    os.close(null)
 
 
 def is_devnull(fd: int) -> bool:
@@ -68,9 +78,7 @@ def release_closed_outputs() -> bool:
         except (OSError, ValueError):
             continue
         if gone:
-            null = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(null, fd)
-            os.close(null)
+            _to_devnull(fd)
             closed = True
     return closed
 
@@ -122,3 +130,95 @@ def fail(e: BootlensError) -> NoReturn:
     """The one-line error and its exit code (kept when standard error has no reader)."""
     say(f"bootlens: error: {e}")
     sys.exit(e.exit_code)
+
+
+# --- standard output that fails -------------------------------------------------------------
+# Standard output fails in two ways: its reader goes away (``bootlens analyze x | head -1``: a
+# quiet exit 0, as cat ends) or the write itself fails (``> /dev/full``, a full disk, EIO on a
+# hung-up terminal: one line and exit 2). A failing write raises the same OSError wherever it
+# comes from (rich, the JSON writers, click.echo, an output file), so standard output is made
+# to mark its own failures (:class:`_MarkedOutput`): only those are said to be standard
+# output's; any other OSError stays what it is.
+
+_failed: list[OSError] = []  # the error standard output's last failed write raised
+
+
+class _MarkedOutput(io.FileIO):
+    """File descriptor 1 as Python writes it, remembering each error its writes raise."""
+
+    def write(self, b: Any) -> int:
+        try:
+            return super().write(b)
+        except OSError as e:
+            _failed[:] = [e]  # the last: the one on its way up
+            raise
+
+
+def mark_stdout() -> None:
+    """Put :class:`_MarkedOutput` under ``sys.stdout`` (same encoding and buffering), when
+    sys.stdout is the process's own (not a test's capture)."""
+    out = sys.stdout
+    if out is None or out is not sys.__stdout__ or not isinstance(out, io.TextIOWrapper):
+        return
+    buf: Any = out.buffer
+    raw: Any = getattr(buf, "raw", buf)  # PYTHONUNBUFFERED: the text layer writes to the FileIO itself
+    try:
+        if isinstance(raw, _MarkedOutput) or raw.fileno() != 1:
+            return
+        out.flush()
+    except (OSError, ValueError):
+        return
+    mine = _MarkedOutput(1, "w", closefd=False)
+    sys.stdout = io.TextIOWrapper(mine if buf is raw else io.BufferedWriter(mine), encoding=out.encoding,
+                                  errors=out.errors, newline="\n", line_buffering=out.line_buffering,
+                                  write_through=out.write_through)
+
+
+def output_failed(e: OSError) -> int | None:
+    """The exit code after ``e``, when ``e`` is standard output failing: 0 when its reader has
+    gone (quietly), else :data:`EXIT_ERROR` after one line saying why; None when ``e`` is not
+    standard output's (the caller lets it go on)."""
+    ours = any(f is e for f in _failed)
+    if isinstance(e, BrokenPipeError) and (release_closed_outputs() or ours):
+        if ours:
+            _to_devnull(1)
+        return 0
+    if not ours:
+        return None
+    _to_devnull(1)  # what is still buffered goes nowhere, quietly, at exit
+    say(f"bootlens: error: cannot write to standard output: {e.strerror or e}")
+    return EXIT_ERROR
+
+
+def guarded(fn: Callable[[], Any]) -> Any:
+    """Run a whole command (``fn``) so that standard output failing ends it in one line
+    (:func:`output_failed`); standard output is flushed here, inside, not by Python at exit
+    (where a failure is "Exception ignored ... OSError" on standard error and exit 120).
+    Returns what ``fn`` returns; raises SystemExit with the command's exit code otherwise."""
+    mark_stdout()
+    was_null = is_devnull(1)
+    ended: SystemExit | None = None
+    try:
+        rv = fn()
+    except SystemExit as e:
+        ended = e
+        # rich's Console meets a closed pipe by pointing standard output at /dev/null and
+        # exiting 1 (Console.on_broken_pipe): that exit, and only that one, becomes 0
+        if e.code == 1 and not was_null and is_devnull(1):
+            ended = SystemExit(0)
+    except OSError as e:
+        code = output_failed(e)
+        if code is None:
+            raise
+        ended = SystemExit(code)
+    try:
+        sys.stdout.flush()
+    except OSError as e:
+        code = output_failed(e)
+        if code is None:
+            raise
+        if code or ended is None:  # a closed pipe at the end keeps the command's own exit code
+            ended = SystemExit(code)
+    if ended is not None:
+        raise ended from None
+    return rv

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import sys
 
-from .exits import echo, is_devnull, release_closed_outputs
+from .exits import echo, guarded, output_failed
 
 TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/performance.md step 23)
 if TYPE_CHECKING:
@@ -104,7 +104,8 @@ def analyze_kwargs(args: list[str]) -> dict[str, Any] | None:
 
 def main() -> None:
     """``bootlens``: analyze through the fast path when :func:`analyze_kwargs` can read the
-    command line, else the click group; either way the same exit codes and output."""
+    command line, else the click group; either way the same exit codes and output, standard
+    output's failures ended by :func:`.exits.guarded` (the click group's own main is guarded)."""
     kwargs = analyze_kwargs(sys.argv[1:])
     if kwargs is None:
         from .group import main as group
@@ -113,29 +114,26 @@ def main() -> None:
         return
     from .analyzecmd import run_analyze
 
-    # what click's group (QuietPipeGroup.invoke) and its standalone main do around a command
-    was_null = is_devnull(1)
-    try:
-        run_analyze(**kwargs)
-    except BrokenPipeError:
-        if release_closed_outputs():
-            sys.exit(0)
-        # some other pipe: click's own ending, whose wrapper click 8.2 made private (the public
-        # name is a deprecated alias, gone in click 9)
-        import click.utils as click_utils
+    def run() -> None:
+        # what click's standalone main does around a command
+        try:
+            run_analyze(**kwargs)
+        except BrokenPipeError as e:
+            code = output_failed(e)
+            if code is not None:
+                sys.exit(code)
+            # some other pipe: click's own ending, whose wrapper click 8.2 made private (the
+            # public name is a deprecated alias, gone in click 9)
+            import click.utils as click_utils
 
-        wrap = getattr(click_utils, "_PacifyFlushWrapper", None) or getattr(click_utils, "PacifyFlushWrapper")
-        sys.stdout = wrap(sys.stdout)
-        sys.stderr = wrap(sys.stderr)
-        sys.exit(1)
-    except SystemExit as e:
-        # rich's Console meets a closed pipe by pointing standard output at /dev/null and
-        # exiting 1 (Console.on_broken_pipe): that exit, and only that one, becomes 0
-        if e.code == 1 and not was_null and is_devnull(1):
-            sys.exit(0)
-        raise
-    except (KeyboardInterrupt, EOFError):
-        echo(err=True)
-        echo("Aborted!", err=True)
-        sys.exit(1)
+            wrap = getattr(click_utils, "_PacifyFlushWrapper", None) or getattr(click_utils, "PacifyFlushWrapper")
+            sys.stdout = wrap(sys.stdout)
+            sys.stderr = wrap(sys.stderr)
+            sys.exit(1)
+        except (KeyboardInterrupt, EOFError):
+            echo(err=True)
+            echo("Aborted!", err=True)
+            sys.exit(1)
+
+    guarded(run)
     sys.exit(0)

@@ -27,6 +27,27 @@ class InputError(BootlensError):
         self.reason = reason
 
 
+# Files that are not a log's bytes but a device or a socket: read to their end, /dev/zero grows
+# without bound (11 GB in 8 s) and a live console (/dev/pts/N, /dev/ttyUSB0) never ends, silently.
+# A pipe (``<(zcat boot.log.gz)``, a named FIFO) ends when its writer does, as ``cat`` reads it.
+_SPECIAL = ((0o020000, "a character device"), (0o060000, "a block device"), (0o140000, "a socket"))
+
+
+def refuse_special_file(path: str) -> None:
+    """An :class:`InputError` if ``path`` is a device or a socket, not a file (or pipe) that ends;
+    stat only, nothing opened (opening a serial port can wait for its carrier)."""
+    import os
+
+    try:
+        mode = os.stat(path).st_mode & 0o170000  # stat.S_IFMT, without importing stat (start-up)
+    except (OSError, ValueError):
+        return  # opening it says why
+    for kind, what in _SPECIAL:
+        if mode == kind:
+            raise InputError(path, f"{what}, not a log file: to read a live console, record it with "
+                             f"`bootlens capture -d DEVICE -o boot.rec` and analyse the recording")
+
+
 class ParseError(BootlensError):
     """A line that a parser must understand could not be (only raised where degrading is impossible)."""
 

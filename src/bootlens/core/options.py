@@ -22,13 +22,24 @@ class MarkerSpec(NamedTuple):
     def parse(cls, spec: str) -> MarkerSpec:
         """Build from ``NAME=REGEX`` as given to ``--marker``."""
         name, sep, rx = spec.partition("=")
-        name = name.strip()
-        if not sep or not name or not rx:
+        if not sep or not name.strip() or not rx:
             raise UsageError(f"--marker {spec!r}: expected NAME=REGEX, e.g. ready='APP READY'")
+        try:
+            return cls.of(name, rx)
+        except ValueError as e:
+            raise UsageError(f"--marker {spec!r}: {e}") from None
+
+    @classmethod
+    def of(cls, name: str, rx: str) -> MarkerSpec:
+        """Build from a name and a pattern (a run folder's run.json keeps them so); ValueError
+        saying what is wrong, for the caller to say where it came from."""
+        name = name.strip()
+        if not name or not rx:
+            raise ValueError("an empty name or pattern")
         try:
             return cls(name, re.compile(rx))
         except re.error as e:
-            raise UsageError(f"--marker {spec!r}: bad regular expression: {e}") from None
+            raise ValueError(f"bad regular expression: {e}") from None
 
 
     @property

@@ -16,7 +16,7 @@ import re
 import sys
 from collections.abc import Sequence
 
-from ..core.errors import InputError, printable
+from ..core.errors import InputError, printable, refuse_special_file
 from ..core.lazyre import lazy
 from .._native import native_module
 from ..core.lines import Index, Lines, Texts, grep, looks_garbled, starting
@@ -73,6 +73,7 @@ def read_path(path: str, needles: Sequence[str] = (), prefixes: Sequence[str] = 
         box = [data]
         del data  # the framing frees the raw bytes once cleaned (box: the only reference)
         return _frame_owned("<stdin>", box, needles, prefixes)
+    refuse_special_file(path)
     try:
         with open(path, "rb") as f:  # not pathlib: it alone imports urllib.parse and ipaddress (~8 ms start-up)
             data = _read_file(f)

@@ -310,7 +310,7 @@ def render_groups(groups: Sequence[Group], console: Console, top: int = 10, err:
             console.print(Text(visible(g.name), style="dim"), no_wrap=True, overflow="ellipsis")
             console.rule(style="dim")
         _boots(g.analysis, console, top)
-    _warn([w for g in groups for w in warning_lines(g.analysis)], err)
+    _warn([w for g in groups for w in warning_lines(g.analysis, g.name if g.folder else None)], err)
 
 
 def folder_headline(g: Group) -> Text:
@@ -332,20 +332,29 @@ def folder_headline(g: Group) -> Text:
     return head
 
 
-def warning_lines(a: Analysis) -> list[str]:
+def warning_lines(a: Analysis, folder: str | None = None) -> list[str]:
     """The analysis warnings for standard error: each input's own, then each boot warning once
-    per input with how many of its boots gave it ("3 of 3 boots: no ready marker ...")."""
+    per input with how many of its boots gave it ("3 of 3 boots: no ready marker ..."). For a run
+    folder (``folder``: its name) a warning every boot of it gave is said once, of the folder
+    ("runs/x: 20 of 20 boots: ..."), as advise says it: a damaged run.json, no ready marker."""
     out = [visible(f"bootlens: warning: {st.source}: {w}") for st in a.inputs for w in st.warnings]
     per: dict[str, dict[str, int]] = {}
     boots: dict[str, int] = {}
+    every: dict[str, int] = {}
     for b in a.boots:
         src = b.boot.source
         boots[src] = boots.get(src, 0) + 1
         counts = per.setdefault(src, {})
         for w in dict.fromkeys(b.warnings):
             counts[w] = counts.get(w, 0) + 1
+            every[w] = every.get(w, 0) + 1
+    n = len(a.boots)
+    shared = [w for w, k in every.items() if k == n] if folder is not None and len(per) > 1 else []
+    out.extend(visible(f"bootlens: warning: {folder}: {n} of {n} boots: {w}") for w in shared)
     for src, counts in per.items():
         for w, k in counts.items():
+            if w in shared:
+                continue
             count = f"{k} of {boots[src]} boots: " if boots[src] > 1 else ""
             out.append(visible(f"bootlens: warning: {src}: {count}{w}"))
     return out

@@ -41,7 +41,7 @@ class Group(NamedTuple):
 def analyze_folder(folder: Path, options: ParseOptions | None = None, top: int = 10,
                    supplement: Supplement | None = None) -> Analysis:
     """Analyse every boot of a run folder; markers given by the user win over run.json's."""
-    from ..capture.run_folder import folder_files, run_options  # a run folder only (start-up of a log)
+    from ..capture.run_folder import folder_files, read_run_options  # a run folder only (start-up of a log)
 
     files = folder_files(folder)
     if not files:
@@ -49,14 +49,18 @@ def analyze_folder(folder: Path, options: ParseOptions | None = None, top: int =
     from ..sources.supplements import merge
     from ..sources.ftrace.attach import trace_supplement
 
-    opts = run_options(folder, options.markers if options is not None else ())
+    opts, problems = read_run_options(folder, options.markers if options is not None else ())
     traces = [trace_supplement(p) for p in files]  # run --trace: boot-N.trace.txt joins boot-N.rec
     if not any(traces):
-        return analyze_paths([str(p) for p in files], opts, top, supplement=supplement)
-    parts = [analyze_paths([str(p)], opts, top,
-                           supplement=merge(supplement, t) if supplement and t else t or supplement)
-             for p, t in zip(files, traces)]
-    return Analysis(tuple(s for a in parts for s in a.inputs), tuple(b for a in parts for b in a.boots))
+        whole = analyze_paths([str(p) for p in files], opts, top, supplement=supplement)
+    else:
+        parts = [analyze_paths([str(p)], opts, top,
+                               supplement=merge(supplement, t) if supplement and t else t or supplement)
+                 for p, t in zip(files, traces)]
+        whole = Analysis(tuple(s for a in parts for s in a.inputs), tuple(b for a in parts for b in a.boots))
+    if problems:  # a damaged run.json: said with every boot it bears on (the folder's warnings count them once)
+        whole = whole._replace(boots=tuple(b._replace(warnings=(*problems, *b.warnings)) for b in whole.boots))
+    return whole
 
 
 def analyze_bootdata(path: str, options: ParseOptions | None = None, top: int = 10,
