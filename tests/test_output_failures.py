@@ -120,14 +120,26 @@ def test_what_only_pythons_final_flush_would_write_is_one_line_too(tmp_path: Pat
     assert r.stderr.splitlines() == [NO_SPACE] and r.returncode == 2, r.stderr
 
 
-def test_a_full_disk_elsewhere_is_not_called_standard_outputs(tmp_path: Path) -> None:
-    """Only standard output's own failures are said to be its: an ENOSPC from anything else (a
-    file the command writes without a message of its own) is not dressed up as one (it stays
-    a bug's traceback, exit 1, to be given its own message)."""
+def test_a_full_disk_elsewhere_is_one_line_not_called_standard_outputs(tmp_path: Path) -> None:
+    """Only standard output's own failures are said to be its; a full disk under any other file the
+    command writes (a run folder's, a store's) is one line too (issue 29: "ENOSPC/EIO on standard
+    output or any output file"), naming the file when Python knows it, exit 2."""
     code = ("import sys; import bootlens.cli.analyzecmd as a\n"
-            "def full(**kw): raise OSError(28, 'No space left on device')\n"
+            "def full(**kw): raise OSError(28, 'No space left on device', '/x/run/boot-1.rec')\n"
             "a.run_analyze = full\n"
             f"sys.argv = ['bootlens', 'analyze', {str(REC)!r}]\n"
             "from bootlens.cli.fastpath import main; main()\n")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=ENV)
-    assert r.returncode == 1 and "standard output" not in r.stderr and "Traceback" in r.stderr, r.stderr
+    assert r.returncode == 2 and "standard output" not in r.stderr, r.stderr
+    assert r.stderr.splitlines() == ["bootlens: error: /x/run/boot-1.rec: cannot write: No space left on device"]
+
+
+def test_another_oserror_is_still_a_bug(tmp_path: Path) -> None:
+    """An OSError that is no full disk and not standard output's stays a bug's traceback, exit 1."""
+    code = ("import sys; import bootlens.cli.analyzecmd as a\n"
+            "def bad(**kw): raise OSError(9, 'Bad file descriptor')\n"
+            "a.run_analyze = bad\n"
+            f"sys.argv = ['bootlens', 'analyze', {str(REC)!r}]\n"
+            "from bootlens.cli.fastpath import main; main()\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=ENV)
+    assert r.returncode == 1 and "Traceback" in r.stderr, r.stderr

@@ -9,6 +9,7 @@ small log's start-up; docs/performance.md, step 18).
 
 from __future__ import annotations
 
+import errno
 import io
 import os
 import sys
@@ -140,6 +141,10 @@ def fail(e: BootlensError) -> NoReturn:
 # to mark its own failures (:class:`_MarkedOutput`): only those are said to be standard
 # output's; any other OSError stays what it is.
 
+# The failures of a write that are the machine's, not bootlens's: a full disk or quota, a read-only
+# or failing medium. Wherever they come from, they end the command in one line, not a traceback.
+_DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS, errno.EFBIG})
+
 _failed: list[OSError] = []  # the error standard output's last failed write raised
 
 
@@ -184,6 +189,10 @@ def output_failed(e: OSError) -> int | None:
             _to_devnull(1)
         return 0
     if not ours:
+        if e.errno in _DISK_FULL:  # a file the command writes (a run folder's, a store's): not a bug
+            where = f"{e.filename}: " if e.filename else ""
+            say(f"bootlens: error: {where}cannot write: {e.strerror or e}")
+            return EXIT_ERROR
         return None
     _to_devnull(1)  # what is still buffered goes nowhere, quietly, at exit
     say(f"bootlens: error: cannot write to standard output: {e.strerror or e}")
