@@ -303,6 +303,7 @@ def test_html_escapes_labels(db: str, tmp_path: Path) -> None:
 ])
 def test_cli_errors_are_one_line(tmp_path: Path, args: tuple[str, ...], needle: str) -> None:
     env = {**ENV, "XDG_DATA_HOME": str(tmp_path)}
+    Store(str(tmp_path / "bootlens" / "history.sqlite")).close()  # an empty store (reading refuses a missing one)
     r = cli(*args, env=env)
     assert r.returncode == 2 and needle in r.stderr and r.stderr.count("\n") == 1, r.stderr
     assert "Traceback" not in r.stderr

@@ -47,7 +47,7 @@ def history(db: str | None, labels: tuple[str, ...], figures: tuple[str, ...], l
     from ..render.history import history_html, history_json, history_lines
 
     try:
-        with Store(db) as s:
+        with Store(db, create=False) as s:  # reading: a mistyped --db is told, not made
             runs = s.runs(parse_labels(labels))[-last:]
             tr = trends(s, runs, figures)
     except BootlensError as e:
@@ -133,7 +133,7 @@ def regress(new: str, reference: str, last: int | None, db: str | None, store_ne
         as_id = new.isascii() and new.isdigit() and not Path(new).exists()
         if as_id and store_new:
             raise HistoryError(f"--store: NEW {new} is a stored run already")
-        with Store(db) as s:
+        with Store(db, create=store_new) as s:  # without --store it only reads: a missing store is told
             if as_id:
                 new_id: int | None = int(new)
                 (run,) = s.runs(ids=[int(new)])

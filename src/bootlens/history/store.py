@@ -17,20 +17,29 @@ Tables (``schema_version`` 1, in ``meta``):
 What is stored is what ``compare`` judges with (its statistics need each boot's value, not
 only a median), so ``regress`` against stored runs decides exactly as ``compare`` would
 between the original inputs.
+
+The schema is made and upgraded by this module, not by a migration tool (Alembic): five tables,
+and the one thing that goes wrong, writers racing to make them, Alembic does not prevent either
+(``alembic upgrade`` takes no lock). Each opening reads ``schema_version``; when the schema is
+missing or older it takes a lock, reads the version again and makes or upgrades the schema in
+that one transaction (:meth:`Store._upgrade`): ``BEGIN IMMEDIATE`` on SQLite, with a busy timeout
+so that writers wait for each other instead of failing; ``pg_advisory_xact_lock`` on PostgreSQL,
+where ``CREATE TABLE IF NOT EXISTS`` alone is not race-free (two at once can fail on pg_type).
+A store that does not exist is made only by writing commands (``create``); reading ones are told.
 """
 
 from __future__ import annotations
 
 import os
 import statistics
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 
 from .. import __version__
 from ..timeline.analyze import Analysis, BootAnalysis
@@ -39,6 +48,10 @@ from ..core.errors import BootlensError, printable
 from ..stats.figures import boot_figures
 
 SCHEMA_VERSION = 1
+# PostgreSQL's advisory lock the schema is made and upgraded under (a bigint: "bootlens" in ASCII)
+SCHEMA_LOCK = 0x626F6F746C656E73
+# how long an SQLite writer waits for another's transaction before "database is locked" (s)
+SQLITE_BUSY_TIMEOUT = 60.0
 # figures' kind for each per-name table of compare (NAME_KINDS' names are plural)
 NAME_KIND = {"initcalls": "initcall", "processes": "process", "probes": "probe", "units": "unit"}
 TABLE_OF = {v: k for k, v in NAME_KIND.items()}
@@ -141,26 +154,36 @@ def _shown(url: sa.URL) -> str:
 
 
 class Store:
-    """An open history store; the schema is created on first use. Use as a context manager."""
+    """An open history store. ``create``: make the store (an SQLite file and its folder, the
+    tables) when it does not exist, as writing does; else (reading) a missing store is a
+    HistoryError. Use as a context manager."""
 
-    def __init__(self, db: str | None = None) -> None:
+    def __init__(self, db: str | None = None, *, create: bool = True) -> None:
         try:
             self.url = sa.make_url(db_url(db))
         except sa.exc.ArgumentError:
             raise HistoryError(f"--db {printable(db or '')}: not a database URL (sqlite:///FILE, "
                                "postgresql://USER@HOST/DB) or a file name") from None
-        if self.url.get_backend_name() == "sqlite" and self.url.database not in (None, "", ":memory:"):
+        sqlite = self.url.get_backend_name() == "sqlite"
+        if sqlite and self.url.database not in (None, "", ":memory:"):
+            file = Path(self.url.database)
+            if not create and not file.exists():  # a mistyped path: never an empty store in its place
+                raise HistoryError(f"{printable(str(file))}: no such history store (bootlens store creates one)")
             try:
-                Path(self.url.database).parent.mkdir(parents=True, exist_ok=True)
+                file.parent.mkdir(parents=True, exist_ok=True)
             except OSError as e:
                 raise HistoryError(f"{_shown(self.url)}: cannot create its folder: {e.strerror or e}") from None
         try:
-            self.engine: Engine = sa.create_engine(self.url)
+            self.engine: Engine = sa.create_engine(
+                self.url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT} if sqlite else {})
         except (sa.exc.ArgumentError, sa.exc.NoSuchModuleError, ImportError) as e:
             raise HistoryError(f"{_shown(self.url)}: cannot use this database: {e}") from None
-        if self.url.get_backend_name() == "sqlite":
-            sa.event.listen(self.engine, "connect", _sqlite_foreign_keys)
-        self._guard(self._init_schema)
+        if sqlite:
+            sa.event.listen(self.engine, "connect", _sqlite_connect)
+            sa.event.listen(self.engine, "begin", _sqlite_begin)
+        # transactions that write: on SQLite they take the write lock first (BEGIN IMMEDIATE)
+        self._writer = self.engine.execution_options(bootlens_write=True)
+        self._guard(self._open_schema, create)
 
     def __enter__(self) -> Store:
         return self
@@ -180,15 +203,47 @@ class Store:
             why = str(getattr(e, "orig", None) or e).strip().splitlines()
             raise HistoryError(f"{_shown(self.url)}: {why[0] if why else type(e).__name__}") from None
 
-    def _init_schema(self) -> None:
-        with self.engine.begin() as c:
-            metadata.create_all(c, checkfirst=True)
-            v = c.execute(sa.select(meta_t.c.value).where(meta_t.c.key == "schema_version")).scalar()
-            if v is None:
-                c.execute(meta_t.insert().values(key="schema_version", value=str(SCHEMA_VERSION)))
-            elif v != str(SCHEMA_VERSION):
-                raise HistoryError(f"{_shown(self.url)}: history schema version {printable(v)}, this bootlens "
-                                   f"reads version {SCHEMA_VERSION}")
+    def _open_schema(self, create: bool) -> None:
+        """Check the schema's version, without a lock (the common case: it is current); make or
+        upgrade it under the lock when it is missing or older."""
+        with self.engine.connect() as c:
+            found = self._version(c)
+        if found == SCHEMA_VERSION:
+            return
+        if found is None and not create:
+            raise HistoryError(f"{_shown(self.url)}: holds no bootlens history (bootlens store creates its tables)")
+        with self._writer.begin() as c:
+            if c.dialect.name == "postgresql":
+                c.execute(sa.select(sa.func.pg_advisory_xact_lock(SCHEMA_LOCK)))
+            self._upgrade(c, self._version(c) or 0)  # read again: another may have done it meanwhile
+
+    def _version(self, c: Connection) -> int | None:
+        """The store's schema version: None without a ``meta`` table, 0 without a version row
+        (tables that bootlens before its schema lock made, left behind by the race), else the
+        version (a HistoryError when this bootlens cannot read it)."""
+        if not sa.inspect(c).has_table("meta"):
+            return None
+        v = c.execute(sa.select(meta_t.c.value).where(meta_t.c.key == "schema_version")).scalar()
+        if v is None:
+            return 0
+        if not v.isdigit() or int(v) > SCHEMA_VERSION:
+            raise HistoryError(f"{_shown(self.url)}: history schema version {printable(v)}, this bootlens "
+                               f"reads version {SCHEMA_VERSION}")
+        return int(v)
+
+    def _upgrade(self, c: Connection, version: int) -> None:
+        """Bring a store at ``version`` (0: none) to SCHEMA_VERSION, in the caller's locked transaction."""
+        if version == SCHEMA_VERSION:
+            return
+        if version == 0:
+            _create_v1(c)
+            version = 1
+        for step in range(version, SCHEMA_VERSION):
+            UPGRADES[step](c)
+        if c.execute(sa.select(meta_t.c.key).where(meta_t.c.key == "schema_version")).first() is None:
+            c.execute(meta_t.insert().values(key="schema_version", value=str(SCHEMA_VERSION)))
+        else:
+            c.execute(meta_t.update().where(meta_t.c.key == "schema_version").values(value=str(SCHEMA_VERSION)))
 
     # --- writing ------------------------------------------------------------------------------
 
@@ -200,7 +255,7 @@ class Store:
         return int(self._guard(self._add, boots, labels, kind, source))
 
     def _add(self, boots: Sequence[BootRecord], labels: Mapping[str, str], kind: str, source: str) -> int:
-        with self.engine.begin() as c:
+        with self._writer.begin() as c:
             run_id = c.execute(runs_t.insert().values(
                 created=datetime.now(timezone.utc), kind=kind, source=source, bootlens_version=__version__,
             ).returning(runs_t.c.id)).scalar_one()
@@ -296,7 +351,7 @@ class Store:
         self._guard(self._delete, run_id)
 
     def _delete(self, run_id: int) -> None:
-        with self.engine.begin() as c:
+        with self._writer.begin() as c:
             boot_ids = sa.select(boots_t.c.id).where(boots_t.c.run_id == run_id)
             c.execute(figures_t.delete().where(figures_t.c.boot_id.in_(boot_ids)))
             c.execute(boots_t.delete().where(boots_t.c.run_id == run_id))
@@ -305,10 +360,29 @@ class Store:
                 raise HistoryError(f"no stored run with id {run_id}")
 
 
-def _sqlite_foreign_keys(dbapi_connection: Any, _record: Any) -> None:
+def _create_v1(c: Connection) -> None:
+    """Version 1's tables, those not there yet (the tables of this module: when they change,
+    this step keeps version 1's definitions and UPGRADES[1] goes on from there)."""
+    metadata.create_all(c, checkfirst=True)
+
+
+# The step from version N to N+1, run in the locked transaction of Store._upgrade (none yet).
+UPGRADES: dict[int, Callable[[Connection], None]] = {}
+
+
+def _sqlite_connect(dbapi_connection: Any, _record: Any) -> None:
+    # pysqlite begins its own transactions only before INSERT/UPDATE/DELETE, so DDL ran outside
+    # any; hand BEGIN to _sqlite_begin (SQLAlchemy's recipe for SQLite's transactional DDL)
+    dbapi_connection.isolation_level = None
     cur = dbapi_connection.cursor()
     cur.execute("PRAGMA foreign_keys=ON")
     cur.close()
+
+
+def _sqlite_begin(conn: Connection) -> None:
+    # a writing transaction takes the write lock at once, waiting (busy timeout) for another
+    # writer's: a deferred one that read first could only fail when it came to write
+    conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get("bootlens_write") else "BEGIN")
 
 
 def _utc(t: datetime) -> datetime:

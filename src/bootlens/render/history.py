@@ -49,7 +49,7 @@ def history_lines(runs: Sequence[StoredRun], trends: Sequence[Trend], width: int
     """The runs, oldest first (id, date, boots, median total, labels), then a sparkline per
     figure over them with its first and last median and the smallest and largest."""
     if not runs:
-        return ["no stored runs (store some with `bootlens history import` or `--db` on run)"]
+        return ["no stored runs (store some with `bootlens store`, or `--db` on run)"]
     out = [f"{'id':>5}  {'stored (UTC)':16}  {'kind':6}  {'boots':>5}  {'total':>9}  labels"]
     for r in runs:
         head = f"{r.id:>5}  {r.created:%Y-%m-%d %H:%M}  {r.kind:6}  {r.boots:>5}  {short(r.total):>9}  "
