@@ -428,5 +428,5 @@ def test_low_latency_request_is_held_for_the_capture_and_noted(tmp_path: Path) -
     assert r.returncode == 0, r.stderr
     head = records(out)[0]
     assert (head.get("extra") == {"cpu_wakeup_latency_us": 0}) == allowed
-    r = run("capture", "-q", "--no-low-latency", "-o", str(out), "--", sys.executable, "-c", "print('hi')")
+    r = run("capture", "-q", "--no-low-latency", "--force", "-o", str(out), "--", sys.executable, "-c", "print('hi')")
     assert r.returncode == 0 and "extra" not in records(out)[0]

@@ -220,13 +220,16 @@ def test_the_commands_status_and_start_failures_come_through_the_keeper(tmp_path
     r = subprocess.run([*CLI, "capture", "-q", "-o", out, "--", "sh", "-c", "echo hi; exit 3"], capture_output=True)
     assert r.returncode == 0 and b"(source ended: the command exited with status 3)" in r.stderr, r.stderr
     assert read_recording(out).data == b"hi\n"
-    r = subprocess.run([*CLI, "capture", "-q", "-o", out, "--", "sh", "-c", "kill -9 $$"], capture_output=True)
+    # --force: each capture below fails at once, and the recording of the first stays (issue 29)
+    r = subprocess.run([*CLI, "capture", "-q", "--force", "-o", out, "--", "sh", "-c", "kill -9 $$"],
+                       capture_output=True)
     assert b"the command exited with status -9" in r.stderr, r.stderr
     exe = tmp_path / "not-executable"
     exe.write_text("#!/bin/sh\n")
     for argv, reason in (([str(exe)], "Permission denied"), (["/no/such/thing"], "No such file or directory")):
-        r = subprocess.run([*CLI, "capture", "-q", "-o", out, "--", *argv], capture_output=True)
+        r = subprocess.run([*CLI, "capture", "-q", "--force", "-o", out, "--", *argv], capture_output=True)
         assert r.returncode == 2 and r.stderr.decode() == f"bootlens: error: {argv[0]}: cannot run: {reason}\n"
+    assert read_recording(out).data == b"hi\n"
 
 
 @pytest.mark.slow

@@ -72,7 +72,8 @@ def test_explicit_file_environment_and_capture_table(tmp_path: Path) -> None:
     other.write_text('port = "/dev/ttyNOPE"\n[capture]\nquit = "two"\nquiet = true\n')  # a command beats the port
     env = {**ENV, "BOOTLENS_CONFIG": str(other)}
     for extra, environ in ((["--config", str(other)], None), ([], env)):
-        r = run(tmp_path, *extra, "capture", "-o", "c.rec", "--", "printf", "one\\ntwo\\nthree\\n", env=environ)
+        r = run(tmp_path, *extra, "capture", "--force", "-o", "c.rec", "--", "printf", "one\\ntwo\\nthree\\n",
+                env=environ)
         assert r.returncode == 0 and r.stdout == "", r.stderr  # quiet, from the file
         assert f"bootlens: --quit, --quiet from {other}" in r.stderr
         assert "(quit pattern)" in r.stderr

@@ -235,7 +235,7 @@ def test_pyserial_labgrid_fork_serves_bootlens_ports() -> None:
 
     def talk() -> None:
         conn, _ = srv.accept()
-        # pyserial's socket:// open() empties the input (reset_input_buffer): bytes sent at once are lost
+        # (bytes sent at once are kept too since issue 29: tests/test_capture_network.py)
         time.sleep(0.5)
         conn.sendall(b"U-Boot 2023.01\nAPP READY\n")
         conn.recv(1)  # until the capture closes the port

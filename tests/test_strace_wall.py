@@ -34,7 +34,9 @@ _GS = re.compile(r"^\[(\d+)\.(\d{6}) [\d.]+\] ?(.*)$")
 
 
 def _recording(path: Path, started_wall: str, drop: tuple[str, ...] = ()) -> Path:
-    """The golden console as a recording: one chunk per line at its grabserial -t time."""
+    """The golden console as a recording: one chunk per line at its grabserial -t time (made
+    anew: a recording is never overwritten)."""
+    path.unlink(missing_ok=True)
     w = RecordingWriter(str(path), Header("qemu-system-aarch64", None, "start", started_wall, 0))
     t = 0
     for line in (G / "qemu-arm64-console.txt").read_text().splitlines():

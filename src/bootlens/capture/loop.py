@@ -18,10 +18,10 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from types import FrameType
-from typing import Any, TextIO
+from typing import Any, Protocol
 
 from ..core.errors import BootlensError
-from .recording import RecordingWriteError, RecordingWriter, new_header
+from .recording import RecordingExists, RecordingWriteError, RecordingWriter, check_free, new_header
 from .sources import READ_MAX, CaptureError, Source, SourceGone
 
 QUIT_GRACE_NS = 200_000_000  # how long to wait for the end of a line the quit pattern matched
@@ -134,6 +134,16 @@ class CaptureResult:
     seconds: float
     reason: str  # "quit pattern", "end time", "source ended: ...", "interrupted", "terminated", "output closed"
     instants: tuple[tuple[str, int | None], ...] = ()  # each --instant pattern and when first seen (ns)
+    kept_old: bool = False  # ``force``, and nothing received: the earlier recording at ``path`` stays
+
+
+class Echo(Protocol):
+    """Where the echo goes: standard output, or a filter in front of it (``capture``'s made
+    harmless terminal text)."""
+
+    def write(self, s: str, /) -> int: ...
+
+    def flush(self) -> None: ...
 
 
 class _Terminated(Exception):
@@ -144,7 +154,7 @@ class _OutputClosed(Exception):
     """The echo's reader went away (``bootlens capture ... | head -1``)."""
 
 
-def _echo(echo: TextIO, text: str, flush: bool = False) -> None:
+def _echo(echo: Echo, text: str, flush: bool = False) -> None:
     try:
         echo.write(text)
         if flush:
@@ -160,7 +170,7 @@ def capture(
     origin: str = "start",
     quit_pattern: str | None = None,
     end_s: float | None = None,
-    echo: TextIO | None = None,
+    echo: Echo | None = None,
     on_ready: Callable[[], None] | None = None,
     reconnect: bool = False,
     t0_after_ready: bool = False,
@@ -168,6 +178,7 @@ def capture(
     instant_patterns: Sequence[str] = (),
     low_latency: bool = True,
     stamper: Stamper | None = None,
+    force: bool = False,
 ) -> CaptureResult:
     """Capture ``source`` into the recording at ``path`` until it ends, ``quit_pattern`` is seen
     in a line, ``end_s`` seconds pass, or SIGINT/SIGTERM. ``on_ready`` runs once the source is
@@ -183,11 +194,16 @@ def capture(
     how the echo stamps lines (bootlens's own format by default, grabserial's -t/-T on request).
 
     With ``low_latency`` (and the permission), the capture holds a PM QoS request that keeps
-    idle CPUs awake (see :func:`low_wakeup_latency`); the header notes it."""
+    idle CPUs awake (see :func:`low_wakeup_latency`); the header notes it.
+
+    A recording already at ``path`` is refused (:class:`~.recording.RecordingExists`) before the
+    source is opened; with ``force`` it is replaced once the first byte is recorded (and kept
+    if none comes). A device or pipe (``/dev/stdout``) is written as it is."""
     quit_rx = re.compile(quit_pattern) if quit_pattern else None
     start_rx = re.compile(start_pattern) if start_pattern else None
     instants = [(p, re.compile(p)) for p in instant_patterns]
     seen: dict[str, int] = {}  # instant pattern -> time first seen
+    check_free(path, force)  # early news; creating the recording decides (O_EXCL)
     held = ExitStack()
     qos = held.enter_context(low_wakeup_latency(low_latency))
     try:
@@ -207,7 +223,7 @@ def capture(
         header = new_header(source.name, source.baud, origin, t0)
         if qos:
             header = replace(header, extra={"cpu_wakeup_latency_us": 0})
-        writer = RecordingWriter(path, header)
+        writer = RecordingWriter(path, header, force)
     except BaseException:  # nothing recorded yet: put things back as they were
         source.close()
         held.close()
@@ -312,7 +328,7 @@ def capture(
         raise RecordingWriteError(path, f"{failed.reason}; {kept}"
                                   + ("" if ended else ", without an end note"))
     return CaptureResult(path, writer.bytes, writer.chunks, (time.monotonic_ns() - t0) / 1e9, reason,
-                         tuple((p, seen.get(p)) for p, _ in instants))
+                         tuple((p, seen.get(p)) for p, _ in instants), writer.kept_old)
 
 
 def capture_files(
@@ -336,7 +352,10 @@ def capture_files(
 
     ``output`` is a file name in which strftime's codes are replaced when each recording begins
     (``%`` alone: grabserial's ``%Y-%m-%d_%H:%M:%S``); a name met twice in one series gets
-    ``-2``, ``-3``... before its extension, so that no recording replaces another."""
+    ``-2``, ``-3``... before its extension, so that no recording replaces another; so does a
+    name with strftime codes that a file has already (two captures started in one second).
+    A plain name that is taken is refused (:class:`~.recording.RecordingExists`), unless
+    ``force`` is among ``options``."""
     results: list[CaptureResult] = []
     used: set[str] = set()
     last_reason = ""
@@ -354,6 +373,11 @@ def capture_files(
                     raise CaptureError(f"{path}: cannot create its folder: {e.strerror or e}") from None
             try:
                 r = capture(source, path, end_s=until, stamper=stamper(), **options)
+            except RecordingExists as e:
+                if "%" not in output or e.busy:
+                    raise
+                used.add(path)  # a made-up name: make up the next one (the summary line says it)
+                continue
             except CaptureError:
                 if not (again and last_reason.startswith("source ended")):
                     raise

@@ -23,8 +23,11 @@ import orjson
 
 from .. import __version__
 from ..core.errors import BootlensError, InputError, printable, refuse_special_file
+from .exclusive import RecordingExists as RecordingExists
+from .exclusive import check_free as check_free
+from .exclusive import create_exclusive
 # the check every log goes through lives apart, so that a plain log does not import this module
-from .recording_sniff import FORMAT as FORMAT
+from .recording_sniff import BOM, FORMAT as FORMAT
 from .recording_sniff import is_recording as is_recording
 
 FORMAT_VERSION = 1
@@ -109,13 +112,11 @@ class RecordingWriter:
     network file systems), the end note is written if the disk still has room.
     """
 
-    def __init__(self, path: str, header: Header) -> None:
+    def __init__(self, path: str, header: Header, replace: bool = False) -> None:
         self.path = path
         self.header = header
-        try:
-            self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644)
-        except OSError as e:
-            raise InputError(path, f"cannot write the recording: {e.strerror or e}") from None
+        self._fd, self._new = create_exclusive(path, replace)
+        self.kept_old = False  # replace: nothing was received, the earlier recording stays
         self.size = 0  # bytes of whole records in the file
         self._reserved = 0  # file offset up to which space is allocated
         self._can_reserve = True
@@ -125,6 +126,8 @@ class RecordingWriter:
             self._write(header.to_json())
         except RecordingWriteError:
             os.close(self._fd)
+            if self._new is not None:
+                os.unlink(self._new)  # the earlier recording stays as it was
             raise
 
     def chunk(self, t_ns: int, data: bytes) -> None:
@@ -147,6 +150,8 @@ class RecordingWriter:
             done += len(piece)
             self.bytes += len(piece)
             self.chunks += 1
+            if self._new is not None and piece:
+                self._replace()
             if not data:
                 break
 
@@ -202,8 +207,39 @@ class RecordingWriter:
         except OSError:
             pass  # not a regular file: nothing to cut
 
+    def _replace(self) -> None:
+        """Put the new recording in the place of the one it replaces (``replace``), once it holds
+        a byte: until then the earlier one stays, so a capture that fails at once loses nothing.
+        The rename is atomic: a reader sees the old recording or the new, never a mixture."""
+        import fcntl
+
+        new, self._new = self._new, None
+        assert new is not None
+        try:
+            old = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            old = -1  # gone meanwhile: the rename just puts it there
+        try:
+            if old >= 0:
+                try:  # held while renaming, so that no other writer takes the path meanwhile
+                    fcntl.flock(old, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except OSError:
+                    self._new = new
+                    raise RecordingWriteError(self.path, f"another capture is writing it; this capture "
+                                              f"is in {printable(new)}") from None
+            try:
+                os.rename(new, self.path)
+            except OSError as e:
+                self._new = new
+                raise RecordingWriteError(self.path, f"cannot replace it ({e.strerror or e}); this capture "
+                                          f"is in {printable(new)}") from None
+        finally:
+            if old >= 0:
+                os.close(old)
+
     def close(self) -> None:
-        """Release the reserve, flush to disk and close."""
+        """Release the reserve, flush to disk and close. With ``replace``, a capture that received
+        nothing is dropped and the earlier recording kept (``kept_old``)."""
         if self._reserved > self.size:
             self._undo()  # truncating to its own size frees what lies beyond (ext4, xfs, tmpfs)
         try:
@@ -214,6 +250,13 @@ class RecordingWriter:
             os.close(self._fd)
         except OSError:
             pass
+        if self._new is not None and self.bytes == 0:
+            try:
+                os.unlink(self._new)
+                self.kept_old = True
+            except OSError:
+                pass
+            self._new = None
 
 
 _FALLOC_FL_KEEP_SIZE = 0x01
@@ -297,7 +340,7 @@ def read_recording(path: str, raw: bytes | None = None) -> Recording:
                 raw = f.read()
         except OSError as e:
             raise InputError(path, f"cannot read: {e.strerror or e}") from None
-    records = raw.split(b"\n")
+    records = raw.removeprefix(BOM).split(b"\n")
     header, warnings = _read_header(path, records[0])
     chunks: list[Chunk] = []
     notes: list[Note] = []

@@ -8,8 +8,11 @@ importing the recording reader and writer (their dataclasses, base64, json) to h
 from __future__ import annotations
 
 FORMAT = "bootlens-recording"
+# A UTF-8 byte-order mark, as Windows editors (Notepad "UTF-8 with BOM") and some terminal
+# programs put before text they save: not part of the file's text, a recording's or a log's.
+BOM = b"\xef\xbb\xbf"
 
 
 def is_recording(head: bytes) -> bool:
-    """True if these first bytes of a file start a bootlens recording."""
-    return head.lstrip()[:1] == b"{" and FORMAT.encode() in head[:512]
+    """True if these first bytes of a file start a bootlens recording (after a byte-order mark)."""
+    return head.removeprefix(BOM).lstrip()[:1] == b"{" and FORMAT.encode() in head[:512]

@@ -4,9 +4,13 @@ the one writer and the one reader of ``run.json``."""
 
 from __future__ import annotations
 
+import errno
+import fcntl
+import os
 from collections.abc import Sequence
+from types import TracebackType
 
-from ..core.errors import printable
+from ..core.errors import BootlensError, printable
 from ..core.options import MarkerSpec, ParseOptions
 
 TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/performance.md step 23)
@@ -15,6 +19,99 @@ if TYPE_CHECKING:  # pathlib is imported where a folder is read (start-up: ~8 ms
     from typing import Any
 
 RUN_META = "run.json"
+LOCK = ".bootlens-lock"  # held (flock) by the one bootlens writing the folder; removed when done
+
+
+class RunFolderError(BootlensError):
+    """A run folder that cannot be written: another bootlens is writing it, or it holds files."""
+
+    exit_code = 2
+
+
+class FolderClaim:
+    """A run folder claimed for one run (:func:`claim_folder`); a context manager that lets it go.
+
+    The claim is an exclusive ``flock`` on ``.bootlens-lock`` in the folder, held as long as the
+    run writes there: a second ``run``, ``experiment`` or ``optimize`` into the same folder is
+    refused instead of writing its ``boot-N.rec`` between the first's (issue 29). The kernel drops
+    the lock when the process ends, however it ends, so a killed run never leaves a folder locked.
+    """
+
+    def __init__(self, folder: Path, fd: int, created: bool) -> None:
+        self.folder = folder
+        self._fd = fd
+        self._created = created
+
+    def release(self) -> None:
+        """Remove the lock file and let the folder go; a folder this claim made and nothing was
+        written into (an error before the first boot) is removed too."""
+        if self._fd < 0:
+            return
+        try:
+            os.unlink(self.folder / LOCK)  # while still locked: the next claim checks the inode
+        except OSError:
+            pass
+        os.close(self._fd)
+        self._fd = -1
+        if self._created:
+            try:
+                self.folder.rmdir()  # only when empty
+            except OSError:
+                pass
+
+    def __enter__(self) -> FolderClaim:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.release()
+
+
+def claim_folder(folder: Path) -> FolderClaim:
+    """Make ``folder`` (with its parents) or take an empty one, and hold it for this run.
+
+    Refused with one line when another bootlens holds it, or when it holds anything (the
+    boots of an earlier run would join this run's statistics, and its recordings are
+    captured data that nothing here may replace)."""
+    created = not folder.exists()
+    if not created and not folder.is_dir():
+        raise RunFolderError(f"{printable(str(folder))}: exists and is not a folder; give a new folder with -o")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise RunFolderError(f"{printable(str(folder))}: cannot create the run folder: {e.strerror or e}") from None
+    lock = folder / LOCK
+    while True:
+        try:
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except OSError as e:
+            if e.errno == errno.ENOTDIR:
+                raise RunFolderError(f"{printable(str(folder))}: exists and is not a folder; give a new folder "
+                                     "with -o") from None
+            raise RunFolderError(f"{printable(str(folder))}: cannot write the run folder: {e.strerror or e}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise RunFolderError(f"{printable(str(folder))}: another bootlens is writing this run folder; give a "
+                                 "new folder with -o") from None
+        try:
+            same = os.stat(lock).st_ino == os.fstat(fd).st_ino
+        except OSError:
+            same = False
+        if same:
+            break
+        os.close(fd)  # the holder before us removed the file we locked: lock the one there now
+    claim = FolderClaim(folder, fd, created)
+    try:
+        taken = any(p.name != LOCK for p in folder.iterdir())
+    except OSError as e:
+        claim.release()
+        raise RunFolderError(f"{printable(str(folder))}: cannot read the run folder: {e.strerror or e}") from None
+    if taken:
+        claim.release()
+        raise RunFolderError(f"{printable(str(folder))}: exists and is not empty; give a new folder with -o")
+    return claim
 
 
 def write_run_meta(folder: Path, markers: Sequence[MarkerSpec], **extra: object) -> None:

@@ -56,7 +56,11 @@ class Source(ABC):
 
 
 class SerialSource(Source):
-    """A pyserial URL: /dev/ttyUSB0, socket://host:port, rfc2217://host:port, ..."""
+    """A pyserial URL: /dev/ttyUSB0, socket://host:port, rfc2217://host:port, ...
+
+    ``socket://`` is read through a plain TCP socket, not pyserial: pyserial's open() discards
+    what arrived at connect (:func:`_keeping_input`), and its socket port tells one byte waiting
+    at most, so it was read a byte per call (4,690 records for 4,690 bytes)."""
 
     def __init__(self, url: str, baud: int = 115200, bytesize: int = 8, parity: str = "N",
                  stopbits: float = 1, rtscts: bool = False, xonxoff: bool = False) -> None:
@@ -65,16 +69,30 @@ class SerialSource(Source):
         self._args = dict(baudrate=baud, bytesize=bytesize, parity=parity, stopbits=stopbits,
                           rtscts=rtscts, xonxoff=xonxoff)
         self._port: Any = None
+        self._sock: Any = None  # socket://: the connection
 
     def open(self) -> None:
+        if self.name.lower().startswith("socket://"):
+            self._sock = _connect(self.name)
+            return
         import serial  # type: ignore[import-untyped]  # pyserial; imported here: analysis never needs it
 
         try:
-            self._port = serial.serial_for_url(self.name, timeout=0.1, **self._args)
+            if "://" in self.name:
+                # the class pyserial picks for this URL, opened without discarding what came at connect
+                kind = type(serial.serial_for_url(self.name, do_not_open=True))
+                port = _keeping_input(kind)(None, timeout=0.1, **self._args)
+                port.port = self.name
+                port.open()
+                self._port = port
+            else:
+                self._port = serial.serial_for_url(self.name, timeout=0.1, **self._args)
         except (serial.SerialException, ValueError, OSError) as e:
             raise CaptureError(f"{self.name}: {open_failure(self.name, e)}") from None
 
     def read(self, timeout: float) -> bytes:
+        if self._sock is not None:
+            return _receive(self._sock, self.name, timeout)
         import serial
 
         port = self._port
@@ -88,8 +106,82 @@ class SerialSource(Source):
         return data
 
     def close(self) -> None:
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
         if self._port is not None:
             self._port.close()
+            self._port = None
+
+
+def _connect(url: str) -> Any:
+    """A TCP connection to a ``socket://host:port`` console (pyserial's URL; its one option,
+    ``logging``, is about pyserial's own log and has nothing to do here)."""
+    import socket
+    from urllib.parse import parse_qs, urlsplit
+
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+        unknown = [k for k in parse_qs(parts.query, keep_blank_values=True) if k != "logging"]
+    except ValueError as e:
+        raise CaptureError(f"{url}: not a socket://HOST:PORT address ({e})") from None
+    if not parts.hostname or port is None:
+        raise CaptureError(f"{url}: not a socket://HOST:PORT address")
+    if unknown:
+        raise CaptureError(f"{url}: unknown option {unknown[0]!r} (socket:// takes none)")
+    try:
+        sock = socket.create_connection((parts.hostname, port), timeout=5)
+    except OSError as e:
+        raise CaptureError(f"{url}: cannot open: {e.strerror or e}") from None
+    sock.setblocking(False)
+    return sock
+
+
+def _receive(sock: Any, name: str, timeout: float) -> bytes:
+    """What a connection has within ``timeout`` seconds (up to READ_MAX bytes); SourceGone when
+    the other end closed it or it failed."""
+    try:
+        if not select.select([sock], [], [], timeout)[0]:
+            return b""
+        data: bytes = sock.recv(READ_MAX)
+    except BlockingIOError:
+        return b""
+    except OSError as e:
+        raise SourceGone(f"{name}: {e.strerror or e}") from None
+    if not data:
+        raise SourceGone(f"{name}: the other end closed the connection")
+    return data
+
+
+def _keeping_input(kind: Any) -> Any:
+    """``kind`` (a pyserial port class) whose ``open()`` keeps the bytes that arrive while it opens.
+
+    pyserial ends ``open()`` of a network port with ``reset_input_buffer()`` "for a clean start":
+    for ``socket://`` it reads and drops whatever the socket holds, for ``rfc2217://`` it asks the
+    server to purge its buffer and empties its own queue. A network console (ser2net, a console
+    server, QEMU's ``-serial tcp:...,server``) sends what the device printed since the connection
+    was made, or buffered before it: the first lines of a boot, lost (issue 29: 0 of 301 lines
+    sent at accept were recorded). So bootlens does not rely on pyserial's open here: the reset
+    is skipped while the port opens and works as before afterwards. A local serial device is
+    left as pyserial opens it (its flush there drops bytes received before the line was set up,
+    at whatever rate it had)."""
+
+    class KeepingInput(kind):  # type: ignore[misc]
+        _opening = False
+
+        def open(self) -> None:
+            self._opening = True
+            try:
+                super().open()
+            finally:
+                self._opening = False
+
+        def reset_input_buffer(self) -> None:
+            if not self._opening:
+                super().reset_input_buffer()
+
+    return KeepingInput
 
 
 def open_failure(name: str, e: Exception) -> str:

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from ..core.errors import BootlensError, UsageError
+from ..core.errors import BootlensError, UsageError, printable
 from . import main
 from .common import BootlensCommand, OneLineUsageError, fail as _fail, release_closed_outputs as _release_closed_outputs
 
@@ -69,6 +69,24 @@ class CaptureCommand(BootlensCommand):
         return rest
 
 
+class HarmlessEcho:
+    """The echo as a terminal may draw it: a device's control sequences (a title, a screen
+    clear, the alternate screen) shown escaped, colours kept (:func:`visible_terminal`)."""
+
+    def __init__(self, out: Any) -> None:
+        from ..render.visible import visible_terminal
+
+        self._out = out
+        self._show = visible_terminal
+
+    def write(self, s: str, /) -> int:
+        n: int = self._out.write(self._show(s))
+        return n
+
+    def flush(self) -> None:
+        self._out.flush()
+
+
 def _rotation(text: str) -> tuple[float, bool]:
     """grabserial's -R value: seconds, or a number with s, m or h (then rounded to multiples)."""
     unit = {"s": 1, "m": 60, "h": 3600}.get(text[-1:])
@@ -124,6 +142,11 @@ def _rotation(text: str) -> tuple[float, bool]:
 @click.option("--no-low-latency", "no_low_latency", is_flag=True, help="Do not ask the kernel to keep idle CPUs "
               "awake while capturing (a PM QoS request on /dev/cpu_dma_latency, as cyclictest makes; it "
               "cuts wake-up delays, and so timestamp errors, from milliseconds to about 0.1 ms).")
+@click.option("--force", is_flag=True, help="Replace a recording already at -o (once the first byte arrives: "
+              "a capture that receives nothing keeps the old one). Without it, a taken -o is refused.")
+@click.option("--raw", is_flag=True, help="Echo the console's bytes as they come, terminal control sequences "
+              "included (the device can then set the title, clear the screen...). Without it they are shown "
+              "escaped (\\x1b[2J), colours excepted; the recording keeps every byte either way.")
 @click.option("--reconnect", is_flag=True, help="When the port vanishes (a USB adapter losing power with the "
               "board), wait for it, reopen it and mark the gap in the recording.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED, metavar="[-- COMMAND...]")
@@ -131,7 +154,8 @@ def capture(output: str | None, port: str | None, baud: int, bytesize: str, pari
             rtscts: bool, xonxoff: bool, quit_pattern: str | None, start_pattern: str | None,
             instants: tuple[str, ...], end_s: float | None, quiet: bool, show_time: bool, show_systime: bool,
             timeformat: str, nodelta: bool, launchtime: bool, again: bool, rotate: str | None, verbose: bool,
-            skip: bool, noinput: bool, no_low_latency: bool, reconnect: bool, command: tuple[str, ...]) -> None:
+            skip: bool, noinput: bool, no_low_latency: bool, force: bool, raw: bool, reconnect: bool,
+            command: tuple[str, ...]) -> None:
     """Capture a console with host timestamps into a recording (docs/recording.md).
 
     Every read is written to the recording as it returns, so Ctrl-C, SIGTERM or even SIGKILL
@@ -143,7 +167,8 @@ def capture(output: str | None, port: str | None, baud: int, bytesize: str, pari
     """
     import re
 
-    from ..capture.loop import Stamper, capture_files
+    from ..capture.loop import Echo, Stamper, capture_files
+    from ..capture.recording import RecordingExists
     from ..capture.sources import CommandSource, SerialSource, Source, stdin_source
 
     if port and command:
@@ -196,13 +221,21 @@ def capture(output: str | None, port: str | None, baud: int, bytesize: str, pari
             click.echo(f"bootlens: {pat!r} " + ("not seen" if t_ns is None else f"first seen at {t_ns / 1e9:.6f} s"),
                        err=True)
         click.echo(f"bootlens: {result.bytes} bytes in {result.chunks} reads, {result.seconds:.3f} s "
-                   f"({result.reason}) -> {result.path}", err=True)
+                   f"({result.reason}) -> {result.path}"
+                   + (" (nothing received: the recording there is kept as it was)" if result.kept_old else ""),
+                   err=True)
+
+    echo: Echo | None = None
+    if not quiet:
+        echo = sys.stdout if raw else HarmlessEcho(sys.stdout)
 
     try:
         capture_files(source, output or DEFAULT_OUTPUT, end_s=end_s, again=again, rotate_s=rotate_s,
                       rotate_round=rotate_round, stamper=stamper, on_result=report, quit_pattern=quit_pattern,
-                      echo=None if quiet else sys.stdout, reconnect=reconnect, start_pattern=start_pattern,
-                      instant_patterns=instants, low_latency=not no_low_latency)
+                      echo=echo, reconnect=reconnect, start_pattern=start_pattern,
+                      instant_patterns=instants, low_latency=not no_low_latency, force=force)
+    except RecordingExists as e:
+        _fail(e if e.busy else UsageError(f"{printable(e.path)}: exists; give another -o, or --force to replace it"))
     except BootlensError as e:
         _fail(e)
     except KeyboardInterrupt:  # Ctrl-C while -a waits for the device to come back

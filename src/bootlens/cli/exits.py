@@ -14,7 +14,7 @@ import io
 import os
 import sys
 
-from ..core.errors import BootlensError, UsageError
+from ..core.errors import BootlensError, UsageError, printable
 
 TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/performance.md step 23)
 if TYPE_CHECKING:
@@ -89,12 +89,18 @@ def write_output(path: str, data: bytes | Sequence[Any]) -> None:
     ``data``: bytes, or pieces written one after another: bytes, or objects that write
     themselves (``write_to(file)``: a page's big values, ``JsonPiece`` in render/html_columns.py),
     so that a page of 186 MB is never joined into one buffer. A file a failed write left partly written
-    is removed: nothing is left that looks like a whole report."""
+    is removed: nothing is left that looks like a whole report.
+
+    An earlier report, SVG or export at ``path`` is replaced, as a compiler's ``-o`` replaces its
+    output; a bootlens recording never is: it is captured data, not made again by running a
+    command (``report boot.rec -o boot.rec`` would lose the boot). That is refused in one line."""
     pieces = [data] if isinstance(data, bytes) else data
     if path == "-":
         _write_pieces(sys.stdout.buffer, pieces)
         sys.stdout.buffer.flush()
         return
+    if _is_recording_file(path):
+        fail(UsageError(f"{printable(path)}: is a bootlens recording; it is not overwritten: give another output file"))
     try:
         with open(path, "wb") as f:
             try:
@@ -108,6 +114,21 @@ def write_output(path: str, data: bytes | Sequence[Any]) -> None:
                 raise
     except OSError as e:
         fail(UsageError(f"{path}: cannot write: {e.strerror}"))
+
+
+def _is_recording_file(path: str) -> bool:
+    """True when ``path`` is a regular file that holds a bootlens recording."""
+    from ..capture.recording_sniff import is_recording
+
+    import stat
+
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # first: opening a FIFO to read would wait for a writer
+            return False
+        with open(path, "rb") as f:
+            return is_recording(f.read(512))
+    except OSError:
+        return False
 
 
 def _write_pieces(f: Any, pieces: Sequence[Any]) -> None:

@@ -60,6 +60,13 @@ def experiment(target: Target, specs: Sequence[TrySpec], out: Path, repeat: int,
                max_repeat: int | None = None, seed: int | None = None) -> ExperimentResult:
     """Boot the baseline, each change and all changes together ``repeat`` times each; with
     ``max_repeat``, more until every verdict is decided or that many (:mod:`.measurement`)."""
+    with fresh_folder(out):  # held until the last boot is in; an error before any leaves no folder
+        return _experiment(target, specs, out, repeat, registry, progress, max_repeat, seed)
+
+
+def _experiment(target: Target, specs: Sequence[TrySpec], out: Path, repeat: int,
+                registry: RuleRegistry | None, progress: Progress | None,
+                max_repeat: int | None, seed: int | None) -> ExperimentResult:
     reg = registry or default_registry()
     if not specs:
         raise ExperimentError("nothing to try: give --try NAME=CHANGE")
@@ -71,7 +78,6 @@ def experiment(target: Target, specs: Sequence[TrySpec], out: Path, repeat: int,
         if sp.rule is not None and sp.rule not in reg.ids():
             raise ExperimentError(f"--try {sp.name}=rule:{printable(sp.rule)}: unknown rule; known: "
                                   f"{', '.join(reg.ids()) or 'none'}")
-    fresh_folder(out)
     ctx = target_context(target)
     together = len(specs) > 1
     runner = Runner(target, progress, repeat * (1 + len(specs) + together), seed)

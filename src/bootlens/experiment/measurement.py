@@ -37,9 +37,9 @@ from pathlib import Path
 
 from ..advise import RuleRegistry, advise
 from ..advise.base import Change, ChangeKind, Confidence, Context, Finding
+from ..capture.run_folder import FolderClaim, RunFolderError, claim_folder
 from ..timeline.analyze import Analysis, BootAnalysis
 from ..stats.compare import Change as CompareChange, Significance, figure_delta, non_inferior
-from ..core.errors import printable
 from ..timeline.inputs import analyze_folder
 from ..stats.figures import Stat, diff_interval, statistics_of
 from ..targets.base import BootConfig, Target
@@ -469,11 +469,13 @@ def target_context(target: Target) -> Context:
     return Context(target=target.name, rootfs_files=files, baud=target.baud)
 
 
-def fresh_folder(out: Path) -> None:
-    """The run's folder must be new or empty: old boot-N.rec files would join the statistics."""
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise ExperimentError(f"{printable(str(out))}: exists and is not empty; give a new folder with -o")
-    out.mkdir(parents=True, exist_ok=True)
+def fresh_folder(out: Path) -> FolderClaim:
+    """The run's folder, new or empty (old boot-N.rec files would join the statistics), held for
+    this run alone until the claim is released (:func:`bootlens.capture.run_folder.claim_folder`)."""
+    try:
+        return claim_folder(out)
+    except RunFolderError as e:
+        raise ExperimentError(str(e)) from None
 
 
 def traced_boot(runner: Runner, out: Path, ctx: Context, registry: RuleRegistry,

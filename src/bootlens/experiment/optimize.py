@@ -133,10 +133,16 @@ def optimize(target: Target, out: Path, repeat: int, registry: RuleRegistry | No
     tries the new findings on top of it (a change can only show once another one is in: the
     application's console output matters once it starts early); the target as it was and the
     final configuration are then booted again side by side."""
+    with fresh_folder(out):  # held until the last boot is in; an error before any leaves no folder
+        return _optimize(target, out, repeat, registry, progress, max_repeat, rounds, seed)
+
+
+def _optimize(target: Target, out: Path, repeat: int, registry: RuleRegistry | None,
+              progress: Progress | None, max_repeat: int | None, rounds: int,
+              seed: int | None) -> OptimizeResult:
     if rounds < 1:
         raise ExperimentError("--rounds: at least 1")
     reg = registry or default_registry()
-    fresh_folder(out)
     ctx = target_context(target)
     runner = Runner(target, progress, 1, seed)
     notes: list[str] = []

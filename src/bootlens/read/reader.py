@@ -16,6 +16,7 @@ import re
 import sys
 from collections.abc import Sequence
 
+from ..capture.recording_sniff import BOM
 from ..core.errors import InputError, printable, refuse_special_file
 from ..core.lazyre import lazy
 from .._native import native_module
@@ -172,8 +173,7 @@ def _clean(box: list[bytes]) -> tuple[bytes, dict[str, int | bool]]:
     else:
         data = box.pop()
     counts["invalid_utf8"] = invalid
-    if data.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte-order mark from a Windows terminal program
-        data = data[3:]
+    data = data.removeprefix(BOM)  # a UTF-8 byte-order mark from a Windows terminal program
     nul = data.count(b"\x00")
     if nul:
         data = data.replace(b"\x00", b"")

@@ -20,6 +20,7 @@ unambiguous, and a tool reading them wants the log's own characters.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from typing import Any
 
@@ -43,6 +44,34 @@ def visible(s: str) -> str:
         return s
     return "".join(_escape(c) if c not in _KEEP and not c.isprintable() and unicodedata.category(c) in _HIDDEN
                    else c for c in s)
+
+
+# SGR ("select graphic rendition": colours, bold) is the one terminal sequence a console line may
+# keep on its way to the user's terminal: it changes how text looks, never where it goes or what
+# the terminal is (a title, a cleared screen, the alternate screen, a keyboard mode).
+_SGR = re.compile(r"\x1b\[[0-9;:]*m")
+
+
+def visible_terminal(s: str) -> str:
+    """``s`` as :func:`visible` shows it, for a terminal that draws it live (``capture``'s echo of
+    a device's console): every control character shown as an escape (ESC as ``\\x1b``, so
+    ``ESC]0;title BEL`` prints as ``\\x1b]0;title\\x07`` and sets no title), except colour
+    sequences (SGR, ``ESC[...m``), carriage returns (a progress line redrawn) and what
+    :func:`visible` keeps (tab, newline)."""
+    if s.isprintable() or s.replace("\n", " ").replace("\t", " ").isprintable():
+        return s
+    out: list[str] = []
+    at = 0
+    for m in _SGR.finditer(s):
+        out.append(_visible_cr(s[at:m.start()]))
+        out.append(m.group())
+        at = m.end()
+    out.append(_visible_cr(s[at:]))
+    return "".join(out)
+
+
+def _visible_cr(s: str) -> str:
+    return "\r".join(visible(p) for p in s.split("\r")) if "\r" in s else visible(s)
 
 
 def visible_data(obj: Any) -> Any:

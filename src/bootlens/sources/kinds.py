@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 
+from ..capture.recording_sniff import is_recording
 from .base import Head, formats
 from .systemd_analyze import SYSTEMD_ANALYZE as SYSTEMD_ANALYZE
 from .systemd_analyze import collection_files as collection_files
@@ -47,7 +48,7 @@ def classify(name: str) -> str | None:
                 continue
             if fmt.sniff_order > RECORDING_ORDER and not recording_checked:
                 recording_checked = True
-                if head.text.startswith("bootlens-recording"):
+                if is_recording(head.text[:512].encode()):
                     return None
             if (kind := fmt.sniff(name, head)) is not None:
                 return kind

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ..timeline.analyze import Analysis, BootAnalysis, analyze_paths
 from ..core.errors import BootlensError, InputError
-from ..capture.run_folder import folder_files, run_options, write_run_meta
+from ..capture.run_folder import claim_folder, folder_files, run_options, write_run_meta
 from ..core.model import READY, Kind
 from ..core.options import MarkerSpec
 from ..sources.ftrace.attach import trace_supplement
@@ -115,16 +115,22 @@ def run_target(target: Target, folder: Path, repeat: int, config: BootConfig = B
     """Boot ``target`` ``repeat`` times in ``config``, one recording per boot in ``folder``
     (``boot-N.rec``; with a trace, each boot's ftrace buffer beside it, :mod:`.tracerun`), each
     until its ready line or the target's timeout; then close the target and analyse the run.
-    A configuration the target cannot boot is an error before the folder is made."""
-    target.check(config)
-    folder.mkdir(parents=True, exist_ok=True)
+    A configuration the target cannot boot is an error before the folder is made. The folder
+    must be new or empty, and is held for this run alone while it boots (:func:`claim_folder`)."""
     try:
-        write_meta(folder, target, config)
-        for i in range(1, repeat + 1):
-            t = time.monotonic()
-            target.boot(config, folder / f"boot-{i}.rec")
-            if progress is not None:
-                progress(i, time.monotonic() - t)
-    finally:
+        target.check(config)
+        claim = claim_folder(folder)
+    except BaseException:
         target.close()
+        raise
+    with claim:
+        try:
+            write_meta(folder, target, config)
+            for i in range(1, repeat + 1):
+                t = time.monotonic()
+                target.boot(config, folder / f"boot-{i}.rec")
+                if progress is not None:
+                    progress(i, time.monotonic() - t)
+        finally:
+            target.close()
     return analyze_run(folder)
