@@ -41,6 +41,8 @@ def side_options(f: F) -> F:
               "in 2.498s (bootloader) + ... = 8.850s (power-on → ready)' (docs/analyze.md).")
 @click.option("--top", default=10, show_default=True, type=click.IntRange(1, 10_000),
               help="How many initcalls, probes and processes to list.")
+@click.option("--all-boots", is_flag=True, help="Print every boot in full; by default an input of more than 20 "
+              "boots is summarised: how many, the median total, the first, slowest and last boots.")
 @click.option("--marker", "markers", multiple=True, metavar="NAME=REGEX",
               help="Mark lines matching REGEX as NAME; 'ready' ends the boot, e.g. --marker ready='APP READY' "
               "(run folders remember theirs).")
@@ -54,15 +56,17 @@ def side_options(f: F) -> F:
               "were given: time, blame, critical-chain, dump, plot.")
 @side_options
 @store_options("each INPUT as one run (kind import)")
-def analyze(inputs: tuple[str, ...], as_json: bool, summary: bool, top: int, markers: tuple[str, ...], chain: bool,
-            dump: str | None, collected: tuple[str, ...], db: str | None, labels: tuple[str, ...], **side: Any) -> None:
+def analyze(inputs: tuple[str, ...], as_json: bool, summary: bool, top: int, all_boots: bool, markers: tuple[str, ...],
+            chain: bool, dump: str | None, collected: tuple[str, ...], db: str | None, labels: tuple[str, ...],
+            **side: Any) -> None:
     """Analyse boot logs: stages on one axis, top initcalls, probes and processes, silences.
 
     FILE is a console log (serial capture, grabserial -t/-T, dmesg, journalctl -k -o
     short-monotonic), a recording from `bootlens capture` or a run folder from `bootlens run`
     (its boots, measured to the ready marker it was run with); '-' reads standard input. One
-    file may hold several boots. Each boot opens with its headline, what took how long from
-    where to where; warnings go to standard error.
+    file may hold several boots; past 20, a summary replaces them (--all-boots). Each boot
+    opens with its headline, what took how long from where to where; warnings go to standard
+    error.
 
     Told apart by their content, other FILEs add to that boot: systemd-analyze time, blame,
     critical-chain, dump and plot outputs (set beside bootlens's own figures; the dump's
@@ -73,7 +77,7 @@ def analyze(inputs: tuple[str, ...], as_json: bool, summary: bool, top: int, mar
     VCD, Saleae CSV) adds its channels' edges, with --channel roles and an --align event
     (docs/logic.md).
     """
-    run_analyze(inputs, as_json, summary, top, markers, chain, dump, collected, db, labels, **side)
+    run_analyze(inputs, as_json, summary, top, markers, chain, dump, collected, db, labels, all_boots, **side)
 
 
 @main.command()

@@ -13,17 +13,16 @@ TYPE_CHECKING = False  # typing's constant without importing typing (start-up, d
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from ..timeline.inputs import Group
+    from ..timeline.inputs import Group, GroupStream
 
 
 def run_analyze(inputs: tuple[str, ...], as_json: bool, summary: bool, top: int, markers: tuple[str, ...],
                 chain: bool, dump: str | None, collected: tuple[str, ...], db: str | None, labels: tuple[str, ...],
-                **side: object) -> None:
+                all_boots: bool = False, **side: object) -> None:
     """Analyse ``inputs`` and print (the options as ``bootlens analyze --help`` says them; ``side``:
     the side formats' own options, by their ``dest``); ends the process (os._exit after the
     output, or exit code 2 with a one-line error)."""
-    from ..timeline.analyze import Analysis
-    from ..timeline.inputs import analyze_inputs
+    from ..timeline.inputs import stream_inputs
     from ..core.options import MarkerSpec, ParseOptions
 
     if as_json and summary:
@@ -35,7 +34,10 @@ def run_analyze(inputs: tuple[str, ...], as_json: bool, summary: bool, top: int,
     try:
         opts = ParseOptions(tuple(MarkerSpec.parse(m) for m in markers))
         setups = side_setups(side)
-        groups = with_side_inputs(analyze_inputs(list(inputs), opts, top, collected, side=setups), setups, side)
+        # each log's boots analysed as they are printed (a log of a million boots: issue 29)
+        streams = stream_inputs(list(inputs), opts, top, collected, side=setups)
+        if setups or db or labels or chain:  # these read every boot: each input analysed whole
+            groups = with_side_inputs([s.whole() for s in streams], setups, side)
     except BootlensError as e:
         _fail(e)
     if db or labels:  # storeopts.wants_store, imported only then (start-up)
@@ -47,28 +49,56 @@ def run_analyze(inputs: tuple[str, ...], as_json: bool, summary: bool, top: int,
     if chain:
         _print_chains(groups, dump, as_json)
         _exit_now()
-    if as_json:
-        from ..render.jsonout import write_json
+    from itertools import chain as joined
 
-        whole = Analysis(tuple(st for g in groups for st in g.analysis.inputs),
-                         tuple(b for g in groups for b in g.analysis.boots))
-        write_json(whole, sys.stdout.buffer)
+    if as_json:
+        from ..render.jsonout import write_json_stream
+
+        try:
+            write_json_stream(tuple(st for g in streams for st in g.inputs), joined.from_iterable(g.boots for g in streams),
+                              sys.stdout.buffer)
+        except BootlensError as e:  # a boot past the first that cannot be analysed: the document is cut
+            _fail(e)
         sys.stdout.buffer.flush()
         _exit_now()
-    from ..render.terminal import render_groups, summary_lines, warning_lines
-
     if summary:  # for scripts: the lines on standard output, and one line on standard error at most
-        warned = sum(len(warning_lines(g.analysis, g.name if g.folder else None)) for g in groups)
-        if warned:
-            echo(f"bootlens: {warned} warning{'s' if warned != 1 else ''} (without --summary: each one)",
-                 err=True)
-        for line in summary_lines([b for g in groups for b in g.analysis.boots]):
-            echo(line)
+        _print_summary(streams)
         _exit_now()
     from rich.console import Console  # only the tables need rich: keep --json start-up lean
 
-    render_groups(groups, Console(highlight=False), top, Console(stderr=True, highlight=False))
+    from ..render.terminal import render_streams
+
+    try:
+        render_streams(streams, Console(highlight=False), top, Console(stderr=True, highlight=False), all_boots)
+    except BootlensError as e:
+        _fail(e)
     _exit_now()
+
+
+def _print_summary(streams: list[GroupStream]) -> None:
+    """analyze --summary over streaming inputs: a line per boot as it comes (`` · SOURCE boot N``
+    after each when there are several boots), then on standard error how many warnings there were."""
+    from itertools import chain, islice
+
+    from ..render.terminal import summary_line, tally_warning_lines
+    from ..render.visible import visible
+    from ..timeline.tally import BootTally
+
+    boots = chain.from_iterable(g.boots for g in streams)
+    head = list(islice(boots, 2))
+    many = len(head) > 1
+    tallies: dict[str, BootTally] = {}
+    warned = sum(len(st.warnings) for g in streams for st in g.inputs)
+    for b in chain(head, boots):
+        src = b.boot.source
+        t = tallies.get(src)
+        if t is None:
+            t = tallies[src] = BootTally(keep=0)
+        t.add(b)
+        echo(summary_line(b) + (visible(f" · {src} boot {b.boot.index + 1}") if many else ""))
+    warned += sum(len(tally_warning_lines(t)) for t in tallies.values())
+    if warned:
+        echo(f"bootlens: {warned} warning{'s' if warned != 1 else ''} (without --summary: each one)", err=True)
 
 
 def side_setups(values: Mapping[str, object]) -> dict[str, object]:

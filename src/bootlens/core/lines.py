@@ -5,6 +5,7 @@ time (:func:`stamp_at`, :func:`estimate_stamp`). Reading bytes into Lines is :mo
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Iterator, MutableSequence, Sequence
 
 from .._native import native_module
@@ -44,7 +45,7 @@ class Lines:
     """
 
     __slots__ = ("text", "kernel", "host", "first", "max_len", "glued", "fields", "journal", "by_init", "_hits",
-                 "_starts")
+                 "_starts", "_base", "_keys")
 
     def __init__(self, text: Texts, kernel: Times, host: Times, first: int = 1) -> None:
         self.text = text
@@ -64,10 +65,15 @@ class Lines:
         self.by_init: list[int] = []
         self._hits: dict[str, Index] = {}
         self._starts: dict[str, Index] = {}
+        # a slice's (whole, a, b): the keyword hits of the whole are carried over when asked for
+        self._base: tuple[Lines, int, int] | None = None
+        self._keys: dict[str, tuple[list[int], bool]] = {}  # glued's and fields' keys, for slicing
 
     def starting(self, *prefixes: str) -> Index:
         """Ascending indices of the lines whose message starts with any of the prefixes."""
         missing = [p for p in prefixes if p not in self._starts]
+        if missing and self._base is not None:
+            missing = self._inherit(self._starts, missing, False)
         if missing:
             for p, hits in zip(missing, starting(self.text, missing)):
                 self._starts[p] = hits
@@ -78,6 +84,8 @@ class Lines:
     def grep(self, *needles: str) -> Index:
         """Ascending indices of the lines containing any of the needles (cached per needle)."""
         missing = [n for n in needles if n not in self._hits]
+        if missing and self._base is not None:
+            missing = self._inherit(self._hits, missing, True)
         if missing:
             for n, hits in zip(missing, grep(self.text, missing)):
                 self._hits[n] = hits
@@ -96,21 +104,59 @@ class Lines:
         for i, (h, k, t) in enumerate(zip(self.host, self.kernel, self.text)):
             yield Line(first + i, h, k, t)
 
+    def _inherit(self, cache: dict[str, Index], keys: list[str], hits: bool) -> list[str]:
+        """A slice's keyword hits taken from its whole's (renumbered) where the whole has them;
+        the keys it has not."""
+        assert self._base is not None
+        whole, a, b = self._base
+        theirs = whole._hits if hits else whole._starts
+        left = []
+        for k in keys:
+            h = theirs.get(k)
+            if h is None:
+                left.append(k)
+            else:
+                cache[k] = _between(h, a, b)
+        return left
+
     def slice(self, a: int, b: int) -> Lines:
-        """Lines a..b-1 as a new Lines (columns are copied, C speed; keyword hits carried over)."""
+        """Lines a..b-1 as a new Lines (columns are copied, C speed; keyword hits carried over
+        when asked for). Its cost is the slice's size, not the whole's: a log of a million boots
+        is a million slices (issue 29)."""
         part = Lines(self.text[a:b], self.kernel[a:b], self.host[a:b], self.first + a)
-        part._hits = {n: _between(h, a, b) for n, h in self._hits.items()}
-        part._starts = {n: _between(h, a, b) for n, h in self._starts.items()}
-        part.glued = {i - a: g for i, g in self.glued.items() if a <= i < b}
-        part.fields = {i - a: f for i, f in self.fields.items() if a <= i < b}
+        part._base = (self, a, b)
+        if self.glued:
+            part.glued = {i - a: self.glued[i] for i in self._keys_between("glued", self.glued, a, b)}
+        if self.fields:
+            part.fields = {i - a: self.fields[i] for i in self._keys_between("fields", self.fields, a, b)}
         part.journal = self.journal
-        part.by_init = [i - a for i in self.by_init if a <= i < b]
+        if self.by_init:  # ascending
+            part.by_init = [i - a for i in self.by_init[bisect_left(self.by_init, a):bisect_left(self.by_init, b)]]
         return part
+
+    def _keys_between(self, name: str, d: dict[int, Any], a: int, b: int) -> list[int]:
+        """The keys of ``d`` (this Lines's glued or fields) in [a, b), in their order in ``d``:
+        by bisection in a sorted list of them made once per size of ``d`` when ``d`` is in
+        ascending order (as the framings fill it), else by a pass over ``d``."""
+        got = self._keys.get(name)
+        if got is None or len(got[0]) != len(d):
+            keys = list(d)
+            ordered = all(x < y for x, y in zip(keys, keys[1:]))
+            got = self._keys[name] = (keys, ordered)
+        keys, ordered = got
+        if not ordered:
+            return [i for i in d if a <= i < b]
+        return keys[bisect_left(keys, a):bisect_left(keys, b)]
 
     def retext(self, changes: dict[int, str]) -> None:
         """Replace the text of some lines, keeping the cached keyword hits true."""
         if not changes:
             return
+        if self._base is not None:  # the whole's hits made this slice's own first, then edited
+            whole = self._base[0]
+            self._inherit(self._hits, [k for k in whole._hits if k not in self._hits], True)
+            self._inherit(self._starts, [k for k in whole._starts if k not in self._starts], False)
+            self._base = None
         for i, t in changes.items():
             self.text[i] = t
         changed = sorted(changes)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import io
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from .. import __version__
 from ..timeline.align import Alignment
@@ -298,30 +298,52 @@ def render_json(a: Analysis) -> bytes:
 
 
 def write_json(a: Analysis, out: BinaryIO, chunk: int = 8192) -> None:
-    """Write the JSON document, streaming each boot's events one per line.
+    """Write the JSON document (:func:`write_json_stream` over the analysis's boots)."""
+    write_json_stream(a.inputs, a.boots, out, chunk)
 
-    The document around the events is built as a dict and serialised as orjson does (by
-    jsonbytes: orjson itself from ORJSON_FROM events on, its import not paid below); the events
-    (hundreds of thousands on a big log) are serialised a chunk at a time, so their dicts never
-    all exist at once: peak memory stays near the size of the model itself.
+
+def write_json_stream(inputs: Sequence[InputStats], boots: Iterable[BootAnalysis], out: BinaryIO,
+                      chunk: int = 8192) -> None:
+    """Write the JSON document, each boot as it comes from ``boots`` and its events one per line.
+
+    The document around the boots and each boot around its events are built as dicts and
+    serialised as orjson does (by jsonbytes: orjson itself once ORJSON_FROM events were seen, its
+    import not paid below), each boot indented as in the whole document; the events (hundreds of
+    thousands on a big log) are serialised a chunk at a time. So no boot's dicts live longer than
+    its writing, nor its events' dicts all at once: a log of a million boots is written in the
+    memory of one (issue 29), in the bytes the document written whole would have.
     """
+    token = os.urandom(16).hex()  # a uuid4's randomness without importing uuid (platform, start-up)
+    by_source = {s.source: list(s.warnings) for s in inputs}
+    boots_at = f"@@boots-{token}@@"
+    events_at = f"@@events-{token}@@"
+    events_mark = f'"{events_at}"'.encode()
     with paused_gc():
-        doc = to_json_obj(a, with_events=False)
-        token = os.urandom(16).hex()  # a uuid4's randomness without importing uuid (platform, start-up)
-        for i, d in enumerate(doc["boots"]):
-            d["events"] = f"@@events-{token}-{i}@@"
-        if sum(len(b.boot.events) for b in a.boots) > ORJSON_FROM:
-            use_orjson()  # the same bytes, faster than the standard library for many events
-        head = dumps(doc, indent=True)
-        pos = 0
-        for i, b in enumerate(a.boots):
-            marker = f'"@@events-{token}-{i}@@"'.encode()
-            at = head.index(marker, pos)
-            out.write(head[pos:at])
+        head = dumps({"schema_version": SCHEMA_VERSION, "generator": f"bootlens {__version__}",
+                      "inputs": [input_dict(s) for s in inputs], "boots": [boots_at]}, indent=True)
+    at = head.index(f'"{boots_at}"'.encode())
+    out.write(head[:at])  # ... "boots": [ and the first boot's indent
+    seen = 0
+    for i, b in enumerate(boots):
+        with paused_gc():
+            d = boot_dict(b, with_events=False)
+            # A reader of boots[] alone must still learn that the input itself was damaged.
+            d["warnings"] = by_source.get(b.boot.source, []) + d["warnings"]
+            d["events"] = events_at
+            seen += len(b.boot.events)
+            if seen > ORJSON_FROM:
+                use_orjson()  # the same bytes, faster than the standard library for many events
+            # a boot is an item of the top-level object's "boots": four spaces deeper than alone
+            text = dumps(d, indent=True).replace(b"\n", b"\n    ")
+            del d
+            if i:
+                out.write(b",\n    ")
+            e = text.index(events_mark)
+            out.write(text[:e])
             _write_events(b, out, chunk)
-            pos = at + len(marker)
-        out.write(head[pos:])
-        out.write(b"\n")
+            out.write(text[e + len(events_mark):])
+    out.write(head[at + len(boots_at) + 2:])
+    out.write(b"\n")
 
 
 def _write_events(b: BootAnalysis, out: BinaryIO, chunk: int) -> None:

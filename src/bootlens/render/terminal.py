@@ -32,7 +32,8 @@ from .visible import visible
 
 if TYPE_CHECKING:
     from ..timeline.chain import Chain
-    from ..timeline.inputs import Group
+    from ..timeline.inputs import Group, GroupStream
+    from ..timeline.tally import BootTally
     from .fit import Cell
 
 _ORIGIN = {"first_byte": "first byte received", "power_on": "power-on", "kernel_start": "kernel clock start",
@@ -311,6 +312,97 @@ def render_groups(groups: Sequence[Group], console: Console, top: int = 10, err:
             console.rule(style="dim")
         _boots(g.analysis, console, top)
     _warn([w for g in groups for w in warning_lines(g.analysis, g.name if g.folder else None)], err)
+
+
+def render_streams(streams: Sequence[GroupStream], console: Console, top: int = 10, err: Console | None = None,
+                   all_boots: bool = False) -> None:
+    """:func:`render_groups` over inputs whose boots stream (:func:`~bootlens.timeline.inputs.stream_inputs`):
+    an input of up to :data:`~bootlens.timeline.tally.MANY_BOOTS` boots as render_groups prints it,
+    one of more as a summary (:func:`render_many`), or with ``all_boots`` every boot as it comes
+    ("Boot N"), then the summary. Never more than one boot's analysis held but the summary's few."""
+    from itertools import chain, islice
+
+    from ..timeline.analyze import Analysis
+    from ..timeline.inputs import Group
+    from ..timeline.tally import MANY_BOOTS, BootTally
+
+    warnings: list[str] = []
+    for gi, g in enumerate(streams):
+        if gi:
+            console.print()
+            console.rule(style="dim")
+        head = list(islice(g.boots, MANY_BOOTS + 1))
+        if g.folder or len(head) <= MANY_BOOTS:
+            whole = g.group if g.group is not None else Group(g.name, Analysis(g.inputs, tuple(head)), g.folder)
+            if g.folder:
+                console.print(folder_headline(whole), no_wrap=True, overflow="ellipsis")
+                console.print(Text(visible(whole.name), style="dim"), no_wrap=True, overflow="ellipsis")
+                console.rule(style="dim")
+            _boots(whole.analysis, console, top)
+            warnings += warning_lines(whole.analysis, whole.name if whole.folder else None)
+            continue
+        tally = BootTally()
+        for b in chain(head, g.boots):
+            tally.add(b)
+            if all_boots:
+                if tally.n > 1:
+                    console.print()
+                    console.rule(style="dim")
+                render_boot(b, console, top, f"Boot {tally.n}")
+        del head
+        if all_boots:
+            console.print()
+            console.rule(style="dim")
+        render_many(g.name, tally, console, all_boots)
+        warnings += [visible(f"bootlens: warning: {st.source}: {w}") for st in g.inputs for w in st.warnings]
+        warnings += tally_warning_lines(tally)
+    _warn(warnings, err)
+
+
+def render_many(name: str, tally: BootTally, console: Console, all_boots: bool = False) -> None:
+    """The summary of an input of many boots: how many, how many measured their total and its
+    median with min and max, then one row each for the first, the slowest and the last few."""
+    width = console.width
+    n = tally.n
+    head = Text(f"{n:,} boots · ", style="bold")
+    pair = tally.total_pair()
+    med = tally.median_total()
+    if pair is None or med is None:
+        head.append("total: not measured in any boot", style="bold")
+    else:
+        k, lo, mid, hi = med
+        head.append(f"{pair[0]} → {visible(pair[1])}: median {short(mid)} ({short_range(lo, hi)})", style="bold")
+    console.print(head, no_wrap=True, overflow="ellipsis")
+    where = f" · lines {tally.first_line}–{tally.last_line}"
+    console.print(Text(mid_clip(visible(name), max(20, width - len(where))) + where, style="dim"),
+                  no_wrap=True, overflow="ellipsis")
+    if med is not None and med[0] < n:
+        console.print(Text(f"the median is over the {med[0]:,} of {n:,} boots that measured it", style="yellow"))
+    console.print()
+    rows: list[list[Cell]] = []
+    for p in tally.picked():
+        b = p.boot
+        t = b.total
+        fig = _total_figure(t).replace(" (estimated)", "")
+        rows.append([str(p.n), _lines(b.boot.first_line, b.boot.last_line) or str(b.boot.first_line), fig, p.why,
+                     visible(b.boot.split_reason)])
+    cols = (("boot", "right"), ("lines", "right"), ("total", "right"), ("shown as", "left"), ("starts at", "left"))
+    console.print(fit_table(f"{len(rows)} of {n:,} boots: the first, slowest and last {tally.keep}", cols, rows, width,
+                            tail=4))
+    if not all_boots:
+        console.print()
+        console.print(Text("each boot in full: --all-boots; one line each: --summary", style="dim"))
+
+
+def tally_warning_lines(tally: BootTally) -> list[str]:
+    """:func:`warning_lines` of a summary's boots: each warning once per source, counted."""
+    out = []
+    for src, w, k, of in tally.warning_counts():
+        count = f"{k} of {of} boots: " if of > 1 else ""
+        out.append(visible(f"bootlens: warning: {src}: {count}{w}"))
+    if tally.other_warnings:
+        out.append(f"bootlens: warning: {tally.other_warnings:,} more warnings of other texts, not shown")
+    return out
 
 
 def folder_headline(g: Group) -> Text:

@@ -6,16 +6,17 @@
 from __future__ import annotations
 
 import gc
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from itertools import chain
 
 from .align import Alignment, align
 from ..parsers.banners import quiet_kernel
 from ..parsers.kernel import first_stamped
 from ..sources.systemd_analyze import ALONE as SYSTEMD_ALONE
-from .boots import BACKWARDS_SPLIT_NS, FOREIGN_MAX_LINES, boots_from_lines, index_keywords
+from .boots import BACKWARDS_SPLIT_NS, FOREIGN_MAX_LINES, index_keywords, iter_boots
 from ..read.reader import read_path
 from ..core.errors import InputError
-from ..core.lines import gaps, steps_back
+from ..core.lines import Lines, gaps, steps_back
 from ..core.model import BOOTLOADER_STARTS, CUT_START_NS, NOT_MEASURED, NS_PER_MS, NS_PER_S, READY, Boot, Clock, Event, Events, InputStats, Kind, Milestone, NamedTuple, UnitDetail
 from ..parsers import Registry
 from ..core.options import ParseOptions
@@ -359,34 +360,64 @@ def analyze_paths(
 ) -> Analysis:
     """Read, split, parse, align and analyse every input. Raises InputError on unusable input.
     ``supplement`` is attached to every boot (:mod:`bootlens.sources.supplements`)."""
+    with paused_gc():
+        stats, boots = stream_paths(paths, options, top, registry, supplement)
+        return Analysis(stats, tuple(boots))
+
+
+def stream_paths(
+    paths: Sequence[str],
+    options: ParseOptions | None = None,
+    top: int = 10,
+    registry: Registry | None = None,
+    supplement: Supplement | None = None,
+) -> tuple[tuple[InputStats, ...], Iterator[BootAnalysis]]:
+    """:func:`analyze_paths` as a stream: every input read and its first boot analysed now (an
+    input without a boot raises InputError before anything is printed), the other boots analysed
+    one at a time as the iterator is read, so that a log of a million boots never holds more than
+    one boot's analysis (issue 29)."""
     opts = options or ParseOptions()
     ready_given = any(m.name == READY for m in opts.markers)
-    stats_all: list[InputStats] = []
-    results: list[BootAnalysis] = []
     needles, prefixes = index_keywords(opts, registry)
-    with paused_gc():
-        for path in paths:
+    stats_all: list[InputStats] = []
+    parts: list[Iterator[BootAnalysis]] = []
+    for path in paths:
+        with paused_gc():
             lines, stats = read_path(path, needles, prefixes)
-            if opts.guest_clock:  # the guest's clocks alone: the host's arrival times set aside
-                lines.host = [None] * len(lines)
-            try:
-                boots = boots_from_lines(stats.source, lines, stats, opts, registry)
-            except InputError:
-                # no boot in it: systemd-analyze outputs pasted in a transcript are systemd's figures
-                # of one boot per board (not looked for in a log with a boot: a command typed there
-                # is the user's, after the boot)
-                from ..sources.systemd_analyze.attach import transcript_boots
+        if opts.guest_clock:  # the guest's clocks alone: the host's arrival times set aside
+            lines.host = [None] * len(lines)
+        it = _analyses(stats.source, lines, stats, opts, registry, top, ready_given, supplement)
+        try:
+            first = next(it)
+        except InputError:
+            # no boot in it: systemd-analyze outputs pasted in a transcript are systemd's figures
+            # of one boot per board (not looked for in a log with a boot: a command typed there
+            # is the user's, after the boot)
+            from ..sources.systemd_analyze.attach import transcript_boots
 
-                made = transcript_boots(stats.source, lines) if lines.grep("systemd-analyze") else []
-                if not made:
-                    raise
-                stats_all.append(stats)
-                results += [analyze_side_boot(boot, top, sup) for boot, sup in made]
-                continue
+            made = transcript_boots(stats.source, lines) if lines.grep("systemd-analyze") else []
+            if not made:
+                raise
             stats_all.append(stats)
-            for boot in boots:
-                results.append(analyze_boot(boot, top, stats.host_origin, ready_given, supplement))
-    return Analysis(tuple(stats_all), tuple(results))
+            with paused_gc():
+                parts.append(iter([analyze_side_boot(boot, top, sup) for boot, sup in made]))
+            continue
+        stats_all.append(stats)
+        parts.append(chain((first,), it))
+    return tuple(stats_all), chain.from_iterable(parts)
+
+
+def _analyses(source: str, lines: Lines, stats: InputStats, opts: ParseOptions, registry: Registry | None,
+              top: int, ready_given: bool, supplement: Supplement | None) -> Iterator[BootAnalysis]:
+    """Each boot of one input's lines, analysed when asked for (the collector paused meanwhile)."""
+    boots = iter_boots(source, lines, stats, opts, registry)
+    while True:
+        with paused_gc():
+            boot = next(boots, None)
+            if boot is None:
+                return
+            b = analyze_boot(boot, top, stats.host_origin, ready_given, supplement)
+        yield b
 
 
 class paused_gc:  # noqa: N801 - used as ``with paused_gc():``, as the generator it replaces

@@ -21,7 +21,7 @@ torn first line of a second last_kmsg record).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from ..core.errors import InputError
 from ..core.lazyre import lazy
@@ -70,7 +70,13 @@ class Cut(NamedTuple):
 
 
 def split_boots(lines: Lines) -> list[Cut]:
-    """Cut lines into boots.
+    """Cut lines into boots (:func:`iter_cuts`, all at once)."""
+    return list(iter_cuts(lines))
+
+
+def iter_cuts(lines: Lines) -> Iterator[Cut]:
+    """Cut lines into boots, each given as soon as the next one starts (a log of a million boots
+    never holds a million cuts: issue 29).
 
     Only the lines that can start a boot are visited: banner lines found through the keyword
     index, the places where the printk clock steps back (``steps_back``), the kernel's restart
@@ -96,14 +102,15 @@ def split_boots(lines: Lines) -> list[Cut]:
     banners = {i: b for i, b, _ in find_banners(lines)}
     back = {i: j for i, j in steps_back(kern)}
     reports = dict(bootstage_reports(lines))
-    cuts: list[tuple[int, str]] = [(0, "start of input")]
+    cuts: list[tuple[int, str]] = [(0, "start of input")]  # the current boot's start and reason
     top = -1  # the latest stage of the chain the current boot has run (banner rank)
     seen_kernel = seen_version = False
     ran: dict[str, int] = {}  # the programs (banner names) the current boot has run: where each last started
     handed = -1  # the current boot's last hand-over line
     restart = -1  # the current boot's last restart line
-    backwards = [0]
-    foreign: list[list[tuple[int, int]]] = [[]]
+    backwards = 0  # the current boot's
+    foreign: list[tuple[int, int]] = []  # the current boot's
+    done = False  # a cut was given already
     report: tuple[str, ...] | None = None  # the current boot's bootstage report (its first records)
     for i in sorted(starts | banners.keys() | back.keys() | handovers | reboots | restarts | noise | reports.keys()):
         t = texts[i]
@@ -113,18 +120,16 @@ def split_boots(lines: Lines) -> list[Cut]:
         start = i
         if i in reboots:
             if i > last_cut:
-                cuts.append((i, f"journal: {t.strip()}"))
-                backwards.append(0)
-                foreign.append([])
+                yield Cut(lines.slice(last_cut, i), cuts[-1][1], backwards, tuple(foreign))
+                cuts[-1], backwards, foreign, done = (i, f"journal: {t.strip()}"), 0, [], True
             top, seen_kernel, seen_version, ran, handed, restart, report = -1, False, False, {}, -1, -1, None
             continue
         if i in reports:
             # reports typed at the prompt after each of several boots (a mailing-list comparison,
             # a lab's log of resets with no banner between them): one boot each
             if report is not None and reports[i] != report and i > last_cut:
-                cuts.append((i, "new bootstage report (marks from another reset)"))
-                backwards.append(0)
-                foreign.append([])
+                yield Cut(lines.slice(last_cut, i), cuts[-1][1], backwards, tuple(foreign))
+                cuts[-1], backwards, foreign, done = (i, "new bootstage report (marks from another reset)"), 0, [], True
                 top, seen_kernel, seen_version, ran, handed, restart = -1, False, False, {}, -1, -1
             report = reports[i]
             continue
@@ -139,9 +144,9 @@ def split_boots(lines: Lines) -> list[Cut]:
             # a journal is in the order journald received its entries, each stamped when it was
             # written: a busy journald puts seconds-old entries after newer ones, no reset
             if prev - k <= BACKWARDS_SPLIT_NS or lines.journal:
-                backwards[-1] += 1
+                backwards += 1
             elif (run := _foreign(kern, i, j, last_cut, starts)) is not None:
-                foreign[-1].append((lines.no(run[0]), lines.no(run[1])))
+                foreign.append((lines.no(run[0]), lines.no(run[1])))
             else:
                 reason = f"printk time went back from {prev / 1e9:.6f} to {k / 1e9:.6f}"
         rank = None
@@ -167,9 +172,8 @@ def split_boots(lines: Lines) -> list[Cut]:
             start = _after_restart(lines, restart, i)
         if reason is not None and i > last_cut:
             start = start if start > last_cut else i
-            cuts.append((start, reason))
-            backwards.append(0)
-            foreign.append([])
+            yield Cut(lines.slice(last_cut, start), cuts[-1][1], backwards, tuple(foreign))
+            cuts[-1], backwards, foreign, done = (start, reason), 0, [], True
             # the boundary line itself opens the new boot
             top = -1
             seen_kernel = t.startswith(("Booting Linux", "Linux version "))
@@ -181,13 +185,11 @@ def split_boots(lines: Lines) -> list[Cut]:
             ran[b.name] = i
         if i in restarts:
             restart = i
-    if len(cuts) == 1:
-        return [Cut(lines, cuts[0][1], backwards[0], tuple(foreign[0]))]
-    out = []
-    for n, (start, reason) in enumerate(cuts):
-        end = cuts[n + 1][0] if n + 1 < len(cuts) else len(lines)
-        out.append(Cut(lines.slice(start, end), reason, backwards[n], tuple(foreign[n])))
-    return out
+    if not done:  # one boot: the input's own Lines, not a copy
+        yield Cut(lines, cuts[0][1], backwards, tuple(foreign))
+        return
+    start, reason = cuts[-1]
+    yield Cut(lines.slice(start, len(lines)), reason, backwards, tuple(foreign))
 
 
 # The kernel ran when it printed this many printk-stamped lines (its banner may be lost: a
@@ -376,10 +378,22 @@ def boots_from_lines(
     registry: Registry | None = None,
 ) -> list[Boot]:
     """Split and parse; raise :class:`InputError` when no boot is found at all."""
-    boots: list[Boot] = []
+    return list(iter_boots(source, lines, stats, options, registry))
+
+
+def iter_boots(
+    source: str,
+    lines: Lines,
+    stats: InputStats,
+    options: ParseOptions,
+    registry: Registry | None = None,
+) -> Iterator[Boot]:
+    """:func:`boots_from_lines` one boot at a time; the InputError (no boot at all) comes where
+    the first boot would have."""
+    n = 0
     skipped = 0
-    for cut in split_boots(lines):
-        boot = parse_boot(source, len(boots), cut.lines, cut.reason, options, registry)
+    for cut in iter_cuts(lines):
+        boot = parse_boot(source, n, cut.lines, cut.reason, options, registry)
         if not _has_boot(boot):
             skipped += len(cut.lines)
             continue
@@ -395,8 +409,9 @@ def boots_from_lines(
         if extra:
             boot = Boot(boot.source, boot.index, boot.lines, boot.events, boot.facts,
                         boot.warnings + tuple(extra), boot.formats, boot.split_reason)
-        boots.append(boot)
-    if not boots:
+        n += 1
+        yield boot
+    if not n:
         if stats.garbled_lines * 2 >= max(1, stats.lines) or stats.nul_bytes * 4 >= max(1, stats.bytes):
             raise InputError(source, "binary or garbled input: no boot log found in it")
         if lines.journal:
@@ -406,4 +421,3 @@ def boots_from_lines(
                              "manager (systemd[1])" + (f"; its {users} 'Startup finished' lines are user managers' "
                                                        "(systemd --user): login sessions, not boots" if users else ""))
         raise InputError(source, "no boot found (no U-Boot, kernel or printk lines)")
-    return boots

@@ -14,9 +14,9 @@ bootchart, an ftrace buffer, an strace) add to the boot of the other inputs inst
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
-from .analyze import Analysis, analyze_boot, analyze_paths, analyze_side_boot, paused_gc
+from .analyze import Analysis, BootAnalysis, analyze_boot, analyze_paths, analyze_side_boot, paused_gc, stream_paths
 from ..core.errors import InputError, printable
 from ..core.model import READY, Fact, InputStats, NamedTuple
 from ..core.options import ParseOptions
@@ -146,6 +146,41 @@ def analyze_inputs(inputs: Sequence[str], options: ParseOptions | None = None, t
         raise InputError(", ".join(printable(n) for _, n in extra),
                          f"describes one boot, and the other inputs hold {boots}: give the log of that boot alone")
     return groups
+
+
+class GroupStream(NamedTuple):
+    """One INPUT whose boots are analysed as they are read (:func:`stream_inputs`)."""
+
+    name: str  # the input as the user gave it
+    inputs: tuple[InputStats, ...]
+    boots: Iterator[BootAnalysis]  # read once
+    folder: bool  # True for a run folder
+    group: Group | None = None  # the input analysed whole (a run folder, side files): ``boots`` are its
+
+    def whole(self) -> Group:
+        """The input as a Group, every boot analysed (what is left of the stream)."""
+        if self.group is not None:
+            return self.group
+        return Group(self.name, Analysis(self.inputs, tuple(self.boots)), self.folder)
+
+
+def stream_inputs(inputs: Sequence[str], options: ParseOptions | None = None, top: int = 10,
+                  supplements: Sequence[str] = (), *, side: Mapping[str, object] | None = None
+                  ) -> list[GroupStream]:
+    """:func:`analyze_inputs` with the boots of each log analysed one at a time as they are read
+    (:func:`bootlens.timeline.analyze.stream_paths`): every input is read and its first boot
+    found now, so an unusable input fails before anything is printed. Inputs that add to one
+    boot (side files, a boot-data file) and run folders are analysed whole, as analyze_inputs
+    does."""
+    if supplements or side or any(name != "-" and (classify(name) is not None or os.path.isdir(name))
+                                  for name in inputs):
+        return [GroupStream(g.name, g.analysis.inputs, iter(g.analysis.boots), g.folder, g)
+                for g in analyze_inputs(inputs, options, top, supplements, side=side)]
+    out = []
+    for name in inputs:
+        stats, boots = stream_paths([name], options, top)
+        out.append(GroupStream(name, stats, boots, False))
+    return out
 
 
 def _alone(kind: str) -> Any:
