@@ -136,6 +136,26 @@ def test_reports_replace_reports_but_never_a_recording(tmp_path: Path) -> None:
     assert txt.read_bytes() == BOOT  # a derived output is replaced, as cc -o replaces its output
 
 
+def test_no_output_replaces_an_input_of_its_command(tmp_path: Path) -> None:
+    """A plain console log is captured data too: ``report boot.log -o boot.log`` (or through a
+    second name of it) would read it and then write the report over it. Refused in one line."""
+    log = tmp_path / "boot.log"
+    log.write_bytes(BOOT)
+    alias = tmp_path / "same.log"
+    alias.symlink_to(log)
+    base = tmp_path / "base.log"
+    base.write_bytes(BOOT)
+    for args, out in ((["report", str(log), "-o", str(log)], log),
+                      (["report", "--format", "perfetto", str(log), "-o", str(alias)], alias),
+                      (["compare", str(base), str(log), "--html", str(log)], log)):
+        r = run(*args)
+        assert r.returncode == 2, (args, r.stderr)
+        assert r.stderr.decode().splitlines() == [f"bootlens: error: {out}: is an input of this command; it is "
+                                                  "not overwritten: give another output file"]
+        assert log.read_bytes() == BOOT
+    assert run("report", str(log), "-o", str(tmp_path / "r.html")).returncode == 0
+
+
 def test_a_run_folder_is_held_by_one_run(tmp_path: Path) -> None:
     folder = tmp_path / "run"
     claim = claim_folder(folder)

@@ -104,7 +104,7 @@ def export(recording: str, fmt: str, no_wire: bool, restart: bool, output: str |
     if rec.bad_records:
         click.echo(f"bootlens: warning: {rec.bad_records} damaged records skipped", err=True)
     data = rec.data if fmt == "text" else to_grabserial(rec, wire=not no_wire, restart=restart)
-    _write_output(output or "-", data)
+    _write_output(output or "-", data, (recording,))
 
 
 
@@ -150,7 +150,7 @@ def report(inputs: tuple[str, ...], output: str | None, fmt: str, markers: tuple
             data = render_perfetto(groups)
     except BootlensError as e:
         _fail(e)
-    _write_output(out, data)
+    _write_output(out, data, inputs)
     if out != "-":
         boots = sum(len(g.analysis.boots) for g in groups)
         click.echo(f"bootlens: {fmt} report of {boots} boot{'s' if boots != 1 else ''} -> {out}", err=True)
@@ -191,7 +191,7 @@ def compare(inputs: tuple[str, ...], as_json: bool, top: int, markers: tuple[str
     if html:
         from ..render.html import render_compare_html
 
-        _write_output(html, render_compare_html(result))
+        _write_output(html, render_compare_html(result), inputs)
         if html != "-":
             click.echo(f"bootlens: compare report -> {html}", err=True)
         if html == "-" or as_json:

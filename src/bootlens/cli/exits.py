@@ -84,7 +84,7 @@ def release_closed_outputs() -> bool:
     return closed
 
 
-def write_output(path: str, data: bytes | Sequence[Any]) -> None:
+def write_output(path: str, data: bytes | Sequence[Any], inputs: Sequence[str] = ()) -> None:
     """Write bytes to a file, or to standard output for '-'; a failure is a one-line error.
     ``data``: bytes, or pieces written one after another: bytes, or objects that write
     themselves (``write_to(file)``: a page's big values, ``JsonPiece`` in render/html_columns.py),
@@ -93,7 +93,9 @@ def write_output(path: str, data: bytes | Sequence[Any]) -> None:
 
     An earlier report, SVG or export at ``path`` is replaced, as a compiler's ``-o`` replaces its
     output; a bootlens recording never is: it is captured data, not made again by running a
-    command (``report boot.rec -o boot.rec`` would lose the boot). That is refused in one line."""
+    command (``report boot.rec -o boot.rec`` would lose the boot). Nor is any of the command's
+    ``inputs`` (``report boot.log -o boot.log``: a console log is captured data too). Both are
+    refused in one line."""
     pieces = [data] if isinstance(data, bytes) else data
     if path == "-":
         _write_pieces(sys.stdout.buffer, pieces)
@@ -101,6 +103,9 @@ def write_output(path: str, data: bytes | Sequence[Any]) -> None:
         return
     if _is_recording_file(path):
         fail(UsageError(f"{printable(path)}: is a bootlens recording; it is not overwritten: give another output file"))
+    if any(_same_file(path, i) for i in inputs):
+        fail(UsageError(f"{printable(path)}: is an input of this command; it is not overwritten: give another "
+                        "output file"))
     try:
         with open(path, "wb") as f:
             try:
@@ -114,6 +119,14 @@ def write_output(path: str, data: bytes | Sequence[Any]) -> None:
                 raise
     except OSError as e:
         fail(UsageError(f"{path}: cannot write: {e.strerror}"))
+
+
+def _same_file(a: str, b: str) -> bool:
+    """True when both paths name one existing file (a link, a second name, ./x and x)."""
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):
+        return False
 
 
 def _is_recording_file(path: str) -> bool:
