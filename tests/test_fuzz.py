@@ -175,3 +175,21 @@ def test_lava_escapes_past_unicode_or_surrogates(escape: str, tmp_path: Path) ->
 def test_corpus_and_past_crashes(path: Path) -> None:
     """The seed corpus, and every input a fuzz run crashed on, through the whole harness."""
     harness.check(path.read_bytes()[: 1 << 16])
+
+
+SIDE = [(t, p) for t, target in harness.TARGETS.items() if t != "log" for p in target.seeds() + harness.regressions(t)]
+
+
+@pytest.mark.parametrize("target,path", SIDE, ids=lambda x: x if isinstance(x, str) else x.name)
+def test_side_seeds_and_past_crashes(target: str, path: Path) -> None:
+    """Each side format's seeds, and every input its harness crashed on (crash-TARGET-HASH),
+    through that harness: alone and attached to a console log, every report and the advisor."""
+    harness.TARGETS[target].check(path.read_bytes()[: 1 << 16])
+
+
+def test_every_crash_file_names_a_harness() -> None:
+    """A crash file is replayed by the harness its name gives (harness.target_of)."""
+    crashes = sorted(p for p in (ROOT / "fuzz" / "crashes").glob("*") if p.is_file() and not p.name.startswith("."))
+    assert sorted(p for t in harness.TARGETS for p in harness.regressions(t)) == crashes
+    assert harness.target_of(Path("crash-ftrace-0123456789abcdef")) == "ftrace"
+    assert harness.target_of(Path("crash-0123456789abcdef")) == "log"
