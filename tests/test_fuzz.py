@@ -193,3 +193,25 @@ def test_every_crash_file_names_a_harness() -> None:
     assert sorted(p for t in harness.TARGETS for p in harness.regressions(t)) == crashes
     assert harness.target_of(Path("crash-ftrace-0123456789abcdef")) == "ftrace"
     assert harness.target_of(Path("crash-0123456789abcdef")) == "log"
+
+
+def test_side_formats_bound_their_numbers() -> None:
+    """The side readers' numbers go through core.numbers' bounds (issue 29: a 25-digit run where
+    a pid, a time, a CPU count or an exit status belongs reached the JSON writers and the native
+    report as an integer past 64 bits; fuzz/crashes/crash-{strace,systemd_analyze,ftrace}-*)."""
+    from bootlens.sources.ftrace.reader import EVENTS_MAX
+    from bootlens.sources.strace.reader import pid_from_name, read_trace
+    from bootlens.sources.systemd_analyze.reader import parse_timespan
+
+    big = "9" * 25
+    t = read_trace(f"{big} 0.000001 execve(\"/bin/sh\", [\"sh\"], 0x1 /* 1 var */) = 0\n"
+                   "7 0.000002 brk(NULL) = 0x55b539e3c000 <0.000009>\n"
+                   f"7 {big}.5 brk(NULL) = 0x55b539e3c000 <{big}.1>\n"
+                   f"7 0.000003 +++ exited with {big} +++\n")
+    assert [c.pid for c in t.calls] == [7, 7, 7] and t.calls[1].t_ns is None and t.calls[1].dur_ns is None
+    assert t.calls[2].ret_int is None  # the exit status: no kernel long
+    assert "strace: 3 numbers out of range were not used (1 duration, 1 pid, 1 time; first at line 1)" in t.warnings
+    assert pid_from_name(f"trace.{big}") is None and pid_from_name("trace.1336") == 1336
+    assert parse_timespan(f"{big}s") is None and parse_timespan("1min 2.345s") == 62_345_000_000
+    assert parse_timespan("0." + "5" * 4400 + "s") == 555_555_555  # a fraction past 4,300 digits: its first 18
+    assert EVENTS_MAX < 2**63
