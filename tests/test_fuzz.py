@@ -215,3 +215,11 @@ def test_side_formats_bound_their_numbers() -> None:
     assert parse_timespan(f"{big}s") is None and parse_timespan("1min 2.345s") == 62_345_000_000
     assert parse_timespan("0." + "5" * 4400 + "s") == 555_555_555  # a fraction past 4,300 digits: its first 18
     assert EVENTS_MAX < 2**63
+    # numbers past Python's 4,300-digit limit never reach int() (a ValueError no reader caught)
+    from bootlens.sources.logic.reader import read_vcd
+    from bootlens.sources.strace.args import fd_arg
+
+    assert fd_arg("9" * 4400) == (None, None) and fd_arg("3</dev/console>") == (3, "/dev/console")
+    vcd = read_vcd(["$timescale", "9" * 4400 + " ns", "$end", "$var wire 1 ! clk $end", "$enddefinitions $end",
+                    "#0", "0!", "#10", "1!"])
+    assert any("not understood (1, 10 or 100 expected): 1 ns assumed" in w for w in vcd.warnings), vcd.warnings
