@@ -86,13 +86,16 @@ test: install
 # and every renderer, native and pure Python compared; a crash is saved to fuzz/crashes/, which
 # tests/test_fuzz.py replays. `make test` runs it for a minute (before pytest, so that pytest's
 # summary closes the output), `make fuzz` for FUZZ_RUNS inputs on every core (1,000,000 inputs
-# of at most 4 KiB, one in 16 through the reports: about 70 minutes on 2 cores).
+# of at most 4 KiB, one in 16 through the reports: about 70 minutes on 2 cores). FUZZ_TARGET picks
+# the harness: log (console logs, recordings, journals), or a side format (fuzz/run.py --help).
 FUZZ_SHORT_S ?= 60
 FUZZ_RUNS ?= 1000000
 FUZZ_WORKERS ?= $(shell nproc)
+FUZZ_TARGET ?= log
 fuzz: install
 	$(PIP) install --quiet atheris || echo "atheris not installed: random mutator"
-	$(BIN)/python fuzz/run.py --runs $(FUZZ_RUNS) --seconds 86400 --workers $(FUZZ_WORKERS) --max-len 4096 --deep-every 16
+	$(BIN)/python fuzz/run.py --target $(FUZZ_TARGET) --runs $(FUZZ_RUNS) --seconds 86400 --workers $(FUZZ_WORKERS) \
+	  --max-len 4096 --deep-every 16
 
 bench: install
 	$(BIN)/python bench/bench_analyze.py

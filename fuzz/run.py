@@ -1,13 +1,19 @@
 """Fuzz bootlens with atheris (libFuzzer, coverage-guided): ``make fuzz``, or
 
-    python3 fuzz/run.py [--seconds N] [--runs N] [--workers N] [--max-len BYTES] [--deep-every N]
-                        [--terminal-every N] [--no-recordings]
+    python3 fuzz/run.py [--target NAME] [--seconds N] [--runs N] [--workers N] [--max-len BYTES]
+                        [--deep-every N] [--terminal-every N] [--no-recordings]
 
-Every input goes through :func:`harness.check`: framing, every parser, the recording reader for
+``--target`` picks the harness (fuzz/harness.py TARGETS): ``log`` (the default: console logs,
+recordings, journals, LAVA job logs, logcat, EDK2) or a side format, read by its content alone
+and attached to a real console log: ``systemd_analyze``, ``bootdata``, ``ftrace`` (and
+trace-cmd's report), ``strace`` (and ltrace), ``logic`` (sigrok/Saleae CSV, VCD), ``bootchart``
+(the input split into bootchartd's members, packed as its tar archive).
+
+Every input of ``log`` goes through :func:`harness.check`: framing, every parser, the recording reader for
 inputs that look like one, the JSON document; one input in ``--deep-every`` (default 4) also
 through the HTML, SVG and Perfetto reports, the advisor and its JSON; one in
 ``--terminal-every`` of those (default 8) through the terminal listings. The seed corpus is the repository's test
-inputs (tests/data, tests/golden), copied into a working corpus (fuzz/corpus/, not committed)
+inputs (tests/data, tests/golden), copied into a working corpus (fuzz/corpus/, fuzz/corpus-TARGET/, not committed)
 that libFuzzer grows as it finds new coverage. A crash prints the input and its traceback, is
 saved to fuzz/crashes/ (commit it: tests/test_fuzz.py replays every file there) and stops the
 run with exit status 1. ``--workers N`` runs N fuzzers at once (one process each, its own libFuzzer
@@ -68,17 +74,18 @@ def _windows(data: bytes) -> list[bytes]:
     return out
 
 
-def _save_crash(data: bytes, err: BaseException) -> Path:
+def _save_crash(data: bytes, err: BaseException, target: str = "log") -> Path:
     out = HERE / "crashes"
     out.mkdir(exist_ok=True)
-    path = out / f"crash-{hashlib.sha1(data).hexdigest()[:16]}"
+    kind = "" if target == "log" else f"{target}-"  # harness.target_of reads it back
+    path = out / f"crash-{kind}{hashlib.sha1(data).hexdigest()[:16]}"
     path.write_bytes(data)
     return path
 
 
-def _report(data: bytes, err: BaseException) -> None:
+def _report(data: bytes, err: BaseException, target: str = "log") -> None:
     COUNTS["crashes"] += 1
-    path = _save_crash(data, err)
+    path = _save_crash(data, err, target)
     print(f"\nfuzz: CRASH on input {path} ({len(data)} bytes): {data[:300]!r}", file=sys.stderr)
     traceback.print_exception(err, file=sys.stderr)
 
@@ -91,9 +98,12 @@ def _figures(t0: float) -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--target", default="log", help="the harness: log (default), systemd_analyze, bootdata, "
+                    "ftrace, strace, logic, bootchart")
     ap.add_argument("--seconds", type=int, default=1200, help="how long to run (default 1200)")
     ap.add_argument("--runs", type=int, default=0, help="stop after this many inputs (0: no limit)")
-    ap.add_argument("--corpus", type=Path, default=HERE / "corpus", help="working corpus folder")
+    ap.add_argument("--corpus", type=Path, default=None, help="working corpus folder (default fuzz/corpus, "
+                    "fuzz/corpus-TARGET for the other targets)")
     ap.add_argument("--no-recordings", action="store_true", help="skip inputs that look like recordings")
     ap.add_argument("--deep-every", type=int, default=4, metavar="N",
                     help="reports and advisor for one input in N (default 4)")
@@ -106,6 +116,8 @@ def main() -> int:
                     help=f"longest input (default {MAX_LEN}); shorter inputs go faster")
     ap.add_argument("--corpus-ready", action="store_true", help=argparse.SUPPRESS)  # a worker of --workers
     args = ap.parse_args()
+    if args.corpus is None:
+        args.corpus = HERE / ("corpus" if args.target == "log" else f"corpus-{args.target}")
     if args.workers > 1:
         return _parallel(args)
 
@@ -118,11 +130,15 @@ def main() -> int:
             import harness
     else:
         import harness
-    seeds = harness.seeds() + harness.regressions()
+    if args.target not in harness.TARGETS:
+        ap.error(f"--target {args.target}: one of {', '.join(harness.TARGETS)}")
+    target = harness.TARGETS[args.target]
+    seeds = target.seeds() + harness.regressions(args.target)
     if not args.corpus_ready:
         _prepare_corpus(args.corpus, seeds)
     recordings = not args.no_recordings
-    print(f"fuzz: {len(seeds)} seeds, corpus {args.corpus}, {'atheris' if atheris and not args.random else 'random mutator'}",
+    print(f"fuzz: {args.target}: {len(seeds)} seeds, corpus {args.corpus}, "
+          f"{'atheris' if atheris and not args.random else 'random mutator'}",
           file=sys.stderr)
     t0 = time.monotonic()
     end = t0 + args.seconds
@@ -143,9 +159,9 @@ def main() -> int:
     def one(data: bytes) -> None:
         COUNTS["inputs"] += 1
         try:
-            harness.check(data, recordings, args.deep_every, args.terminal_every)
+            target.check(data, recordings, args.deep_every, args.terminal_every)
         except Exception as e:
-            _report(data, e)
+            _report(data, e, args.target)
             stop(1)  # libFuzzer's own crash handling would print a second report
         if (args.runs and COUNTS["inputs"] >= args.runs) or (COUNTS["inputs"] % 64 == 0 and time.monotonic() > end):
             stop(0)
@@ -167,7 +183,7 @@ def _parallel(args: argparse.Namespace) -> int:
     sys.path.insert(0, str(HERE))
     import harness
 
-    _prepare_corpus(args.corpus, harness.seeds() + harness.regressions())
+    _prepare_corpus(args.corpus, harness.TARGETS[args.target].seeds() + harness.regressions(args.target))
     t0 = time.monotonic()
     base = [a for a in sys.argv[1:]]
     procs = []

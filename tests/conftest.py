@@ -22,13 +22,32 @@ from bootlens.timeline.boots import index_keywords
 ROOT = Path(__file__).parent
 CORPUS = ROOT / "data" / "corpus"
 GOLDEN = ROOT / "golden"
-# Real logs of real boards (../shared/corpus/wild, beside the checkout; CI has it there). They
-# are read in place, never copied into the project. Without it the tests skip, except in CI,
-# where a missing corpus must fail.
-WILD = ROOT.resolve().parents[1] / "shared" / "corpus" / "wild"
+# Real logs of real boards (../shared beside the checkout: corpus/*.log, corpus/wild/ and its more/;
+# CI has it there). They are read in place, never copied into the project. Without it the tests
+# that read it skip, each with the one reason below, except in CI, where a missing corpus must
+# fail: need_shared() is that rule, and every test that reads ../shared goes through it (or through
+# needs_wild, its mark, or wild_log()).
+SHARED = ROOT.resolve().parents[1] / "shared"
+SHARED_CORPUS = SHARED / "corpus"
+WILD = SHARED_CORPUS / "wild"
 WILD_LOGS = sorted(WILD.glob("*.log")) if WILD.is_dir() else []
-needs_wild = pytest.mark.skipif(not WILD_LOGS and not os.environ.get("CI"),
-                                reason=f"the shared corpus is not at {WILD}")
+SHARED_MISSING = f"the shared corpus is not at {WILD}"
+IN_CI = bool(os.environ.get("CI"))
+needs_wild = pytest.mark.skipif(not WILD_LOGS and not IN_CI, reason=SHARED_MISSING)
+
+
+def need_shared(path: Path) -> Path:
+    """``path`` (a file or folder under ../shared) when it is there. Without the shared corpus the
+    test skips with SHARED_MISSING (and fails in CI); with the corpus but not this file it fails:
+    a test names a log the corpus does not have."""
+    if path.exists():
+        return path
+    if not WILD_LOGS:
+        if IN_CI:
+            pytest.fail(f"{SHARED_MISSING} (CI must have it)")
+        pytest.skip(SHARED_MISSING)
+    pytest.fail(f"{path} is not in the shared corpus at {SHARED}")
+
 # Every keyword `analyze` indexes while framing: the built-in parsers' and the boot splitter's
 # (timeline.boots.index_keywords), then the reader's own (read.reader.OWN_PREFIXES).
 INDEX_NEEDLES, INDEX_PREFIXES = keywords(*index_keywords(ParseOptions()))
@@ -43,8 +62,10 @@ def cli(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
 def wild_log(num: str) -> Path:
     """The corpus log whose file name starts with ``num-`` (e.g. "14"), in the corpus or its
     second batch (``more/``)."""
-    (path,) = [*WILD.glob(f"{num}-*.log"), *WILD.glob(f"more/{num}-*.log")]
-    return path
+    found = [*need_shared(WILD).glob(f"{num}-*.log"), *WILD.glob(f"more/{num}-*.log")]
+    if len(found) != 1:
+        pytest.fail(f"{len(found)} logs named {num}-*.log in {WILD} and {WILD / 'more'}, not one")
+    return found[0]
 
 
 # Real logs found for issue 28 that are not (yet) in the shared corpus: third-party files are
@@ -134,3 +155,46 @@ def one(rule: type[Rule], path: Path, ctx: Context | None = None) -> Finding:
     found = run_rule(rule, path, ctx)
     assert len(found) == 1, found
     return found[0]
+
+
+# --- the systemd reference target's boot, shared by the tests that read one -------------------
+
+SYSTEMD_TARGET = "qemu-x86_64-systemd"
+# the target can be built and booted here (CI installs both; the build runs as root)
+CAN_BUILD_SYSTEMD = shutil.which("qemu-system-x86_64") is not None and shutil.which("mmdebstrap") is not None \
+    and os.geteuid() == 0
+
+
+def boot_systemd_target(out: Path, *args: str) -> Path:
+    """One real boot of the systemd reference target into ``out`` (boot.rec, and guest/ with the
+    guest's own systemd-analyze and journal outputs), ``args`` given to ``bootlens target boot``."""
+    out.mkdir(parents=True, exist_ok=True)
+    r = subprocess.run([sys.executable, "-m", "bootlens.cli", "target", "boot", SYSTEMD_TARGET, "-o",
+                        str(out / "boot.rec"), "--collect", str(out / "guest"), "--timeout", "600", *args],
+                       capture_output=True, timeout=900)
+    assert r.returncode == 0, r.stderr.decode()[-2000:]
+    return out
+
+
+@pytest.fixture(scope="session")
+def systemd_boot(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A boot of the systemd reference target with the guest's views collected: the folder
+    $BOOTLENS_SYSTEMD_BOOT names (one made earlier, to iterate), else one boot made here once per
+    session (about a minute; the target is set up first when it is not). Tests that read it
+    assert what holds of every boot of the target, never one boot's figures; they skip where the
+    target can neither be booted nor built."""
+    given = os.environ.get("BOOTLENS_SYSTEMD_BOOT")
+    if given:
+        if not (Path(given) / "boot.rec").is_file() or not (Path(given) / "guest").is_dir():
+            pytest.fail(f"BOOTLENS_SYSTEMD_BOOT={given} holds no boot.rec and guest/ "
+                        f"(`bootlens target boot {SYSTEMD_TARGET} -o DIR/boot.rec --collect DIR/guest`)")
+        return Path(given)
+    from bootlens.targets.qemu import rootfs_files
+
+    if shutil.which("qemu-system-x86_64") is None or (not rootfs_files(SYSTEMD_TARGET) and not CAN_BUILD_SYSTEMD):
+        pytest.skip(f"qemu-system-x86_64 and a set-up (or buildable) {SYSTEMD_TARGET} needed")
+    if not rootfs_files(SYSTEMD_TARGET):
+        r = subprocess.run([sys.executable, "-m", "bootlens.cli", "target", "setup", SYSTEMD_TARGET],
+                           capture_output=True, timeout=3600)
+        assert r.returncode == 0, r.stderr.decode()[-2000:]
+    return boot_systemd_target(tmp_path_factory.mktemp("systemd-boot"))

@@ -6,15 +6,14 @@ does not declare makes an extra pass, and this test names it."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
 import pytest
 
 import bootlens.core.lines
+from conftest import WILD, need_shared
 from bootlens.advise import Context, advise
 from bootlens.timeline.analyze import analyze_paths
 
-WILD = Path("/work/shared/corpus/wild")
 # real logs whose boots make many rules grep: initcall_debug, probes, systemd, U-Boot, root mounts
 LOGS = ("02-remarkable-imx6-dmesg-systemd.log", "07-rk3566-rg353v-dmesg-6.6.log",
         "13-allwinner-h616-opizero2-spl2023-tfa-kernel6.1.log", "28-tegra3-mainline-5.13-dmesg-initramfs.log",
@@ -23,9 +22,7 @@ LOGS = ("02-remarkable-imx6-dmesg-systemd.log", "07-rk3566-rg353v-dmesg-6.6.log"
 
 @pytest.mark.parametrize("name", LOGS)
 def test_one_pass_per_boot(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    path = WILD / name
-    if not path.exists():
-        pytest.skip(f"{path} not here") if not __import__("os").environ.get("CI") else pytest.fail(f"{path} missing")
+    path = need_shared(WILD / name)
     boots = analyze_paths([str(path)]).boots
     passes: list[list[str]] = []
     real = bootlens.core.lines.grep

@@ -97,3 +97,34 @@ def test_report_draws_the_cpu_io_panel(browser: Any, tmp_path: Path) -> None:  #
         assert page.js("document.getElementById('samples-wrap').hidden")
     finally:
         page.close()
+
+
+def test_numbers_past_what_the_kernel_writes_are_counted_not_used(tmp_path: Path) -> None:
+    """A damaged log's digit run where bootchartd wrote an uptime, a pid, a CPU time or a sector
+    count (fuzz/crashes/crash-bootchart-028b450ff4567fa0: a 23-digit uptime became a sample time
+    past 64 bits, which the report's data could not hold): not used, one counted warning."""
+    from bootlens.render.html import render_html
+    from bootlens.sources.bootchart.reader import read_bootchart
+    from bootlens.timeline.inputs import analyze_inputs
+
+    big = "9" * 23
+    chart = tmp_path / "chart"
+    chart.mkdir()
+    for p in CHART.iterdir():
+        (chart / p.name).write_bytes(p.read_bytes())
+    stat = (chart / "proc_stat.log").read_text()
+    assert "\n\n195\n" in stat  # the third block's uptime (1.95 s)
+    (chart / "proc_stat.log").write_text(stat.replace("\n\n195\n", f"\n\n{big}\n", 1))
+    ps = (chart / "proc_ps.log").read_text()
+    assert ps.startswith("155\n1 (init) S 0 ")
+    (chart / "proc_ps.log").write_text(ps.replace("1 (init) S 0 ", f"{big} (init) S 0 ", 1))
+    before, after = read_bootchart(CHART), read_bootchart(chart)
+    assert len(after.cpu) == len(before.cpu) - 1  # the block without a usable uptime
+    assert all(s.ns < 2**60 for s in after.cpu) and all(p.pid < 2**22 for p in after.processes)
+    assert [n for n in after.warnings if n.startswith("bootchart:")] == [
+        "bootchart: 2 numbers out of range were not used (1 pid, 1 uptime)"]
+    # the report's data hold the samples kept (the crash: orjson refused the 23-digit one)
+    html = render_html(analyze_inputs([str(chart)]))
+    start = html.index(b'id="bootlens-data">') + len(b'id="bootlens-data">')
+    data = json.loads(html[start:html.index(b"</script>", start)])
+    assert len(data["boots"][0]["samples"]["t"]) == len(after.cpu)

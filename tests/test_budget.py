@@ -40,7 +40,7 @@ from bootlens.timeline.inputs import analyze_inputs
 from bootlens.parsers import MarkerSpec, ParseOptions
 from bootlens.stats.figures import stat
 
-from conftest import WILD, needs_wild
+from conftest import needs_wild, wild_log
 
 HERE = Path(__file__).parent
 QUIET2 = HERE / "data" / "rerun" / "quiet" / "bootdelay-2"
@@ -295,7 +295,7 @@ def test_a_boot_cut_before_ready_fails_the_total(tmp_path: Path) -> None:
 
 @needs_wild
 def test_wild_systemd_units() -> None:
-    log = WILD / "14-allwinner-h616-opizero3-spl2021-tfa-debug.log"
+    log = wild_log("14")
     name = "Monitoring of LVM2 mirrors, snapshots etc. using dmeventd or progress polling"
     c = check_inputs(parse_budget(f'[unit."{name}"]\nmax = "1 s"\n[stage]\nuserspace = "20 s"\n'), [str(log)])
     unit, user = c.results

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, GOLDEN, INDEX_NEEDLES, INDEX_PREFIXES, WILD, needs_wild
+from conftest import CORPUS, GOLDEN, INDEX_NEEDLES, INDEX_PREFIXES, WILD, needs_wild, wild_log
 
 from bootlens.read import reader as L
 from bootlens.core import lines as LC
@@ -19,8 +19,7 @@ from bootlens.core.lines import steps_back
 
 
 def wild(prefix: str) -> LC.Lines:
-    (path,) = WILD.glob(f"{prefix}-*.log")
-    return read_path(str(path))[0]
+    return read_path(str(wild_log(prefix)))[0]
 
 
 def timed(lines: LC.Lines) -> list[int]:
@@ -34,7 +33,7 @@ def at(lines: LC.Lines, no: int) -> tuple[int | None, str]:
 
 @needs_wild
 def test_dmesg_T_corpus_11_on_the_kernel_clock() -> None:
-    path = next(WILD.glob("11-*.log"))
+    path = wild_log("11")
     lines, stats = read_path(str(path))
     assert stats.framing == "dmesg-T" and len(lines) == 754
     assert len(timed(lines)) == 754 and not lines.has_host_time()

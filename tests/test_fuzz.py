@@ -175,3 +175,51 @@ def test_lava_escapes_past_unicode_or_surrogates(escape: str, tmp_path: Path) ->
 def test_corpus_and_past_crashes(path: Path) -> None:
     """The seed corpus, and every input a fuzz run crashed on, through the whole harness."""
     harness.check(path.read_bytes()[: 1 << 16])
+
+
+SIDE = [(t, p) for t, target in harness.TARGETS.items() if t != "log" for p in target.seeds() + harness.regressions(t)]
+
+
+@pytest.mark.parametrize("target,path", SIDE, ids=lambda x: x if isinstance(x, str) else x.name)
+def test_side_seeds_and_past_crashes(target: str, path: Path) -> None:
+    """Each side format's seeds, and every input its harness crashed on (crash-TARGET-HASH),
+    through that harness: alone and attached to a console log, every report and the advisor."""
+    harness.TARGETS[target].check(path.read_bytes()[: 1 << 16])
+
+
+def test_every_crash_file_names_a_harness() -> None:
+    """A crash file is replayed by the harness its name gives (harness.target_of)."""
+    crashes = sorted(p for p in (ROOT / "fuzz" / "crashes").glob("*") if p.is_file() and not p.name.startswith("."))
+    assert sorted(p for t in harness.TARGETS for p in harness.regressions(t)) == crashes
+    assert harness.target_of(Path("crash-ftrace-0123456789abcdef")) == "ftrace"
+    assert harness.target_of(Path("crash-0123456789abcdef")) == "log"
+
+
+def test_side_formats_bound_their_numbers() -> None:
+    """The side readers' numbers go through core.numbers' bounds (issue 29: a 25-digit run where
+    a pid, a time, a CPU count or an exit status belongs reached the JSON writers and the native
+    report as an integer past 64 bits; fuzz/crashes/crash-{strace,systemd_analyze,ftrace}-*)."""
+    from bootlens.sources.ftrace.reader import EVENTS_MAX
+    from bootlens.sources.strace.reader import pid_from_name, read_trace
+    from bootlens.sources.systemd_analyze.reader import parse_timespan
+
+    big = "9" * 25
+    t = read_trace(f"{big} 0.000001 execve(\"/bin/sh\", [\"sh\"], 0x1 /* 1 var */) = 0\n"
+                   "7 0.000002 brk(NULL) = 0x55b539e3c000 <0.000009>\n"
+                   f"7 {big}.5 brk(NULL) = 0x55b539e3c000 <{big}.1>\n"
+                   f"7 0.000003 +++ exited with {big} +++\n")
+    assert [c.pid for c in t.calls] == [7, 7, 7] and t.calls[1].t_ns is None and t.calls[1].dur_ns is None
+    assert t.calls[2].ret_int is None  # the exit status: no kernel long
+    assert "strace: 3 numbers out of range were not used (1 duration, 1 pid, 1 time; first at line 1)" in t.warnings
+    assert pid_from_name(f"trace.{big}") is None and pid_from_name("trace.1336") == 1336
+    assert parse_timespan(f"{big}s") is None and parse_timespan("1min 2.345s") == 62_345_000_000
+    assert parse_timespan("0." + "5" * 4400 + "s") == 555_555_555  # a fraction past 4,300 digits: its first 18
+    assert EVENTS_MAX < 2**63
+    # numbers past Python's 4,300-digit limit never reach int() (a ValueError no reader caught)
+    from bootlens.sources.logic.reader import read_vcd
+    from bootlens.sources.strace.args import fd_arg
+
+    assert fd_arg("9" * 4400) == (None, None) and fd_arg("3</dev/console>") == (3, "/dev/console")
+    vcd = read_vcd(["$timescale", "9" * 4400 + " ns", "$end", "$var wire 1 ! clk $end", "$enddefinitions $end",
+                    "#0", "0!", "#10", "1!"])
+    assert any("not understood (1, 10 or 100 expected): 1 ns assumed" in w for w in vcd.warnings), vcd.warnings

@@ -18,13 +18,14 @@ from typing import Any
 
 import orjson
 import pytest
+from conftest import SHARED_CORPUS as CORPUS
+from conftest import need_shared
 
 from bootlens.core import jsonbytes
 from bootlens.core.jsonbytes import stdlib_dumps
 from bootlens.render import jsonout
 
 ROOT = Path(__file__).resolve().parent.parent
-CORPUS = ROOT.parent / "shared" / "corpus"
 ENV = {k: v for k, v in os.environ.items() if k not in ("BOOTLENS_CONFIG", "PYTHONPROFILEIMPORTTIME")}
 
 
@@ -99,11 +100,11 @@ def corpus_logs() -> list[Path]:
     return logs
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus not here")
 def test_every_corpus_document_is_orjsons() -> None:
     """The analyze --json document of every corpus log, and each event as the writer dumps it."""
     from bootlens.timeline.analyze import analyze_paths
 
+    need_shared(CORPUS)
     logs = corpus_logs()
     assert len(logs) >= 30
     events = 0

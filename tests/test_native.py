@@ -19,7 +19,7 @@ import sys
 from typing import Any
 
 import pytest
-from conftest import CORPUS, GOLDEN, INDEX_NEEDLES, INDEX_PREFIXES
+from conftest import CORPUS, GOLDEN, INDEX_NEEDLES, INDEX_PREFIXES, SHARED_CORPUS
 
 from bootlens.read import reader as L
 from bootlens.core import lines as LC
@@ -1303,7 +1303,6 @@ def test_page_escape_is_the_replace_passes() -> None:
 # core's one grammar of kernel symbols read them (the oracle; `match`: from the fields' start).
 OLD_FUNC = re.compile(r"func=(\S+?)(?:\+0x[0-9a-f]+/0x[0-9a-f]+)?(?: \[([^\]\s]+)\])?(?: ret=(-?\d+))?\s*$",
                       re.ASCII)
-SHARED_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 
 
 def _old_func(fields: str) -> tuple[str, str | None, str | None] | None:

@@ -10,13 +10,12 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, GOLDEN
+from conftest import CORPUS, GOLDEN, SHARED_CORPUS as SHARED
 
 from bootlens.timeline.analyze import BootAnalysis, analyze_boot, analyze_paths
 from bootlens.timeline.inputs import Group
 from bootlens.core.model import Clock, Event, Events, Kind, ProcessDetail, Stamp
 
-SHARED = Path("/work/shared/corpus")
 ADVISE = CORPUS.parent / "advise"
 
 

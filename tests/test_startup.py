@@ -26,7 +26,7 @@ import bootlens
 from bootlens.core import plugins
 from bootlens.cli import COMMANDS, load_all, main
 from bootlens.core.lazyre import LazyPattern
-from conftest import WILD, needs_wild
+from conftest import WILD, need_shared, needs_wild
 
 ROOT = Path(__file__).resolve().parent.parent
 ENV = {k: v for k, v in os.environ.items() if k not in ("BOOTLENS_CONFIG", "PYTHONPROFILEIMPORTTIME")}
@@ -141,7 +141,7 @@ def test_analyze_json_imports_only_its_own(tmp_path: Path) -> None:
 def test_analyze_terminal_of_a_real_log_imports_no_reader_of_another_format(name: str) -> None:
     """A real console log (U-Boot and kernel; a dmesg) through the terminal renderer: sniffed
     against every supplement format without importing their readers."""
-    log = WILD / name
+    log = need_shared(WILD / name)
     mods = imported(ANALYZE, "--no-config", "analyze", str(log))
     assert "bootlens.render.terminal" in mods and "rich.table" in mods  # it did render
     assert {"bootlens.sources.ftrace", "bootlens.sources.strace"} <= mods  # and did sniff

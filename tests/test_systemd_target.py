@@ -17,13 +17,11 @@ import pytest
 from bootlens.targets import qemu as T
 from bootlens.targets import qemu_systemd as S
 from bootlens.capture.recording import read_recording
+from conftest import CAN_BUILD_SYSTEMD as CAN_BUILD
 
 NAME = "qemu-x86_64-systemd"
 needs_e2fsprogs = pytest.mark.skipif(shutil.which("mkfs.ext4") is None or shutil.which("debugfs") is None,
                                      reason="e2fsprogs not installed")
-# the target can be built and booted here (CI installs both; the build runs as root)
-CAN_BUILD = shutil.which("qemu-system-x86_64") is not None and shutil.which("mmdebstrap") is not None \
-    and os.geteuid() == 0
 needs_build = pytest.mark.skipif(
     not CAN_BUILD,
     reason="qemu-system-x86 and mmdebstrap needed, and root (mmdebstrap's root mode, the image's owners)")

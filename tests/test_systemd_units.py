@@ -21,7 +21,6 @@ from bootlens.core.model import Clock, Event, Kind, Milestone, ParseResult, Unit
 from bootlens.parsers import ParseOptions
 from bootlens.parsers.systemd import SystemdParser, _compatible, _seconds, _split_unit
 
-BOOT = Path("/tmp/systemd-boot-1")  # the reference target's recorded boot (another helper makes it)
 
 
 def parse(lines: Lines) -> ParseResult:
@@ -245,23 +244,25 @@ def _blame(path: Path) -> dict[str, float]:
     return out
 
 
-@pytest.mark.skipif(not (BOOT / "guest" / "journal.json").exists(), reason=f"no recorded reference boot at {BOOT}")
-def test_reference_boot_matches_blame() -> None:
+def test_reference_boot_matches_blame(systemd_boot: Path) -> None:
     """The reference target's own journal (JSON and export) and its console recording against
     the guest's systemd-analyze blame: within 10 % or 50 ms for every unit over 100 ms, but
     dev-vda.device (a device systemd never logs a job for) and bootlens-collect.service (the
-    collector itself: 0.496 s in every form against 0.555 s)."""
-    blame = {u: s for u, s in _blame(BOOT / "guest" / "analyze-blame.txt").items() if s > 0.1}
+    collector itself: 0.496 s in every form against 0.555 s). The journal has every unit; the
+    console those whose status lines it got: systemd writes them without blocking and drops
+    what a slow console cannot take (a boot on a fifth of a CPU lost 1 of 35)."""
+    blame = {u: s for u, s in _blame(systemd_boot / "guest" / "analyze-blame.txt").items() if s > 0.1}
     exempt = {"dev-vda.device", "bootlens-collect.service"}
-    j = parse(read_path(str(BOOT / "guest" / "journal.json"))[0])
-    x = parse(read_path(str(BOOT / "guest" / "journal.export"))[0])
+    j = parse(read_path(str(systemd_boot / "guest" / "journal.json"))[0])
+    x = parse(read_path(str(systemd_boot / "guest" / "journal.export"))[0])
     key = [(e.name, e.start, e.duration_ns, detail(e)) for e in units(j)]
     assert key == [(e.name, e.start, e.duration_ns, detail(e)) for e in units(x)]
     # journald received some entries seconds after they were written (it was flushing to disk):
     # their times step back, and the journal is still one boot
-    assert len(analyze_paths([str(BOOT / "guest" / "journal.json")], ParseOptions()).boots) == 1
-    console = parse(read_path(str(BOOT / "boot.rec"))[0])
+    assert len(analyze_paths([str(systemd_boot / "guest" / "journal.json")], ParseOptions()).boots) == 1
+    console = parse(read_path(str(systemd_boot / "boot.rec"))[0])
     desc = {detail(e).unit: detail(e).description for e in units(j)}
+    on_console = 0
     for u, sec in blame.items():
         if u in exempt:
             continue
@@ -269,11 +270,15 @@ def test_reference_boot_matches_blame() -> None:
             found = [e for e in units(r) if e.duration_ns is not None and (detail(e).unit == u or (
                 detail(e).unit is None and (_compatible(detail(e).description, desc[u])
                                             or _compatible(detail(e).description, f"{u} - {desc[u]}"))))]
+            if r is console and not found:
+                continue
+            on_console += r is console
             assert len(found) == 1, (u, found)
             got = found[0].duration_ns / 1e9  # type: ignore[operator]
             assert abs(got - sec) <= max(0.05, 0.1 * sec), (u, got, sec)
+    assert on_console >= 0.8 * len(set(blame) - exempt), (on_console, len(blame))
     # systemd-analyze time's "20.338s (kernel)", KERNEL_USEC to the microsecond in the journal
-    time_txt = (BOOT / "guest" / "analyze-time.txt").read_text()
+    time_txt = (systemd_boot / "guest" / "analyze-time.txt").read_text()
     for part in ("kernel", "userspace"):
         printed = re.search(r"((?:[\d.]+(?:min|ms|s) ?)+) \(" + part + r"\)", time_txt)
         assert printed is not None and _seconds(printed[1]) == pytest.approx(

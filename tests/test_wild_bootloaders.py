@@ -134,7 +134,7 @@ def test_mediatek_preloader_and_lk_bootloader_only() -> None:
     spl = stage(b, "spl")
     assert spl.label == "SPL (MediaTek preloader)"
     # the sum of the 43 "#T#step=ms" timers, as awk would add them
-    path = next(WILD.glob("16-*.log"))
+    path = wild_log("16")
     total = sum(int(s.rsplit("=", 1)[1]) for s in path.read_text().splitlines() if s.startswith("#T#"))
     assert (spl.status, spl.start_ns, spl.duration_ns) == (MEASURED, None, total * NS_PER_MS)
     run = stage(b, "from_reset")

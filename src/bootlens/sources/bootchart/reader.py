@@ -13,7 +13,10 @@ is first seen at its start time (field 22 of /proc/[pid]/stat, in clock ticks: U
 on every Linux architecture user space sees) when that is before its first sample.
 
 Nothing here raises on bad input: an unreadable archive, a missing log or a block that is not
-understood becomes a warning with a count.
+understood becomes a warning with a count. Every number goes through
+:class:`bootlens.core.numbers.Tally`, bounded to what the kernel writes there (an uptime or a CPU
+time past 2**60 ns, a pid past PID_MAX_LIMIT, a sector count past 2**48 bytes is not used, and
+counted): a damaged log's digit run must not become a time no reader can hold.
 """
 
 from __future__ import annotations
@@ -25,11 +28,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...core.model import Clock
+from ...core.numbers import BYTES_MAX, NS_PER_MS, PID_MAX, TIME_NS_MAX, Tally
 # the sniff lives apart: sniffing a log must not import this reader (start-up)
 from . import sniff_bootchart as sniff_bootchart
 
 CS_NS = 10_000_000  # one centisecond (and one USER_HZ clock tick) in ns
 SECTOR = 512  # /proc/diskstats counts 512-byte sectors whatever the device's own sector size
+TICKS_MAX = TIME_NS_MAX // CS_NS  # an uptime or CPU time in centiseconds (USER_HZ ticks)
 LOGS = ("header", "proc_stat.log", "proc_ps.log", "proc_diskstats.log", "taskstats.log")
 # Whole disks, not partitions: the regex pybootchartgui uses, plus nvme and virtio/xen disks.
 _DISK = re.compile(r"^(?:[hsv]d[a-z]+|xvd[a-z]+|mtdblock\d+|mmcblk\d+|nvme\d+n\d+|cciss/c\d+d\d+|ubi\d+_\d+)$")
@@ -128,17 +133,19 @@ def _members(path: Path, notes: list[str]) -> dict[str, bytes]:
     return found
 
 
-def _blocks(data: bytes, what: str, notes: list[str]) -> Iterator[tuple[int, list[str]]]:
+def _blocks(data: bytes, what: str, notes: list[str], tally: Tally) -> Iterator[tuple[int, list[str]]]:
     """(uptime in cs, lines) per block, in one pass; a block whose first line is no integer is
-    counted and skipped (a torn last block when the logger was killed mid-write, or junk)."""
+    counted and skipped (a torn last block when the logger was killed mid-write, or junk), and so
+    is one whose uptime is out of range (counted by ``tally``)."""
     bad = 0
     for block in _split_blocks(io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="replace")):
-        try:
-            t = int(block[0])
-        except ValueError:
+        head = block[0]
+        if not head.isascii() or not head.isdigit():
             bad += 1
             continue
-        yield t, block[1:]
+        t = tally.take(head, TICKS_MAX, field="uptime")
+        if t is not None:
+            yield t, block[1:]
     if bad:
         notes.append(f"{what}: {bad} block{'s' if bad != 1 else ''} without an uptime skipped")
 
@@ -169,20 +176,19 @@ def _header(data: bytes) -> tuple[tuple[str, str], ...]:
     return tuple((k, v) for k, v in out)
 
 
-def _cpu(data: bytes, notes: list[str]) -> list[CpuSample]:
+def _cpu(data: bytes, notes: list[str], tally: Tally) -> list[CpuSample]:
     samples: list[CpuSample] = []
     last: list[int] | None = None
     bad = 0
-    for t, lines in _blocks(data, "proc_stat.log", notes):
+    for t, lines in _blocks(data, "proc_stat.log", notes, tally):
         tokens = lines[0].split() if lines else []
-        if len(tokens) < 6 or tokens[0] != "cpu":
+        if len(tokens) < 6 or tokens[0] != "cpu" or not all(x.isascii() and x.isdigit() for x in tokens[1:8]):
             bad += 1
             continue
-        try:
-            v = [int(x) for x in tokens[1:8]] + [0] * max(0, 8 - len(tokens))
-        except ValueError:
-            bad += 1
+        got = [tally.take(x, TICKS_MAX, field="CPU time") for x in tokens[1:8]]
+        if None in got:
             continue
+        v = [x for x in got if x is not None] + [0] * max(0, 8 - len(tokens))
         if last is not None:
             user = (v[0] + v[1]) - (last[0] + last[1])
             sys_ = (v[2] + v[5] + v[6]) - (last[2] + last[5] + last[6])
@@ -195,18 +201,21 @@ def _cpu(data: bytes, notes: list[str]) -> list[CpuSample]:
     return samples
 
 
-def _disk(data: bytes, notes: list[str]) -> list[DiskSample]:
+def _disk(data: bytes, notes: list[str], tally: Tally) -> list[DiskSample]:
     samples: list[DiskSample] = []
     last: tuple[int, dict[str, tuple[int, int, int]]] | None = None
-    for t, lines in _blocks(data, "proc_diskstats.log", notes):
+    for t, lines in _blocks(data, "proc_diskstats.log", notes, tally):
         disks: dict[str, tuple[int, int, int]] = {}
         for line in lines:
             tok = line.split()
-            if len(tok) >= 13 and _DISK.match(tok[2]):
-                try:  # sectors read, sectors written, ms doing I/O
-                    disks[tok[2]] = (int(tok[5]), int(tok[9]), int(tok[12]))
-                except ValueError:
-                    continue
+            if len(tok) >= 13 and _DISK.match(tok[2]) and all(tok[k].isascii() and tok[k].isdigit()
+                                                               for k in (5, 9, 12)):
+                # sectors read, sectors written, ms doing I/O
+                rd = tally.take(tok[5], BYTES_MAX // SECTOR, field="sector count")
+                wr = tally.take(tok[9], BYTES_MAX // SECTOR, field="sector count")
+                io_ms = tally.take(tok[12], TIME_NS_MAX // NS_PER_MS, field="I/O time")
+                if rd is not None and wr is not None and io_ms is not None:
+                    disks[tok[2]] = (rd, wr, io_ms)
         if last is not None and t > last[0]:
             dt_s = (t - last[0]) / 100
             rd = wr = 0
@@ -230,24 +239,25 @@ class _Proc:
         self.pid, self.ppid, self.comm, self.first, self.last, self.cpu, self.n = pid, ppid, comm, first, first, 0, 0
 
 
-def _ps(data: bytes, notes: list[str]) -> dict[int, _Proc]:
+def _ps(data: bytes, notes: list[str], tally: Tally) -> dict[int, _Proc]:
     procs: dict[int, _Proc] = {}
     bad = 0
-    for t, lines in _blocks(data, "proc_ps.log", notes):
+    for t, lines in _blocks(data, "proc_ps.log", notes, tally):
         for line in lines:
             # "pid (comm) state ppid ...": comm may hold spaces and parentheses, so split at the
             # last ")" as the kernel's own readers do.
             head, paren, rest = line.rpartition(")")
             pid_s, _, comm = head.partition(" (")
             f = rest.split()
-            if not paren or not comm or len(f) < 20 or not pid_s.strip().isdigit():
+            if not paren or not comm or len(f) < 20 or not all(
+                    x.isascii() and x.isdigit() for x in (pid_s.strip(), f[1], f[11], f[12], f[19])):
                 bad += 1
                 continue
-            try:
-                pid, ppid = int(pid_s), int(f[1])
-                utime, stime, start = int(f[11]), int(f[12]), int(f[19])
-            except ValueError:
-                bad += 1
+            pid, ppid = tally.take(pid_s.strip(), PID_MAX, field="pid"), tally.take(f[1], PID_MAX, field="pid")
+            utime = tally.take(f[11], TICKS_MAX, field="CPU time")
+            stime = tally.take(f[12], TICKS_MAX, field="CPU time")
+            start = tally.take(f[19], TICKS_MAX, field="start time")
+            if pid is None or ppid is None or utime is None or stime is None or start is None:
                 continue
             p = procs.get(pid)
             if p is None:
@@ -258,20 +268,19 @@ def _ps(data: bytes, notes: list[str]) -> dict[int, _Proc]:
     return procs
 
 
-def _taskstats(data: bytes, procs: dict[int, _Proc], notes: list[str]) -> None:
+def _taskstats(data: bytes, procs: dict[int, _Proc], notes: list[str], tally: Tally) -> None:
     """bootchart2's taskstats.log: "pid ppid (comm) cpu_run_ns blkio_delay_ns swapin_delay_ns"
     per process and sample; its CPU time is exact where /proc's is in ticks, so it wins."""
     bad = 0
-    for t, lines in _blocks(data, "taskstats.log", notes):
+    for t, lines in _blocks(data, "taskstats.log", notes, tally):
         for line in lines:
             f = line.split()
-            if len(f) != 6:
+            if len(f) != 6 or not all(x.isascii() and x.isdigit() for x in (f[0], f[1], f[3])):
                 bad += 1
                 continue
-            try:
-                pid, ppid, cpu = int(f[0]), int(f[1]), int(f[3])
-            except ValueError:
-                bad += 1
+            pid, ppid = tally.take(f[0], PID_MAX, field="pid"), tally.take(f[1], PID_MAX, field="pid")
+            cpu = tally.take(f[3], TIME_NS_MAX, field="CPU time")
+            if pid is None or ppid is None or cpu is None:
                 continue
             comm = f[2].strip("()")
             p = procs.get(pid)
@@ -289,13 +298,14 @@ def read_bootchart(path: str | Path) -> Bootchart:
     files = _members(p, notes)
     if not notes:  # an unreadable archive has said so already
         notes.extend(f"{p}: no {name}" for name in LOGS[:4] if name not in files)
-    procs = _ps(files["proc_ps.log"], notes) if "proc_ps.log" in files else {}
+    tally = Tally("bootchart")
+    procs = _ps(files["proc_ps.log"], notes, tally) if "proc_ps.log" in files else {}
     if "taskstats.log" in files:
-        _taskstats(files["taskstats.log"], procs, notes)
+        _taskstats(files["taskstats.log"], procs, notes, tally)
     processes = tuple(BootchartProcess(q.pid, q.ppid, q.comm, q.first, q.last, q.cpu, q.n)
                       for q in sorted(procs.values(), key=lambda q: (q.first, q.pid)))
-    return Bootchart(
-        str(path), _header(files.get("header", b"")), processes,
-        tuple(_cpu(files["proc_stat.log"], notes)) if "proc_stat.log" in files else (),
-        tuple(_disk(files["proc_diskstats.log"], notes)) if "proc_diskstats.log" in files else (),
-        "bootchart2" if "taskstats.log" in files else "bootchartd", Clock.UPTIME, tuple(notes))
+    cpu = tuple(_cpu(files["proc_stat.log"], notes, tally)) if "proc_stat.log" in files else ()
+    disk = tuple(_disk(files["proc_diskstats.log"], notes, tally)) if "proc_diskstats.log" in files else ()
+    return Bootchart(str(path), _header(files.get("header", b"")), processes, cpu, disk,
+                     "bootchart2" if "taskstats.log" in files else "bootchartd", Clock.UPTIME,
+                     (*notes, *tally.warnings()))

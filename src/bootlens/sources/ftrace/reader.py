@@ -31,7 +31,7 @@ from ...core.errors import InputError, printable
 from ...core.lines import Lines
 from ..._native import native_module
 from ...core.model import Clock, Event, InitcallDetail, Kind, Stamp
-from ...core.numbers import PID_MAX, to_int
+from ...core.numbers import CPUS_MAX, PID_MAX, to_int
 
 # the sniff and the line patterns it needs live apart: sniffing a log must not import this reader
 from . import _DAT_MAGIC, _EVENT, _NAME, _TRACER
@@ -40,6 +40,7 @@ from . import sniff_ftrace as sniff_ftrace
 _ENTRIES = re.compile(r"#\s*entries-in-buffer/entries-written:\s*(\d+)/(\d+)\s+#P:(\d+)", re.ASCII)
 _CLOCK = re.compile(r"\btrace_clock=(\w[\w-]*)", re.ASCII)
 _LOST = re.compile(r"CPU:\s*(\d+) \[LOST (\d+) EVENTS\]", re.ASCII)
+EVENTS_MAX = 2**48  # events a buffer counts (an unsigned long): past it, a damaged header's digits
 _CPUS = re.compile(r"cpus=(\d+)\s*$", re.ASCII)
 # trace-cmd report, for a CPU whose buffer recorded nothing (libtracecmd's init_cpu: "CPU %d is empty")
 _EMPTY_CPU = re.compile(r"CPU (\d+) is empty\s*$", re.ASCII)
@@ -279,7 +280,8 @@ def _events(other: list[tuple[int, str]], source: str) -> _Events:
             if (m := _TRACER.match(s)) is not None:
                 out.tracer = m[1]
             elif (m := _ENTRIES.match(s)) is not None:
-                kept, written, out.cpus = int(m[1]), int(m[2]), int(m[3])
+                kept, written = to_int(m[1], EVENTS_MAX), to_int(m[2], EVENTS_MAX)
+                out.cpus = to_int(m[3], CPUS_MAX)
             if (c := _CLOCK.search(s)) is not None:
                 out.clock = c[1]
             continue
@@ -287,10 +289,10 @@ def _events(other: list[tuple[int, str]], source: str) -> _Events:
             stack += 1  # a stack trace's frames (options/stacktrace, func_stack_trace)
             continue
         if (m := _LOST.match(s)) is not None:
-            lost += int(m[2])
+            lost = min(lost + (to_int(m[2], EVENTS_MAX) or 0), EVENTS_MAX)
             continue
         if (m := _CPUS.match(s)) is not None and out.cpus is None:
-            out.cpus = int(m[1])  # trace-cmd report's first line
+            out.cpus = to_int(m[1], CPUS_MAX)  # trace-cmd report's first line
             continue
         if _EMPTY_CPU.match(s) is not None:
             continue

@@ -37,6 +37,7 @@ from pathlib import Path
 
 from ...core.errors import InputError, printable
 from ...core.model import NS_PER_S
+from ...core.numbers import to_int
 # the sniff and what it shares with the readers live apart: sniffing a log must not import them
 from . import _UNITS, _is_number
 from . import sniff_logic as sniff_logic
@@ -92,7 +93,7 @@ class Capture:
         if m:
             for c in self.channels:
                 cm = re.fullmatch(r"(?:d|ch|channel)(\d+)", _norm(c.name))
-                if cm and int(cm.group(1)) == int(m.group(1)):
+                if cm and (cm.group(1).lstrip("0") or "0") == (m.group(1).lstrip("0") or "0"):
                     return c
         return None
 
@@ -471,10 +472,13 @@ def read_vcd(lines: Iterable[str], source: str = "<vcd>", fmt: str = "vcd") -> C
     scale = 1.0
     m = re.search(r"\$timescale\s+(\d+)\s*(s|ms|us|ns|ps|fs)\s+\$end", text)
     notes: list[str] = []
-    if m:
-        scale = int(m.group(1)) * _VCD_SCALE[m.group(2)]
+    n = to_int(m.group(1), 1000) if m else None  # the standard's 1, 10 or 100
+    if m and n is not None:
+        scale = n * _VCD_SCALE[m.group(2)]
     else:
-        notes.append("no $timescale: 1 ns assumed")
+        said = "" if m is None else m.group(1)[:12] + ("..." if len(m.group(1)) > 12 else "")
+        notes.append("no $timescale: 1 ns assumed" if m is None else
+                     f"$timescale {said} {m.group(2)} not understood (1, 10 or 100 expected): 1 ns assumed")
     ids: dict[str, int] = {}
     names: list[str] = []
     vectors: set[str] = set()

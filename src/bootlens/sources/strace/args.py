@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from ...core.numbers import INT_MAX, INT_MIN, to_int
 from .reader import Call
 
 # ltrace: the libc calls that write text, by the argument that holds it and how to read it:
@@ -180,5 +181,8 @@ def fd_arg(arg: str) -> tuple[int | None, str | None]:
     m = _FD.match(arg)
     if m is None:
         return None, None
-    # -yy adds the device after the path: "/dev/null<char 1:3>"
-    return int(m.group(1)), None if m.group(2) is None else m.group(2).split("<", 1)[0]
+    # -yy adds the device after the path: "/dev/null<char 1:3>"; an fd is a C int
+    fd = to_int(m.group(1), INT_MAX, INT_MIN)
+    if fd is None:
+        return None, None
+    return fd, None if m.group(2) is None else m.group(2).split("<", 1)[0]

@@ -28,7 +28,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-NS_PER_S = 1_000_000_000
+from ...core.numbers import NS_PER_S, PID_MAX, TIME_NS_MAX, Tally, to_int
+
 DAY_NS = 86_400 * NS_PER_S
 
 _PREFIX = re.compile(
@@ -105,11 +106,15 @@ class Call:
 
     @property
     def ret_int(self) -> int | None:
-        """The result as an integer, None for "?" and the like."""
+        """The result as an integer, None for "?" and the like, and for a value no syscall
+        returns (a kernel long: a damaged line's digit run past 64 bits)."""
+        if len(self.ret) > 24:  # a long in decimal or hex, its sign: before int() reads 4,300 digits
+            return None
         try:
-            return int(self.ret, 0)
+            v = int(self.ret, 0)
         except ValueError:
             return None
+        return v if -(2**63) <= v < 2**63 else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,7 +155,7 @@ def sniff(head: str) -> bool:
 def pid_from_name(name: str) -> int | None:
     """The pid of an ``strace -ff -o NAME`` file: its ``.N`` suffix (the content has no pid)."""
     m = _PID_SUFFIX.search(name)
-    return int(m.group(1)) if m else None
+    return to_int(m.group(1), PID_MAX) if m else None
 
 
 # ------------------------------------------------------------------------------------- reading
@@ -161,9 +166,16 @@ def _hms_ns(s: str) -> int:
     return ((int(h) * 60 + int(m)) * 60 + int(sec)) * NS_PER_S + int((frac + "000000000")[:9])
 
 
-def _secs_ns(s: str) -> int:
+# -ttt's seconds since 1970 (past TIME_NS_MAX, an uptime's bound, since 2006): up to 2116, so that
+# any two of them summed stay in 63 bits
+EPOCH_NS_MAX = 2**62
+
+
+def _secs_ns(s: str, hi: int = TIME_NS_MAX) -> int | None:
+    """"SECONDS.FRACTION" as ns; None past ``hi`` (a damaged line's digit run)."""
     whole, _, frac = s.partition(".")
-    return int(whole) * NS_PER_S + int((frac + "000000000")[:9])
+    secs = to_int(whole, hi // NS_PER_S - 1)
+    return None if secs is None else secs * NS_PER_S + int((frac + "000000000")[:9])
 
 
 class _Reader:
@@ -181,6 +193,7 @@ class _Reader:
         self.day = 0
         self.durations = False
         self.ltrace = False
+        self.tally = Tally("strace")  # pids, times and durations past what a kernel writes
 
     def stamp(self, hms: str | None, secs: str | None) -> int | None:
         if hms is not None:
@@ -192,7 +205,10 @@ class _Reader:
             self.last_wall = t
             return t
         if secs is not None:
-            ns = _secs_ns(secs)
+            ns = _secs_ns(secs, EPOCH_NS_MAX)
+            if ns is None or (ns < 100_000_000 * NS_PER_S and self.rel_sum + ns > TIME_NS_MAX):
+                self.tally.refuse("time", None)
+                return None
             # -ttt is seconds since 1970 (10 digits today); -r a small delta since the last line
             if ns >= 100_000_000 * NS_PER_S:
                 self.clock = "epoch"
@@ -220,6 +236,8 @@ class _Reader:
         dur = None
         if dur_s is not None and dur_s != "unavailable":
             dur = _secs_ns(dur_s)
+            if dur is None:
+                self.tally.refuse("duration", n)
             self.durations = True
         path = r.group("path")
         self.calls.append(Call(pid, t, "call", m.group("name"), args, r.group("ret"), r.group("errno"), dur, n,
@@ -233,7 +251,9 @@ class _Reader:
             self.bad(raw)
             return
         pid_s = m.group("pid") or m.group("pid2")
-        pid = int(pid_s) if pid_s else self.default_pid
+        pid = self.tally.take(pid_s, PID_MAX, field="pid", line_no=n) if pid_s else self.default_pid
+        if pid_s and pid is None:
+            return  # counted: whose call it is is not known
         body = m.group("body").rstrip()
         if body.startswith(_NOISE):  # "strace: Process 27369 attached", "ltrace: ..."
             return
@@ -321,6 +341,7 @@ def read_traces(files: Iterable[tuple[str, str, int | None]], first_line: int = 
         if rd.unparsed:
             warnings.append(f"{source or 'trace'}: {rd.unparsed} line(s) not understood as strace/ltrace "
                             f"output, e.g. {rd.examples[0]!r}")
+        warnings += rd.tally.warnings()
         calls.extend(rd.calls)
         sources.append(source)
         if rd.clock != "none":

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...core.model import Boot, Clock, Event, Kind, ProcessDetail, Stamp
+from ...core.numbers import INT_MAX, to_int
 from .args import LIB_OUTPUTS, fd_arg, first_path, lib_output, quoted_strings
 from .reader import Call, Trace
 
@@ -349,7 +350,8 @@ def summarize(trace: Trace) -> Summary:
             p.fds[fd] = c.ret_path.split("<", 1)[0] if c.ret_path else first_path(c.args)
         elif c.name in ("pipe", "pipe2") and not c.failed:
             for fd_s in re.findall(r"\d+", c.args.split("]")[0]):
-                p.fds[int(fd_s)] = "pipe:"
+                if (fd := to_int(fd_s, INT_MAX)) is not None:  # an fd is a C int
+                    p.fds[fd] = "pipe:"
         elif c.name in ("dup2", "dup3", "dup", "fcntl", "fcntl64") and not c.failed and (new := c.ret_int) is not None:
             if c.name.startswith("fcntl") and "F_DUPFD" not in c.args:
                 continue

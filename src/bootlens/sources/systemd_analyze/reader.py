@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from ...core.model import NS_PER_MS, NS_PER_S, NS_PER_US
+from ...core.numbers import TIME_NS_MAX, to_int
 # the sniff lives apart so that sniffing a log does not import the readers (start-up)
 from . import _BLAME, _CHAIN_HEADER, _SPAN, _lines, user_manager
 from . import detect as detect
@@ -49,7 +50,8 @@ _PART = re.compile(r"(\d+)(?:\.(\d+))?\s*(month|min|ms|us|μs|µs|ns|y|w|d|h|s)\
 
 def parse_timespan(text: str) -> int | None:
     """systemd's time format ("1min 2.345s", "345ms", "12us", "1h 2min") in integer ns, or None
-    when the text is not one (exact: no float rounding)."""
+    when the text is not one (exact: no float rounding), or is one past TIME_NS_MAX (a damaged
+    line's digit run: every number bounded, core.numbers)."""
     s = text.strip()
     if not s:
         return None
@@ -59,9 +61,15 @@ def parse_timespan(text: str) -> int | None:
             return None
         whole, frac, unit = m.groups()
         scale = _UNIT_NS[unit]
-        total += int(whole) * scale
+        n = to_int(whole, TIME_NS_MAX // scale)
+        if n is None:
+            return None
+        total += n * scale
         if frac:
+            frac = frac[:18]  # past 1e-18 of a year nothing is left of a nanosecond
             total += int(frac) * scale // 10 ** len(frac)
+        if total > TIME_NS_MAX:
+            return None
         pos = m.end()
     if pos == 0 or s[pos:].strip():
         return None
@@ -401,11 +409,16 @@ _NAME_TIME = re.compile(r"^(\S+) \((" + _SPAN + r")\)\s*$")
 _STAGES = ("firmware", "loader", "kernel", "initrd")
 
 
-def _px(x: str) -> int:
-    """Pixels ("2056.695") to ns, exactly: 1 px is 10 ms, 0.001 px is 10 us."""
+def _px(x: str) -> int | None:
+    """Pixels ("2056.695") to ns, exactly: 1 px is 10 ms, 0.001 px is 10 us; None for a number
+    that is none or lies past TIME_NS_MAX either way."""
     neg = x.startswith("-")
     whole, _, frac = x.lstrip("-").partition(".")
-    ns = int(whole or 0) * _PX_NS + (int(frac[:3].ljust(3, "0")) * _PX_NS // 1000 if frac else 0)
+    px = to_int(whole or "0", TIME_NS_MAX // _PX_NS - 1)
+    ms = to_int(frac[:3].ljust(3, "0"), 999) if frac else 0
+    if px is None or ms is None:
+        return None
+    ns = px * _PX_NS + ms * _PX_NS // 1000
     return -ns if neg else ns
 
 
@@ -413,9 +426,10 @@ def _title_time(value: str) -> int | None:
     """A tooltip's "Activating: 2.050": systemd prints seconds, a dot and the microseconds as
     an integer of at least 3 digits ("%.3" PRI_USEC), so "2.050" is 2 s + 50 us, not 2.05 s."""
     whole, dot, us = value.strip().partition(".")
-    if not (whole.isdigit() and dot and us.isdigit()):
+    s, u = to_int(whole, TIME_NS_MAX // NS_PER_S // 2), to_int(us, TIME_NS_MAX // NS_PER_US // 2)
+    if s is None or not dot or u is None:
         return None
-    return int(whole) * NS_PER_S + int(us) * NS_PER_US
+    return s * NS_PER_S + u * NS_PER_US
 
 
 def _tooltip(body: str) -> tuple[int | None, int | None, tuple[Dependency, ...]]:
@@ -464,7 +478,10 @@ def read_plot(text: str) -> Plot:
             continue
         if m.group("cls") is not None:
             x, w = _px(m.group("x")), _px(m.group("w"))
-            rects[m.group("cls")] = (x, x + w)
+            if x is None or w is None:
+                bad += 1  # a bar past any time: not drawn, counted
+            else:
+                rects[m.group("cls")] = (x, x + w)
             continue
         label = m.group("label")
         if label in _STAGES and label in rects:
