@@ -23,6 +23,7 @@ import orjson
 
 from .. import __version__
 from ..core.errors import BootlensError, InputError, printable, refuse_special_file
+from ..core.lines import whole_chars
 from .exclusive import RecordingExists as RecordingExists
 from .exclusive import check_free as check_free
 from .exclusive import create_exclusive
@@ -418,7 +419,7 @@ def _read_header(path: str, line: bytes) -> tuple[Header, list[str]]:
     def text(key: str, default: str) -> str:
         v = h.get(key, default)
         if isinstance(v, str):
-            return v
+            return whole_chars(v)
         warnings.append(f"recording header: {key} {_show(v)} is not text; ignored")
         return default
 

@@ -11,6 +11,18 @@ from collections.abc import Iterator, MutableSequence, Sequence
 from .._native import native_module
 from .model import Clock, Line, Stamp
 
+
+def whole_chars(text: str) -> str:
+    """``text`` with each lone surrogate (U+D800-U+DFFF) as U+FFFD. A JSON string escape of half
+    a UTF-16 pair ("\\ud800") decodes to one; it is no character, cannot be written as UTF-8
+    (the native core and every writer refuse it), so it is read as undecodable bytes are. For
+    every string a JSON input gives: journal JSON, systemd's plot JSON, a recording's header."""
+    if text.isascii():
+        return text
+    import re  # rare: only text beyond ASCII pays
+
+    return re.sub("[\ud800-\udfff]", "\ufffd", text)
+
 TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/performance.md step 23)
 if TYPE_CHECKING:
     from typing import Any

@@ -26,7 +26,7 @@ import re
 from collections.abc import Sequence
 
 from ..core.lazyre import lazy
-from ..core.lines import KERNEL_ENTRY
+from ..core.lines import KERNEL_ENTRY, whole_chars
 from ..core.model import NS_PER_US, InputStats
 
 TYPE_CHECKING = False  # typing's constant without importing typing (start-up, docs/performance.md step 23)
@@ -119,7 +119,7 @@ def _json_value(v: Any) -> str | None:
         if all(isinstance(b, int) and not isinstance(b, bool) and 0 <= b < 256 for b in v):
             return bytes(v).decode("utf-8", errors="replace")
         v = v[0]
-    return v if isinstance(v, str) else None
+    return whole_chars(v) if isinstance(v, str) else None
 
 
 def frame_json(raw: list[str]) -> Framed:

@@ -32,6 +32,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
+from ...core.lines import whole_chars
 from ...core.model import NS_PER_MS, NS_PER_S, NS_PER_US
 from ...core.numbers import TIME_NS_MAX, to_int
 # the sniff lives apart so that sniffing a log does not import the readers (start-up)
@@ -552,7 +553,7 @@ def read_plot_json(text: str) -> Plot:
         except (AttributeError, KeyError, TypeError):
             bad += 1
             continue
-        units.append(PlotUnit(name, act, ns["activated"], ns["deactivating"], ns["deactivated"], ns["time"]))
+        units.append(PlotUnit(whole_chars(name), act, ns["activated"], ns["deactivating"], ns["deactivated"], ns["time"]))
     if not isinstance(rows, list):
         bad += 1
     return Plot(tuple(units), source="json", warnings=_skipped("plot json", bad))
