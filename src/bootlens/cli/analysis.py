@@ -121,7 +121,7 @@ def export(recording: str, fmt: str, no_wire: bool, restart: bool, output: str |
               help="Rows in the tables of top initcalls and processes.")
 @click.option("--boot", "boot", type=click.IntRange(1), metavar="N",
               help="Of an input of more than 20 boots, keep boot N whole and open on it (default: the "
-              "slowest that measured its total, else the last; docs/report.md).")
+              "slowest that measured its total, else the last; README, Report).")
 @side_options
 def report(inputs: tuple[str, ...], output: str | None, fmt: str, markers: tuple[str, ...], top: int,
            boot: int | None, **side: Any) -> None:
