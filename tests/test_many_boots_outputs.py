@@ -249,3 +249,15 @@ def test_slices_search_the_whole_once_asked_twice() -> None:
     assert list(c.grep("key")) == [1, 8]
     assert list(c.grep("nothing", "key")) == [1, 8]
     assert list(c.starting("key")) == [1, 8] and list(a.starting("l1")) == [1]
+
+
+def test_report_boot_n_of_a_few_boots(tmp_path: Path) -> None:
+    """--boot N opens a page of a few boots on boot N too; a boot the input has not is said."""
+    log = _repeated(tmp_path, 3)
+    groups = analyze_inputs([str(log)], OPTS)
+    assert "open" not in report_data(groups, boot=1)
+    assert report_data(groups, boot=3)["open"] == 2
+    assert "open" not in report_data(groups, boot=4)
+    r = cli("report", "--boot", "4", "-o", str(tmp_path / "r.html"), str(log))
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.splitlines()[0] == f"bootlens: warning: --boot 4: {log} has 3 boots"

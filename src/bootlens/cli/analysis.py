@@ -120,8 +120,8 @@ def export(recording: str, fmt: str, no_wire: bool, restart: bool, output: str |
 @click.option("--top", default=25, show_default=True, type=click.IntRange(1, 10_000),
               help="Rows in the tables of top initcalls and processes.")
 @click.option("--boot", "boot", type=click.IntRange(1), metavar="N",
-              help="Of an input of more than 20 boots, keep boot N whole and open on it (default: the "
-              "slowest that measured its total, else the last; README, Report).")
+              help="Open the page on boot N of the first input; of an input of more than 20 boots, keep boot N "
+              "whole too (default: the slowest that measured its total, else the last; README, Report).")
 @side_options
 def report(inputs: tuple[str, ...], output: str | None, fmt: str, markers: tuple[str, ...], top: int,
            boot: int | None, **side: Any) -> None:
@@ -149,7 +149,7 @@ def report(inputs: tuple[str, ...], output: str | None, fmt: str, markers: tuple
         if fmt == "html":
             from ..render.html import render_html_pieces
 
-            data: bytes | Sequence[Any] = render_html_pieces(groups, many=many)
+            data: bytes | Sequence[Any] = render_html_pieces(groups, many=many, boot=boot)
         elif fmt == "svg":
             from ..render.svg import render_svg
 
@@ -160,6 +160,12 @@ def report(inputs: tuple[str, ...], output: str | None, fmt: str, markers: tuple
             data = render_perfetto(groups, many)
     except BootlensError as e:
         _fail(e)
+    if boot is not None:
+        for i, g in enumerate(groups):
+            n = many[i].boots if i in many else len(g.analysis.boots)
+            if boot > n:
+                click.echo(f"bootlens: warning: --boot {boot}: {g.name} has {n:,} boot{'s' if n != 1 else ''}",
+                           err=True)
     _write_output(out, data)
     if out != "-":
         boots = sum(many[i].boots if i in many else len(g.analysis.boots) for i, g in enumerate(groups))

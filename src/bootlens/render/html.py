@@ -132,18 +132,18 @@ def render_html(groups: Sequence[Group], top: int = 25) -> bytes:
     return _joined(render_html_pieces(groups, top))
 
 
-def render_html_pieces(groups: Sequence[Group], top: int = 25, many: Mapping[int, ManyBoots] | None = None
-                       ) -> list[Piece]:
+def render_html_pieces(groups: Sequence[Group], top: int = 25, many: Mapping[int, ManyBoots] | None = None,
+                       boot: int | None = None) -> list[Piece]:
     """The report page for these inputs in pieces, for :func:`bootlens.cli.exits.write_output`
     to write one after another (at a million events no 186 MB page is joined). ``many``: the
-    inputs of many boots, by group index (:mod:`.many`)."""
+    inputs of many boots, by group index (:mod:`.many`); ``boot``: the boot to open on (1-based)."""
     title = "bootlens report"
     if groups:
         title += " · " + ", ".join(g.name for g in groups[:3])
     body = _asset("report.html").replace("<!--legend-->", _legend_html())
     body = body.replace("<!--side-->", side.html_sections(groups))  # render/side/: an ftrace's icicles
     with no_cycle_collection():
-        return _page(title, body, report_data(groups, top, raw=True, many=many), "report.js")
+        return _page(title, body, report_data(groups, top, raw=True, many=many, boot=boot), "report.js")
 
 
 @contextmanager

@@ -327,13 +327,14 @@ def _many_rows(m: ManyBoots, kept: Sequence[BootAnalysis], at: int) -> list[dict
 
 
 def report_data(groups: Sequence[Group], top: int = 25, raw: bool = False,
-                many: Mapping[int, ManyBoots] | None = None) -> dict[str, Any]:
+                many: Mapping[int, ManyBoots] | None = None, boot: int | None = None) -> dict[str, Any]:
     """Everything the page shows, as one JSON-able object. ``findings[i]`` are the advisor's
     findings for ``boots[i]`` (docs/json.md, "bootlens advise --json", one finding each).
     ``raw``: a native block's event columns, the log's lines and times as page pieces
     (:func:`boot_data`). ``many``: by group index, the inputs of many boots (:mod:`.many`): their
     groups hold the boots kept whole; ``many`` lists them with their line ranges and totals, and
-    ``open`` is the boot the page opens on."""
+    ``open`` is the boot the page opens on. ``boot``: open on the first input's boot of that
+    number (1-based) when it has one (``open``, also for a few boots)."""
     from ..advise.context import context_for_group
     from ..advise.summary import advise_group
     from .advise_json import finding_dict, merged_dict
@@ -364,6 +365,8 @@ def report_data(groups: Sequence[Group], top: int = 25, raw: bool = False,
             if opened is None:
                 opened = at + m.opened
             continue
+        if opened is None and boot is not None and boot <= len(g.analysis.boots):
+            opened = len(boots) + boot - 1
         advice = advise_group(g, context_for_group(g))
         for pos, (b, ba) in enumerate(zip(g.analysis.boots, advice.boots)):
             d = boot_data(b, names, top, raw)
@@ -391,5 +394,6 @@ def report_data(groups: Sequence[Group], top: int = 25, raw: bool = False,
     }
     if many_out:  # only with an input of many boots: the page of a few boots is as it was
         out["many"] = many_out
+    if opened is not None and (many_out or opened):
         out["open"] = opened
     return out
