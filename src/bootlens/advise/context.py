@@ -12,8 +12,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
+from ..timeline.analyze import BootAnalysis
 from ..timeline.inputs import Group
 from ..capture.run_folder import folder_files, read_run_meta
 from ..capture.recording import Header, header_of
@@ -52,24 +54,31 @@ def run_meta(folder: Path) -> dict[str, object]:
 
 def context_for_group(group: Group, baud: int | None = None) -> Context:
     """The rule context of one INPUT (see the module docstring for where each field comes from)."""
-    path = Path(group.name)
+    return context_of(group.name, group.folder, group.analysis.boots, baud)
+
+
+def context_of(name: str, folder: bool, boots: Sequence[BootAnalysis], baud: int | None = None) -> Context:
+    """:func:`context_for_group` of an input named ``name`` (a run folder when ``folder``) whose
+    boots, for a boot-data file's kernel configuration, are ``boots`` (none for a log whose boots
+    stream: only side files carry a configuration, and those are analysed whole)."""
+    path = Path(name)
     target: str | None = None
     meta: dict[str, object] = {}
-    if group.folder:
+    if folder:
         meta = run_meta(path)
         t = meta.get("target")
         target = t if isinstance(t, str) and t in TARGETS else None
-    elif group.name != "-":
+    elif name != "-":
         target = recording_target(path)
     if baud is None:
-        files = folder_files(path) if group.folder else ([path] if group.name != "-" else [])
+        files = folder_files(path) if folder else ([path] if name != "-" else [])
         for f in files:
             if (baud := recording_baud(f)) is not None:
                 break
     if baud is None:
         b = meta.get("baud")
         baud = b if isinstance(b, int) and b > 0 else None
-    kconfig = next((dict(b.supplement.kconfig) for b in group.analysis.boots
+    kconfig = next((dict(b.supplement.kconfig) for b in boots
                     if b.supplement is not None and b.supplement.kconfig), {})
     if target is None:
         return Context(baud=baud, kconfig=kconfig)

@@ -119,15 +119,21 @@ def export(recording: str, fmt: str, no_wire: bool, restart: bool, output: str |
               help="Mark lines matching REGEX as NAME; 'ready' ends the boot (run folders remember theirs).")
 @click.option("--top", default=25, show_default=True, type=click.IntRange(1, 10_000),
               help="Rows in the tables of top initcalls and processes.")
+@click.option("--boot", "boot", type=click.IntRange(1), metavar="N",
+              help="Open the page on boot N of the first input; of an input of more than 20 boots, keep boot N "
+              "whole too (default: the slowest that measured its total, else the last; README, Report).")
 @side_options
 def report(inputs: tuple[str, ...], output: str | None, fmt: str, markers: tuple[str, ...], top: int,
-           **side: Any) -> None:
+           boot: int | None, **side: Any) -> None:
     """Write a report of one or more boots: INPUT is a log, a recording or a run folder.
 
     The HTML report is one file that works offline: the whole boot on one zoomable timeline,
-    the stages, the top initcalls and processes, and the log itself.
+    the stages, the top initcalls and processes, and the log itself. An input of more than 20
+    boots is read a boot at a time: its first, slowest and last boots are kept whole (and
+    --boot N), its headline, statistics and findings are over every boot.
     """
-    from ..timeline.inputs import analyze_inputs
+    from ..render.many import condense, condensed
+    from ..timeline.inputs import stream_inputs
     from ..core.options import MarkerSpec, ParseOptions
 
     default = {"html": "report.html", "svg": "report.svg", "perfetto": "report.perfetto.json"}[fmt]
@@ -135,25 +141,36 @@ def report(inputs: tuple[str, ...], output: str | None, fmt: str, markers: tuple
     try:
         opts = ParseOptions(tuple(MarkerSpec.parse(m) for m in markers))
         setups = side_setups(side)
-        groups = with_side_inputs(analyze_inputs(list(inputs), opts, top, side=setups), setups, side)
+        streams = stream_inputs(list(inputs), opts, top, side=setups)
+        if setups:  # side files add to the boots: each input analysed whole, then checked
+            with_side_inputs([s.whole() for s in streams], setups, side)
+        # an input of many boots is read one boot at a time; a few of them are kept (render/many.py)
+        groups, many = condensed(condense(s.name, s.inputs, s.folder, s.boots, s.group, boot) for s in streams)
         if fmt == "html":
             from ..render.html import render_html_pieces
 
-            data: bytes | Sequence[Any] = render_html_pieces(groups)
+            data: bytes | Sequence[Any] = render_html_pieces(groups, many=many, boot=boot)
         elif fmt == "svg":
             from ..render.svg import render_svg
 
-            data = render_svg(groups)
+            data = render_svg(groups, many)
         else:
             from ..render.perfetto import render_perfetto
 
-            data = render_perfetto(groups)
+            data = render_perfetto(groups, many)
     except BootlensError as e:
         _fail(e)
+    if boot is not None:
+        for i, g in enumerate(groups):
+            n = many[i].boots if i in many else len(g.analysis.boots)
+            if boot > n:
+                click.echo(f"bootlens: warning: --boot {boot}: {g.name} has {n:,} boot{'s' if n != 1 else ''}",
+                           err=True)
     _write_output(out, data, inputs)
     if out != "-":
-        boots = sum(len(g.analysis.boots) for g in groups)
-        click.echo(f"bootlens: {fmt} report of {boots} boot{'s' if boots != 1 else ''} -> {out}", err=True)
+        boots = sum(many[i].boots if i in many else len(g.analysis.boots) for i, g in enumerate(groups))
+        kept = f" ({sum(len(groups[i].analysis.boots) for i in many)} of them whole)" if many else ""
+        click.echo(f"bootlens: {fmt} report of {boots:,} boot{'s' if boots != 1 else ''}{kept} -> {out}", err=True)
     _exit_now()  # the analysis is not torn down object by object (exits.exit_now)
 
 
@@ -229,28 +246,39 @@ def advise_cmd(inputs: tuple[str, ...], as_json: bool, markers: tuple[str, ...],
     Where the log cannot support a figure, the finding says why.
     """
     from ..advise import default_registry, listed_ids
-    from ..advise.summary import advise_inputs
+    from ..advise.summary import advise_streams
     from ..core.options import MarkerSpec, ParseOptions
 
     try:
         opts = ParseOptions(tuple(MarkerSpec.parse(m) for m in markers))
-        result = advise_inputs(list(inputs), opts, baud)
+        streams = advise_streams(list(inputs), opts, baud)  # each input read; its boots advised as written
     except BootlensError as e:
         _fail(e)
     from ..render.advise_terminal import warning_lines
 
     if as_json:
+        from ..render.advise_json import write_advise_json_stream
+
+        try:
+            result = write_advise_json_stream(streams, listed_ids(default_registry()), sys.stdout.buffer)
+        except BootlensError as e:  # a boot past the first that cannot be analysed: the document is cut
+            _fail(e)
+        sys.stdout.buffer.flush()
         for w in warning_lines(result):  # each once, counted over the boots, never in the document
             click.echo(w, err=True)
-        from ..render.advise_json import write_advise_json
-
-        write_advise_json(result, listed_ids(default_registry()), sys.stdout.buffer)
         _exit_now()
     from rich.console import Console
     from rich.text import Text
 
     from ..render.advise_terminal import render_advise
 
+    try:
+        for st in streams:  # only the counts and merged findings are kept (advise.summary.Merger)
+            for _ in st.boots():
+                pass
+        result = [st.result() for st in streams]
+    except BootlensError as e:
+        _fail(e)
     render_advise(result, Console(highlight=False))
     err = Console(stderr=True, highlight=False)
     for w in warning_lines(result):  # after the listing: its summary opens the first screen

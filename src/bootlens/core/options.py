@@ -6,6 +6,7 @@ for plugins."""
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from .errors import UsageError
 from .model import NamedTuple
@@ -45,13 +46,19 @@ class MarkerSpec(NamedTuple):
     @property
     def literal(self) -> str | None:
         """The text the pattern matches when it is a plain string (no regex syntax), else None."""
-        p = self.pattern
-        if p.flags & ~(re.UNICODE) or not p.pattern or any(c in _REGEX_SYNTAX for c in p.pattern):
-            return None
-        return p.pattern
+        return _literal(self.pattern.pattern, self.pattern.flags)
 
 
 _REGEX_SYNTAX = frozenset(".^$*+?{}[]\\|()")
+
+
+@lru_cache(maxsize=256)
+def _literal(pattern: str, flags: int) -> str | None:
+    """:attr:`MarkerSpec.literal`, once per pattern: each boot's parsers ask for it (three times a
+    boot, a million boots of a soak test: issue 29)."""
+    if flags & ~(re.UNICODE) or not pattern or any(c in _REGEX_SYNTAX for c in pattern):
+        return None
+    return pattern
 
 
 class ParseOptions(NamedTuple):

@@ -12,8 +12,8 @@ from typing import Any, BinaryIO
 import orjson
 
 from .. import __version__
-from ..advise.base import Change, Finding
-from ..advise.summary import GroupAdvice, MergedFinding
+from ..advise.base import Change, Context, Finding
+from ..advise.summary import AdviceStream, BootAdvice, GroupAdvice, InputAdvice, MergedFinding
 from ..stats.figures import Stat
 
 SCHEMA_VERSION = 1
@@ -62,28 +62,72 @@ def merged_dict(m: MergedFinding) -> dict[str, Any]:
             "seen_boots": list(m.seen_boots)}
 
 
+def _doc(rules: Sequence[str], inputs: list[Any]) -> dict[str, Any]:
+    return {"schema_version": SCHEMA_VERSION, "kind": KIND, "generator": f"bootlens {__version__}",
+            "rules": list(rules), "inputs": inputs}
+
+
+def _input_dict(name: str, folder: bool, ctx: Context, boots: Any, ia: InputAdvice | None) -> dict[str, Any]:
+    return {
+        "name": name,
+        "folder": folder,
+        "context": {"target": ctx.target, "baud": ctx.baud, "rootfs_files": sorted(ctx.rootfs_files)},
+        "boots": boots,
+        "merged": [merged_dict(m) for m in ia.merged] if ia is not None and ia.merged else None,
+        "warnings": [{"text": w.text, "boots": w.boots} for w in ia.warnings] if ia is not None else [],
+    }
+
+
+def _boot_dict(ba: BootAdvice) -> dict[str, Any]:
+    b = ba.boot.boot
+    return {"source": b.source, "index": b.index, "first_line": b.first_line, "last_line": b.last_line,
+            "findings": [finding_dict(f) for f in ba.findings]}
+
+
 def advise_json_obj(groups: Sequence[GroupAdvice], rules: Sequence[str]) -> dict[str, Any]:
     """The whole advice as a JSON-ready dict."""
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "kind": KIND,
-        "generator": f"bootlens {__version__}",
-        "rules": list(rules),
-        "inputs": [{
-            "name": ga.group.name,
-            "folder": ga.group.folder,
-            "context": {"target": ga.context.target, "baud": ga.context.baud,
-                        "rootfs_files": sorted(ga.context.rootfs_files)},
-            "boots": [{"source": ba.boot.boot.source, "index": ba.boot.boot.index,
-                       "first_line": ba.boot.boot.first_line, "last_line": ba.boot.boot.last_line,
-                       "findings": [finding_dict(f) for f in ba.findings]} for ba in ga.boots],
-            "merged": [merged_dict(m) for m in ga.merged] if ga.merged else None,
-            "warnings": [{"text": w.text, "boots": w.boots} for w in ga.warnings],
-        } for ga in groups],
-    }
+    from ..advise.summary import input_advice
+
+    return _doc(rules, [_input_dict(ga.group.name, ga.group.folder, ga.context, [_boot_dict(ba) for ba in ga.boots],
+                                    input_advice(ga)) for ga in groups])
 
 
 def write_advise_json(groups: Sequence[GroupAdvice], rules: Sequence[str], out: BinaryIO) -> None:
     """Write the JSON document (small: built whole, serialised by orjson)."""
     out.write(orjson.dumps(advise_json_obj(groups, rules), option=orjson.OPT_INDENT_2))
     out.write(b"\n")
+
+
+def _dumps(obj: Any, indent: int) -> bytes:
+    """``obj`` as orjson writes it as an item ``indent`` spaces deep in an indented document."""
+    return orjson.dumps(obj, option=orjson.OPT_INDENT_2).replace(b"\n", b"\n" + b" " * indent)
+
+
+def write_advise_json_stream(streams: Sequence[AdviceStream], rules: Sequence[str], out: BinaryIO
+                             ) -> list[InputAdvice]:
+    """:func:`write_advise_json` of inputs whose boots are advised as they are written, each boot
+    serialised alone (a log of a million boots is written in the memory of one: issue 29), in
+    the bytes the document built whole has. Returns each input's advice (its warnings, counted)."""
+    mark = b'"@@boots@@"'
+    head = _dumps(_doc(rules, [b"@@inputs@@".decode()]), 0)
+    at = head.index(b'"@@inputs@@"')
+    out.write(head[:at])
+    done = []
+    for si, st in enumerate(streams):
+        if si:
+            out.write(b",\n    ")
+        front = _dumps(_input_dict(st.name, st.folder, st.context, "@@boots@@", None), 4)
+        out.write(front[:front.index(mark)])
+        n = 0
+        for ba in st.boots():
+            out.write(b"[\n        " if not n else b",\n        ")
+            out.write(_dumps(_boot_dict(ba), 8))
+            n += 1
+        out.write(b"\n      ]" if n else b"[]")
+        ia = st.result()
+        done.append(ia)
+        back = _dumps(_input_dict(st.name, st.folder, st.context, "@@boots@@", ia), 4)
+        out.write(back[back.index(mark) + len(mark):])
+    out.write(head[at + len(b'"@@inputs@@"'):])
+    out.write(b"\n")
+    return done

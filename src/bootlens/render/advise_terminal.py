@@ -20,8 +20,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..advise.base import Change, Finding
-from ..advise.console import console_output
-from ..advise.summary import BootAdvice, GroupAdvice, MergedFinding
+from ..advise.summary import BootAdvice, InputAdvice, MergedFinding
 from ..stats.figures import Stat
 from .fit import fit_table
 from ..core.units import duration, short
@@ -86,21 +85,21 @@ def _finding(console: Console, n: int, f: Finding, s: Stat | None = None, seen: 
     console.print()
 
 
-def _context_line(ga: GroupAdvice) -> str:
+def _context_line(ga: InputAdvice) -> str:
     c = ga.context
     parts = []
-    if ga.group.folder:
-        parts.append(f"run folder of {len(ga.boots)} boot{'s' if len(ga.boots) != 1 else ''}")
-    elif len(ga.boots) > 1:
-        parts.append(f"{len(ga.boots)} boots in one input")
+    if ga.folder:
+        parts.append(f"run folder of {ga.boots:,} boot{'s' if ga.boots != 1 else ''}")
+    elif ga.boots > 1:
+        parts.append(f"{ga.boots:,} boots in one input")
     if c.target:
         parts.append(f"target {c.target}")
-    rates = sorted({f.value for ba in ga.boots if (f := ba.boot.boot.fact("console_baud")) is not None})
+    rates = ga.rates
     if c.baud:
         parts.append(f"console {c.baud} baud")
     elif rates:
         parts.append(f"console {', '.join(rates)} baud (the kernel command line's console=)")
-    elif any(console_output(ba.boot) for ba in ga.boots):  # systemd's figures alone went through no console
+    elif ga.console:  # systemd's figures alone went through no console
         parts.append("console baud unknown")
     return " · ".join(parts) or "no console output in this input (a side file's own figures)"
 
@@ -117,20 +116,20 @@ def _boot_findings(ba: BootAdvice, console: Console, which: str) -> None:
 
 
 def _merged(ms: Sequence[MergedFinding], console: Console) -> None:
-    console.print(Text(f"findings merged over {ms[0].boots} boots, worst median saving first "
+    console.print(Text(f"findings merged over {ms[0].boots:,} boots, worst median saving first "
                        "(evidence lines are those of the boot named)", style="bold"))
     for n, m in enumerate(ms, 1):
-        seen = f"seen in {m.seen} of {m.boots} boots; shown from boot {m.boot + 1}"
+        seen = f"seen in {m.seen:,} of {m.boots:,} boots; shown from boot {m.boot + 1}"
         _finding(console, n, m.finding, m.saving, seen)
 
 
-def _summary(ga: GroupAdvice, console: Console) -> None:
+def _summary(ga: InputAdvice, console: Console) -> None:
     """One line per finding of an input, worst first: number, saving, confidence, the change."""
     items: list[tuple[Finding, Stat | None, str]]
     if ga.merged:
         items = [(m.finding, m.saving, f"{m.seen}/{m.boots}") for m in ga.merged]
     else:
-        items = [(f, None, "") for ba in ga.boots for f in ba.findings]
+        items = [(f, None, "") for f in (ga.only.findings if ga.only else ())]
     if not items:
         return
     auto = sum(1 for f, _, _ in items if f.change.automatic)
@@ -143,7 +142,7 @@ def _summary(ga: GroupAdvice, console: Console) -> None:
     if ga.merged and all(m.seen == m.boots for m in ga.merged):
         for r in rows:
             r[3] = ""  # found in every boot: the column would say n/n on every row
-    several = len(ga.boots) > 1 and not ga.merged  # one finding list per boot: numbers go on
+    several = ga.boots > 1 and not ga.merged  # one finding list per boot: numbers go on
     every = bool(ga.merged) and not rows[0][3]
     title = (f"{len(items)} finding{'s' if len(items) != 1 else ''}{', boot by boot' if several else ''}"
              f"{', each in every boot' if every else ''}, largest saving first; {auto} automatic")
@@ -151,12 +150,12 @@ def _summary(ga: GroupAdvice, console: Console) -> None:
     console.print(fit_table(title, cols, rows, console.width, flex=(4,), keep=(0, 1, 2, 4)))
 
 
-def _header(ga: GroupAdvice, console: Console) -> None:
-    console.rule(Text(visible(ga.group.name)))
+def _header(ga: InputAdvice, console: Console) -> None:
+    console.rule(Text(visible(ga.name)))
     console.print(Text(visible(_context_line(ga)), style="dim"))
 
 
-def render_advise(groups: Sequence[GroupAdvice], console: Console) -> None:
+def render_advise(groups: Sequence[InputAdvice], console: Console) -> None:
     """Print a summary of every input's findings, then each finding in full: per boot, or merged
     over a run folder's boots."""
     for gi, ga in enumerate(groups):
@@ -165,17 +164,17 @@ def render_advise(groups: Sequence[GroupAdvice], console: Console) -> None:
         _header(ga, console)
         if not ga.boots:
             console.print(Text("no boot found in this input", style="dim"))
-        elif not any(ba.findings for ba in ga.boots):
+        elif not ga.found:
             console.print(Text("no findings: no rule found anything to change", style="dim"))
         else:
             _summary(ga, console)
-    if not any(ba.findings for ga in groups for ba in ga.boots):
+    if not any(ga.found for ga in groups):
         return
     console.print()
     console.print(Text("Each finding in full", style="bold"))
     total = automatic = 0
     for gi, ga in enumerate(groups):
-        if not any(ba.findings for ba in ga.boots):
+        if not ga.found:
             continue
         console.print()
         if len(groups) > 1:
@@ -185,9 +184,9 @@ def render_advise(groups: Sequence[GroupAdvice], console: Console) -> None:
             total += len(ga.merged)
             automatic += sum(1 for m in ga.merged if m.finding.change.automatic)
             continue
-        n = len(ga.boots)
-        for i, ba in enumerate(ga.boots):
-            _boot_findings(ba, console, f"boot {i + 1} of {n}")
+        if ga.only is not None:
+            ba = ga.only
+            _boot_findings(ba, console, "boot 1 of 1")
             total += len(ba.findings)
             automatic += sum(1 for f in ba.findings if f.change.automatic)
     console.print(Text(f"{total} finding{'s' if total != 1 else ''}; {automatic} can be applied automatically "
@@ -195,13 +194,13 @@ def render_advise(groups: Sequence[GroupAdvice], console: Console) -> None:
                        "files)", style="dim"))
 
 
-def warning_lines(groups: Sequence[GroupAdvice]) -> list[str]:
+def warning_lines(groups: Sequence[InputAdvice]) -> list[str]:
     """The inputs' analysis warnings for standard error, each once per input: "N of M boots: ..."
     where several boots gave it."""
     out = []
     for ga in groups:
-        n = len(ga.boots)
+        n = ga.boots
         for w in ga.warnings:
             count = f"{w.boots} of {n} boots: " if n > 1 else ""
-            out.append(visible(f"bootlens: warning: {ga.group.name}: {count}{w.text}"))
+            out.append(visible(f"bootlens: warning: {ga.name}: {count}{w.text}"))
     return out

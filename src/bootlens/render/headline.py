@@ -30,8 +30,8 @@ class BootsTotal:
         head = f"{self.origin} → {self.end_name}: "
         s = self.stat
         if s is None:
-            return head + f"not measured in any of {self.boots} boots"
-        of = f"{s.n} boots" if s.n == self.boots else f"{s.n} of {self.boots} boots"
+            return head + f"not measured in any of {self.boots:,} boots"
+        of = f"{s.n:,} boots" if s.n == self.boots else f"{s.n:,} of {self.boots:,} boots"
         lo, hi = fmt(s.min), fmt(s.max)
         unit = lo[lo.rfind(" "):] if " " in lo else ""
         span = f"{lo[:-len(unit)]}–{hi}" if unit and hi.endswith(unit) else f"{lo} – {hi}"

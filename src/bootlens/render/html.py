@@ -17,10 +17,10 @@ from __future__ import annotations
 import base64
 import gc
 import hashlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -30,6 +30,9 @@ from ..timeline.inputs import Group
 from . import palette, side
 from .html_columns import JsonPiece
 from .html_data import report_data
+
+if TYPE_CHECKING:
+    from .many import ManyBoots
 from .visible import visible, visible_data
 
 
@@ -129,16 +132,18 @@ def render_html(groups: Sequence[Group], top: int = 25) -> bytes:
     return _joined(render_html_pieces(groups, top))
 
 
-def render_html_pieces(groups: Sequence[Group], top: int = 25) -> list[Piece]:
+def render_html_pieces(groups: Sequence[Group], top: int = 25, many: Mapping[int, ManyBoots] | None = None,
+                       boot: int | None = None) -> list[Piece]:
     """The report page for these inputs in pieces, for :func:`bootlens.cli.exits.write_output`
-    to write one after another (at a million events no 186 MB page is joined)."""
+    to write one after another (at a million events no 186 MB page is joined). ``many``: the
+    inputs of many boots, by group index (:mod:`.many`); ``boot``: the boot to open on (1-based)."""
     title = "bootlens report"
     if groups:
         title += " · " + ", ".join(g.name for g in groups[:3])
     body = _asset("report.html").replace("<!--legend-->", _legend_html())
     body = body.replace("<!--side-->", side.html_sections(groups))  # render/side/: an ftrace's icicles
     with no_cycle_collection():
-        return _page(title, body, report_data(groups, top, raw=True), "report.js")
+        return _page(title, body, report_data(groups, top, raw=True, many=many, boot=boot), "report.js")
 
 
 @contextmanager

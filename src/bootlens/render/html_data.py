@@ -28,7 +28,7 @@ integer microseconds on the boot's axis):
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from itertools import accumulate, chain, islice, pairwise
 from operator import le
 from typing import TYPE_CHECKING, Any, cast
@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, cast
 from .. import __version__
 from .._native import native_module
 from ..core.model import Clock, Event, Events, Kind
-from ..stats.figures import statistics_of
+from ..stats.figures import Stat, statistics_of
 from ..timeline.analyze import BootAnalysis
 from ..timeline.inputs import Group
 from . import palette
@@ -47,6 +47,7 @@ from .html_columns import (_BLOCK_ROWS, _KTHREADS, _US, JsonPiece, _block_column
 
 if TYPE_CHECKING:
     from ..timeline.chain import Chain
+    from .many import ManyBoots
 
 
 def boot_data(b: BootAnalysis, names: _Names, top: int = 25, raw: bool = False) -> dict[str, Any]:
@@ -291,32 +292,81 @@ def _chain_data(c: Chain, column_of: dict[int, int]) -> dict[str, Any]:
         for lk in c.links]}
 
 
-def _total_over(g: Group) -> dict[str, Any] | None:
+def _total_over(g: Group, many: ManyBoots | None = None) -> dict[str, Any] | None:
     """An input of several boots: its headline, the median total with min and max (µs)."""
-    if len(g.analysis.boots) < 2:
+    if many is None and len(g.analysis.boots) < 2:
         return None
-    bt = boots_total(g.analysis.boots)
+    bt = many.total if many is not None else boots_total(g.analysis.boots)
     s = bt.stat
     return {"from": bt.origin, "end_name": bt.end_name, "boots": bt.boots, "n": s.n if s else 0,
             "median": _us(round(s.median)) if s else None, "min": _us(s.min) if s else None,
             "max": _us(s.max) if s else None}
 
 
-def report_data(groups: Sequence[Group], top: int = 25, raw: bool = False) -> dict[str, Any]:
+def _stat_rows(stats: Iterable[Stat]) -> list[dict[str, Any]]:
+    return [{"name": s.name, "n": s.n, "min": _us(s.min), "median": _us(round(s.median)), "max": _us(s.max),
+             "stdev": _us(round(s.stdev)), "spread": s.spread,
+             # the median's order-statistic interval and the probability that it holds it (stats.py)
+             "ci_low": _us(round(s.ci_low)), "ci_high": _us(round(s.ci_high)), "ci_level": s.ci_level}
+            for s in stats]
+
+
+def _many_rows(m: ManyBoots, kept: Sequence[BootAnalysis], at: int) -> list[dict[str, Any]]:
+    """The boots of an input of many boots that the page holds: ``boot`` is each one's index in
+    the page's ``boots``."""
+    rows = []
+    for j, (b, why) in enumerate(zip(kept, m.why)):
+        t = b.total
+        status = f"{t.end_name} reached" if t.duration_ns is not None else "not measured"
+        if b.partial:
+            status += ", partial"
+        rows.append({"n": m.positions[j] + 1, "first_line": b.boot.first_line, "last_line": b.boot.last_line,
+                     "total": _us(t.duration_ns) if t.duration_ns is not None else None, "status": status,
+                     "why": why, "boot": at + j})
+    return rows
+
+
+def report_data(groups: Sequence[Group], top: int = 25, raw: bool = False,
+                many: Mapping[int, ManyBoots] | None = None, boot: int | None = None) -> dict[str, Any]:
     """Everything the page shows, as one JSON-able object. ``findings[i]`` are the advisor's
     findings for ``boots[i]`` (docs/json.md, "bootlens advise --json", one finding each).
     ``raw``: a native block's event columns, the log's lines and times as page pieces
-    (:func:`boot_data`)."""
+    (:func:`boot_data`). ``many``: by group index, the inputs of many boots (:mod:`.many`): their
+    groups hold the boots kept whole; ``many`` lists them with their line ranges and totals, and
+    ``open`` is the boot the page opens on. ``boot``: open on the first input's boot of that
+    number (1-based) when it has one (``open``, also for a few boots)."""
     from ..advise.context import context_for_group
     from ..advise.summary import advise_group
     from .advise_json import finding_dict, merged_dict
 
+    many = many or {}
     names = _Names()
-    boots = []
+    boots: list[dict[str, Any]] = []
     stats = []
     findings = []
     merged = []
+    many_out = []
+    opened: int | None = None
     for gi, g in enumerate(groups):
+        m = many.get(gi)
+        if m is not None:
+            at = len(boots)
+            for j, b in enumerate(g.analysis.boots):
+                d = boot_data(b, names, top, raw)
+                d["group"] = gi
+                d["pos"] = m.positions[j]
+                boots.append(d)
+                findings.append([finding_dict(f) for f in m.findings[j]])
+            if m.merged:
+                merged.append({"group": gi, "boots": m.boots, "findings": [merged_dict(x) for x in m.merged]})
+            stats.append({"group": gi, "name": g.name, "boots": m.boots, "rows": _stat_rows(m.stats)})
+            many_out.append({"group": gi, "boots": m.boots, "measured": m.measured,
+                             "rows": _many_rows(m, g.analysis.boots, at)})
+            if opened is None:
+                opened = at + m.opened
+            continue
+        if opened is None and boot is not None and boot <= len(g.analysis.boots):
+            opened = len(boots) + boot - 1
         advice = advise_group(g, context_for_group(g))
         for pos, (b, ba) in enumerate(zip(g.analysis.boots, advice.boots)):
             d = boot_data(b, names, top, raw)
@@ -328,19 +378,22 @@ def report_data(groups: Sequence[Group], top: int = 25, raw: bool = False) -> di
             merged.append({"group": gi, "boots": len(advice.boots),
                            "findings": [merged_dict(m) for m in advice.merged]})
         if len(g.analysis.boots) > 1:
-            stats.append({"group": gi, "name": g.name, "boots": len(g.analysis.boots), "rows": [
-                {"name": s.name, "n": s.n, "min": _us(s.min), "median": _us(round(s.median)), "max": _us(s.max),
-                 "stdev": _us(round(s.stdev)), "spread": s.spread,
-                 # the median's order-statistic interval and the probability that it holds it (stats.py)
-                 "ci_low": _us(round(s.ci_low)), "ci_high": _us(round(s.ci_high)), "ci_level": s.ci_level}
-                for s in statistics_of(g.analysis.boots)]})
-    return {
+            stats.append({"group": gi, "name": g.name, "boots": len(g.analysis.boots),
+                          "rows": _stat_rows(statistics_of(g.analysis.boots))})
+    out: dict[str, Any] = {
         "generator": f"bootlens {__version__}",
-        "inputs": [{"name": g.name, "folder": g.folder, "boots": len(g.analysis.boots), "total": _total_over(g)}
-                   for g in groups],
+        "inputs": [{"name": g.name, "folder": g.folder,
+                    "boots": many[gi].boots if gi in many else len(g.analysis.boots),
+                    "total": _total_over(g, many.get(gi))}
+                   for gi, g in enumerate(groups)],
         "names": _page_strings(names.items, raw),
         "boots": boots,
         "stats": stats,
         "findings": findings,
         "merged_findings": merged,
     }
+    if many_out:  # only with an input of many boots: the page of a few boots is as it was
+        out["many"] = many_out
+    if opened is not None and (many_out or opened):
+        out["open"] = opened
+    return out

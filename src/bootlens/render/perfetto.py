@@ -20,9 +20,9 @@ many threads ("lanes") as it takes to keep that true.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import PurePath
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 
@@ -32,6 +32,9 @@ from ..timeline.analyze import BootAnalysis
 from ..timeline.inputs import Group
 from ..core.model import READY, Event, InitcallDetail, Kind, LoadDetail, ProbeDetail, ProcessDetail, UnitDetail
 from ..timeline.stages import MEASURED
+
+if TYPE_CHECKING:
+    from .many import ManyBoots
 
 DOMAINS = ("boot", "bootloader", "kernel", "user space")  # in display order
 BOOT, BOOTLOADER, KERNEL, USER = range(len(DOMAINS))
@@ -260,15 +263,22 @@ def _process_name(domain: int, n: int | None, source: str | None) -> str:
     return f"boot {n}" if source is None else f"boot {n} · {PurePath(source).name or source}"
 
 
-def render_perfetto(groups: Sequence[Group]) -> bytes:
-    """The boots of every group as one trace, JSON bytes; same input, same bytes.
+def render_perfetto(groups: Sequence[Group], many: Mapping[int, ManyBoots] | None = None) -> bytes:
+    """The boots of every group as one trace, JSON bytes; same input, same bytes. ``many``: by
+    group index, the inputs of many boots (:mod:`.many`): their groups hold the boots kept, which
+    are the trace's, each named by its place in the input; ``metadata.many`` says how many
+    boots each such input has and which are drawn.
 
     Boot n (1-based, in input order) gets pids ``PID_STRIDE * (n - 1) + 1 + domain``; with
     several boots the processes are named "boot n · kernel" and so on, and every boot starts
     at its own axis origin, so the boots sit one above the other for comparison. Thread ids
     are numbered above every pid, so none is mistaken for a process's main thread.
     """
+    many = many or {}
     boots = [(g, b) for g in groups for b in g.analysis.boots]
+    # the number each boot is named by: its place among the trace's boots, or in its input of many
+    label = [many[gi].positions[j] + 1 if gi in many else 0 for gi, g in enumerate(groups)
+             for j in range(len(g.analysis.boots))]
     layouts = [_layout(b) for _, b in boots]
     multi = len(boots) > 1
     several_inputs = len(groups) > 1
@@ -285,7 +295,8 @@ def render_perfetto(groups: Sequence[Group]) -> bytes:
         for d in domains:
             pid = base + d
             pids[DOMAINS[d]] = pid
-            pname = _process_name(d, n if multi else None, source if several_inputs or g.folder else None)
+            pname = _process_name(d, (label[n - 1] or n) if multi else None,
+                                  source if several_inputs or g.folder else None)
             meta.append(_meta("process_name", pid, pid, name=pname))
             meta.append(_meta("process_sort_index", pid, pid, sort_index=pid))
             if d == BOOT:
@@ -315,7 +326,7 @@ def render_perfetto(groups: Sequence[Group]) -> bytes:
     # By time, longer first on a tie, as Perfetto sorts them: a parent precedes its children
     # also for viewers that take the events in file order.
     timed.sort(key=lambda kv: kv[0])
-    doc = {
+    doc: dict[str, Any] = {
         "traceEvents": meta + [ev for _, ev in timed],
         "displayTimeUnit": "ms",
         "metadata": {
@@ -327,4 +338,8 @@ def render_perfetto(groups: Sequence[Group]) -> bytes:
             "boots": boots_meta,
         },
     }
+    if many:  # inputs of many boots: the boots in each, and which the trace holds (1-based)
+        doc["metadata"]["many"] = [{"input": _text(groups[gi].name), "boots": m.boots,
+                                    "drawn": [p + 1 for p in m.positions], "why": list(m.why)}
+                                   for gi, m in sorted(many.items())]
     return orjson.dumps(doc) + b"\n"

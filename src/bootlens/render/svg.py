@@ -34,8 +34,9 @@ scripts) and deterministic: the same analysis gives the same bytes.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from .. import __version__
 from ..timeline.analyze import BootAnalysis
@@ -48,6 +49,9 @@ from ..core.units import duration
 from . import palette
 from .evidence import evidence_text, figure
 from .headline import boots_total
+
+if TYPE_CHECKING:
+    from .many import ManyBoots
 from .svglayout import (
     ASCENT_EM,
     CHAR_EM,
@@ -474,10 +478,11 @@ def _span(ns: int) -> int:
     return max(ns + ns // 50, NS_PER_MS)
 
 
-def _boot_header(doc: SvgDoc, y: float, b: BootAnalysis, pos: int, n: int) -> float:
+def _boot_header(doc: SvgDoc, y: float, b: BootAnalysis, pos: int, n: int, why: str = "") -> float:
     boot, tot = b.boot, b.total
     w = WIDTH - 2 * MARGIN
-    doc.text(MARGIN, y + 14, fit(f"{boot.source} · boot {pos} of {n}", 13, w), 13, weight="bold")
+    doc.text(MARGIN, y + 14, fit(f"{boot.source} · boot {pos:,} of {n:,}" + (f" ({why})" if why else ""), 13, w), 13,
+             weight="bold")
     if tot.duration_ns is not None:
         est = " (estimated)" if tot.estimated else ""
         head = f"{tot.origin} → {tot.end_name}: {fmt_duration(tot.duration_ns)}{est} · {tot.end}"
@@ -498,10 +503,10 @@ def _boot_header(doc: SvgDoc, y: float, b: BootAnalysis, pos: int, n: int) -> fl
     return y + 52
 
 
-def _draw_boot(doc: SvgDoc, y: float, b: BootAnalysis, view: _View, pos: int, n: int, spans: tuple[int, int]
-               ) -> float:
+def _draw_boot(doc: SvgDoc, y: float, b: BootAnalysis, view: _View, pos: int, n: int, spans: tuple[int, int],
+               why: str = "") -> float:
     """Draw one boot from ``y`` (header, then one or two panels); returns the y below it."""
-    y = _boot_header(doc, y, b, pos, n)
+    y = _boot_header(doc, y, b, pos, n, why)
     boot_rows, kernel_rows, marks, left = _event_rows(b, view.end)
     notes = []
     if left["untimed"]:
@@ -594,8 +599,11 @@ def _legend(doc: SvgDoc, y: float, present: set[str]) -> float:
     return y + 20
 
 
-def render_svg(groups: Sequence[Group]) -> bytes:
-    """The boot graph of every boot of every input, as one SVG document."""
+def render_svg(groups: Sequence[Group], many: Mapping[int, ManyBoots] | None = None) -> bytes:
+    """The boot graph of every boot of every input, as one SVG document. ``many``: by group
+    index, the inputs of many boots (:mod:`.many`), whose groups hold the boots kept: those are
+    drawn, under the headline over every boot."""
+    many = many or {}
     doc = SvgDoc()
     boots = sum(len(g.analysis.boots) for g in groups)
     title = "bootlens boot graph · " + ", ".join(g.name for g in groups)
@@ -613,9 +621,10 @@ def render_svg(groups: Sequence[Group]) -> bytes:
     if not boots:
         doc.text(MARGIN, y + 16, "no boots found in the input", 12)
         return doc.render(WIDTH, y + 30)
-    for g in groups:
-        if len(g.analysis.boots) > 1:  # a run folder: the median of its boots first, then each boot
-            head = boots_total(g.analysis.boots).text(fmt_duration)
+    for gi, g in enumerate(groups):
+        m = many.get(gi)
+        if m is not None or len(g.analysis.boots) > 1:  # a run folder: the median of its boots first, then each boot
+            head = (m.total if m is not None else boots_total(g.analysis.boots)).text(fmt_duration)
             doc.text(MARGIN, y + 14, fit(head if len(groups) == 1 else f"{g.name}: {head}", 14,
                                          WIDTH - 2 * MARGIN), 14, weight="bold")
             y += 22
@@ -626,9 +635,16 @@ def render_svg(groups: Sequence[Group]) -> bytes:
         spans = (full, _span(max(zooms)) if zooms else full)
         for i, (b, v) in enumerate(zip(shown, views)):
             doc.line(MARGIN, y + 2, WIDTH - MARGIN, y + 2, "#9e9e9e", 1)
-            y = _draw_boot(doc, y + 6, b, v, i + 1, len(g.analysis.boots), spans)
+            if m is not None:
+                y = _draw_boot(doc, y + 6, b, v, m.positions[i] + 1, m.boots, spans, m.why[i])
+            else:
+                y = _draw_boot(doc, y + 6, b, v, i + 1, len(g.analysis.boots), spans)
         rest = len(g.analysis.boots) - len(shown)
-        if rest:
+        if m is not None:
+            doc.text(MARGIN, y + 10, fit(f"{g.name}: {m.boots - len(shown):,} more boots not drawn (the first, slowest "
+                                         "and last are; the headline is over every boot)", 11, WIDTH - 2 * MARGIN), 11)
+            y += 20
+        elif rest:
             doc.text(MARGIN, y + 10, fit(f"{g.name}: {rest} more boots not drawn (the HTML report shows all)",
                                           11, WIDTH - 2 * MARGIN), 11)
             y += 20

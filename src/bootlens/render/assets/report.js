@@ -72,8 +72,9 @@
   // an input of several boots (a run folder): the median total with min and max, not one boot's
   function groupHeadline(g) {
     const head = `${g.from} → ${g.end_name}: `;
-    if (g.median === null) return head + `not measured in any of ${g.boots} boots`;
-    const of = g.n === g.boots ? `${g.n} boots` : `${g.n} of ${g.boots} boots`;
+    const k = (x) => x.toLocaleString("en");  // 100,000 boots (a soak test's)
+    if (g.median === null) return head + `not measured in any of ${k(g.boots)} boots`;
+    const of = g.n === g.boots ? `${k(g.n)} boots` : `${k(g.n)} of ${k(g.boots)} boots`;
     return head + `median ${fmtDur(g.median)} · min–max ${fmtRange(g.min, g.max)} · ${of}`;
   }
   // "3.903–6.903 s"; the unit once when both ends share it
@@ -94,7 +95,7 @@
     const measured = b.stages.filter((s) => !s.parent && s.status === "measured").map((s) => s.name);
     const unknown = b.stages.filter((s) => !s.parent && s.status === "not measured").map((s) => s.name);
     // with a median above, the sub-line says which boot the page shows, and its own total
-    const shown = g ? ` · showing boot ${b.pos + 1} of ${g.boots}: ${t.dur !== null ? fmtDur(t.dur) : "not measured"}`
+    const shown = g ? ` · showing boot ${(b.pos + 1).toLocaleString("en")} of ${g.boots.toLocaleString("en")}: ${t.dur !== null ? fmtDur(t.dur) : "not measured"}`
       : (DATA.boots.length > 1 ? ` · boot ${b.pos + 1}` : "");
     let sub = `${b.source}` + shown +
       ` · end: ${t.end_what}` + ` · measured: ${measured.join(", ") || "none"}`;
@@ -696,10 +697,25 @@
       { title: "after line", key: "a", num: true }, { title: "text before", key: "text", cls: wrap },
     ], b.silences.map((x) => ({ x: x, v: { s: x.s, d: x.d, a: x.a, text: lineText(x.a) } })),
     (r) => { zoomTo(r.x.s, r.x.s + r.x.d, 0.1); scrollLog(r.x.a, r.x.b); });
+    // an input of many boots: the boots the page holds, with their place among all of them
+    const mb = (DATA.many || []).find((x) => x.group === b.group);
+    $("many-wrap").hidden = !mb;
+    if (mb) {
+      $("many-title").textContent = `${mb.rows.length} of ${mb.boots.toLocaleString("en")} boots of ` +
+        `${DATA.inputs[b.group].name} on this page (${mb.measured.toLocaleString("en")} measured their total; ` +
+        "the statistics and findings are over all)";
+      table("t-many", [
+        { title: "boot", key: "n", num: true }, { title: "lines", key: "first_line", num: true,
+          fmt: (x, r) => `${r.v.first_line}–${r.v.last_line}` },
+        { title: "total", key: "total", num: true, fmt: (x) => (x === null ? "not measured" : fmtDur(x)) },
+        { title: "status", key: "status" }, { title: "shown as", key: "why" },
+      ], mb.rows.map((r) => ({ v: r, cls: r.boot === S.bootIndex ? "here" : "" })),
+      (r) => { if (r.v.boot !== S.bootIndex) { $("boot-select").value = String(r.v.boot); showBoot(r.v.boot); } });
+    }
     const st = DATA.stats.find((x) => x.group === b.group);
     $("stats-wrap").hidden = !st;
     if (st) {
-      $("stats-title").textContent = `Statistics over ${st.boots} boots of ${st.name}`;
+      $("stats-title").textContent = `Statistics over ${st.boots.toLocaleString("en")} boots of ${st.name}`;
       table("t-stats", [
         { title: "quantity", key: "name" }, { title: "n", key: "n", num: true },
         { title: "min", key: "min", num: true, fmt: fmtDur }, { title: "median", key: "median", num: true, fmt: fmtDur },
@@ -744,7 +760,9 @@
       showFinding(r.f);
       if (merged) {
         // the evidence lines are those of the boot the finding is shown from: go to that boot
-        const gi = DATA.boots.findIndex((x) => x.group === group) + r.f.boot;
+        // (an input of many boots: when the page holds it; else its lines are not on the page)
+        const gi = DATA.boots.findIndex((x) => x.group === group && x.pos === r.f.boot);
+        if (gi < 0) return;
         if (gi !== S.bootIndex) { $("boot-select").value = String(gi); showBoot(gi); showFinding(r.f); }
       }
       if (r.f.evidence.length) scrollLog(r.f.evidence[0].line, r.f.evidence[0].line);
@@ -825,7 +843,10 @@
   if (!DATA.boots.length) {
     $("headline").textContent = "no boot found in the input";
   } else {
-    showBoot(0);
+    // an input of many boots: the page opens on the boot asked for, else the slowest (render/many.py)
+    const first = DATA.open || 0;
+    if (first) $("boot-select").value = String(first);
+    showBoot(first);
   }
   document.body.dataset.ready = "1";
 })();
