@@ -182,24 +182,24 @@ def test_two_runs_into_one_folder_one_refuses(tmp_path: Path) -> None:
     folder = tmp_path / "run"
     trigger = tmp_path / "power-on"
     args = ["run", "board", "--port", os.ttyname(slave), "--power-cycle", f"touch {trigger}", "--ready",
-            "APP READY", "--timeout", "30", "-o", str(folder)]
+            "APP READY", "--timeout", "300", "-o", str(folder)]  # a bound, never reached: BOOT ends it
     first = subprocess.Popen([*CLI, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         _wait_until(trigger.exists)  # the first holds the folder and has powered the board on
         second = run(*args)
         trigger.unlink()
         os.write(master, BOOT)
-        out, err = first.communicate(timeout=60)
+        out, err = first.communicate(timeout=300)
     finally:
         if first.poll() is None:
             first.kill()
         os.close(master)
         os.close(slave)
-    assert second.returncode == 2
+    assert second.returncode == 2, (second.stderr, err)
     assert second.stderr.decode().splitlines() == [f"bootlens: error: {folder}: another bootlens is writing this "
                                                    "run folder; give a new folder with -o"]
     assert first.returncode == 0, err
-    assert sorted(p.name for p in folder.iterdir()) == ["boot-1.rec", "run.json"]
+    assert sorted(p.name for p in folder.iterdir()) == ["boot-1.rec", "run.json"], err
     assert read_recording(str(folder / "boot-1.rec")).data == BOOT
     again = run(*args)
     assert again.returncode == 2 and again.stderr.decode().splitlines() == [
