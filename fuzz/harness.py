@@ -27,9 +27,9 @@ import orjson
 from rich.console import Console
 
 from bootlens.read import reader as L
-from bootlens.core import lines as LC
+from bootlens._native import native_module
 from bootlens.advise.context import context_for_group
-from bootlens.advise.summary import advise_group
+from bootlens.advise.summary import advise_group, input_advice
 from bootlens.timeline.analyze import Analysis, analyze_paths
 from bootlens.core.errors import BootlensError
 from bootlens.timeline.inputs import Group
@@ -99,9 +99,10 @@ def _render_deep(a: Analysis, path: str, baud: int | None, terminal: bool, group
     buf = io.BytesIO()
     write_advise_json(advice, ["x"], buf)
     orjson.loads(buf.getvalue())
-    warning_lines(advice)
+    shown = [input_advice(advice[0])]  # what the CLI lists (advise_streams' form of a whole group)
+    warning_lines(shown)
     if terminal:
-        render_advise(advice, Console(file=out, width=100, highlight=False, color_system=None))
+        render_advise(shown, Console(file=out, width=100, highlight=False, color_system=None))
 
 
 def _frame_all(data: bytes) -> None:
@@ -109,7 +110,7 @@ def _frame_all(data: bytes) -> None:
     the index must hold only lines that have the keyword."""
     from bootlens.timeline.boots import index_keywords
 
-    native = LC.native_module()
+    native = native_module()
     text, _ = L.clean_text(data)
     needles, prefixes = index_keywords(OPTIONS)  # what analyze indexes: every parser's keywords
     for framing in FRAMINGS:
