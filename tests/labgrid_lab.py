@@ -159,6 +159,9 @@ class Lab:
 # --- the programs the lab runs --------------------------------------------------------------
 
 
+PTY_BACKLOG = 1 << 20  # what the cable holds for a slow terminal reader before it loses bytes
+
+
 def cable(lab_port: int | None, board_port: int, state: Path) -> None:
     """The serial cable: bytes from the board go to whoever has the console open, and back;
     with nobody at one end, bytes from the other are lost, as on a serial line. A new
@@ -189,9 +192,31 @@ def cable(lab_port: int | None, board_port: int, state: Path) -> None:
         srv.bind(("127.0.0.1", port))
         srv.listen(4)
         sel.register(srv, selectors.EVENT_READ, ("listen", name))
+    # Bytes for the terminal wait here while its reader (ser2net) is slow, as a UART with flow
+    # control holds them; only past PTY_BACKLOG (nobody reading for long) are they lost, as a
+    # UART loses them. Before, a full terminal buffer lost them at once, and on a loaded host
+    # ser2net falls behind by a few kB: the recording missed bytes mid-line (issue 29 item 9).
+    backlog = bytearray()
+
+    def flush_pty() -> None:
+        try:
+            while backlog:
+                del backlog[:os.write(pty_fd, backlog)]
+        except BlockingIOError:
+            pass
+        except OSError:
+            backlog.clear()
+        if len(backlog) > PTY_BACKLOG:
+            del backlog[:len(backlog) - PTY_BACKLOG]
+        sel.modify(pty_fd, selectors.EVENT_READ | (selectors.EVENT_WRITE if backlog else 0), ("data", "lab"))
+
     while True:
-        for key, _ in sel.select():
+        for key, events in sel.select():
             what, name = key.data
+            if key.fileobj == pty_fd and events & selectors.EVENT_WRITE:
+                flush_pty()
+                if not events & selectors.EVENT_READ:
+                    continue
             if what == "listen":
                 conn, _ = key.fileobj.accept()  # type: ignore[union-attr]
                 conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -219,7 +244,8 @@ def cable(lab_port: int | None, board_port: int, state: Path) -> None:
             other = ends["board" if name == "lab" else "lab"]
             try:
                 if other == pty_fd:
-                    os.write(pty_fd, data)  # a full terminal buffer (nobody reading) loses bytes, as a UART does
+                    backlog += data
+                    flush_pty()
                 elif other is not None:
                     other.sendall(data)
             except OSError:
