@@ -82,15 +82,29 @@ def grab(line: str, cwd: Path, device: str | None = None, stop_after: float | No
     other words by ``replace``; SIGINT (Ctrl-C) ``stop_after`` seconds after ``files`` files
     have appeared in ``cwd``."""
     args = [device if device is not None and w in DEVICE else replace.get(w, w) for w in shlex.split(line)]
-    p = subprocess.Popen([*CLI, "capture", *args], cwd=cwd, env=ENV, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
-    if stop_after is not None:
-        deadline = time.monotonic() + 30
-        while len(list(cwd.iterdir())) < files and time.monotonic() < deadline and p.poll() is None:
-            time.sleep(0.02)
-        time.sleep(stop_after)
-        p.send_signal(signal.SIGINT)
-    out, err = p.communicate(timeout=60)
+    # faulthandler: a capture that does not end is made to print where every thread is (SIGABRT)
+    p = subprocess.Popen([*CLI, "capture", *args], cwd=cwd, env={**ENV, "PYTHONFAULTHANDLER": "1"},
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        if stop_after is not None:
+            deadline = time.monotonic() + 30
+            while len(list(cwd.iterdir())) < files and time.monotonic() < deadline and p.poll() is None:
+                time.sleep(0.02)
+            time.sleep(stop_after)
+            p.send_signal(signal.SIGINT)
+        try:
+            out, err = p.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            p.send_signal(signal.SIGABRT)
+            out, err = p.communicate(timeout=30)
+            pytest.fail(f"capture did not end 60 s after Ctrl-C; where it was:\n{err[-4000:]}")
+    finally:
+        # never left running: a capture with -a reopens its device path, which a later test's
+        # pseudo-terminal may have by then, and takes that test's bytes (a fresh clone's make test
+        # lost test_history's and test_labgrid's boots that way after one of these hung)
+        if p.poll() is None:
+            p.kill()
+            p.wait()
     return subprocess.CompletedProcess(p.args, p.returncode, out, err)
 
 
