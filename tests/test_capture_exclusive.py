@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,10 @@ from bootlens.capture.run_folder import LOCK, RunFolderError, claim_folder
 from bootlens.core.options import ParseOptions
 from bootlens.timeline.analyze import analyze_paths
 
+from test_capture import _wait_until
+
+wait_until = partial(_wait_until, limit=30.0)  # a loaded host: more than the 20 s of test_capture
+
 CLI = [sys.executable, "-m", "bootlens.cli"]
 BOOT = b"".join(b"[    %d.%06d] line %d of the boot\n" % (i // 10, i * 1000 % 1_000_000, i) for i in range(200)) \
     + b"APP READY\n"
@@ -29,15 +34,6 @@ BOOT = b"".join(b"[    %d.%06d] line %d of the boot\n" % (i // 10, i * 1000 % 1_
 
 def run(*args: str, **kw: object) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run([*CLI, *args], capture_output=True, timeout=60, **kw)  # type: ignore[call-overload]
-
-
-def _wait_until(cond: object, limit: float = 30.0) -> None:
-    deadline = time.monotonic() + limit
-    while time.monotonic() < deadline:
-        if cond():  # type: ignore[operator]
-            return
-        time.sleep(0.02)
-    raise AssertionError("timed out")
 
 
 def test_two_captures_to_one_path_one_refuses_the_other_is_whole(tmp_path: Path) -> None:
@@ -49,10 +45,10 @@ def test_two_captures_to_one_path_one_refuses_the_other_is_whole(tmp_path: Path)
     args = [*CLI, "capture", "-q", "-d", os.ttyname(slave), "-o", str(out), "--quit", "APP READY", "-e", "30"]
     procs = [subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)]
     try:
-        _wait_until(lambda: any(p.poll() is not None for p in procs))  # the loser is done
+        wait_until(lambda: any(p.poll() is not None for p in procs))  # the loser is done
         loser = next(p for p in procs if p.poll() is not None)
         winner = next(p for p in procs if p is not loser)
-        _wait_until(lambda: out.exists() and out.stat().st_size > 0)  # the winner's header
+        wait_until(lambda: out.exists() and out.stat().st_size > 0)  # the winner's header
         time.sleep(0.3)  # the winner is reading the port
         os.write(master, BOOT)
         _, err = winner.communicate(timeout=30)
@@ -185,7 +181,7 @@ def test_two_runs_into_one_folder_one_refuses(tmp_path: Path) -> None:
             "APP READY", "--timeout", "300", "-o", str(folder)]  # a bound, never reached: BOOT ends it
     first = subprocess.Popen([*CLI, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        _wait_until(trigger.exists)  # the first holds the folder and has powered the board on
+        wait_until(trigger.exists)  # the first holds the folder and has powered the board on
         second = run(*args)
         trigger.unlink()
         os.write(master, BOOT)
@@ -256,7 +252,7 @@ def test_the_echo_shows_control_sequences_harmlessly_the_recording_keeps_them(tm
     args = [*CLI, "capture", "-d", os.ttyname(slave), "-o", str(out), "--quit", "APP READY", "-e", "30"]
     proc = subprocess.Popen(args + (["--raw"] if raw else []), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        _wait_until(lambda: out.exists() and out.stat().st_size > 0)
+        wait_until(lambda: out.exists() and out.stat().st_size > 0)
         time.sleep(0.3)
         threading.Thread(target=os.write, args=(master, HOSTILE)).start()
         echo, err = proc.communicate(timeout=30)
