@@ -233,7 +233,10 @@ def went_quiet(lines: Lines) -> bool:
 
 def first_stamped(lines: Lines) -> int | None:
     """Index of the first line with a printk time, or None."""
-    return next((i for i, k in enumerate(lines.kernel) if k is not None), None) if lines.has_kernel_time() else None
+    kern = lines.kernel
+    if len(kern) > 64 and not lines.has_kernel_time():  # no stamp: the native count, not a walk in Python
+        return None
+    return next((i for i, k in enumerate(kern) if k is not None), None)
 
 
 def _typed(kern: Sequence[int | None], idx: int, stamped_at: int | None) -> bool:
