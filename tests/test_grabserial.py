@@ -23,6 +23,14 @@ import pytest
 from bootlens.capture.recording import read_recording
 
 CLI = [sys.executable, "-m", "bootlens.cli"]
+# Ctrl-C at a terminal reaches a foreground command with SIGINT's default action. A shell without
+# job control starts `make test &` (or nohup, cron) with SIGINT ignored, every child inherits that,
+# and Python then installs no KeyboardInterrupt handler: the capture rightly keeps ignoring the
+# signal, as nohup and the shell mean it to, and never ends. So the capture these tests Ctrl-C
+# starts as a foreground command would: SIGINT back to its default, then exec (no preexec_fn: the
+# console's thread is running when the test forks).
+CTRL_C_ARMED = [sys.executable, "-c", "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+                "os.execv(sys.argv[1], sys.argv[1:])"]
 ENV = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "FORCE_COLOR", "BOOTLENS_CONFIG")}
 
 # grabserial's README, "Examples", as printed there (the program's name aside)
@@ -83,7 +91,7 @@ def grab(line: str, cwd: Path, device: str | None = None, stop_after: float | No
     have appeared in ``cwd``."""
     args = [device if device is not None and w in DEVICE else replace.get(w, w) for w in shlex.split(line)]
     # faulthandler: a capture that does not end is made to print where every thread is (SIGABRT)
-    p = subprocess.Popen([*CLI, "capture", *args], cwd=cwd, env={**ENV, "PYTHONFAULTHANDLER": "1"},
+    p = subprocess.Popen([*CTRL_C_ARMED, *CLI, "capture", *args], cwd=cwd, env={**ENV, "PYTHONFAULTHANDLER": "1"},
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         if stop_after is not None:
