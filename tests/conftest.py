@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -174,6 +175,20 @@ def boot_systemd_target(out: Path, *args: str) -> Path:
                        capture_output=True, timeout=900)
     assert r.returncode == 0, r.stderr.decode()[-2000:]
     return out
+
+
+def systemd_first_line_ns(rec: Path) -> int:
+    """The printk time of systemd's first kernel-log line in a recording of the systemd target (its
+    initramfs is initramfs-tools, so this is the root's systemd), found as a person greps for it:
+    the first ``[ T] systemd[1]:`` line. Without a "Startup finished" line the console's kernel
+    figure ends there, after systemd's own clock started by systemd's early set-up (loading its
+    libraries under TCG: longer the busier the host), so that figure is compared with this line,
+    and systemd-analyze's only as a lower bound."""
+    from bootlens.capture.recording import read_recording
+
+    m = re.search(rb"\[\s*(\d+)\.(\d{6})\] systemd\[1\]: ", read_recording(str(rec)).data)
+    assert m is not None, f"{rec}: no systemd[1] line"
+    return int(m[1]) * 1_000_000_000 + int(m[2]) * 1_000
 
 
 @pytest.fixture(scope="session")

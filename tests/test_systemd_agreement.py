@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import systemd_first_line_ns
 from test_systemd_target import NAME, needs_build
 
 from bootlens.targets import qemu as T
@@ -96,11 +97,13 @@ def test_kernel_and_userspace_match_systemd_analyze_time(booted: Path) -> None:
     j = _analysis(booted / "guest" / "journal.json")
     assert abs(_stage(j, "kernel_init") + _stage(j, "initramfs") - (t.kernel_ns + (t.initrd_ns or 0))) <= 50 * MS
     assert abs(_stage(j, "systemd") - t.userspace_ns) <= 50 * MS
-    # the console has no "Startup finished" (journald logs it): its kernel figure from systemd's
-    # first kmsg line, which comes a little after systemd's own clock starts
+    # the console has no "Startup finished" (journald logs it): its kernel figure ends at systemd's
+    # first kmsg line (conftest.systemd_first_line_ns), after systemd's own clock started: 0.62 s
+    # after it on a host with two busy cores, where a bound of 10 % of systemd's figure failed
     c = _analysis(booted / "boot.rec")
     kernel = _stage(c, "kernel_init") + _stage(c, "initramfs")
-    assert abs(kernel - t.kernel_ns) <= max(50 * MS, t.kernel_ns // 10)
+    assert abs(kernel - systemd_first_line_ns(booted / "boot.rec")) <= 1 * MS
+    assert kernel >= t.kernel_ns - 50 * MS
 
 
 def _named(b: BootAnalysis, deps: Deps) -> set[str]:
