@@ -83,7 +83,7 @@ test: install
 	$(BIN)/python -m pytest -q
 
 # Fuzzing (fuzz/run.py, atheris when installed): every parser, the recording reader, the advisor
-# and every renderer, native and pure Python compared; a crash is saved to fuzz/crashes/, which
+# and every renderer, the native keyword index checked against Python's search; a crash is saved to fuzz/crashes/, which
 # tests/test_fuzz.py replays. `make test` runs it for a minute (before pytest, so that pytest's
 # summary closes the output), `make fuzz` for FUZZ_RUNS inputs on every core (1,000,000 inputs
 # of at most 4 KiB, one in 16 through the reports: about 70 minutes on 2 cores). FUZZ_TARGET picks

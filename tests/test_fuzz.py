@@ -1,6 +1,7 @@
 """The fuzz harness (fuzz/harness.py) over the seed corpus and every input a fuzz run crashed on
 (fuzz/crashes/), and the crashes of issue 10 as regression tests: each goes through every parser,
-the advisor and every renderer, native and pure Python compared."""
+the advisor and every renderer, every native framing, and the native keyword index checked
+against Python's own search of each line."""
 
 from __future__ import annotations
 
@@ -101,7 +102,7 @@ ISSUE_CASES = {
 @pytest.mark.parametrize("name", sorted(ISSUE_CASES))
 def test_issue_crashes(name: str, tmp_path: Path) -> None:
     text, warning = ISSUE_CASES[name]
-    harness.check(text.encode())  # every parser, rule and renderer; native against pure Python
+    harness.check(text.encode())  # every parser, rule and renderer; the native index against Python's search
     log = tmp_path / f"{name}.log"
     log.write_text(text)
     a = analyze_paths([str(log)])
