@@ -108,8 +108,8 @@ def grab(line: str, cwd: Path, device: str | None = None, stop_after: float | No
             pytest.fail(f"capture did not end 60 s after Ctrl-C; where it was:\n{err[-4000:]}")
     finally:
         # never left running: a capture with -a reopens its device path, which a later test's
-        # pseudo-terminal may have by then, and takes that test's bytes (a fresh clone's make test
-        # lost test_history's and test_labgrid's boots that way after one of these hung)
+        # pseudo-terminal may have by then, and takes that test's bytes (the likely way a fresh
+        # clone's make test lost test_history's and test_labgrid's boots after one of these hung)
         if p.poll() is None:
             p.kill()
             p.wait()
