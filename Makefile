@@ -12,9 +12,12 @@ PIP := $(BIN)/python -m pip --disable-pip-version-check
 # python3-venv for .venv, tmux for the tests that read bootlens's output in a real terminal, postgresql for the
 # server the history tests start (tests/pg_server.py), ser2net for the RFC 2217 console a labgrid exporter serves
 # (tests/test_labgrid.py), sigrok-cli whose demo driver makes the logic-analyzer captures the tests read
-# (tests/test_logic*.py), trace-cmd that turns a trace .dat into the text bootlens reads (tests/test_ftrace.py)
+# (tests/test_logic*.py), trace-cmd that turns a trace .dat into the text bootlens reads (tests/test_ftrace.py);
+# for `optimize --rebuild-kernel` (bootlens.kbuild, tests/test_kbuild.py): Debian's kernel source (the version the
+# reference target boots), the arm64 cross compiler, ccache, and the kernel build's own needs (flex, bison, bc,
+# libssl-dev, libelf-dev)
 APT_PACKAGES ?= python3-venv qemu-system-arm qemu-system-x86 u-boot-qemu mmdebstrap chromium tmux postgresql ser2net \
-	sigrok-cli trace-cmd
+	sigrok-cli trace-cmd linux-source-6.1 gcc-aarch64-linux-gnu ccache flex bison bc libssl-dev libelf-dev
 # the virtualenv's commands (bootlens, pytest, mypy) first; rustup installs cargo in ~/.cargo/bin,
 # Debian's cargo lands in /usr/bin
 export PATH := $(BIN):$(HOME)/.cargo/bin:$(PATH)
@@ -62,7 +65,7 @@ venv: system
 # another Python, or before cargo went away) would otherwise be imported.
 install: rust venv
 	rm -f src/bootlens/_scan*.so
-	$(PIP) install --quiet -e '.[test,labgrid]'
+	$(PIP) install --quiet -e '.[test,labgrid,kernel]'
 	@# labgrid's pyserial-labgrid and pyserial both own serial/: the fork's files must win (docs/labgrid.md)
 	$(PIP) install --quiet --force-reinstall --no-deps pyserial-labgrid
 	@$(BIN)/bootlens --version

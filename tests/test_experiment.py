@@ -143,10 +143,22 @@ def test_combine_conflicts_later_wins_and_says_so() -> None:
 
 
 def test_combine_refuses_changes_it_cannot_apply() -> None:
-    with pytest.raises(ExperimentError, match="lz4: kconfig change 'CONFIG_KERNEL_LZ4=y' needs a kernel rebuild"):
-        combine("all", [("lz4", Change(ChangeKind.KCONFIG, "CONFIG_KERNEL_LZ4=y", ""))])
+    with pytest.raises(ExperimentError, match="edit: manual change 'x' needs a manual edit"):
+        combine("all", [("edit", Change(ChangeKind.MANUAL, "x", ""))])
     with pytest.raises(ExperimentError, match="not a path inside the root filesystem"):
         combine("all", [("evil", _ov("../../etc/passwd", b"x"))])
+
+
+def test_combine_merges_kconfig_lines() -> None:
+    """A kernel from nothing (allnoconfig first) and a line on top of it; the later setting of a
+    symbol wins, and the note says so."""
+    base = Change(ChangeKind.KCONFIG, "allnoconfig + 2", "", kconfig=("allnoconfig", "CONFIG_A=y", "CONFIG_B=y"))
+    s = combine("k", [("base", base), ("b-off", Change(ChangeKind.KCONFIG, "CONFIG_B=n", "")),
+                      ("direct", Change(ChangeKind.BOOTLOADER, "direct", ""))])
+    assert s.kconfig == ("allnoconfig", "CONFIG_A=y", "CONFIG_B=n")
+    assert s.notes == ("CONFIG_B: base sets 'CONFIG_B=y', b-off sets 'CONFIG_B=n'; b-off's is used",)
+    assert s.direct and s.boot_config(Path("f")).direct
+    assert combine("plain", [("x", Change(ChangeKind.CMDLINE, "quiet", ""))]).kconfig == ()
 
 
 def test_overlay_round_trip(tmp_path: Path) -> None:
@@ -564,7 +576,8 @@ def test_optimize_on_a_board_keeps_what_saves_and_reaches_ready(tmp_path: Path) 
     final = ["final reset", "final apply uboot-env bootdelay=0", "final apply cmdline fastinit"]
     assert calls[-4:] in (final + ["baseline reset"], ["baseline reset"] + final)  # the last round, either order
     assert seen[-1] == (1 + 3 * 4 + 3, 1 + 3 * 4 + 3) and [d for d, _ in seen] == list(range(1, 17))
-    assert [f.rule for f, _ in r.not_tried] == ["test.lz4"] and r.not_tried[0][1] == "needs a kernel rebuild"
+    assert [f.rule for f, _ in r.not_tried] == ["test.lz4"]
+    assert r.not_tried[0][1] == "needs a kernel rebuild (board cannot change its kernel)"
     tried = {t.finding.rule: t for t in r.tried}
     assert tried["uboot.autoboot_delay"].kept and tried["test.fastinit"].kept
     br = tried["test.breaker"]

@@ -18,7 +18,7 @@ PKG = Path(__file__).resolve().parent.parent / "src" / "bootlens"
 
 # The stages, first to last: each may use those before it. ``_native`` is the one door to the
 # Rust core; ``core`` imports nothing of bootlens but it; render and cli come after everything.
-ORDER = ("_native", "core", "capture", "read", "parsers", "sources", "timeline", "stats", "targets", "advise",
+ORDER = ("_native", "core", "capture", "read", "parsers", "sources", "timeline", "stats", "kbuild", "targets", "advise",
          "experiment", "lab", "history", "render", "cli")
 # Modules at the top of the package besides __init__ and __main__ (at most 4): the native door,
 # and the pytest plugin's old path (a re-export of lab.pytest_plugin kept for one release).

@@ -27,7 +27,8 @@ class ChangeKind(StrEnum):
     CMDLINE = "cmdline"  # add ``value`` to the kernel command line (e.g. "quiet", "lpj=1250000")
     UBOOT_ENV = "uboot_env"  # set a U-Boot variable: ``value`` is "NAME=VALUE"
     OVERLAY = "overlay"  # lay ``files`` over the root filesystem (init scripts)
-    KCONFIG = "kconfig"  # rebuild the kernel with ``value`` (e.g. "CONFIG_KERNEL_LZ4=y")
+    KCONFIG = "kconfig"  # rebuild the kernel with ``value`` (e.g. "CONFIG_KERNEL_LZ4=y"), or ``kconfig``'s lines
+    BOOTLOADER = "bootloader"  # ``value`` "direct": boot the kernel with no bootloader stage (falcon mode)
     MANUAL = "manual"  # anything else, described in ``description``
 
 
@@ -42,6 +43,16 @@ class Change:
     value: str  # the argument, NAME=VALUE, Kconfig line, or a short name for an overlay edit
     description: str  # what to do, in words a BSP engineer would write in a ticket
     files: tuple[tuple[str, bytes, int], ...] = ()
+    # KCONFIG: the lines to build with when more than ``value`` (bootlens.kbuild.build: "allnoconfig"
+    # first to start from nothing, then CONFIG_X=y lines); empty: ``value`` is the one line
+    kconfig: tuple[str, ...] = ()
+
+    @property
+    def kconfig_lines(self) -> tuple[str, ...]:
+        """A KCONFIG change's lines (``kconfig``, else ``value``); () for other kinds."""
+        if self.kind is not ChangeKind.KCONFIG:
+            return ()
+        return self.kconfig or (self.value,)
 
     @property
     def automatic(self) -> bool:
@@ -88,6 +99,10 @@ class Context:
     rootfs_files: Mapping[str, bytes] = field(default_factory=dict)  # path -> content (init scripts)
     baud: int | None = None  # the console's line rate, when known (a recording's header)
     kconfig: Mapping[str, str] = field(default_factory=dict)  # CONFIG_X -> "y"/"m"/"n"/value (a boot-data file)
+    # a kernel source tree matching the booted kernel (a target that rebuilds its kernel: optimize
+    # --rebuild-kernel), and the first bytes of the initramfs it unpacks
+    kernel_source: str | None = None
+    initramfs_head: bytes = b""
 
 
 class Rule(ABC):

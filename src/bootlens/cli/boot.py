@@ -392,10 +392,13 @@ def _not_ready(folders: list[Path]) -> list[NotReady]:
 @click.option("--rounds", default=3, show_default=True, type=click.IntRange(1, 20), metavar="N",
               help="At most N rounds: while a round keeps a change, the next advises on a boot of what was kept "
               "and tries the new findings on top of it. 1: a single round.")
+@click.option("--rebuild-kernel", is_flag=True, help="Also try kernels built from source (qemu-arm64: Debian's "
+              "linux-source, the aarch64 cross compiler): one with only what the traced boot used, then the "
+              "advisor's Kconfig findings on top of it. Builds take minutes each (cached).")
 def optimize_cmd(name: str, repeat: int | str, max_repeat: int, output: str | None, append: str, as_json: bool, baud: int | None,
                  port: str | None, power_cycle: str | None, ready: str, hook: str | None, timeout_s: float,
                  lg_env: str | None, lg_role: str, lg_place: str | None, lg_coordinator: str | None,
-                 html: str | None, rounds: int, deterministic: bool) -> None:
+                 html: str | None, rounds: int, deterministic: bool, rebuild_kernel: bool) -> None:
     """Find and keep the changes that make TARGET boot faster.
 
     Boots once with the kernel's tracing on and asks the advisor; tries every finding that
@@ -405,7 +408,8 @@ def optimize_cmd(name: str, repeat: int | str, max_repeat: int, output: str | No
     configuration with the before/after comparison. While a round keeps a change, the next one
     (up to --rounds) advises again on a boot of what was kept and tries its new findings on top
     of it; the target as it was and the final configuration are then booted side by side.
-    Kconfig and manual findings are listed, not tried. Exit code 3 when a boot of the traced
+    Kconfig findings are tried with --rebuild-kernel (a kernel built from the boot first, then
+    the others on top of it); manual ones are listed, not tried. Exit code 3 when a boot of the traced
     boot, the baseline or the final configuration never reached the ready line (a change that
     breaks the boot is only not kept).
     """
@@ -427,7 +431,8 @@ def optimize_cmd(name: str, repeat: int | str, max_repeat: int, output: str | No
                               lg_coordinator, append, hook=hook, changes=True, deterministic=deterministic)
         bar.start()
         first, most = _repeat_plan(repeat, max_repeat)
-        result = optimize(target, folder, first, progress=progress, max_repeat=most, rounds=rounds)
+        result = optimize(target, folder, first, progress=progress, max_repeat=most, rounds=rounds,
+                          rebuild_kernel=rebuild_kernel)
     except BootlensError as e:
         bar.stop()
         _fail(e)

@@ -19,15 +19,21 @@ from pathlib import Path, PurePosixPath
 from ..advise.base import Change, ChangeKind
 from ..core.errors import BootlensError, printable
 from ..capture.run_folder import RUN_META, read_run_meta
-from ..targets.base import CMDLINE, OVERLAY, UBOOT_ENV, BootConfig
+from ..kbuild.build import ALLNOCONFIG
+from ..targets.base import BOOTLOADER, CMDLINE, KERNEL, OVERLAY, UBOOT_ENV, BootConfig
 from ..targets.cmdline import param_name
 from ..targets.initramfs import overlay_files
 
 SPEC_KINDS = ("cmdline", "uboot-env", "overlay", "rule")
 RESERVED = frozenset({"baseline", "all", "advise", "final", "final-overlay"})  # folder names bootlens uses
 OVERLAY_DIR = "overlay"  # in each configuration's folder: the files laid over the root filesystem
-HOOK_KIND = {ChangeKind.CMDLINE: CMDLINE, ChangeKind.UBOOT_ENV: UBOOT_ENV, ChangeKind.OVERLAY: OVERLAY}
-NOT_AUTOMATIC = {ChangeKind.KCONFIG: "needs a kernel rebuild", ChangeKind.MANUAL: "needs a manual edit"}
+HOOK_KIND = {ChangeKind.CMDLINE: CMDLINE, ChangeKind.UBOOT_ENV: UBOOT_ENV, ChangeKind.OVERLAY: OVERLAY,
+             ChangeKind.KCONFIG: KERNEL, ChangeKind.BOOTLOADER: BOOTLOADER}
+NOT_AUTOMATIC = {ChangeKind.KCONFIG: "needs a kernel rebuild", ChangeKind.MANUAL: "needs a manual edit",
+                 ChangeKind.BOOTLOADER: "needs a change of the boot path"}
+# what a target must be able to change (Target.can_change) for bootlens to apply a change of this kind
+NEEDS = {ChangeKind.KCONFIG: KERNEL, ChangeKind.BOOTLOADER: BOOTLOADER}
+# ALLNOCONFIG: a KCONFIG change's first line, build from nothing (bootlens.kbuild.build)
 
 
 class ExperimentError(BootlensError):
@@ -116,6 +122,8 @@ class Setup:
     files: tuple[tuple[str, bytes, int], ...]  # (path, content, mode) laid over the root filesystem
     env_image: tuple[tuple[str, str], ...] = ()
     notes: tuple[str, ...] = ()
+    kconfig: tuple[str, ...] = ()  # the Kconfig lines of a kernel to build and boot (bootlens.kbuild.build)
+    direct: bool = False  # no bootloader stage: the kernel is started directly
 
     @property
     def equalised(self) -> bool:
@@ -133,7 +141,7 @@ class Setup:
         overlay's files are one step, after them: merged, conflicts settled)."""
         steps = tuple((HOOK_KIND[c.kind], c.value) for _, c in self.changes if c.kind is not ChangeKind.OVERLAY)
         return BootConfig(self.name, self.append, self.env_image, folder / OVERLAY_DIR if self.files else None,
-                          steps=steps)
+                          steps=steps, direct=self.direct)
 
 
 def combine(name: str, changes: Sequence[tuple[str, Change]]) -> Setup:
@@ -144,11 +152,27 @@ def combine(name: str, changes: Sequence[tuple[str, Change]]) -> Setup:
     env: dict[str, tuple[str, str]] = {}
     files: dict[str, tuple[bytes, int, str]] = {}
     notes: list[str] = []
+    kconfig: dict[str, tuple[str, str]] = {}  # symbol -> (line, label)
+    base = False
+    direct = False
     for label, c in changes:
-        if not c.automatic:
+        if not c.automatic and c.kind not in NEEDS:
             raise ExperimentError(f"{label}: {c.kind.value} change {c.value!r} {NOT_AUTOMATIC[c.kind]}; "
-                                  "only cmdline, uboot-env and overlay changes are applied")
-        if c.kind is ChangeKind.CMDLINE:
+                                  "only cmdline, uboot-env, overlay, kconfig and bootloader changes are applied")
+        if c.kind is ChangeKind.KCONFIG:
+            for line in c.kconfig_lines:
+                if line == ALLNOCONFIG:
+                    base = True
+                    continue
+                key = line.removeprefix("# ").split("=")[0].split(" ")[0]
+                if key in kconfig and kconfig[key][0] != line:
+                    notes.append(f"{key}: {kconfig[key][1]} sets {kconfig[key][0]!r}, {label} sets {line!r}; "
+                                 f"{label}'s is used")
+                kconfig.pop(key, None)
+                kconfig[key] = (line, label)
+        elif c.kind is ChangeKind.BOOTLOADER:
+            direct = True
+        elif c.kind is ChangeKind.CMDLINE:
             for arg in c.value.split():
                 key = param_name(arg)
                 if key in argkeys and argkeys[key][0] != arg:
@@ -170,8 +194,9 @@ def combine(name: str, changes: Sequence[tuple[str, Change]]) -> Setup:
                     notes.append(f"{rel}: set by both {files[rel][2]} and {label}; {label}'s version is used")
                 files[rel] = (data, mode, label)
     uenv = tuple((k, v) for k, (v, _) in env.items())
+    lines = ((ALLNOCONFIG,) if base else ()) + tuple(line for line, _ in kconfig.values())
     return Setup(name, tuple(changes), " ".join(args), uenv,
-                 tuple((p, d, m) for p, (d, m, _) in sorted(files.items())), uenv, tuple(notes))
+                 tuple((p, d, m) for p, (d, m, _) in sorted(files.items())), uenv, tuple(notes), lines, direct)
 
 
 EQUALISED = ("boots with a U-Boot environment image holding only bootdelay={} (U-Boot's default), so that it "
@@ -212,7 +237,8 @@ def change_key(c: Change) -> tuple[str, str, tuple[str, ...]]:
 def change_dict(label: str, c: Change) -> dict[str, object]:
     """A change as JSON (run.json, --json): overlay contents are not repeated, only paths."""
     return {"label": label, "kind": c.kind.value, "value": c.value, "description": c.description,
-            "automatic": c.automatic, "overlay_files": [p.lstrip("/") for p, _, _ in c.files]}
+            "automatic": c.automatic, "overlay_files": [p.lstrip("/") for p, _, _ in c.files],
+            **({"kconfig": list(c.kconfig)} if c.kconfig else {})}
 
 
 def read_applied(folder: Path) -> dict[str, object]:

@@ -42,8 +42,9 @@ from ..timeline.analyze import Analysis, BootAnalysis
 from ..stats.compare import Change as CompareChange, Significance, figure_delta, non_inferior
 from ..timeline.inputs import analyze_folder
 from ..stats.figures import Stat, diff_interval, statistics_of
-from ..targets.base import BootConfig, Target
+from ..targets.base import KERNEL, BootConfig, Target
 from ..targets.runs import write_meta
+from ..kbuild.build import Built, KernelBuildError
 from .configs import ExperimentError, Setup, change_dict, change_key, combine, write_overlay
 
 TRACE_APPEND = ("initcall_debug ignore_loglevel trace_event=sched:sched_process_fork,"
@@ -74,6 +75,7 @@ class Measured:
     stats: dict[str, Stat]
     boots: int
     ready_boots: int  # boots that reached the ready marker
+    rejected: str | None = None  # why it was never booted (its kernel did not build)
 
     @property
     def total(self) -> Stat | None:
@@ -160,6 +162,8 @@ def decide(base: Measured, m: Measured, stage: str | None) -> Decision:
     p < 0.0005, so the two together call a configuration against itself "kept" at most twice as
     often as one (bench/bench_significance.py measures it)."""
     boots = min(base.boots, m.boots)
+    if m.rejected is not None:
+        return Decision(False, "total", 0, None, f"not booted: {m.rejected}")
     if m.ready_boots < m.boots:
         return Decision(False, "total", boots, None,
                         f"{m.boots - m.ready_boots} of {m.boots} boots did not reach the ready marker")
@@ -215,11 +219,14 @@ def _on_stage(base: Measured, m: Measured, stage: str, boots: int) -> Decision:
     return Decision(True, stage, boots, None, f"{there}; the total is not worse ({ni.reason})")
 
 
-def measure(setup: Setup, folder: Path) -> Measured:
+def measure(setup: Setup, folder: Path, rejected: str | None = None) -> Measured:
     """Analyse a configuration's run folder; a recording with no boot in it (a silent console)
-    or without the ready marker counts as a boot that did not reach ready (runs.analyze_run)."""
+    or without the ready marker counts as a boot that did not reach ready (runs.analyze_run).
+    ``rejected``: it was never booted, and why."""
     from ..targets.runs import analyze_run
 
+    if rejected is not None:
+        return Measured(setup, folder, Analysis((), ()), {}, 0, 0, rejected)
     run = analyze_run(folder)
     a = run.analysis
     stats = {s.name: s for s in statistics_of(a.boots)}
@@ -421,9 +428,16 @@ class Runner:
         configurations compared). Returns the measurements and the most boots a configuration got."""
         for s, folder in plan:
             self.target.check(s.boot_config(folder))
-        configs = [prepare(self.target, s, folder) for s, folder in plan]
+        configs: list[BootConfig] = []
+        rejected: dict[int, str] = {}  # a configuration whose kernel did not build: a result, not an error
+        for k, (s, folder) in enumerate(plan):
+            try:
+                configs.append(prepare(self.target, s, folder))
+            except KernelBuildError as e:
+                rejected[k] = str(e)
+                configs.append(s.boot_config(folder))
         booted = [0] * len(plan)
-        active = list(range(len(plan)))
+        active = [k for k in range(len(plan)) if k not in rejected]
         upto = repeat
         while True:
             for i in range(min(booted[k] for k in active), upto):
@@ -432,12 +446,12 @@ class Runner:
                 for k in turn:
                     booted[k] += 1
                     self.boot(configs[k], plan[k][1], booted[k])
-            measured = [measure(s, folder) for s, folder in plan]
+            measured = [measure(s, folder, rejected.get(k)) for k, (s, folder) in enumerate(plan)]
             done = max(booted)
             if max_repeat is None or done >= max_repeat:
                 return measured, done
             ref, others, shift = (base, measured, 0) if base is not None else (measured[0], measured[1:], 1)
-            need = needs(ref, others, gains_only, stages)
+            need = {i: n for i, n in needs(ref, others, gains_only, stages).items() if i + shift not in rejected}
             if not need:
                 return measured, done
             more = {i + shift for i in need}
@@ -454,19 +468,77 @@ def prepare(target: Target, setup: Setup, folder: Path) -> BootConfig:
     config = setup.boot_config(folder)
     if config.overlay is not None:
         write_overlay(setup.files, config.overlay)
+    kernel: dict[str, object] | None = None
+    failed: KernelBuildError | None = None
+    if setup.kconfig and KERNEL not in target.can_change:
+        raise target.cannot(KERNEL, config)
+    if setup.kconfig:
+        kernel = {"kconfig_lines": len(setup.kconfig)}
+        try:
+            built = target.build_kernel(setup.kconfig)
+        except KernelBuildError as e:
+            failed = e
+            kernel["failed"] = str(e)
+        else:
+            config = replace(config, kernel=built.image)
+            kernel.update(kernel_files(target, built, folder))
     write_meta(folder, target, config, experiment={
         "configuration": setup.name, "changes": [change_dict(lb, c) for lb, c in setup.changes],
-        "uboot_env_equalised": setup.equalised, "notes": list(setup.all_notes())})
+        "uboot_env_equalised": setup.equalised, "notes": list(setup.all_notes()),
+        **({"kernel": kernel} if kernel is not None else {})})
+    if failed is not None:
+        raise failed
     return config
 
 
-def target_context(target: Target) -> Context:
+KERNEL_CONFIG, KERNEL_DIFF = "kernel.config", "kernel.diff"  # in a configuration's folder
+
+
+def kernel_files(target: Target, built: Built, folder: Path) -> dict[str, object]:
+    """Copy a built kernel's .config into the configuration's folder, with its diff against
+    the target's own kernel config (scripts/diffconfig -m: lines to apply to a defconfig);
+    what run.json says of the kernel."""
+    import shutil
+
+    from ..kbuild.build import diffconfig, source_tree
+
+    shutil.copy(built.config, folder / KERNEL_CONFIG)
+    (folder / "kconfig-lines").write_text("\n".join(built.lines) + "\n")
+    out: dict[str, object] = {"image": str(built.image), "config": KERNEL_CONFIG, "build_s": round(built.seconds, 1),
+                              "dropped": list(built.dropped)}
+    running = target.kernel_config()
+    if running is not None:
+        try:
+            (folder / KERNEL_DIFF).write_text(diffconfig(source_tree(), running, built.config))
+            out["diff"] = KERNEL_DIFF
+        except (KernelBuildError, OSError):
+            pass
+    return out
+
+
+def target_context(target: Target, rebuild_kernel: bool = False) -> Context:
     """What the advisor may know of the target beyond the logs: its name and root filesystem
-    files when bootlens knows them (a reference target), the console's line rate."""
+    files when bootlens knows them (a reference target), the console's line rate; with
+    ``rebuild_kernel`` (a target that boots kernels bootlens builds), the kernel source tree,
+    the running kernel's config and the initramfs's first bytes (kernel.from_boot)."""
     files = target.known_files()
     if files is None:
         return Context(baud=target.baud)
-    return Context(target=target.name, rootfs_files=files, baud=target.baud)
+    ctx = Context(target=target.name, rootfs_files=files, baud=target.baud)
+    if rebuild_kernel and KERNEL in target.can_change:
+        from ..kbuild.build import source_tree
+        from ..kbuild.derive import read_config
+
+        try:
+            src = source_tree()
+        except KernelBuildError as e:
+            raise ExperimentError(f"--rebuild-kernel: {e}") from None
+        cfg = target.kernel_config()
+        running = {f"CONFIG_{k}": v for k, v in read_config(cfg.read_text()).items()} if cfg is not None else {}
+        ctx = replace(ctx, kernel_source=str(src), kconfig=running, initramfs_head=target.initramfs_head())
+    elif rebuild_kernel:
+        raise ExperimentError(f"--rebuild-kernel: {target.name} cannot boot a kernel bootlens builds (qemu-arm64 can)")
+    return ctx
 
 
 def fresh_folder(out: Path) -> FolderClaim:

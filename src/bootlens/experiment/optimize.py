@@ -17,10 +17,11 @@ from ..stats.compare import Comparison, compare_groups
 from ..targets.base import Target
 from ..timeline.inputs import Group
 from .configs import (
-    HOOK_KIND, NOT_AUTOMATIC, RESERVED, ExperimentError, Setup, change_key, combine, equalise, valid_name,
+    ALLNOCONFIG, HOOK_KIND, NEEDS, NOT_AUTOMATIC, RESERVED, ExperimentError, Setup, change_key, combine, equalise, valid_name,
     write_overlay,
 )
 from .measurement import (
+    KERNEL_CONFIG, KERNEL_DIFF, kernel_files,
     Decision, Measured, Outcome, Progress, Runner, auto_note, decide, estimate_for, findings_per_boot, fresh_folder,
     outcome, overlap, target_context, traced_boot, undecided,
 )
@@ -78,6 +79,7 @@ class OptimizeResult:
     max_repeat: int | None = None  # --repeat auto: the cap (--max-repeat); None: a fixed --repeat
     final_baseline: Measured | None = None  # the target as it was, booted beside the final configuration
     seed: int | None = None  # the boot order's random seed (each round's order is drawn from it)
+    final_kernel: Path | None = None  # the final configuration's kernel .config (a built kernel kept), diff beside it
 
     # round 1, which starts from the target as it is
     @property
@@ -125,7 +127,7 @@ def with_files(ctx: Context, setup: Setup | None) -> Context:
 
 def optimize(target: Target, out: Path, repeat: int, registry: RuleRegistry | None = None,
              progress: Progress | None = None, max_repeat: int | None = None, rounds: int = 1,
-             seed: int | None = None) -> OptimizeResult:
+             seed: int | None = None, rebuild_kernel: bool = False) -> OptimizeResult:
     """Advise on a traced boot, try every automatic finding alone, keep the significant ones
     that still reach ready, then boot them all together; with ``max_repeat``, each step boots
     more until its verdicts are decided or that many (:mod:`.measurement`). With ``rounds`` > 1,
@@ -134,16 +136,16 @@ def optimize(target: Target, out: Path, repeat: int, registry: RuleRegistry | No
     application's console output matters once it starts early); the target as it was and the
     final configuration are then booted again side by side."""
     with fresh_folder(out):  # held until the last boot is in; an error before any leaves no folder
-        return _optimize(target, out, repeat, registry, progress, max_repeat, rounds, seed)
+        return _optimize(target, out, repeat, registry, progress, max_repeat, rounds, seed, rebuild_kernel)
 
 
 def _optimize(target: Target, out: Path, repeat: int, registry: RuleRegistry | None,
               progress: Progress | None, max_repeat: int | None, rounds: int,
-              seed: int | None) -> OptimizeResult:
+              seed: int | None, rebuild_kernel: bool = False) -> OptimizeResult:
     if rounds < 1:
         raise ExperimentError("--rounds: at least 1")
     reg = registry or default_registry()
-    ctx = target_context(target)
+    ctx = target_context(target, rebuild_kernel)
     runner = Runner(target, progress, 1, seed)
     notes: list[str] = []
     done: list[Round] = []
@@ -159,7 +161,7 @@ def _optimize(target: Target, out: Path, repeat: int, registry: RuleRegistry | N
             last = done[-1] if done else None
             rnd = _round(target, runner, folder, k, applied, reg, repeat, max_repeat, notes,
                          last.kept if last else None, ctx,
-                         last.kept_outcome.measured if last and last.kept_outcome else None)
+                         last.kept_outcome.measured if last and last.kept_outcome else None, rebuild_kernel)
             done.append(rnd)
             if rnd.kept is None or rnd.kept_outcome is None:
                 if k > 1:
@@ -189,21 +191,24 @@ def _optimize(target: Target, out: Path, repeat: int, registry: RuleRegistry | N
     base = final_base or done[0].baseline
     overlay = None
     comparison = None
+    kernel = None
     if final is not None and final_out is not None:
         if final.files:
             overlay = out / "final-overlay"
             write_overlay(final.files, overlay)
+        if final.kconfig:
+            kernel = _final_kernel(target, final, out, notes)
         comparison = compare_groups([Group(str(base.folder), base.analysis, True),
                                      Group(str(final_out.measured.folder), final_out.measured.analysis, True)])
     sums = [r.sum_single_ns for r in done if r.kept is not None]
     return OptimizeResult(target.name, out, max(r.repeat for r in done), tuple(done), final, final_out, overlay,
                           sum(x or 0 for x in sums) if sums else None, comparison, tuple(notes), max_repeat,
-                          final_base, runner.seed)
+                          final_base, runner.seed, kernel)
 
 
 def _round(target: Target, runner: Runner, out: Path, number: int, applied: tuple[tuple[str, Change], ...],
            reg: RuleRegistry, repeat: int, max_repeat: int | None, notes: list[str], so_far: Setup | None,
-           target_ctx: Context, prior: Measured | None = None) -> Round:
+           target_ctx: Context, prior: Measured | None = None, rebuild_kernel: bool = False) -> Round:
     """Advise on a traced boot of ``applied``, try each new automatic finding alone on top of
     it against ``applied`` itself, keep the significant ones and boot them together. With
     nothing to try, the baseline is ``prior`` (the round before's measurement), else booted."""
@@ -218,8 +223,9 @@ def _round(target: Target, runner: Runner, out: Path, number: int, applied: tupl
     not_tried: list[tuple[Finding, str]] = []
     cands: list[Finding] = []
     for f in findings:
-        if not f.change.automatic:
-            not_tried.append((f, NOT_AUTOMATIC[f.change.kind]))
+        why = untriable(f.change, target, applied, rebuild_kernel, f.stage)
+        if why is not None:
+            not_tried.append((f, why))
         elif any(_same(c, f.change) for _, c in applied):
             not_tried.append((f, "kept in an earlier round"))
         elif any(_same(c.change, f.change) for c in cands):
@@ -303,9 +309,10 @@ def _final(target: Target, runner: Runner, out: Path, base: Measured, tried: lis
         mine = set(change_key(t.finding.change)[2]) | _env_names(t.finding.change)
         clash = next((c for c in chosen if mine & (set(change_key(c.finding.change)[2])
                                                    | _env_names(c.finding.change))), None)
+        what = {ChangeKind.OVERLAY: "file", ChangeKind.KCONFIG: "kernel (both build it from nothing)"}.get(
+            t.finding.change.kind, "U-Boot variable")
         if clash is not None:
-            notes.append(f"{t.outcome.name} left out of the final configuration: it changes the same "
-                         f"{'file' if t.finding.change.kind is ChangeKind.OVERLAY else 'U-Boot variable'} as "
+            notes.append(f"{t.outcome.name} left out of the final configuration: it changes the same {what} as "
                          f"{clash.outcome.name}, which saved more")
             continue
         chosen.append(t)
@@ -330,10 +337,62 @@ def _final(target: Target, runner: Runner, out: Path, base: Measured, tried: lis
     return final, replace(o, explanation=overlap(o, sum_single, o.explanation)), sum_single
 
 
+PREKERNEL = frozenset({"firmware", "spl", "bootloader"})  # a Kconfig finding there is the bootloader's
+
+
+def untriable(c: Change, target: Target, applied: Sequence[tuple[str, Change]], rebuild_kernel: bool = True,
+              stage: str = "") -> str | None:
+    """Why ``optimize`` cannot try change ``c`` on ``target`` on top of ``applied``; None: it can.
+    A Kconfig line alone is tried on a kernel already built from the boot (from nothing): on top
+    of the target's own (Debian's) configuration a build takes hours here. A Kconfig finding about
+    a stage before the kernel (U-Boot's CONFIG_SILENT_CONSOLE) is the bootloader's own build."""
+    if c.automatic:
+        return None
+    if c.kind is ChangeKind.KCONFIG and stage in PREKERNEL:
+        return "needs a rebuild of the bootloader (bootlens builds kernels only)"
+    need = NEEDS.get(c.kind)
+    if need is None or need not in target.can_change:
+        return NOT_AUTOMATIC[c.kind] + (f" ({target.name} cannot change its {need})" if need else "")
+    if c.kind is ChangeKind.KCONFIG and not rebuild_kernel:
+        return f"{NOT_AUTOMATIC[c.kind]} (--rebuild-kernel builds and tries it)"
+    if c.kind is ChangeKind.KCONFIG and ALLNOCONFIG not in c.kconfig_lines and \
+            not any(ALLNOCONFIG in a.kconfig_lines for _, a in applied):
+        return ("needs a kernel rebuild of the target's own configuration (hours on this machine); tried once a "
+                "kernel built from the boot is kept (kernel.from_boot)")
+    return None
+
+
+def _final_kernel(target: Target, final: Setup, out: Path, notes: list[str]) -> Path | None:
+    """The final configuration's kernel config and its diff against the target's own, in the run
+    folder (final-kernel.config, final-kernel.diff): what a product's defconfig takes."""
+    from ..kbuild.build import KernelBuildError
+
+    try:
+        built = target.build_kernel(final.kconfig)  # built before: from the cache
+        files = kernel_files(target, built, out)
+    except (KernelBuildError, OSError) as e:
+        notes.append(f"the final kernel's config could not be copied into the run folder: {e}")
+        return None
+    dest = out / "final-kernel.config"
+    (out / KERNEL_CONFIG).replace(dest)
+    if files.get("diff"):
+        (out / KERNEL_DIFF).replace(out / "final-kernel.diff")
+    (out / "kconfig-lines").replace(out / "final-kernel.kconfig-lines")
+    return dest
+
+
 def _same(a: Change, b: Change) -> bool:
-    """The same change twice (two rules proposing one argument, the same script edit)."""
-    return a.kind is b.kind and a.value == b.value and a.files == b.files
+    """The same change twice (two rules proposing one argument, the same script edit; two
+    kernels built from nothing for what a boot used)."""
+    if a.kind is ChangeKind.KCONFIG and b.kind is ChangeKind.KCONFIG and ALLNOCONFIG in a.kconfig_lines and \
+            ALLNOCONFIG in b.kconfig_lines:
+        return True
+    return a.kind is b.kind and a.value == b.value and a.files == b.files and a.kconfig == b.kconfig
 
 
 def _env_names(c: Change) -> set[str]:
+    """What a change sets besides files: a U-Boot variable; the whole kernel for one built from
+    nothing (two such kernels cannot be combined)."""
+    if c.kind is ChangeKind.KCONFIG and ALLNOCONFIG in c.kconfig_lines:
+        return {"<kernel from allnoconfig>"}
     return {c.value.partition("=")[0]} if c.kind is ChangeKind.UBOOT_ENV else set()

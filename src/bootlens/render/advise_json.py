@@ -32,6 +32,7 @@ def change_dict(c: Change) -> dict[str, Any]:
         "description": c.description,
         "automatic": c.automatic,
         "files": [{"path": p, "mode": mode, "content": data.decode("utf-8", "replace")} for p, data, mode in c.files],
+        **({"kconfig": list(c.kconfig)} if c.kconfig else {}),
     }
 
 

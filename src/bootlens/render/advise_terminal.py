@@ -28,9 +28,9 @@ from .visible import visible
 
 _CONF_STYLE = {"high": "bold green", "medium": "yellow", "low": "magenta"}
 _KIND = {"cmdline": "kernel command line", "uboot_env": "U-Boot variable", "overlay": "root filesystem files",
-         "kconfig": "Kconfig", "manual": "by hand"}
+         "kconfig": "Kconfig", "bootloader": "boot path", "manual": "by hand"}
 _KIND_SHORT = {"cmdline": "cmdline", "uboot_env": "U-Boot", "overlay": "rootfs", "kconfig": "Kconfig",
-               "manual": "by hand"}
+               "bootloader": "boot path", "manual": "by hand"}
 
 
 def _dur(ns: float) -> str:

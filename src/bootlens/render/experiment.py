@@ -21,7 +21,7 @@ from ..experiment.experiment import (
 )
 from ..core.lines import clip
 from ..core.model import Clock
-from ..experiment.configs import EQUALISED, change_dict
+from ..experiment.configs import ALLNOCONFIG, EQUALISED, change_dict
 from .compare_json import SIGNIFICANCE_RULE, compare_json_obj, stat_dict
 from .compare_terminal import p_text, render_compare
 from .fit import fit_table
@@ -49,6 +49,12 @@ def _applied(s: Setup) -> Text:
         parts.append("uboot-env: " + clip(" ".join(f"{k}={v}" for k, v in s.uboot_env), 60))
     if s.files:
         parts.append("overlay: " + clip(", ".join(p for p, _, _ in s.files), 60))
+    if s.kconfig:
+        base = "allnoconfig + " if s.kconfig[0] == ALLNOCONFIG else ""
+        n = len(s.kconfig) - (1 if base else 0)
+        parts.append(f"kernel: {base}{n} Kconfig line{'s' if n != 1 else ''}")
+    if s.direct:
+        parts.append("boot path: direct")
     t = Text("; ".join(parts) or "as built")
     if s.equalised:
         t.append(" (+ env image*)", style="dim")
@@ -297,6 +303,11 @@ def _final_config(r: OptimizeResult, console: Console) -> None:
     if s.files:
         where = f" (in {r.final_overlay}/)" if r.final_overlay else ""
         _say(console, "root filesystem: " + ", ".join(p for p, _, _ in s.files) + where, 2)
+    if s.kconfig:
+        where = f": {r.final_kernel} and its diff {r.final_kernel.with_suffix('.diff')}" if r.final_kernel else ""
+        _say(console, f"kernel: built from {len(s.kconfig)} Kconfig lines{where}", 2)
+    if s.direct:
+        _say(console, "boot path: the kernel starts with no bootloader stage (falcon mode; QEMU -kernel, no -bios)", 2)
     for label, c in s.changes:
         _say(console, visible(f"{label}: {c.description}"), 2, "dim")
     for n in s.notes:
@@ -315,7 +326,7 @@ def setup_dict(s: Setup) -> dict[str, Any]:
     return {"name": s.name, "changes": [change_dict(lb, c) for lb, c in s.changes], "append": s.append,
             "uboot_env": dict(s.uboot_env), "env_image": dict(s.env_image),
             "overlay_files": [p for p, _, _ in s.files], "uboot_env_equalised": s.equalised,
-            "notes": list(s.all_notes())}
+            "notes": list(s.all_notes()), "kconfig": list(s.kconfig), "direct": s.direct}
 
 
 def clock_of(m: Measured) -> str:
@@ -425,7 +436,8 @@ def optimize_json_obj(r: OptimizeResult) -> dict[str, Any]:
         "tried": [t for rnd in r.rounds for t in _tried_dicts(rnd)],
         "final": None if r.final is None or r.final_outcome is None else {
             **outcome_dict(r.final_outcome), "configuration": setup_dict(r.final),
-            "overlay_dir": None if r.final_overlay is None else str(r.final_overlay)},
+            "overlay_dir": None if r.final_overlay is None else str(r.final_overlay),
+            "kernel_config": None if r.final_kernel is None else str(r.final_kernel)},
         "final_side_by_side": r.final_baseline is not None,
         "sum_of_single_savings_s": _ns(r.sum_single_ns),
         "rounds": [round_dict(rnd) for rnd in r.rounds],

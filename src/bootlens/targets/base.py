@@ -28,6 +28,7 @@ from ..core.model import NamedTuple
 from ..core.registry import Registry
 
 if TYPE_CHECKING:
+    from ..kbuild.build import Built
     from .trace_plan import TracePlan
 
 READY_MARKER = "APP READY"
@@ -35,6 +36,8 @@ READY_MARKER = "APP READY"
 # What a configuration can set on a target (BootConfig.sets, Target.can_change); the first
 # three are also the KINDs of the hook protocol's ``apply KIND VALUE`` (docs/experiment.md).
 CMDLINE, UBOOT_ENV, OVERLAY, TRACE = "cmdline", "uboot-env", "overlay", "trace"
+# a kernel built from Kconfig lines (bootlens.kbuild) and a boot with no bootloader stage in between
+KERNEL, BOOTLOADER = "kernel", "bootloader"
 
 # The options that belong to one kind of target or another (TargetOptions fields), in the order
 # open_target checks them: typed on the command line for a kind that does not take them, they
@@ -87,11 +90,14 @@ class BootConfig:
     overlay: Path | None = None
     trace: TracePlan | None = None
     steps: tuple[tuple[str, str], ...] | None = None
+    kernel: Path | None = None  # a kernel image to boot instead of the target's (built: bootlens.kbuild)
+    direct: bool = False  # the kernel is started with no bootloader stage (QEMU's direct kernel boot)
 
     def sets(self) -> tuple[str, ...]:
-        """What this configuration changes: CMDLINE, UBOOT_ENV, OVERLAY, TRACE."""
+        """What this configuration changes: CMDLINE, UBOOT_ENV, OVERLAY, TRACE, KERNEL, BOOTLOADER."""
         return tuple(what for what, given in ((CMDLINE, self.kernel_args.strip()), (UBOOT_ENV, self.uboot_env),
-                                              (OVERLAY, self.overlay), (TRACE, self.trace)) if given)
+                                              (OVERLAY, self.overlay), (TRACE, self.trace), (KERNEL, self.kernel),
+                                              (BOOTLOADER, self.direct)) if given)
 
     def hook_steps(self) -> tuple[tuple[str, str], ...]:
         """The hook's ``apply KIND VALUE`` calls: the steps (else one per kernel argument string
@@ -106,7 +112,8 @@ class BootConfig:
         """What run.json records of it (the kernel arguments are the target's to record: it
         knows what else is on its command line)."""
         return {"uboot_env": dict(self.uboot_env), "overlay": str(self.overlay) if self.overlay else None,
-                **({"trace": self.trace.spec, "trace_args": self.trace.kernel_args} if self.trace else {})}
+                **({"trace": self.trace.spec, "trace_args": self.trace.kernel_args} if self.trace else {}),
+                **({"kernel": str(self.kernel)} if self.kernel else {}), **({"direct": True} if self.direct else {})}
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,7 +151,7 @@ class Target(ABC):
     timeout_s: float  # a boot not ready by then is over (and did not reach ready)
     baud: int | None  # the console's line rate when known (run.json; the advisor's console rules)
     rate_limited: bool  # the console costs what a serial line costs (False: QEMU's, unthrottled)
-    can_change: frozenset[str]  # what a BootConfig may set here: CMDLINE, UBOOT_ENV, OVERLAY, TRACE
+    can_change: frozenset[str]  # what a BootConfig may set here: CMDLINE, UBOOT_ENV, OVERLAY, TRACE, KERNEL, ...
     takes: ClassVar[frozenset[str]] = frozenset()  # the KIND_OPTIONS this kind takes
 
     @classmethod
@@ -190,6 +197,20 @@ class Target(ABC):
     def boot(self, config: BootConfig, out: Path) -> None:
         """Boot once in ``config``: the console from power-on into the recording ``out``, until
         the ready line or the timeout."""
+
+    def build_kernel(self, lines: tuple[str, ...]) -> Built:
+        """A kernel built for Kconfig ``lines`` (:mod:`bootlens.kbuild.build`), for a target that
+        can boot one (KERNEL in :attr:`can_change`); KernelBuildError when it cannot be built."""
+        raise TargetError(f"{self.name} cannot boot a kernel bootlens builds")
+
+    def initramfs_head(self) -> bytes:
+        """The first bytes of the initramfs the target boots (how it is compressed); b"" unknown."""
+        return b""
+
+    def kernel_config(self) -> Path | None:
+        """The .config of the kernel the target boots as it is, when known (the base of a kernel
+        diff)."""
+        return None
 
     def host_clock(self) -> Target | None:
         """The same target read on the host's clock, when its boots are read on the guest's own

@@ -20,7 +20,7 @@ import tempfile
 import time
 import zlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -28,13 +28,14 @@ from ..core.errors import BootlensError, printable
 from ..capture.loop import CaptureResult, capture, stop_if_interrupted
 from ..capture.sources import CommandSource, Source, ThrottledSource
 from .base import (
-    CMDLINE, OVERLAY, READY_MARKER, REGISTRY, TRACE, UBOOT_ENV, BootConfig, Target, TargetError, TargetName,
-    TargetOptions, check_uboot_var,
+    BOOTLOADER, CMDLINE, KERNEL, OVERLAY, READY_MARKER, REGISTRY, TRACE, UBOOT_ENV, BootConfig, Target, TargetError,
+    TargetName, TargetOptions, check_uboot_var,
 )
 from .cmdline import KernelCmdline
 from .initramfs import APP, build_initramfs, init_files
 
 if TYPE_CHECKING:
+    from ..kbuild.build import Built
     from .trace_plan import TracePlan
 
 
@@ -102,6 +103,7 @@ class TargetFiles:
     initramfs: Path
     kernel_version: str
     rootfs: Path | None = None  # the root filesystem image, for a target that boots one
+    config: Path | None = None  # the kernel's .config (Debian's /boot/config-*), when kept by setup
 
 
 def files(name: str) -> TargetFiles:
@@ -116,7 +118,9 @@ def files(name: str) -> TargetFiles:
     initrd = d / "initramfs.cpio.gz"
     if not kernels or not initrd.exists() or not (d / "busybox").exists():
         raise TargetError(f"{name} is not set up: run `bootlens target setup {name}`")
-    return TargetFiles(s, kernels[-1], initrd, kernels[-1].name.removeprefix("vmlinuz-"))
+    version = kernels[-1].name.removeprefix("vmlinuz-")
+    config = d / f"config-{version}"
+    return TargetFiles(s, kernels[-1], initrd, version, config=config if config.exists() else None)
 
 
 def _run(cmd: list[str], what: str, cwd: str | None = None, timeout_s: float = 600, hint: str = "",
@@ -175,9 +179,12 @@ def setup(name: str, force: bool = False, log: bool = True) -> TargetFiles:
         busybox = root / "bin" / "busybox"
         if not kernels or not busybox.exists():
             raise TargetError("the downloaded packages hold no kernel image or busybox")
-        for old in d.glob("vmlinuz-*"):
+        for old in [*d.glob("vmlinuz-*"), *d.glob("config-*")]:
             old.unlink()
         shutil.copy(kernels[-1], d / kernels[-1].name)
+        config = root / "boot" / kernels[-1].name.replace("vmlinuz-", "config-", 1)
+        if config.exists():  # the base of a rebuilt kernel's Kconfig diff (bootlens.kbuild)
+            shutil.copy(config, d / config.name)
         shutil.copy(busybox, d / "busybox")  # kept to rebuild the initramfs with an overlay
         (d / "initramfs.cpio.gz").write_bytes(build_initramfs(busybox.read_bytes()))
     return files(name)
@@ -279,7 +286,7 @@ def qemu_opt(value: str | Path) -> str:
 
 def qemu_command(tf: TargetFiles, monitor: str, cmdline: KernelCmdline | None = None, flash: str | None = None,
                  initramfs: Path | None = None, rootfs: Path | None = None,
-                 collect_disk: Path | None = None, deterministic: bool = False) -> list[str]:
+                 collect_disk: Path | None = None, deterministic: bool = False, direct: bool = False) -> list[str]:
     """The QEMU command line: paused (-S), serial on stdout, a monitor socket to release it.
 
     ``cmdline``: the kernel's (default: the target's own, :func:`kernel_cmdline`). A root
@@ -287,14 +294,15 @@ def qemu_command(tf: TargetFiles, monitor: str, cmdline: KernelCmdline | None = 
     guest's writes (journal, random seed) are dropped, every boot starts from the same image.
     The network is QEMU's user net restricted to the guest and its DHCP server;
     ``collect_disk`` is a second disk for the collector (target_systemd). ``deterministic``:
-    QEMU counts instructions for the guest's clocks (:data:`.guestclock.ICOUNT`).
+    QEMU counts instructions for the guest's clocks (:data:`.guestclock.ICOUNT`). ``direct``: no
+    firmware (U-Boot): QEMU starts the kernel itself, as U-Boot's falcon mode has SPL do on a board.
     """
     s = tf.spec
     kernel_args = (cmdline if cmdline is not None else kernel_cmdline(tf)).text()
     cmd = [s.qemu, *s.machine, "-display", "none", "-no-reboot", "-S", "-serial", "stdio",
            "-monitor", f"unix:{qemu_opt(monitor)},server,nowait", "-kernel", str(tf.kernel),
            "-initrd", str(initramfs or tf.initramfs), "-append", kernel_args]
-    if s.firmware:
+    if s.firmware and not direct:
         cmd[1:1] = ["-bios", s.firmware]
     if deterministic:
         from .guestclock import ICOUNT
@@ -320,7 +328,7 @@ def check_deterministic(tf: TargetFiles) -> None:
 def boot(tf: TargetFiles, out: str, cmdline: KernelCmdline | None = None, timeout_s: float = 180.0,
          uboot_env: dict[str, str] | None = None, overlay: Path | None = None, baud: int | None = None,
          ready: str = READY_MARKER, collect: Path | None = None, trace: TracePlan | None = None,
-         deterministic: bool = False) -> CaptureResult:
+         deterministic: bool = False, direct: bool = False) -> CaptureResult:
     """Boot once and capture the console from power-on into the recording ``out``, until a line
     matches ``ready`` (QEMU is stopped then), the target powers off or ``timeout_s`` passes;
     ``cmdline`` is the kernel's (default: the target's own, :func:`kernel_cmdline`);
@@ -335,7 +343,7 @@ def boot(tf: TargetFiles, out: str, cmdline: KernelCmdline | None = None, timeou
     ``.trace.txt`` sibling (:mod:`bootlens.targets.tracerun`). ``deterministic`` (qemu-arm64):
     QEMU's ``-icount``, and the guest reads its reset-based counter just before the ready line
     (:mod:`bootlens.targets.guestclock`): the boot is read on the guest's clocks, which the
-    host's load does not move."""
+    host's load does not move. ``direct``: QEMU starts the kernel with no U-Boot in between."""
     if cmdline is None:
         cmdline = kernel_cmdline(tf)
     if trace is not None:
@@ -373,15 +381,15 @@ def boot(tf: TargetFiles, out: str, cmdline: KernelCmdline | None = None, timeou
             rootfs = overlay_image(tf, overlay)
         elif overlay is not None:
             initramfs = Path(tmp) / "initramfs.cpio.gz"
-            initramfs.write_bytes(build_initramfs((tf.kernel.parent / "busybox").read_bytes(), overlay))
+            initramfs.write_bytes(build_initramfs((tf.initramfs.parent / "busybox").read_bytes(), overlay))
         if collect is not None:
             from .qemu_systemd import COLLECT_ARG, collect_disk
 
             disk = Path(tmp) / "collect.img"
             collect_disk(disk)
             cmdline = cmdline.append_own(COLLECT_ARG)
-        source: Source = CommandSource(qemu_command(tf, monitor, cmdline, flash, initramfs, rootfs, disk,
-                                                    deterministic))
+        source: Source = CommandSource(qemu_command(tf, monitor, cmdline, None if direct else flash, initramfs,
+                                                    rootfs, disk, deterministic, direct))
         if baud:
             source = ThrottledSource(source, baud)
 
@@ -420,7 +428,11 @@ class QemuTarget(Target):
         self.ready, self.timeout_s, self.baud = ready, timeout_s, baud
         self.rate_limited = baud is not None  # QEMU's UART is infinitely fast unless throttled to a line's rate
         env = (UBOOT_ENV,) if files.spec.env_size and files.spec.firmware else ()
-        self.can_change = frozenset((CMDLINE, OVERLAY, *env, *((TRACE,) if files.rootfs is None else ())))
+        # a kernel bootlens builds: arm64 (the cross compiler), busybox initramfs (no modules to match)
+        kernel = (KERNEL,) if files.spec.debian_arch == "arm64" and files.rootfs is None else ()
+        direct = (BOOTLOADER,) if files.spec.firmware else ()
+        self.can_change = frozenset((CMDLINE, OVERLAY, *env, *kernel, *direct,
+                                     *((TRACE,) if files.rootfs is None else ())))
 
     @classmethod
     def from_options(cls, opts: TargetOptions) -> QemuTarget:
@@ -472,15 +484,28 @@ class QemuTarget(Target):
     def known_files(self) -> dict[str, bytes]:
         return rootfs_files(self.name)
 
+    def build_kernel(self, lines: tuple[str, ...]) -> Built:
+        from ..kbuild.build import build
+
+        return build(lines, self.files.config, self.files.spec.debian_arch)
+
+    def kernel_config(self) -> Path | None:
+        return self.files.config
+
+    def initramfs_head(self) -> bytes:
+        with open(self.files.initramfs, "rb") as f:
+            return f.read(16)
+
     def host_clock(self) -> QemuTarget | None:
         if not self.deterministic:
             return None
         return QemuTarget(self.files, self.cmdline, self.ready, self.timeout_s, self.baud)
 
     def boot(self, config: BootConfig, out: Path) -> None:
-        boot(self.files, str(out), self.cmdline.append(config.kernel_args), self.timeout_s,
+        tf = self.files if config.kernel is None else replace(self.files, kernel=config.kernel)
+        boot(tf, str(out), self.cmdline.append(config.kernel_args), self.timeout_s,
              uboot_env=dict(config.uboot_env) or None, overlay=config.overlay, baud=self.baud, ready=self.ready,
-             trace=config.trace, deterministic=self.deterministic)
+             trace=config.trace, deterministic=self.deterministic, direct=config.direct)
 
 
 def _monitor_command(path: str, command: bytes, wait_s: float = 10.0) -> None:
