@@ -16,8 +16,9 @@ from ..advise.base import Change, ChangeKind, Context, Finding
 from ..stats.compare import Comparison, compare_groups
 from ..targets.base import Target
 from ..timeline.inputs import Group
+from ..kbuild.build import ALLNOCONFIG
 from .configs import (
-    ALLNOCONFIG, HOOK_KIND, NEEDS, NOT_AUTOMATIC, RESERVED, ExperimentError, Setup, change_key, combine, equalise, valid_name,
+    HOOK_KIND, NEEDS, NOT_AUTOMATIC, RESERVED, ExperimentError, Setup, change_key, combine, equalise, valid_name,
     write_overlay,
 )
 from .measurement import (

@@ -21,7 +21,8 @@ from ..experiment.experiment import (
 )
 from ..core.lines import clip
 from ..core.model import Clock
-from ..experiment.configs import ALLNOCONFIG, EQUALISED, change_dict
+from ..experiment.configs import EQUALISED, change_dict
+from ..kbuild.build import ALLNOCONFIG
 from .compare_json import SIGNIFICANCE_RULE, compare_json_obj, stat_dict
 from .compare_terminal import p_text, render_compare
 from .fit import fit_table
