@@ -356,6 +356,8 @@ def untriable(c: Change, target: Target, applied: Sequence[tuple[str, Change]], 
         return NOT_AUTOMATIC[c.kind] + (f" ({target.name} cannot change its {need})" if need else "")
     if c.kind is ChangeKind.KCONFIG and not rebuild_kernel:
         return f"{NOT_AUTOMATIC[c.kind]} (--rebuild-kernel builds and tries it)"
+    if ALLNOCONFIG in c.kconfig_lines and any(ALLNOCONFIG in a.kconfig_lines for _, a in applied):
+        return "a kernel built from nothing is kept already (one cannot be laid over another)"
     if c.kind is ChangeKind.KCONFIG and ALLNOCONFIG not in c.kconfig_lines and \
             not any(ALLNOCONFIG in a.kconfig_lines for _, a in applied):
         return ("needs a kernel rebuild of the target's own configuration (hours on this machine); tried once a "
@@ -383,11 +385,7 @@ def _final_kernel(target: Target, final: Setup, out: Path, notes: list[str]) -> 
 
 
 def _same(a: Change, b: Change) -> bool:
-    """The same change twice (two rules proposing one argument, the same script edit; two
-    kernels built from nothing for what a boot used)."""
-    if a.kind is ChangeKind.KCONFIG and b.kind is ChangeKind.KCONFIG and ALLNOCONFIG in a.kconfig_lines and \
-            ALLNOCONFIG in b.kconfig_lines:
-        return True
+    """The same change twice (two rules proposing one argument, the same script edit)."""
     return a.kind is b.kind and a.value == b.value and a.files == b.files and a.kconfig == b.kconfig
 
 
