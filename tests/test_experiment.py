@@ -776,3 +776,47 @@ def test_optimize_the_reference_target(tmp_path: Path) -> None:
         assert final["overlay"] and r.final_overlay is not None
         assert b"sleep" not in (r.final_overlay / "etc/init.d/S40settle").read_bytes()
         assert os.access(r.final_overlay / "etc/init.d/S40settle", os.X_OK)
+
+
+class _KernelTarget(Target):
+    """A target that can boot kernels bootlens builds (as qemu-arm64), for the try/not-try rules."""
+
+    name = "k"
+    ready = "READY"
+    timeout_s = 1.0
+    baud = None
+    rate_limited = False
+
+    def __init__(self, can: frozenset[str]) -> None:
+        self.can_change = can
+
+    @classmethod
+    def from_options(cls, opts: TargetOptions) -> _KernelTarget:
+        raise NotImplementedError
+
+    def boot(self, config: BootConfig, out: Path) -> None:
+        raise NotImplementedError
+
+
+def test_which_kernel_and_boot_path_changes_optimize_tries() -> None:
+    from bootlens.experiment.optimize import untriable
+    from bootlens.targets.base import BOOTLOADER, KERNEL
+
+    kernel = _KernelTarget(frozenset({"cmdline", KERNEL, BOOTLOADER}))
+    plain = _KernelTarget(frozenset({"cmdline"}))
+    line = Change(ChangeKind.KCONFIG, "CONFIG_RTC_HCTOSYS=n", "")
+    base = Change(ChangeKind.KCONFIG, "allnoconfig + 2", "", kconfig=("allnoconfig", "CONFIG_TTY=y", "CONFIG_PRINTK=y"))
+    direct = Change(ChangeKind.BOOTLOADER, "direct", "")
+    assert untriable(direct, kernel, []) is None
+    assert untriable(direct, plain, []) == "needs a change of the boot path (k cannot change its bootloader)"
+    assert untriable(base, kernel, [], rebuild_kernel=False) == \
+        "needs a kernel rebuild (--rebuild-kernel builds and tries it)"
+    assert untriable(base, kernel, []) is None
+    # a line alone would rebuild Debian's whole configuration: only on top of a kernel built from nothing
+    assert untriable(line, kernel, []).startswith("needs a kernel rebuild of the target's own configuration")
+    assert untriable(line, kernel, [("from_boot", base)]) is None
+    assert untriable(base, kernel, [("from_boot", base)]) == \
+        "a kernel built from nothing is kept already (one cannot be laid over another)"
+    # U-Boot's own Kconfig (uboot.console's CONFIG_SILENT_CONSOLE) is not the kernel's
+    assert untriable(Change(ChangeKind.KCONFIG, "CONFIG_SILENT_CONSOLE=y", ""), kernel, [("b", base)],
+                     stage="bootloader") == "needs a rebuild of the bootloader (bootlens builds kernels only)"
