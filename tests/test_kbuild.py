@@ -253,3 +253,23 @@ def test_a_small_kernel_builds_and_boots_to_ready(tmp_path: Path, monkeypatch: p
     text = b"\n".join(lines).decode(errors="replace")
     assert "APP READY" in text and "U-Boot" not in text
     assert "Linux version 6.1.192" in text
+
+
+@needs_qemu
+def test_direct_boot_finding_on_the_guest_clock(tmp_path: Path) -> None:
+    """--deterministic reads the boot on the guest's clocks, which U-Boot does not print: the
+    bootloader stage is there (its banner, `Starting kernel ...`) but untimed, so the finding has
+    no figure and says why; optimize still tries it (on the total)."""
+    from bootlens.timeline.inputs import analyze_folder
+
+    from conftest import cli
+
+    r = cli("run", "qemu-arm64", "--deterministic", "--uboot-env", "bootdelay=0", "-o", str(tmp_path / "run"))
+    assert r.returncode == 0, r.stderr
+    b = analyze_folder(tmp_path / "run").boots[0]
+    assert next(s for s in b.stages if s.name == "bootloader").duration_ns is None
+    reg = RuleRegistry()
+    reg.register(DirectBoot)
+    (f,) = advise(b, Context(), reg)
+    assert f.saving_ns is None and f.change.value == "direct"
+    assert f.arithmetic.startswith("no estimate: U-Boot's stage (line ") and "power-on to the kernel" in f.arithmetic

@@ -454,18 +454,37 @@ def replace_commands(text: str, pattern: re.Pattern[str], note: str) -> tuple[st
         if not stripped or stripped.startswith("#"):
             out.append(ln)
             continue
-        found = [m.group(0) for m in pattern.finditer(body)]
+        code, comment = split_comment(body)
+        found = [m.group(0) for m in pattern.finditer(code)]
         if not found:
             out.append(ln)
             continue
         removed += found
         nl = ln[len(body):]
-        if pattern.fullmatch(stripped):
+        if pattern.fullmatch(code.strip()):
             indent = body[: len(body) - len(body.lstrip())]
-            out.append(f'{indent}: # bootlens ({note}): removed "{stripped}"{nl}')
+            out.append(f'{indent}: # bootlens ({note}): removed "{code.strip()}"{nl}')
         else:
-            out.append(pattern.sub(":", body) + nl)
+            out.append(pattern.sub(":", code) + comment + nl)
     return "".join(out), removed
+
+
+def split_comment(line: str) -> tuple[str, str]:
+    """A shell line's command part and its trailing comment: a ``#`` that starts a word outside
+    quotes (``: # removed "sleep 1"``, bootlens's own note on an edited line, is a comment, not a
+    sleep)."""
+    quote = ""
+    for i, c in enumerate(line):
+        if quote:
+            if c == quote:
+                quote = ""
+            elif c == "\\" and quote == '"':
+                continue
+        elif c in "'\"":
+            quote = c
+        elif c == "#" and (i == 0 or line[i - 1] in " \t;"):
+            return line[:i], line[i:]
+    return line, ""
 
 
 def sorted_unique(items: Sequence[str]) -> list[str]:

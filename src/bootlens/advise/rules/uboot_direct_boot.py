@@ -45,8 +45,10 @@ class DirectBoot(Rule):
 
     def check(self, boot: BootAnalysis, ctx: Context) -> Iterable[Finding]:
         stage = next((s for s in boot.stages if s.name == "bootloader"), None)
-        if stage is None or stage.duration_ns is None or stage.duration_ns < MIN_NS or stage.start is None \
-                or stage.end is None:
+        if stage is None or stage.start is None or stage.end is None or stage.start.line_no is None \
+                or stage.end.line_no is None:
+            return
+        if stage.duration_ns is not None and stage.duration_ns < MIN_NS:
             return
         if boot.boot.bootloader_at(stage.start.line_no or 0) not in ("U-Boot", None):
             return  # barebox, GRUB: another bootloader, another change
@@ -56,15 +58,26 @@ class DirectBoot(Rule):
                             for _, e in located(boot.boot.events, Kind.BOOTLOADER)):
             return  # the countdown first (uboot.autoboot_delay)
         lines = [stage.start.line_no, stage.end.line_no]
+        where = f"line {stage.start.line_no} ({stage.start.what}) to line {stage.end.line_no} ({stage.end.what})"
+        if stage.duration_ns is None:
+            # read on a clock U-Boot does not print (the guest's, --deterministic): the stage is there, untimed
+            pre = next((s.duration_ns for s in boot.stages if s.name == "pre_kernel"), None)
+            title = "U-Boot proper runs before the kernel starts (not timed on this clock)"
+            arithmetic = (f"no estimate: U-Boot's stage ({where}) carries no time on this boot's clock"
+                          + (f"; power-on to the kernel (firmware, U-Boot and the kernel's load together) took "
+                             f"{K.ms(pre)}" if pre is not None else "")
+                          + "; with the kernel started directly U-Boot proper's part of it is gone")
+        else:
+            title = f"U-Boot proper runs for {duration(stage.duration_ns, {'s': 3})} before the kernel starts"
+            arithmetic = (f"the bootloader stage, {where}: {K.ms(stage.duration_ns)}; with the kernel started "
+                          "directly it is gone (on a board the SPL still reads the kernel from storage: that part "
+                          "moves, it does not vanish)")
         yield Finding(
             rule=self.id,
-            title=f"U-Boot proper runs for {duration(stage.duration_ns, {'s': 3})} before the kernel starts",
+            title=title,
             stage="bootloader",
             saving_ns=stage.duration_ns,
-            arithmetic=(f"the bootloader stage, line {stage.start.line_no} ({stage.start.what}) to line "
-                        f"{stage.end.line_no} ({stage.end.what}): {K.ms(stage.duration_ns)}; with the kernel "
-                        "started directly it is gone (on a board the SPL still reads the kernel from storage: "
-                        "that part moves, it does not vanish)"),
+            arithmetic=arithmetic,
             confidence=Confidence.MEDIUM,
             tradeoff=TRADEOFF,
             change=CHANGE,
