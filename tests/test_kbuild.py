@@ -273,3 +273,54 @@ def test_direct_boot_finding_on_the_guest_clock(tmp_path: Path) -> None:
     (f,) = advise(b, Context(), reg)
     assert f.saving_ns is None and f.change.value == "direct"
     assert f.arithmetic.startswith("no estimate: U-Boot's stage (line ") and "power-on to the kernel" in f.arithmetic
+
+
+DATA = Path(__file__).parent / "data" / "kernel-rebuild"
+
+
+def test_decisions_on_recorded_kernel_boots() -> None:
+    """optimize's rule on the recorded boots (tests/data/kernel-rebuild/README.md): the kernel
+    built from the boot is kept on the stage its finding names, kernel_init, 0.766 s shorter; the
+    direct boot, whose stage has no time on the guest's clock, on the total."""
+    from bootlens.experiment.configs import combine
+    from bootlens.experiment.measurement import decide, measure
+
+    def m(name: str):  # type: ignore[no-untyped-def]
+        return measure(combine(name, []), DATA / name)
+
+    base, kernel = m("baseline"), m("kernel.from_boot")
+    assert (base.boots, kernel.boots, kernel.ready_boots) == (3, 3, 3)
+    d = decide(base, kernel, "kernel_init")
+    assert d.keep and d.on == "kernel_init" and d.reason.startswith("its stage (kernel_init) is 0.766 s shorter")
+    d = decide(m("round-2-baseline"), m("uboot.direct_boot"), "bootloader")
+    assert d.keep and d.on == "total" and d.reason.startswith("the total is 0.039 s shorter")
+
+
+def test_a_kernel_that_does_not_build_is_a_result(tmp_path: Path) -> None:
+    """A configuration whose kernel does not build is not booted and not kept, with the build's
+    error as the reason; run.json says so. The run goes on."""
+    from bootlens.experiment.configs import combine
+    from bootlens.experiment.measurement import decide, measure, prepare
+    from bootlens.kbuild.build import KernelBuildError
+    from bootlens.targets.base import KERNEL
+
+    from test_experiment import _KernelTarget
+
+    class Broken(_KernelTarget):
+        def build_kernel(self, lines: tuple[str, ...]):  # type: ignore[no-untyped-def]
+            raise KernelBuildError("make Image failed: drivers/x.c:1: error (log: /tmp/b.log)")
+
+    from bootlens.advise.base import Change
+
+    change = Change(ChangeKind.KCONFIG, "allnoconfig + 1", "", kconfig=("allnoconfig", "CONFIG_TTY=y"))
+    setup = combine("k", [("k", change)])
+    with pytest.raises(KernelBuildError):
+        prepare(Broken(frozenset({KERNEL})), setup, tmp_path / "k")
+    import json
+
+    run = json.loads((tmp_path / "k" / "run.json").read_text())
+    assert run["experiment"]["kernel"]["failed"].startswith("make Image failed")
+    rejected = measure(setup, tmp_path / "k", "make Image failed: drivers/x.c:1: error")
+    base = measure(combine("baseline", []), DATA / "baseline")
+    d = decide(base, rejected, "kernel_init")
+    assert d.keep is False and d.reason == "not booted: make Image failed: drivers/x.c:1: error"
