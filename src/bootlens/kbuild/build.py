@@ -9,7 +9,8 @@ its changes) are:
 
 The kernel's ``make olddefconfig`` settles the result; a build folder is kept per resulting
 configuration (``~/.cache/bootlens/kernel/builds/HASH``; ``$BOOTLENS_KERNEL_BUILDS`` names another
-folder) and compiled with ccache when it is installed, so a configuration built once is not built again. :func:`build` returns the Image,
+folder) and compiled with ccache when it is installed, so a configuration built once is not
+built again. :func:`build` returns the Image,
 the final config and how long it took; a failed build raises :class:`KernelBuildError` (one
 line, the build log's path), which ``optimize`` records as the configuration's result.
 """

@@ -39,7 +39,8 @@ _FS_TYPE = re.compile(rb"struct file_system_type\s+\w+\s*=\s*\{[^}]{0,400}?\.nam
 
 # kbuild lines: LHS += / := / = objects
 _ASSIGN = re.compile(r"^\s*([\w.$()/-]+?)\s*(?:\+=|:=|=)\s*(.*)$")
-_LHS = re.compile(r"^(obj|lib|core|drivers|libs|subdir|[\w.-]+?)-(?:\$\((?:subst m,y,\$\()?CONFIG_(\w+)\)\)?|(y|objs))$")
+_LHS = re.compile(r"^(obj|lib|core|drivers|libs|subdir|[\w.-]+?)-"
+                  r"(?:\$\((?:subst m,y,\$\()?CONFIG_(\w+)\)\)?|(y|objs))$")
 _IF = re.compile(r"^\s*(ifdef|ifndef|ifeq|ifneq)\b\s*(.*)$")
 _IFSYM = re.compile(r"CONFIG_(\w+)")
 
