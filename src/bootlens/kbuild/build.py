@@ -7,11 +7,10 @@ its changes) are:
 - ``CONFIG_X=y``: switch X on, with what it depends on (:mod:`.kconfig`);
 - ``CONFIG_X=n`` (or ``# CONFIG_X is not set``): switch it off; anything else: set as given.
 
-The kernel's ``make olddefconfig`` settles the result; a build folder is kept per resulting
-configuration (``~/.cache/bootlens/kernel/builds/HASH``; ``$BOOTLENS_KERNEL_BUILDS`` names another
+The kernel's ``make olddefconfig`` settles the result; a build folder is kept per set of
+Kconfig lines (``~/.cache/bootlens/kernel/builds/HASH``; ``$BOOTLENS_KERNEL_BUILDS`` names another
 folder) and compiled with ccache when it is installed, so a configuration built once is not
-built again. :func:`build` returns the Image,
-the final config and how long it took; a failed build raises :class:`KernelBuildError` (one
+built again. :func:`build` returns the Image, the final config and how long it took; a failed build raises :class:`KernelBuildError` (one
 line, the build log's path), which ``optimize`` records as the configuration's result.
 """
 
