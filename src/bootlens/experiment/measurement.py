@@ -494,23 +494,25 @@ def prepare(target: Target, setup: Setup, folder: Path) -> BootConfig:
 KERNEL_CONFIG, KERNEL_DIFF = "kernel.config", "kernel.diff"  # in a configuration's folder
 
 
-def kernel_files(target: Target, built: Built, folder: Path) -> dict[str, object]:
+def kernel_files(target: Target, built: Built, folder: Path, prefix: str = "") -> dict[str, object]:
     """Copy a built kernel's .config into the configuration's folder, with its diff against
-    the target's own kernel config (scripts/diffconfig -m: lines to apply to a defconfig);
-    what run.json says of the kernel."""
+    the target's own kernel config (scripts/diffconfig -m: lines to apply to a defconfig) and
+    the Kconfig lines it was built for, each name after ``prefix`` ("final-" in optimize's
+    folder); what run.json says of the kernel."""
     import shutil
 
     from ..kbuild.build import diffconfig, source_tree
 
-    shutil.copy(built.config, folder / KERNEL_CONFIG)
-    (folder / "kconfig-lines").write_text("\n".join(built.lines) + "\n")
-    out: dict[str, object] = {"image": str(built.image), "config": KERNEL_CONFIG, "build_s": round(built.seconds, 1),
+    config, diff = prefix + KERNEL_CONFIG, prefix + KERNEL_DIFF
+    shutil.copy(built.config, folder / config)
+    (folder / (f"{prefix}kernel.kconfig-lines" if prefix else "kconfig-lines")).write_text("\n".join(built.lines) + "\n")
+    out: dict[str, object] = {"image": str(built.image), "config": config, "build_s": round(built.seconds, 1),
                               "dropped": list(built.dropped)}
     running = target.kernel_config()
     if running is not None:
         try:
-            (folder / KERNEL_DIFF).write_text(diffconfig(source_tree(), running, built.config))
-            out["diff"] = KERNEL_DIFF
+            (folder / diff).write_text(diffconfig(source_tree(), running, built.config))
+            out["diff"] = diff
         except (KernelBuildError, OSError):
             pass
     return out

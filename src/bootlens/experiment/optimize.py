@@ -22,7 +22,7 @@ from .configs import (
     write_overlay,
 )
 from .measurement import (
-    KERNEL_CONFIG, KERNEL_DIFF, kernel_files,
+    kernel_files,
     Decision, Measured, Outcome, Progress, Runner, auto_note, decide, estimate_for, findings_per_boot, fresh_folder,
     outcome, overlap, target_context, traced_boot, undecided,
 )
@@ -372,16 +372,11 @@ def _final_kernel(target: Target, final: Setup, out: Path, notes: list[str]) -> 
 
     try:
         built = target.build_kernel(final.kconfig)  # built before: from the cache
-        files = kernel_files(target, built, out)
+        files = kernel_files(target, built, out, "final-")
     except (KernelBuildError, OSError) as e:
         notes.append(f"the final kernel's config could not be copied into the run folder: {e}")
         return None
-    dest = out / "final-kernel.config"
-    (out / KERNEL_CONFIG).replace(dest)
-    if files.get("diff"):
-        (out / KERNEL_DIFF).replace(out / "final-kernel.diff")
-    (out / "kconfig-lines").replace(out / "final-kernel.kconfig-lines")
-    return dest
+    return out / str(files["config"])
 
 
 def _same(a: Change, b: Change) -> bool:

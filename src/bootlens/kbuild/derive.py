@@ -278,12 +278,7 @@ def _derive(boot: Boot, sm: SourceMap, running: Mapping[str, str] | None, target
 
 def read_config(text: str) -> dict[str, str]:
     """A .config as symbol (without CONFIG_) -> value (y, m, a number, a quoted string); ``# CONFIG_X
-    is not set`` -> n."""
-    out: dict[str, str] = {}
-    for line in text.splitlines():
-        if line.startswith("CONFIG_"):
-            k, _, v = line[7:].partition("=")
-            out[k] = v
-        elif line.startswith("# CONFIG_") and line.endswith(" is not set"):
-            out[line[9:-11]] = "n"
-    return out
+    is not set`` -> n (the one .config reader: sources.bootdata's)."""
+    from ..sources.bootdata.reader import config_lines
+
+    return {k.removeprefix("CONFIG_"): v for k, v in config_lines(text)[0]}

@@ -124,7 +124,7 @@ def read_bootdata(text: str, source: str = "boot-data") -> BootData:
         if key in ("KERNEL INFO", "GRAB-BOOT-DATA INFO"):
             facts.extend(_key_values(s))
         elif key == "CONFIG":
-            config, bad = _config(s.text)
+            config, bad = config_lines(s.text)
             if bad:
                 notes.append(f"CONFIG: {bad} line{'s' if bad != 1 else ''} not understood")
         elif key == "CORES":
@@ -148,7 +148,9 @@ def _key_values(s: Section) -> list[Fact]:
     return out
 
 
-def _config(text: str) -> tuple[list[tuple[str, str]], int]:
+def config_lines(text: str) -> tuple[list[tuple[str, str]], int]:
+    """A kernel .config as (``CONFIG_X``, value) in file order, ``# CONFIG_X is not set`` as "n",
+    and how many lines were neither (bootlens.kbuild reads the kernels it builds with it too)."""
     out: list[tuple[str, str]] = []
     bad = 0
     for line in text.splitlines():
